@@ -1,0 +1,246 @@
+/**
+ * Builds the module's native C library (and test or example libraries) with
+ * the system C compiler, into a cache folder keyed by a hash of the sources,
+ * the compiler and the flags. Rebuilds only when that key changes.
+ *
+ * Run directly to build the main library and print its path:
+ * `deno run --allow-read --allow-write --allow-run --allow-env build.ts`.
+ *
+ * @module
+ */
+import { createHash } from "node:crypto";
+import { ErrorCode } from "./src/abi/enums.ts";
+import { FfiError } from "./src/errors.ts";
+
+/** The C sources of the main library, relative to this file. */
+export const NATIVE_SOURCES: readonly string[] = [
+  "native/xla_ffi.h",
+  "native/lib_info.c",
+];
+
+/** Flags every native build uses (DESIGN.md). */
+export const C_FLAGS: readonly string[] = [
+  "-std=c11",
+  "-O2",
+  "-Wall",
+  "-Wextra",
+  "-Werror",
+  "-fPIC",
+  "-pthread",
+];
+
+/** Options of {@link buildSharedLibrary}. */
+export interface BuildOptions {
+  /** Library base name: `lib<name>.so`. */
+  name: string;
+  /** Source files (`.c`, `.h`), as URLs or paths relative to this module. */
+  sources: readonly (string | URL)[];
+  /** Extra compiler flags appended after {@link C_FLAGS} (e.g. `-fsanitize=address`). */
+  extraFlags?: readonly string[];
+  /** Extra linker flags (e.g. `-ldl`). */
+  linkFlags?: readonly string[];
+  /** Include folders; `native/` is always included. */
+  includeDirs?: readonly (string | URL)[];
+  /** Replace the base flags (default {@link C_FLAGS}); used for C++ sources. */
+  baseFlags?: readonly string[];
+  /** Output root; default `.build/` beside this file, else the per-user cache. */
+  outDir?: string;
+}
+
+const HERE = new URL("./", import.meta.url);
+
+function toUrl(p: string | URL): URL {
+  return p instanceof URL ? p : new URL(p, HERE);
+}
+
+function permissionError(e: unknown, what: string, flag: string): never {
+  if (e instanceof Deno.errors.NotCapable || e instanceof Deno.errors.PermissionDenied) {
+    throw new FfiError(
+      ErrorCode.PERMISSION_DENIED,
+      `${what} needs ${flag} (${(e as Error).message})`,
+      { cause: e },
+    );
+  }
+  throw e;
+}
+
+function envGet(name: string): string | undefined {
+  try {
+    return Deno.env.get(name);
+  } catch (e) {
+    permissionError(e, `reading the environment variable ${name}`, "--allow-env");
+  }
+}
+
+function isFile(path: string): boolean {
+  try {
+    return Deno.statSync(path).isFile;
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return false;
+    return permissionError(e, `looking for ${path}`, "--allow-read");
+  }
+}
+
+/** A C compiler found on this machine. */
+export interface Compiler {
+  /** Absolute path. */
+  path: string;
+  /** Identity used in the cache key (path, size and modification time). */
+  identity: string;
+}
+
+let compilerCache: Compiler | undefined;
+
+/**
+ * Finds a C compiler: `$CC`, then `cc`, `gcc`, `clang` on `PATH`.
+ * Throws `FfiError` (UNAVAILABLE) naming what was tried.
+ */
+export function findCompiler(): Compiler {
+  if (compilerCache) return compilerCache;
+  const tried: string[] = [];
+  const candidates: string[] = [];
+  const env = envGet("CC");
+  if (env) candidates.push(env);
+  candidates.push("cc", "gcc", "clang");
+  const pathDirs = (envGet("PATH") ?? "/usr/bin:/bin").split(":").filter(Boolean);
+  for (const c of candidates) {
+    const label = c === env ? `$CC=${c}` : c;
+    tried.push(label);
+    const paths = c.includes("/") ? [c] : pathDirs.map((d) => `${d}/${c}`);
+    for (const p of paths) {
+      if (isFile(p)) {
+        const real = Deno.realPathSync(p);
+        const st = Deno.statSync(real);
+        compilerCache = { path: p, identity: `${real}:${st.size}:${st.mtime?.getTime()}` };
+        return compilerCache;
+      }
+    }
+  }
+  throw new FfiError(
+    ErrorCode.UNAVAILABLE,
+    `No C compiler found to build the native library (tried ${
+      tried.join(", ")
+    }). Install one (e.g. gcc) or set XLA_FFI_DENO_LIB to a prebuilt library.`,
+  );
+}
+
+function readSource(url: URL): Uint8Array {
+  if (url.protocol !== "file:") {
+    throw new FfiError(
+      ErrorCode.UNAVAILABLE,
+      `Cannot build the native library from ${url.href}: sources must be local files. ` +
+        `Run 'await prepareNativeSources()' first or set XLA_FFI_DENO_LIB.`,
+    );
+  }
+  try {
+    return Deno.readFileSync(url);
+  } catch (e) {
+    return permissionError(e, `reading ${url.pathname}`, "--allow-read");
+  }
+}
+
+function cacheRoot(outDir?: string): string {
+  if (outDir) return outDir;
+  if (HERE.protocol === "file:") {
+    const local = new URL(".build/", HERE).pathname;
+    try {
+      Deno.mkdirSync(local, { recursive: true });
+      return local;
+    } catch (e) {
+      if (e instanceof Deno.errors.NotCapable) {
+        permissionError(e, `creating ${local}`, "--allow-write");
+      }
+      // Read-only checkout: fall through to the per-user cache.
+    }
+  }
+  const xdg = envGet("XDG_CACHE_HOME");
+  const home = envGet("HOME") ?? "/tmp";
+  return `${xdg ?? `${home}/.cache`}/deno-xla-ffi`;
+}
+
+/**
+ * Builds a shared library from C sources unless a library with the same key
+ * (sources, compiler, flags) is already cached; returns its path.
+ *
+ * @example
+ * ```ts ignore
+ * import { buildSharedLibrary } from "./build.ts";
+ * const path = buildSharedLibrary({ name: "my_handlers", sources: ["native/tests/handlers.c"] });
+ * ```
+ */
+export function buildSharedLibrary(options: BuildOptions): string {
+  const compiler = findCompiler();
+  const base = options.baseFlags ?? C_FLAGS;
+  const includes = [new URL("native/", HERE), ...(options.includeDirs ?? []).map(toUrl)];
+  const flags = [
+    ...base,
+    ...(options.extraFlags ?? []),
+    ...includes.map((u) => `-I${u.pathname}`),
+  ];
+  const links = [...(options.linkFlags ?? [])];
+  const sources = options.sources.map(toUrl);
+  const hash = createHash("sha256");
+  hash.update(compiler.identity + "\0" + flags.join(" ") + "\0" + links.join(" ") + "\0");
+  // Headers in native/ are part of every build's key.
+  const headers = NATIVE_SOURCES.filter((s) => s.endsWith(".h")).map(toUrl);
+  for (const u of [...headers, ...sources]) {
+    hash.update(u.pathname + "\0");
+    hash.update(readSource(u));
+  }
+  const key = hash.digest("hex").slice(0, 16);
+  const dir = `${cacheRoot(options.outDir)}/${key}`;
+  const out = `${dir}/lib${options.name}.so`;
+  if (isFile(out)) return out;
+  try {
+    Deno.mkdirSync(dir, { recursive: true });
+  } catch (e) {
+    permissionError(e, `creating ${dir}`, "--allow-write");
+  }
+  const tmp = `${out}.${Deno.pid}.tmp`;
+  const cfiles = sources.filter((u) => !u.pathname.endsWith(".h")).map((u) => u.pathname);
+  const args = [...flags, "-shared", "-o", tmp, ...cfiles, ...links];
+  let result: Deno.CommandOutput;
+  try {
+    result = new Deno.Command(compiler.path, { args, stdout: "piped", stderr: "piped" })
+      .outputSync();
+  } catch (e) {
+    return permissionError(e, `running the C compiler ${compiler.path}`, "--allow-run");
+  }
+  if (!result.success) {
+    const text = new TextDecoder().decode(result.stderr) +
+      new TextDecoder().decode(result.stdout);
+    try {
+      Deno.removeSync(tmp);
+    } catch { /* nothing was written */ }
+    throw new FfiError(
+      ErrorCode.INTERNAL,
+      `Compiling lib${options.name}.so failed (${compiler.path} ${args.join(" ")}):\n${text}`,
+    );
+  }
+  Deno.renameSync(tmp, out);
+  return out;
+}
+
+/**
+ * Path of the module's main native library: `XLA_FFI_DENO_LIB` when set
+ * (no build), else the cached build of {@link NATIVE_SOURCES}.
+ *
+ * @example
+ * ```ts ignore
+ * import { nativeLibraryPath } from "./build.ts";
+ * console.log(nativeLibraryPath());
+ * ```
+ */
+export function nativeLibraryPath(): string {
+  const env = envGet("XLA_FFI_DENO_LIB");
+  if (env) return env;
+  return buildSharedLibrary({
+    name: "xla_ffi_deno",
+    sources: NATIVE_SOURCES,
+    linkFlags: ["-ldl"],
+  });
+}
+
+if (import.meta.main) {
+  console.log(nativeLibraryPath());
+}

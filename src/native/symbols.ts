@@ -1,0 +1,19 @@
+/**
+ * The one symbol table of the module's native library, composed of the
+ * symbols each area declares in its own file.
+ *
+ * @module
+ */
+import { ABI_SYMBOLS } from "./symbols_abi.ts";
+import { RUNTIME_SYMBOLS } from "./symbols_runtime.ts";
+import { HANDLER_SYMBOLS } from "./symbols_handler.ts";
+
+/** Every symbol of `libxla_ffi_deno.so`, as `Deno.dlopen` wants them. */
+export const SYMBOLS = {
+  ...ABI_SYMBOLS,
+  ...RUNTIME_SYMBOLS,
+  ...HANDLER_SYMBOLS,
+} as const;
+
+/** The type of {@link SYMBOLS}. */
+export type NativeSymbols = typeof SYMBOLS;

@@ -1,0 +1,2 @@
+/** Native symbols of the embedded runtime (`native/runtime*.c`). */
+export const RUNTIME_SYMBOLS = {} as const;
