@@ -28,3 +28,29 @@ export {
   stageName,
 } from "./src/abi/enums.ts";
 export { FfiError, toFfiError } from "./src/errors.ts";
+export {
+  allDataTypes,
+  bitsToFloat,
+  bitWidth,
+  byteWidth,
+  dataTypeInfo,
+  dataTypeName,
+  dataTypeOf,
+  decodeFloats,
+  encodeFloats,
+  floatToBits,
+  isComplex,
+  isFloat,
+  isInteger,
+  isSignedInteger,
+  numberToSubByte,
+  subByteToNumber,
+  typedArrayFor,
+  viewAs,
+} from "./src/abi/dtype.ts";
+export type {
+  DataTypedArray,
+  DataTypedArrayConstructor,
+  DataTypeInfo,
+  DataTypeKind,
+} from "./src/abi/dtype.ts";
