@@ -54,3 +54,5 @@ export type {
   DataTypeInfo,
   DataTypeKind,
 } from "./src/abi/dtype.ts";
+export { loadNpy, readNpy, saveNpy, writeNpy } from "./src/npy.ts";
+export type { NpyArray, NpyArrayLike, ReadNpyOptions } from "./src/npy.ts";
