@@ -460,3 +460,50 @@ Deno.test({
     }
   },
 });
+
+const haveMlDtypes = haveNumpy && new Deno.Command("python3", {
+  args: ["-c", "import ml_dtypes"],
+  stdout: "null",
+  stderr: "null",
+}).outputSync().success;
+if (!haveMlDtypes) console.log("npy_test: python3 without ml_dtypes; ml_dtypes file test skipped");
+
+Deno.test({
+  name: "ml_dtypes arrays saved by NumPy read back with voidAs, and ours load in NumPy",
+  ignore: !haveMlDtypes,
+  fn() {
+    const dir = Deno.makeTempDirSync();
+    try {
+      const script = `
+import sys, numpy as np, ml_dtypes as m
+d = sys.argv[1]
+np.save(d + "/bf16.npy", np.array([[1.5, -2.0], [3.0, 0.1]], dtype=m.bfloat16))
+np.save(d + "/e4m3.npy", np.array([448.0, -0.5], dtype=m.float8_e4m3fn))
+np.save(d + "/i4.npy", np.array([-1, 7, -8], dtype=m.int4))
+`;
+      const r = new Deno.Command("python3", { args: ["-c", script, dir] }).outputSync();
+      assert.ok(r.success, new TextDecoder().decode(r.stderr));
+      const bf = loadNpy(`${dir}/bf16.npy`, { voidAs: DataType.BF16 });
+      assert.deepEqual(bf.shape, [2, 2]);
+      assert.deepEqual([...bf.data], [0x3fc0, 0xc000, 0x4040, 0x3dcd]);
+      const f8 = loadNpy(`${dir}/e4m3.npy`, { voidAs: DataType.F8E4M3FN });
+      assert.deepEqual([...f8.data], [0x7e, 0xb0]);
+      const i4 = loadNpy(`${dir}/i4.npy`, { voidAs: DataType.S4 });
+      assert.deepEqual([...i4.data], [0x0f, 0x07, 0x08]);
+      saveNpy(`${dir}/ours.npy`, {
+        dtype: DataType.BF16,
+        shape: [3],
+        data: new Uint16Array([0x3f80, 0xc000, 0x7f80]),
+      });
+      const check = `
+import sys, numpy as np, ml_dtypes as m
+a = np.load(sys.argv[1] + "/ours.npy").view(m.bfloat16).astype(np.float64).tolist()
+assert a == [1.0, -2.0, float("inf")], a
+`;
+      const c = new Deno.Command("python3", { args: ["-c", check, dir] }).outputSync();
+      assert.ok(c.success, new TextDecoder().decode(c.stderr));
+    } finally {
+      Deno.removeSync(dir, { recursive: true });
+    }
+  },
+});

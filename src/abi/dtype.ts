@@ -350,7 +350,7 @@ export function viewAs(
   }
   const buffer = (ArrayBuffer.isView(bytes) ? bytes.buffer : bytes) as ArrayBuffer;
   const offset = ArrayBuffer.isView(bytes) ? bytes.byteOffset : 0;
-  const length = ArrayBuffer.isView(bytes) ? bytes.byteLength : bytes.byteLength;
+  const length = bytes.byteLength;
   if (length % info.byteWidth !== 0) {
     throw new FfiError(
       ErrorCode.INVALID_ARGUMENT,
