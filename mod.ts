@@ -28,3 +28,10 @@ export {
   stageName,
 } from "./src/abi/enums.ts";
 export { FfiError, toFfiError } from "./src/errors.ts";
+export { parseElfSymbols, readElfSymbols } from "./src/elf.ts";
+export type {
+  ElfSymbol,
+  ElfSymbolBinding,
+  ElfSymbolTable,
+  ElfSymbolVisibility,
+} from "./src/elf.ts";
