@@ -198,8 +198,7 @@ export function formatArray(array: ArrayData, options: FormatOptions = {}): stri
       let out = "[";
       let col = indent + 1;
       idx.forEach((i, k) => {
-        const item = i < 0 ? "...".padStart(width) : texts.get(offset + i * strides[axis]!)!
-          .padStart(width);
+        const item = i < 0 ? "..." : texts.get(offset + i * strides[axis]!)!.padStart(width);
         const piece = k < idx.length - 1 ? `${item},` : item;
         if (k > 0 && col + 1 + piece.length > lineWidth) {
           out += `\n${" ".repeat(indent + 1)}`;
@@ -364,6 +363,8 @@ export class ProgressLine implements Disposable {
   #closed = false;
 
   /**
+   * Starts the clock; nothing is written until the first {@link ProgressLine.update}.
+   *
    * @param total the number of steps expected
    * @param options sink, clock and intervals
    */
