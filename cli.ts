@@ -106,12 +106,15 @@ export interface HandlerMetadata {
   traits: number;
 }
 
+/** One argument as handed to {@link CliRuntime.prepare}. */
+export type CallArg = ({ kind: "buffer" } & ArrayData) | { kind: "token" };
+
 /** A handler made ready to call with the arguments and attributes of a `run`. */
 export interface PreparedCall extends Disposable {
   /** Calls the handler once; resolves to `undefined`, or the handler's error. */
   call(): Promise<FfiError | undefined>;
   /** The results after the last call, in `--ret` order. */
-  results(): ({ kind: "buffer" } & ArrayData | { kind: "token" })[];
+  results(): CallArg[];
   /** Releases the call frame, buffers and library. */
   close(): void;
 }
@@ -130,9 +133,17 @@ export interface CliRuntime {
    * possible here.
    */
   queryMetadata(libPath: string, symbol: string): Promise<HandlerMetadata>;
-  /** Loads the handler and builds its call frame from the parsed options. */
-  prepare(run: ParsedRun): Promise<PreparedCall>;
-  /** Writes an array to a `.npy` file. */
+  /**
+   * Loads the handler and builds its call frame from the parsed options and
+   * the argument arrays (`args[i]` for `run.args[i]`: inline values as
+   * parsed, `.npy` files as read by {@link CliRuntime.readNpy}). Errors exit
+   * with {@link ExitCode.LIBRARY} (UNAVAILABLE ones with
+   * {@link ExitCode.UNAVAILABLE}).
+   */
+  prepare(run: ParsedRun, args: readonly CallArg[]): Promise<PreparedCall>;
+  /** Reads an array from a `.npy` file. Errors exit with {@link ExitCode.FILE}. */
+  readNpy(path: string): ArrayData;
+  /** Writes an array to a `.npy` file. Errors exit with {@link ExitCode.FILE}. */
   writeNpy(path: string, array: ArrayData): void;
 }
 
@@ -158,6 +169,9 @@ function _unavailable(what: string): FfiError {
 export const unavailableRuntime: CliRuntime = {
   queryMetadata: () => Promise.reject(_unavailable("querying handler metadata")),
   prepare: () => Promise.reject(_unavailable("running a handler")),
+  readNpy: () => {
+    throw _unavailable("reading .npy files");
+  },
   writeNpy: () => {
     throw _unavailable("writing .npy files");
   },
@@ -367,7 +381,17 @@ function _checkFiles(run: ParsedRun): void {
 async function _run(run: ParsedRun, io: CliIo, runtime: CliRuntime): Promise<ExitCode> {
   await _phase(ExitCode.LIBRARY, () => _checkTarget(run));
   await _phase(ExitCode.FILE, () => _checkFiles(run));
-  using call = await _phase(ExitCode.LIBRARY, () => runtime.prepare(run));
+  const args: CallArg[] = [];
+  for (const spec of run.args) {
+    if (spec.kind === "token") args.push({ kind: "token" });
+    else if (spec.kind === "inline") {
+      args.push({ kind: "buffer", dtype: spec.dtype, dims: spec.dims, values: spec.values });
+    } else {args.push({
+        kind: "buffer",
+        ...await _phase(ExitCode.FILE, () => runtime.readNpy(spec.path)),
+      });}
+  }
+  using call = await _phase(ExitCode.LIBRARY, () => runtime.prepare(run, args));
   const times = new Float64Array(run.repeat);
   let error: FfiError | undefined;
   let calls = 0;

@@ -4,6 +4,7 @@ import { DataType, ErrorCode } from "../src/abi/enums.ts";
 import { FfiError } from "../src/errors.ts";
 import {
   type ArrayData,
+  type CallArg,
   type CliIo,
   type CliRuntime,
   ExitCode,
@@ -45,10 +46,10 @@ function scaleRuntime(written: Map<string, ArrayData>): CliRuntime {
       }
       return Promise.reject(new FfiError(ErrorCode.NOT_FOUND, `${symbol} is not a handler`));
     },
-    prepare(run: ParsedRun): Promise<PreparedCall> {
-      const arg = run.args[0];
+    prepare(run: ParsedRun, args: readonly CallArg[]): Promise<PreparedCall> {
+      const arg = args[0];
       const alpha = run.attrs.entries.get("alpha");
-      if (arg?.kind !== "inline" || alpha?.kind !== "scalar") {
+      if (arg?.kind !== "buffer" || arg.dtype !== DataType.F32 || alpha?.kind !== "scalar") {
         return Promise.reject(new FfiError(ErrorCode.INVALID_ARGUMENT, "scale needs x and alpha"));
       }
       let out: number[] = [];
@@ -59,7 +60,7 @@ function scaleRuntime(written: Map<string, ArrayData>): CliRuntime {
               new FfiError(ErrorCode.INVALID_ARGUMENT, "Wrong number of attributes"),
             );
           }
-          out = (arg.values as number[]).map((v) => v * Number(alpha.value));
+          out = Array.from(arg.values as ArrayLike<number>).map((v) => v * Number(alpha.value));
           return Promise.resolve(undefined);
         },
         results: () => [{ kind: "buffer", dtype: DataType.F32, dims: arg.dims, values: out }, {
@@ -68,6 +69,10 @@ function scaleRuntime(written: Map<string, ArrayData>): CliRuntime {
         close() {},
         [Symbol.dispose]() {},
       });
+    },
+    readNpy(path) {
+      if (path.endsWith("three.npy")) return { dtype: DataType.F32, dims: [3], values: [1, 2, 3] };
+      throw new FfiError(ErrorCode.INVALID_ARGUMENT, `${path}: not a .npy file`);
     },
     writeNpy(path, array) {
       written.set(path, array);
@@ -244,6 +249,28 @@ Deno.test("run with a runtime: results, --out, timing, JSON, handler errors", as
   const prepFail = await cli(["run", lib, "elf_global_function"], rt);
   assert.equal(prepFail.code, ExitCode.LIBRARY);
   assert.match(prepFail.err, /scale needs x and alpha/);
+});
+
+Deno.test(".npy arguments go through the runtime's reader; its errors are file errors", async () => {
+  const dir = Deno.makeTempDirSync();
+  try {
+    const lib = LIB();
+    Deno.writeTextFileSync(`${dir}/three.npy`, "x");
+    Deno.writeTextFileSync(`${dir}/bad.npy`, "x");
+    const base = ["run", lib, "elf_global_function", "--attr", "alpha=f32:2", "--ret", "f32[3]"];
+    const rt = scaleRuntime(new Map());
+    const ok = await cli([...base, "--arg", `${dir}/three.npy`], rt);
+    assert.equal(ok.code, ExitCode.OK, ok.err);
+    assert.equal(ok.out, "result 0: f32[3]\n[2.0, 4.0, 6.0]\nresult 1: token\n");
+    const bad = await cli([...base, "--arg", `${dir}/bad.npy`], rt);
+    assert.equal(bad.code, ExitCode.FILE);
+    assert.match(bad.err, /bad\.npy: not a \.npy file/);
+    const none = await cli([...base, "--arg", `${dir}/three.npy`]);
+    assert.equal(none.code, ExitCode.UNAVAILABLE);
+    assert.match(none.err, /reading \.npy files is not available/);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
 });
 
 Deno.test("the script's process exit code and output", async () => {

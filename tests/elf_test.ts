@@ -203,3 +203,12 @@ Deno.test("flipped bytes never give anything but an FfiError", () => {
   assert.ok(failures > 0, "some corruptions must be noticed");
   assert.ok(full.symbols.length >= 4);
 });
+
+Deno.test("the machine is read from the header (an aarch64 header is named so)", () => {
+  const bytes = Deno.readFileSync(build("both")).slice();
+  new DataView(bytes.buffer).setUint16(18, 183, true); // e_machine = EM_AARCH64
+  const table = parseElfSymbols(bytes, "arm.so");
+  assert.equal(table.machine, 183);
+  assert.equal(table.machineName, "aarch64");
+  assert.ok(table.symbols.some((s) => s.name === "elf_global_function"));
+});
