@@ -397,13 +397,16 @@ async function _run(run: ParsedRun, io: CliIo, runtime: CliRuntime): Promise<Exi
   let calls = 0;
   {
     using progress = run.repeat > 1 ? new ProgressLine(run.repeat, io.progress) : undefined;
-    for (; calls < run.repeat; calls++) {
-      const start = performance.now();
-      error = await _phase(ExitCode.HANDLER_ERROR, () => call.call());
-      times[calls] = performance.now() - start;
-      progress?.update(calls + 1);
-      if (error) break;
-    }
+    // The timed region holds only the call itself.
+    await _phase(ExitCode.HANDLER_ERROR, async () => {
+      for (; calls < run.repeat; calls++) {
+        const start = performance.now();
+        error = await call.call();
+        times[calls] = performance.now() - start;
+        progress?.update(calls + 1);
+        if (error) break;
+      }
+    });
   }
   const results: ResultReport[] = error ? [] : call.results().map((r) => ({ ...r }));
   if (!error) {

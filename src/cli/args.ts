@@ -776,7 +776,9 @@ Lists the exported functions of a shared library that answer the XLA FFI
 metadata query, with the API version and traits each reports.
 
 Options:
-  --json       print one JSON object instead of text
+  --json       print one JSON object instead of text: {library, machine,
+               exportedFunctions, handlers: [{symbol, apiVersion, traits}] |
+               null, error: {code, message} | null}
   -h, --help   this help`;
 
 /**
