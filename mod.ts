@@ -56,3 +56,10 @@ export type {
 } from "./src/abi/dtype.ts";
 export { loadNpy, readNpy, saveNpy, writeNpy } from "./src/npy.ts";
 export type { NpyArray, NpyArrayLike, ReadNpyOptions } from "./src/npy.ts";
+export { parseElfSymbols, readElfSymbols } from "./src/elf.ts";
+export type {
+  ElfSymbol,
+  ElfSymbolBinding,
+  ElfSymbolTable,
+  ElfSymbolVisibility,
+} from "./src/elf.ts";

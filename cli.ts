@@ -1,0 +1,495 @@
+/**
+ * The `@deno-xla/ffi` command line: run an XLA FFI handler from a shared
+ * library or a TS module with arguments and attributes given on the command
+ * line or in `.npy` files, and inspect which handlers a library exports.
+ *
+ * ```sh
+ * deno run -A jsr:@deno-xla/ffi/cli run ./libscale.so scale \
+ *   --arg f32[2,3]=1,2,3,4,5,6 --ret f32[2,3] --attr alpha=f32:2.5 --repeat 100
+ * deno run -A jsr:@deno-xla/ffi/cli inspect ./libscale.so
+ * deno task cli --help
+ * ```
+ *
+ * Exit codes: 0 success, 1 the handler returned an error, 2 usage error,
+ * 3 file error (.npy), 4 library error, 5 not available, 70 internal error
+ * (see {@link ExitCode}).
+ *
+ * The parsers and formatters are exported for tools that build on them.
+ *
+ * @example
+ * ```ts
+ * import { main } from "@deno-xla/ffi/cli";
+ * const out: string[] = [];
+ * const code = await main(["help", "run"], { stdout: (t) => out.push(t), stderr: () => {} });
+ * console.log(code, out.join("").split("\n")[0]);
+ * ```
+ *
+ * @module
+ */
+import { ErrorCode } from "./src/abi/enums.ts";
+import { FfiError, toFfiError } from "./src/errors.ts";
+import { type ElfSymbolTable, readElfSymbols } from "./src/elf.ts";
+import {
+  ExitCode,
+  parseCommandLine,
+  type ParsedInspect,
+  type ParsedRun,
+  usage,
+} from "./src/cli/args.ts";
+import {
+  type ArrayData,
+  formatArray,
+  formatRunJson,
+  formatShape,
+  formatTiming,
+  ProgressLine,
+  type ResultReport,
+  summarizeTimings,
+} from "./src/cli/format.ts";
+
+export {
+  addAttr,
+  type ArgSpec,
+  type AttrDictionary,
+  type AttrValue,
+  type BufferSpec,
+  type ElementValues,
+  ExitCode,
+  type InlineArraySpec,
+  type NpyFileSpec,
+  parseArgSpec,
+  parseAttrValue,
+  parseCommandLine,
+  type ParsedCommand,
+  type ParsedHelp,
+  parseDims,
+  type ParsedInspect,
+  type ParsedRun,
+  parseRetSpec,
+  parseValues,
+  type Platform,
+  type RetSpec,
+  type TokenSpec,
+  usage,
+} from "./src/cli/args.ts";
+export {
+  type ArrayData,
+  formatArray,
+  formatDuration,
+  formatElement,
+  type FormatOptions,
+  formatRunJson,
+  formatShape,
+  formatTiming,
+  ProgressLine,
+  type ProgressOptions,
+  type ProgressSink,
+  type ResultReport,
+  type RunReport,
+  summarizeTimings,
+  type TimingSummary,
+} from "./src/cli/format.ts";
+export {
+  lookupTypeName,
+  parseTypeName,
+  TYPE_NAMES,
+  type TypeFacts,
+  typeFacts,
+  typeName,
+} from "./src/cli/type_names.ts";
+
+/** What a handler reports to the XLA FFI metadata query. */
+export interface HandlerMetadata {
+  /** The XLA FFI API version the handler was built against. */
+  apiVersion: { major: number; minor: number };
+  /** `XLA_FFI_Handler_Traits` bits (see `HandlerTraits`). */
+  traits: number;
+}
+
+/** One argument as handed to {@link CliRuntime.prepare}. */
+export type CallArg = ({ kind: "buffer" } & ArrayData) | { kind: "token" };
+
+/** A handler made ready to call with the arguments and attributes of a `run`. */
+export interface PreparedCall extends Disposable {
+  /** Calls the handler once; resolves to `undefined`, or the handler's error. */
+  call(): Promise<FfiError | undefined>;
+  /** The results after the last call, in `--ret` order. */
+  results(): CallArg[];
+  /** Releases the call frame, buffers and library. */
+  close(): void;
+}
+
+/**
+ * The runtime parts the command line needs. The default
+ * ({@link unavailableRuntime}) reports each as not available: the embedded
+ * runtime and the `.npy` reader plug in here.
+ */
+export interface CliRuntime {
+  /**
+   * Asks one exported symbol of a library for its XLA FFI metadata. Must not
+   * let a non-handler symbol crash or affect the process (query in a child
+   * process or with a guarded frame). Throws {@link FfiError}: NOT_FOUND when
+   * the symbol does not answer as a handler, UNAVAILABLE when querying is not
+   * possible here.
+   */
+  queryMetadata(libPath: string, symbol: string): Promise<HandlerMetadata>;
+  /**
+   * Loads the handler and builds its call frame from the parsed options and
+   * the argument arrays (`args[i]` for `run.args[i]`: inline values as
+   * parsed, `.npy` files as read by {@link CliRuntime.readNpy}). Errors exit
+   * with {@link ExitCode.LIBRARY} (UNAVAILABLE ones with
+   * {@link ExitCode.UNAVAILABLE}).
+   */
+  prepare(run: ParsedRun, args: readonly CallArg[]): Promise<PreparedCall>;
+  /** Reads an array from a `.npy` file. Errors exit with {@link ExitCode.FILE}. */
+  readNpy(path: string): ArrayData;
+  /** Writes an array to a `.npy` file. Errors exit with {@link ExitCode.FILE}. */
+  writeNpy(path: string, array: ArrayData): void;
+}
+
+function _unavailable(what: string): FfiError {
+  return new FfiError(
+    ErrorCode.UNAVAILABLE,
+    `${what} is not available: it needs the embedded XLA FFI runtime, which this build does ` +
+      `not include yet`,
+  );
+}
+
+/**
+ * The runtime used until the embedded runtime is wired in: every operation
+ * throws {@link FfiError} (UNAVAILABLE) saying so. Nothing is faked.
+ *
+ * @example
+ * ```ts
+ * import { unavailableRuntime } from "@deno-xla/ffi/cli";
+ * await unavailableRuntime.queryMetadata("./lib.so", "h").catch((e) => console.log(e.codeName));
+ * // "UNAVAILABLE"
+ * ```
+ */
+export const unavailableRuntime: CliRuntime = {
+  queryMetadata: () => Promise.reject(_unavailable("querying handler metadata")),
+  prepare: () => Promise.reject(_unavailable("running a handler")),
+  readNpy: () => {
+    throw _unavailable("reading .npy files");
+  },
+  writeNpy: () => {
+    throw _unavailable("writing .npy files");
+  },
+};
+
+/**
+ * Queries the XLA FFI metadata (API version, traits) of one exported symbol
+ * of a shared library, with the default runtime.
+ *
+ * @example
+ * ```ts ignore
+ * import { queryMetadata } from "@deno-xla/ffi/cli";
+ * const { apiVersion, traits } = await queryMetadata("./libscale.so", "scale");
+ * ```
+ */
+export function queryMetadata(libPath: string, symbol: string): Promise<HandlerMetadata> {
+  return unavailableRuntime.queryMetadata(libPath, symbol);
+}
+
+/** Where the command line writes, and which runtime it uses. */
+export interface CliIo {
+  /** Standard output text. */
+  stdout: (text: string) => void;
+  /** Standard error text (messages, progress). */
+  stderr: (text: string) => void;
+  /** The progress sink (default `Deno.stderr`). */
+  progress?: ConstructorParameters<typeof ProgressLine>[1];
+  /** The runtime (default {@link unavailableRuntime}). */
+  runtime?: CliRuntime;
+}
+
+function _writer(file: { writeSync(p: Uint8Array): number }): (text: string) => void {
+  const encoder = new TextEncoder();
+  return (text) => {
+    let bytes = encoder.encode(text);
+    while (bytes.length > 0) bytes = bytes.subarray(file.writeSync(bytes));
+  };
+}
+
+/** A failure with the exit code of the phase it happened in. */
+class _Exit {
+  constructor(readonly code: ExitCode, readonly error: FfiError) {}
+}
+
+async function _phase<T>(code: ExitCode, fn: () => T | Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (e instanceof _Exit) throw e;
+    const error = toFfiError(e);
+    throw new _Exit(error.code === ErrorCode.UNAVAILABLE ? ExitCode.UNAVAILABLE : code, error);
+  }
+}
+
+function _functionNames(table: ElfSymbolTable): string[] {
+  return [...new Set(table.symbols.map((s) => s.name))];
+}
+
+function _traitNames(traits: number): string[] {
+  const names: string[] = [];
+  if (traits & 1) names.push("command_buffer_compatible");
+  const rest = traits & ~1;
+  if (rest) names.push(`0x${rest.toString(16)}`);
+  return names;
+}
+
+async function _inspect(cmd: ParsedInspect, io: CliIo, runtime: CliRuntime): Promise<ExitCode> {
+  const table = await _phase(ExitCode.LIBRARY, () => readElfSymbols(cmd.path));
+  const names = _functionNames(table);
+  const handlers: { symbol: string; metadata: HandlerMetadata }[] = [];
+  let unavailable: FfiError | undefined;
+  for (const symbol of names) {
+    try {
+      handlers.push({ symbol, metadata: await runtime.queryMetadata(cmd.path, symbol) });
+    } catch (e) {
+      const error = toFfiError(e);
+      if (error.code === ErrorCode.UNAVAILABLE) {
+        unavailable = error;
+        break;
+      }
+      if (error.code !== ErrorCode.NOT_FOUND) throw new _Exit(ExitCode.LIBRARY, error);
+    }
+  }
+  if (cmd.json) {
+    io.stdout(
+      JSON.stringify({
+        library: cmd.path,
+        machine: table.machineName,
+        exportedFunctions: names,
+        handlers: unavailable ? null : handlers.map((h) => ({
+          symbol: h.symbol,
+          apiVersion: `${h.metadata.apiVersion.major}.${h.metadata.apiVersion.minor}`,
+          traits: _traitNames(h.metadata.traits),
+        })),
+        error: unavailable ? { code: unavailable.codeName, message: unavailable.message } : null,
+      }) + "\n",
+    );
+  } else {
+    io.stdout(`${cmd.path}: ${table.machineName}, ${names.length} exported functions\n`);
+    if (unavailable) {
+      io.stdout(`exported functions (handler candidates):\n`);
+      for (const n of names) io.stdout(`  ${n}\n`);
+    } else if (handlers.length === 0) {
+      io.stdout("no XLA FFI handlers\n");
+    } else {
+      const width = Math.max(7, ...handlers.map((h) => h.symbol.length));
+      io.stdout(`${"handler".padEnd(width)}  api   traits\n`);
+      for (const h of handlers) {
+        const v = `${h.metadata.apiVersion.major}.${h.metadata.apiVersion.minor}`;
+        const traits = _traitNames(h.metadata.traits).join(", ") || "-";
+        io.stdout(`${h.symbol.padEnd(width)}  ${v.padEnd(4)}  ${traits}\n`);
+      }
+    }
+  }
+  if (unavailable) throw new _Exit(ExitCode.UNAVAILABLE, unavailable);
+  return ExitCode.OK;
+}
+
+function _closest(name: string, names: readonly string[]): string | undefined {
+  const lower = name.toLowerCase();
+  return names.find((n) => n.toLowerCase() === lower) ??
+    names.find((n) => n.toLowerCase().includes(lower) || lower.includes(n.toLowerCase()));
+}
+
+async function _checkTarget(run: ParsedRun): Promise<void> {
+  const { path, kind } = run.target;
+  if (kind === "library") {
+    const table = readElfSymbols(path);
+    const names = _functionNames(table);
+    if (!names.includes(run.handler)) {
+      const near = _closest(run.handler, names);
+      throw new FfiError(
+        ErrorCode.NOT_FOUND,
+        `'${run.handler}' is not an exported function of ${path}` +
+          (near ? ` (did you mean '${near}'?)` : "") +
+          `; 'inspect ${path}' lists its exports`,
+      );
+    }
+    return;
+  }
+  let info: Deno.FileInfo;
+  try {
+    info = Deno.statSync(path);
+  } catch (e) {
+    throw new FfiError(ErrorCode.NOT_FOUND, `${path}: ${(e as Error).message}`, { cause: e });
+  }
+  if (!info.isFile) throw new FfiError(ErrorCode.INVALID_ARGUMENT, `${path}: not a file`);
+  const url = new URL(path, `file://${Deno.cwd()}/`).href;
+  let mod: Record<string, unknown>;
+  try {
+    mod = await import(url);
+  } catch (e) {
+    throw new FfiError(
+      ErrorCode.INVALID_ARGUMENT,
+      `${path} cannot be imported: ${(e as Error).message}`,
+      {
+        cause: e,
+      },
+    );
+  }
+  if (!(run.handler in mod)) {
+    const names = Object.keys(mod);
+    const near = _closest(run.handler, names);
+    throw new FfiError(
+      ErrorCode.NOT_FOUND,
+      `${path} has no export '${run.handler}'` + (near ? ` (did you mean '${near}'?)` : "") +
+        ` (exports: ${names.join(", ") || "none"})`,
+    );
+  }
+}
+
+function _checkFiles(run: ParsedRun): void {
+  for (const [i, arg] of run.args.entries()) {
+    if (arg.kind !== "npy") continue;
+    let info: Deno.FileInfo;
+    try {
+      info = Deno.statSync(arg.path);
+    } catch (e) {
+      throw new FfiError(
+        ErrorCode.NOT_FOUND,
+        `--arg ${i + 1}: ${arg.path}: ${(e as Error).message}`,
+        {
+          cause: e,
+        },
+      );
+    }
+    if (!info.isFile) {
+      throw new FfiError(ErrorCode.INVALID_ARGUMENT, `--arg ${i + 1}: ${arg.path} is not a file`);
+    }
+  }
+  for (const [i, out] of run.outs.entries()) {
+    const slash = out.lastIndexOf("/");
+    const dir = slash < 0 ? "." : slash === 0 ? "/" : out.slice(0, slash);
+    let ok = false;
+    try {
+      ok = Deno.statSync(dir).isDirectory;
+    } catch { /* reported below */ }
+    if (!ok) {
+      throw new FfiError(
+        ErrorCode.NOT_FOUND,
+        `--out ${i + 1}: folder ${dir} of ${out} does not exist`,
+      );
+    }
+  }
+}
+
+async function _run(run: ParsedRun, io: CliIo, runtime: CliRuntime): Promise<ExitCode> {
+  await _phase(ExitCode.LIBRARY, () => _checkTarget(run));
+  await _phase(ExitCode.FILE, () => _checkFiles(run));
+  const args: CallArg[] = [];
+  for (const spec of run.args) {
+    if (spec.kind === "token") args.push({ kind: "token" });
+    else if (spec.kind === "inline") {
+      args.push({ kind: "buffer", dtype: spec.dtype, dims: spec.dims, values: spec.values });
+    } else {args.push({
+        kind: "buffer",
+        ...await _phase(ExitCode.FILE, () => runtime.readNpy(spec.path)),
+      });}
+  }
+  using call = await _phase(ExitCode.LIBRARY, () => runtime.prepare(run, args));
+  const times = new Float64Array(run.repeat);
+  let error: FfiError | undefined;
+  let calls = 0;
+  {
+    using progress = run.repeat > 1 ? new ProgressLine(run.repeat, io.progress) : undefined;
+    // The timed region holds only the call itself.
+    await _phase(ExitCode.HANDLER_ERROR, async () => {
+      for (; calls < run.repeat; calls++) {
+        const start = performance.now();
+        error = await call.call();
+        times[calls] = performance.now() - start;
+        progress?.update(calls + 1);
+        if (error) break;
+      }
+    });
+  }
+  const results: ResultReport[] = error ? [] : call.results().map((r) => ({ ...r }));
+  if (!error) {
+    for (const [i, out] of run.outs.entries()) {
+      const r = results[i]!;
+      if (r.kind !== "buffer") continue;
+      await _phase(ExitCode.FILE, () => runtime.writeNpy(out, r));
+      r.file = out;
+    }
+  }
+  const timing = run.repeat > 1 && !error ? summarizeTimings(times.subarray(0, calls)) : undefined;
+  if (run.json) {
+    io.stdout(
+      formatRunJson({
+        target: run.target.path,
+        handler: run.handler,
+        stage: run.stage,
+        platform: run.platform,
+        results,
+        timing,
+        error: error ? { code: error.code, message: error.message } : undefined,
+      }) + "\n",
+    );
+  } else if (!error) {
+    for (const [i, r] of results.entries()) {
+      if (r.kind === "token") {
+        io.stdout(`result ${i}: token\n`);
+      } else if (r.file !== undefined) {
+        io.stdout(`result ${i}: ${formatShape(r.dtype, r.dims)} written to ${r.file}\n`);
+      } else {
+        io.stdout(`result ${i}: ${formatShape(r.dtype, r.dims)}\n${formatArray(r)}\n`);
+      }
+    }
+    if (timing) io.stdout(`timing: ${formatTiming(timing)}\n`);
+  }
+  if (error) {
+    io.stderr(`error: handler '${run.handler}' failed (${error.codeName}): ${error.message}\n`);
+    return ExitCode.HANDLER_ERROR;
+  }
+  return ExitCode.OK;
+}
+
+/**
+ * Runs the command line with the given arguments (without the program
+ * name) and returns the exit code; never throws. Messages go to `io.stderr`
+ * as `error: …`.
+ *
+ * @example
+ * ```ts
+ * import { ExitCode, main } from "@deno-xla/ffi/cli";
+ * const errors: string[] = [];
+ * const code = await main(["run", "lib.so", "h", "--repaet", "3"], {
+ *   stdout: () => {},
+ *   stderr: (t) => errors.push(t),
+ * });
+ * console.log(code === ExitCode.USAGE, errors[0]); // true "error: unknown option --repaet … (did you mean --repeat?) …"
+ * ```
+ */
+export async function main(argv: readonly string[], io?: CliIo): Promise<number> {
+  const out: CliIo = io ?? { stdout: _writer(Deno.stdout), stderr: _writer(Deno.stderr) };
+  const runtime = out.runtime ?? unavailableRuntime;
+  try {
+    const cmd = await _phase(ExitCode.USAGE, () => parseCommandLine(argv));
+    switch (cmd.command) {
+      case "help":
+        out.stdout(usage(cmd.topic));
+        return ExitCode.OK;
+      case "inspect":
+        return await _inspect(cmd, out, runtime);
+      case "run":
+        return await _run(cmd, out, runtime);
+    }
+  } catch (e) {
+    if (e instanceof _Exit) {
+      out.stderr(`error: ${e.error.message}\n`);
+      return e.code;
+    }
+    const error = toFfiError(e);
+    out.stderr(`internal error: ${error.message}\n`);
+    return ExitCode.INTERNAL;
+  }
+}
+
+if (import.meta.main) {
+  Deno.exit(await main(Deno.args));
+}

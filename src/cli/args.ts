@@ -1,0 +1,810 @@
+/**
+ * The command line's option parser: turns `argv` into a plain
+ * {@link ParsedCommand} (no runtime involved), checking every option, array
+ * spec, value and attribute, with messages that name the option at fault.
+ *
+ * Grammar (see {@link usage}):
+ *
+ * - argument: `dtype[d0,d1,…]=v0,v1,…` (one value fills the whole array;
+ *   brackets in the values are ignored, so `f32[2,2]=[[1,2],[3,4]]` works),
+ *   `dtype=v` for a scalar, `token`, or a path ending in `.npy`;
+ * - result: `dtype[d0,d1,…]`, `dtype` for a scalar, or `token`;
+ * - attribute: `name=value`; the value is a string unless typed:
+ *   `f32:2.5`, `bool:true`, `u8:7`, `i64[]:0,2` (array; `i64[]:` is empty),
+ *   `str:text` (a string that may contain `:`); dotted names make nested
+ *   dictionaries (`cfg.scale=f32:2` → dictionary `cfg` with `scale`).
+ *
+ * Values: integers in decimal, `0x`, `0o` or `0b` form, range-checked per
+ * type; floats as decimal numbers or `inf`, `-inf`, `nan`; `pred` as
+ * `true`, `false`, `1`, `0`; complex as `1.5`, `2j`, `1+2j`, `1e-3-4.5j`.
+ *
+ * @module
+ */
+import { DataType, ErrorCode, ExecutionStage } from "../abi/enums.ts";
+import { FfiError } from "../errors.ts";
+import { lookupTypeName, TYPE_NAMES, typeFacts, typeName } from "./type_names.ts";
+
+/**
+ * Exit codes of the command line.
+ *
+ * | code | meaning |
+ * |---|---|
+ * | 0 | success |
+ * | 1 | the handler returned an error (or failed while running) |
+ * | 2 | usage error: unknown or malformed option, spec, value or shape |
+ * | 3 | file error: a `.npy` file or an output path cannot be read or written |
+ * | 4 | library error: not loadable, not ELF, symbol missing or not a handler |
+ * | 5 | not available: a feature or platform this build or machine lacks |
+ * | 70 | internal error (a bug: please report it) |
+ *
+ * @example
+ * ```ts
+ * import { ExitCode } from "@deno-xla/ffi/cli";
+ * console.log(ExitCode.USAGE); // 2
+ * ```
+ */
+export enum ExitCode {
+  OK = 0,
+  HANDLER_ERROR = 1,
+  USAGE = 2,
+  FILE = 3,
+  LIBRARY = 4,
+  UNAVAILABLE = 5,
+  INTERNAL = 70,
+}
+
+/** Element values: `number`s, or `bigint`s for `s64`/`u64`; `pred` as 0/1; complex interleaved (re, im). */
+export type ElementValues = number[] | bigint[];
+
+/** An array given inline: `f32[2,3]=1,2,3,4,5,6`. */
+export interface InlineArraySpec {
+  /** Discriminant. */
+  kind: "inline";
+  /** Element type. */
+  dtype: DataType;
+  /** Dimensions (row-major). */
+  dims: number[];
+  /** One value per element (two per complex element), filled from a single value if one was given. */
+  values: ElementValues;
+}
+
+/** An array read from a `.npy` file. */
+export interface NpyFileSpec {
+  /** Discriminant. */
+  kind: "npy";
+  /** The file path as given. */
+  path: string;
+}
+
+/** A token argument or result. */
+export interface TokenSpec {
+  /** Discriminant. */
+  kind: "token";
+}
+
+/** One `--arg`. */
+export type ArgSpec = InlineArraySpec | NpyFileSpec | TokenSpec;
+
+/** A result buffer's type and shape: `f32[2,3]`. */
+export interface BufferSpec {
+  /** Discriminant. */
+  kind: "buffer";
+  /** Element type. */
+  dtype: DataType;
+  /** Dimensions (row-major). */
+  dims: number[];
+}
+
+/** One `--ret`. */
+export type RetSpec = BufferSpec | TokenSpec;
+
+/** An attribute value. */
+export type AttrValue =
+  | { kind: "string"; value: string }
+  | { kind: "scalar"; dtype: DataType; value: number | bigint }
+  | { kind: "array"; dtype: DataType; values: ElementValues }
+  | AttrDictionary;
+
+/** A dictionary of attributes (the top level is one too). */
+export interface AttrDictionary {
+  /** Discriminant. */
+  kind: "dictionary";
+  /** Entries in the order given (the runtime sorts by name). */
+  entries: Map<string, AttrValue>;
+}
+
+/** Platforms a handler may be run on. */
+export type Platform = "host" | "cuda";
+
+/** A parsed `run` command. */
+export interface ParsedRun {
+  /** Discriminant. */
+  command: "run";
+  /** The handler's home: a shared library, or a TS/JS module exporting handlers. */
+  target: { kind: "library" | "module"; path: string };
+  /** The symbol (library) or export name (module). */
+  handler: string;
+  /** Arguments in order. */
+  args: ArgSpec[];
+  /** Results in order. */
+  rets: RetSpec[];
+  /** `--out` files: result i goes to `outs[i]`; results past the list are printed. */
+  outs: string[];
+  /** Attributes. */
+  attrs: AttrDictionary;
+  /** Execution stage (default EXECUTE). */
+  stage: ExecutionStage;
+  /** Platform (default host). */
+  platform: Platform;
+  /** Number of calls (default 1); timing is reported when more than 1. */
+  repeat: number;
+  /** Worker threads of the runtime's pool, when given. */
+  threads?: number;
+  /** Machine-readable output. */
+  json: boolean;
+}
+
+/** A parsed `inspect` command. */
+export interface ParsedInspect {
+  /** Discriminant. */
+  command: "inspect";
+  /** The shared library. */
+  path: string;
+  /** Machine-readable output. */
+  json: boolean;
+}
+
+/** A request for help (`--help`, `help [command]`, or no arguments). */
+export interface ParsedHelp {
+  /** Discriminant. */
+  command: "help";
+  /** The command asked about, if any. */
+  topic?: "run" | "inspect";
+}
+
+/** Any parsed command line. */
+export type ParsedCommand = ParsedRun | ParsedInspect | ParsedHelp;
+
+function _usage(message: string): never {
+  throw new FfiError(ErrorCode.INVALID_ARGUMENT, message);
+}
+
+// ---------------------------------------------------------------- values
+
+const INT_RE = /^([+-]?)(0x[0-9a-f]+|0o[0-7]+|0b[01]+|\d+)$/i;
+const FLOAT_RE = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
+
+function _parseInt(text: string, dtype: DataType, where: string): bigint {
+  const facts = typeFacts(dtype)!;
+  const m = INT_RE.exec(text);
+  if (!m) _usage(`${where}: '${text}' is not an integer (${facts.name})`);
+  let v = BigInt(m[2]!);
+  if (m[1] === "-") v = -v;
+  if (v < facts.min! || v > (facts.max as bigint)) {
+    _usage(`${where}: ${text} is out of range for ${facts.name} [${facts.min}, ${facts.max}]`);
+  }
+  return v;
+}
+
+function _parseFloat(text: string, dtype: DataType, where: string): number {
+  const facts = typeFacts(dtype)!;
+  const t = text.toLowerCase();
+  let v: number;
+  if (/^[+-]?(inf|infinity)$/.test(t)) v = t.startsWith("-") ? -Infinity : Infinity;
+  else if (/^[+-]?nan$/.test(t)) v = NaN;
+  else if (FLOAT_RE.test(t)) v = Number(t);
+  else return _usage(`${where}: '${text}' is not a number (${facts.name})`);
+  if (!Number.isFinite(v) && facts.nonFinite === false) {
+    _usage(`${where}: ${facts.name} has no ${Number.isNaN(v) ? "NaN" : "infinity"}`);
+  }
+  if (Number.isFinite(v) && Math.abs(v) > (facts.max as number)) {
+    _usage(`${where}: ${text} is out of range for ${facts.name} (largest ${facts.max})`);
+  }
+  return v;
+}
+
+function _parseComplex(text: string, dtype: DataType, where: string): [number, number] {
+  const partType = dtype === DataType.C64 ? DataType.F32 : DataType.F64;
+  let t = text;
+  if (t.startsWith("(") && t.endsWith(")")) t = t.slice(1, -1);
+  if (!/[jJ]$/.test(t)) return [_parseFloat(t, partType, where), 0];
+  const body = t.slice(0, -1);
+  let split = -1;
+  for (let i = body.length - 1; i > 0; i--) {
+    const c = body[i];
+    if ((c === "+" || c === "-") && !/[eE]/.test(body[i - 1]!)) {
+      split = i;
+      break;
+    }
+  }
+  if (split < 0) return [0, _parseFloat(body, partType, where)];
+  return [
+    _parseFloat(body.slice(0, split), partType, where),
+    _parseFloat(body.slice(split), partType, where),
+  ];
+}
+
+function _parsePred(text: string, where: string): number {
+  const t = text.toLowerCase();
+  if (t === "true" || t === "1") return 1;
+  if (t === "false" || t === "0") return 0;
+  return _usage(`${where}: '${text}' is not a pred (true, false, 1 or 0)`);
+}
+
+/**
+ * Parses comma-separated element values of a type (see the module doc for
+ * the literal forms). Whitespace around values and any `[`/`]` are ignored;
+ * an empty text is no values. Complex values come out interleaved (re, im).
+ *
+ * @param text e.g. `"1, 2.5, -inf"`
+ * @param dtype the element type
+ * @param where names the option in error messages
+ *
+ * @example
+ * ```ts
+ * import { DataType } from "@deno-xla/ffi";
+ * import { parseValues } from "@deno-xla/ffi/cli";
+ * console.log(parseValues("1,2,0x10", DataType.S32, "--arg")); // [1, 2, 16]
+ * console.log(parseValues("1+2j", DataType.C64, "--arg")); // [1, 2]
+ * ```
+ */
+export function parseValues(text: string, dtype: DataType, where: string): ElementValues {
+  const facts = typeFacts(dtype);
+  if (facts === undefined || facts.kind === "token") {
+    _usage(`${where}: ${typeName(dtype)} has no values`);
+  }
+  const items = text.replace(/[[\]]/g, "").split(",").map((s) => s.trim());
+  if (items.length === 1 && items[0] === "") return [];
+  const empty = items.findIndex((s) => s === "");
+  if (empty >= 0) _usage(`${where}: value ${empty + 1} is empty in '${text}'`);
+  switch (facts.kind) {
+    case "int":
+      if (facts.bits === 64) return items.map((s) => _parseInt(s, dtype, where));
+      return items.map((s) => Number(_parseInt(s, dtype, where)));
+    case "float":
+      return items.map((s) => _parseFloat(s, dtype, where));
+    case "pred":
+      return items.map((s) => _parsePred(s, where));
+    case "complex":
+      return items.flatMap((s) => _parseComplex(s, dtype, where));
+  }
+}
+
+/**
+ * Parses a dimension list `2,3` (the text inside the brackets; empty for a
+ * scalar) into non-negative integers whose product is a safe integer.
+ *
+ * @example
+ * ```ts
+ * import { parseDims } from "@deno-xla/ffi/cli";
+ * console.log(parseDims("2, 3", "--ret")); // [2, 3]
+ * console.log(parseDims("", "--ret")); // []
+ * ```
+ */
+export function parseDims(text: string, where: string): number[] {
+  if (text.trim() === "") return [];
+  let count = 1;
+  return text.split(",").map((part) => {
+    const s = part.trim();
+    if (!/^\d+$/.test(s)) _usage(`${where}: dimension '${s}' is not a non-negative integer`);
+    const d = Number(s);
+    count *= d;
+    if (!Number.isSafeInteger(d) || !Number.isSafeInteger(count)) {
+      _usage(`${where}: dimensions [${text}] are too large`);
+    }
+    return d;
+  });
+}
+
+/** The number of elements of a shape. */
+function _count(dims: readonly number[]): number {
+  return dims.reduce((a, b) => a * b, 1);
+}
+
+const SPEC_RE = /^([a-z][a-z0-9]*)(?:\[([^\]]*)\])?(?:=([\s\S]*))?$/i;
+
+function _typeOf(name: string, where: string): DataType {
+  const dtype = lookupTypeName(name);
+  if (dtype === undefined) {
+    _usage(`${where}: unknown element type '${name}' (one of ${TYPE_NAMES.join(", ")})`);
+  }
+  return dtype;
+}
+
+/**
+ * Parses one `--arg` value: `dtype[dims]=values`, `dtype=value` (scalar),
+ * `token`, or a path ending in `.npy`.
+ *
+ * @param text the option's value
+ * @param where names the option in error messages, e.g. `--arg 1`
+ *
+ * @example
+ * ```ts
+ * import { parseArgSpec } from "@deno-xla/ffi/cli";
+ * const spec = parseArgSpec("f32[2,2]=1,2,3,4", "--arg 1");
+ * console.log(spec.kind === "inline" && spec.dims); // [2, 2]
+ * console.log(parseArgSpec("x.npy", "--arg 2")); // { kind: "npy", path: "x.npy" }
+ * ```
+ */
+export function parseArgSpec(text: string, where: string): ArgSpec {
+  if (text.toLowerCase() === "token") return { kind: "token" };
+  const m = SPEC_RE.exec(text);
+  if (!m && /\.npy$/i.test(text)) return { kind: "npy", path: text };
+  if (!m) {
+    return _usage(
+      `${where}: '${text}' is not an array (dtype[d0,d1,…]=v0,v1,…), 'token' or a .npy file`,
+    );
+  }
+  const [, name, dimsText, valuesText] = m;
+  if (lookupTypeName(name!) === undefined && /\.npy$/i.test(text)) {
+    return { kind: "npy", path: text };
+  }
+  const dtype = _typeOf(name!, where);
+  if (dtype === DataType.TOKEN) _usage(`${where}: a token has no shape or values: write 'token'`);
+  const dims = parseDims(dimsText ?? "", where);
+  const shape = `${typeName(dtype)}[${dims.join(",")}]`;
+  if (valuesText === undefined) {
+    _usage(`${where}: ${shape} has no values: write ${shape}=v0,v1,… or give a .npy file`);
+  }
+  let values = parseValues(valuesText, dtype, where);
+  const perElement = typeFacts(dtype)!.kind === "complex" ? 2 : 1;
+  const count = _count(dims);
+  const given = values.length / perElement;
+  if (given === 1 && count !== 1) {
+    values = _fill(values, count);
+  } else if (given !== count) {
+    _usage(
+      `${where}: ${given} value${given === 1 ? "" : "s"} for the ${count} elements of ${shape}`,
+    );
+  }
+  return { kind: "inline", dtype, dims, values };
+}
+
+function _fill(values: ElementValues, count: number): ElementValues {
+  const out = new Array(count * values.length);
+  for (let i = 0; i < out.length; i++) out[i] = values[i % values.length];
+  return out as ElementValues;
+}
+
+/**
+ * Parses one `--ret` value: `dtype[dims]`, `dtype` (scalar) or `token`.
+ *
+ * @example
+ * ```ts
+ * import { DataType } from "@deno-xla/ffi";
+ * import { parseRetSpec } from "@deno-xla/ffi/cli";
+ * const spec = parseRetSpec("s32[4]", "--ret 1");
+ * console.log(spec.kind === "buffer" && spec.dtype === DataType.S32); // true
+ * ```
+ */
+export function parseRetSpec(text: string, where: string): RetSpec {
+  if (text.toLowerCase() === "token") return { kind: "token" };
+  const m = SPEC_RE.exec(text);
+  if (!m) _usage(`${where}: '${text}' is not a result type (dtype[d0,d1,…] or 'token')`);
+  if (m[3] !== undefined) {
+    _usage(`${where}: a result takes no values ('${text}'); write only ${m[1]}[${m[2] ?? ""}]`);
+  }
+  const dtype = _typeOf(m[1]!, where);
+  if (dtype === DataType.TOKEN) return { kind: "token" };
+  return { kind: "buffer", dtype, dims: parseDims(m[2] ?? "", where) };
+}
+
+// ---------------------------------------------------------------- attributes
+
+const ATTR_TYPED_RE = /^([a-z][a-z0-9]*)(\[\])?:([\s\S]*)$/i;
+
+/**
+ * Parses an attribute value: a string unless typed (`f32:2.5`, `bool:true`,
+ * `i64[]:0,2`, `str:a:b`). A prefix before `:` that is not a type name is an
+ * error, so a typo is not silently taken as a string; write `str:` first.
+ *
+ * @example
+ * ```ts
+ * import { parseAttrValue } from "@deno-xla/ffi/cli";
+ * console.log(parseAttrValue("reflect", "--attr mode")); // { kind: "string", value: "reflect" }
+ * console.log(parseAttrValue("i64[]:0,2", "--attr axes")); // { kind: "array", dtype: 5, values: [0n, 2n] }
+ * ```
+ */
+export function parseAttrValue(text: string, where: string): AttrValue {
+  const m = ATTR_TYPED_RE.exec(text);
+  if (!m) return { kind: "string", value: text };
+  const [, prefix, brackets, rest] = m;
+  if (/^(str|string)$/i.test(prefix!) && !brackets) return { kind: "string", value: rest! };
+  const dtype = lookupTypeName(prefix!);
+  if (dtype === undefined) {
+    return _usage(
+      `${where}: unknown attribute type '${prefix}' in '${text}' ` +
+        `(write str:${text} for a string containing ':')`,
+    );
+  }
+  const kind = typeFacts(dtype)!.kind;
+  if (kind === "complex" || kind === "token" || (kind === "float" && typeFacts(dtype)!.bits < 16)) {
+    _usage(
+      `${where}: ${typeName(dtype)} is not an attribute type ` +
+        `(pred, s8…s64, u8…u64, f16, bf16, f32, f64)`,
+    );
+  }
+  if (kind === "int" && typeFacts(dtype)!.bits < 8) {
+    _usage(`${where}: ${typeName(dtype)} is not an attribute type (s8…s64, u8…u64)`);
+  }
+  const values = parseValues(rest!, dtype, where);
+  if (brackets) return { kind: "array", dtype, values };
+  if (values.length !== 1) {
+    _usage(
+      `${where}: a ${typeName(dtype)} scalar needs exactly one value, got ${values.length}` +
+        ` (write ${typeName(dtype)}[]:… for an array)`,
+    );
+  }
+  return { kind: "scalar", dtype, value: values[0]! };
+}
+
+/**
+ * Adds one `--attr name=value` to a dictionary; dotted names make nested
+ * dictionaries. Duplicates and a name used both as a value and as a
+ * dictionary are errors.
+ *
+ * @example
+ * ```ts
+ * import { addAttr, type AttrDictionary } from "@deno-xla/ffi/cli";
+ * const attrs: AttrDictionary = { kind: "dictionary", entries: new Map() };
+ * addAttr(attrs, "cfg.scale=f32:2");
+ * addAttr(attrs, "cfg.mode=reflect");
+ * console.log([...(attrs.entries.get("cfg") as AttrDictionary).entries.keys()]); // ["scale", "mode"]
+ * ```
+ */
+export function addAttr(attrs: AttrDictionary, text: string): void {
+  const eq = text.indexOf("=");
+  if (eq < 0) _usage(`--attr '${text}': expected name=value`);
+  const name = text.slice(0, eq);
+  const where = `--attr ${name}`;
+  const path = name.split(".");
+  if (path.some((p) => p.trim() === "" || p !== p.trim())) {
+    _usage(`--attr '${text}': attribute name '${name}' has an empty or space-padded part`);
+  }
+  const value = parseAttrValue(text.slice(eq + 1), where);
+  let dict = attrs;
+  for (let i = 0; i < path.length - 1; i++) {
+    const key = path[i]!;
+    const existing = dict.entries.get(key);
+    if (existing === undefined) {
+      const child: AttrDictionary = { kind: "dictionary", entries: new Map() };
+      dict.entries.set(key, child);
+      dict = child;
+    } else if (existing.kind === "dictionary") {
+      dict = existing;
+    } else {
+      return _usage(
+        `${where}: '${path.slice(0, i + 1).join(".")}' is already a ${existing.kind}, ` +
+          `not a dictionary`,
+      );
+    }
+  }
+  const last = path[path.length - 1]!;
+  const existing = dict.entries.get(last);
+  if (existing !== undefined) {
+    _usage(
+      existing.kind === "dictionary"
+        ? `${where}: '${name}' is already a dictionary (from dotted names)`
+        : `${where}: attribute '${name}' is given twice`,
+    );
+  }
+  dict.entries.set(last, value);
+}
+
+// ---------------------------------------------------------------- options
+
+const STAGES: Record<string, ExecutionStage> = {
+  instantiate: ExecutionStage.INSTANTIATE,
+  prepare: ExecutionStage.PREPARE,
+  initialize: ExecutionStage.INITIALIZE,
+  execute: ExecutionStage.EXECUTE,
+};
+
+const RUN_OPTIONS = [
+  "arg",
+  "ret",
+  "out",
+  "attr",
+  "stage",
+  "platform",
+  "repeat",
+  "threads",
+  "json",
+  "help",
+] as const;
+const INSPECT_OPTIONS = ["json", "help"] as const;
+const FLAGS = new Set(["json", "help"]);
+const MODULE_RE = /\.(ts|mts|js|mjs|tsx|jsx)$/i;
+
+function _distance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const cur = row[j]!;
+      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = cur;
+    }
+  }
+  return row[b.length]!;
+}
+
+function _unknownOption(option: string, known: readonly string[], command: string): never {
+  const name = option.replace(/^-+/, "");
+  const best = known.map((k) => [k, _distance(name, k)] as const).sort((x, y) => x[1] - y[1])[0];
+  const hint = best && best[1] <= 2 ? ` (did you mean --${best[0]}?)` : "";
+  return _usage(`unknown option ${option} for '${command}'${hint}; see '${command} --help'`);
+}
+
+function _positiveInt(text: string, option: string, max: number): number {
+  if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > max) {
+    _usage(`--${option} '${text}': expected a whole number from 1 to ${max}`);
+  }
+  return Number(text);
+}
+
+interface _Scanned {
+  positionals: string[];
+  options: [string, string][];
+  help: boolean;
+}
+
+function _scan(argv: readonly string[], known: readonly string[], command: string): _Scanned {
+  const out: _Scanned = { positionals: [], options: [], help: false };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === "--") {
+      out.positionals.push(...argv.slice(i + 1));
+      break;
+    }
+    if (a === "-h") {
+      out.help = true;
+      continue;
+    }
+    if (!a.startsWith("--") || a === "-") {
+      if (a.startsWith("-") && a !== "-") _unknownOption(a, known, command);
+      out.positionals.push(a);
+      continue;
+    }
+    const eq = a.indexOf("=");
+    const name = eq < 0 ? a.slice(2) : a.slice(2, eq);
+    if (!(known as readonly string[]).includes(name)) _unknownOption(a, known, command);
+    if (FLAGS.has(name)) {
+      if (eq >= 0) _usage(`--${name} takes no value ('${a}')`);
+      if (name === "help") out.help = true;
+      else out.options.push([name, ""]);
+      continue;
+    }
+    if (eq >= 0) {
+      out.options.push([name, a.slice(eq + 1)]);
+    } else {
+      if (i + 1 >= argv.length) _usage(`--${name} needs a value; see '${command} --help'`);
+      out.options.push([name, argv[++i]!]);
+    }
+  }
+  return out;
+}
+
+function _parseRun(argv: readonly string[]): ParsedCommand {
+  const s = _scan(argv, RUN_OPTIONS, "run");
+  if (s.help) return { command: "help", topic: "run" };
+  if (s.positionals.length !== 2) {
+    _usage(
+      s.positionals.length < 2
+        ? `'run' needs a library (.so) or module (.ts) and a handler name; see 'run --help'`
+        : `'run' takes two positional arguments, got ${s.positionals.length}: ` +
+          `${s.positionals.map((p) => `'${p}'`).join(" ")}`,
+    );
+  }
+  const [path, handler] = s.positionals as [string, string];
+  if (path === "") _usage("'run': the library path is empty");
+  if (handler === "") _usage("'run': the handler name is empty");
+  const run: ParsedRun = {
+    command: "run",
+    target: { kind: MODULE_RE.test(path) ? "module" : "library", path },
+    handler,
+    args: [],
+    rets: [],
+    outs: [],
+    attrs: { kind: "dictionary", entries: new Map() },
+    stage: ExecutionStage.EXECUTE,
+    platform: "host",
+    repeat: 1,
+    json: false,
+  };
+  const once = new Set<string>();
+  for (const [name, value] of s.options) {
+    if (["stage", "platform", "repeat", "threads", "json"].includes(name)) {
+      if (once.has(name)) _usage(`--${name} is given more than once`);
+      once.add(name);
+    }
+    switch (name) {
+      case "arg":
+        run.args.push(parseArgSpec(value, `--arg ${run.args.length + 1}`));
+        break;
+      case "ret":
+        run.rets.push(parseRetSpec(value, `--ret ${run.rets.length + 1}`));
+        break;
+      case "out":
+        if (value === "") _usage(`--out ${run.outs.length + 1}: the path is empty`);
+        if (!/\.npy$/i.test(value)) {
+          _usage(`--out ${run.outs.length + 1}: '${value}' must end in .npy`);
+        }
+        run.outs.push(value);
+        break;
+      case "attr":
+        addAttr(run.attrs, value);
+        break;
+      case "stage": {
+        const stage = STAGES[value.toLowerCase()];
+        if (stage === undefined) {
+          _usage(`--stage '${value}': expected one of ${Object.keys(STAGES).join(", ")}`);
+        }
+        run.stage = stage;
+        break;
+      }
+      case "platform":
+        if (value !== "host" && value !== "cuda") {
+          _usage(`--platform '${value}': expected host or cuda`);
+        }
+        run.platform = value;
+        break;
+      case "repeat":
+        run.repeat = _positiveInt(value, "repeat", 1e9);
+        break;
+      case "threads":
+        run.threads = _positiveInt(value, "threads", 1024);
+        break;
+      case "json":
+        run.json = true;
+        break;
+    }
+  }
+  if (run.outs.length > run.rets.length) {
+    _usage(
+      `${run.outs.length} --out file${run.outs.length === 1 ? "" : "s"} for ` +
+        `${run.rets.length} result${
+          run.rets.length === 1 ? "" : "s"
+        }: give one --out per --ret, in order`,
+    );
+  }
+  run.outs.forEach((out, i) => {
+    if (run.rets[i]!.kind === "token") {
+      _usage(`--out ${i + 1} '${out}': result ${i + 1} is a token`);
+    }
+  });
+  const dup = run.outs.find((o, i) => run.outs.indexOf(o) !== i);
+  if (dup !== undefined) _usage(`--out '${dup}' is given for two results`);
+  return run;
+}
+
+function _parseInspect(argv: readonly string[]): ParsedCommand {
+  const s = _scan(argv, INSPECT_OPTIONS, "inspect");
+  if (s.help) return { command: "help", topic: "inspect" };
+  if (s.positionals.length !== 1) {
+    _usage(
+      `'inspect' takes one shared library path, got ${s.positionals.length}; ` +
+        `see 'inspect --help'`,
+    );
+  }
+  return { command: "inspect", path: s.positionals[0]!, json: s.options.length > 0 };
+}
+
+/**
+ * Parses a command line (without the program name) into a
+ * {@link ParsedCommand}. Throws {@link FfiError} (INVALID_ARGUMENT) with a
+ * message naming the bad option; the command line exits with
+ * {@link ExitCode.USAGE} for these.
+ *
+ * @example
+ * ```ts
+ * import { parseCommandLine } from "@deno-xla/ffi/cli";
+ * const cmd = parseCommandLine([
+ *   "run", "./libh.so", "scale",
+ *   "--arg", "f32[2]=1,2", "--ret", "f32[2]", "--attr", "alpha=f32:2.5",
+ * ]);
+ * console.log(cmd.command === "run" && cmd.args.length); // 1
+ * ```
+ */
+export function parseCommandLine(argv: readonly string[]): ParsedCommand {
+  const [first, ...rest] = argv;
+  if (first === undefined || first === "--help" || first === "-h") return { command: "help" };
+  switch (first) {
+    case "help": {
+      const topic = rest[0];
+      if (topic === undefined) return { command: "help" };
+      if (topic === "run" || topic === "inspect") return { command: "help", topic };
+      return _usage(`'help ${topic}': no such command (run, inspect)`);
+    }
+    case "run":
+      return _parseRun(rest);
+    case "inspect":
+      return _parseInspect(rest);
+    default: {
+      const near = ["run", "inspect", "help"].find((c) => _distance(first, c) <= 2);
+      return _usage(
+        `unknown command '${first}'${near ? ` (did you mean '${near}'?)` : ""}; ` +
+          `commands: run, inspect, help`,
+      );
+    }
+  }
+}
+
+const EXIT_CODES_TEXT = `Exit codes:
+  0   success
+  1   the handler returned an error
+  2   usage error (bad option, spec, value or shape)
+  3   file error (.npy input or output)
+  4   library error (not loadable, not ELF, symbol missing, not a handler)
+  5   not available (feature or platform missing in this build or machine)
+  70  internal error`;
+
+const RUN_TEXT = `Usage: cli run <lib.so | handlers.ts> <handler> [options]
+
+Calls one XLA FFI handler (a symbol of a shared library, or an export of a
+TS/JS module) in the embedded runtime and prints its results.
+
+Options:
+  --arg SPEC         an argument, in order: dtype[d0,d1,...]=v0,v1,...
+                     (one value fills the array; dtype=v is a scalar),
+                     'token', or a file ending in .npy
+  --ret SPEC         a result, in order: dtype[d0,d1,...], dtype, or 'token'
+  --out FILE.npy     write result i to the i-th --out file (others are printed)
+  --attr NAME=VALUE  an attribute: a string unless typed as TYPE:V (f32:2.5,
+                     bool:true, u8:7), TYPE[]:V,V,... (array, i64[]:0,2) or
+                     str:TEXT; NAME may be dotted (cfg.scale=f32:2 makes a
+                     dictionary cfg)
+  --stage STAGE      execute (default), instantiate, prepare or initialize
+  --platform P       host (default) or cuda
+  --repeat N         call N times and report median/min/max time
+  --threads N        worker threads of the runtime's pool
+  --json             print one JSON object instead of text
+  -h, --help         this help
+
+Types: pred (bool), s8 s16 s32 s64 (i8 ... i64), u8 u16 u32 u64, f16 bf16
+f32 f64, c64 c128 (values 1+2j), f8 types (f8e5m2, f8e4m3fn, ...), token.
+Integers may be written 0x.., 0o.., 0b..; floats as inf, -inf, nan.
+
+Example:
+  cli run ./libscale.so scale --arg f32[2,3]=1,2,3,4,5,6 --ret f32[2,3] \\
+      --attr alpha=f32:2.5 --repeat 100`;
+
+const INSPECT_TEXT = `Usage: cli inspect <lib.so> [--json]
+
+Lists the exported functions of a shared library that answer the XLA FFI
+metadata query, with the API version and traits each reports.
+
+Options:
+  --json       print one JSON object instead of text: {library, machine,
+               exportedFunctions, handlers: [{symbol, apiVersion, traits}] |
+               null, error: {code, message} | null}
+  -h, --help   this help`;
+
+/**
+ * The help text: general, or for `run` or `inspect`; always lists the exit
+ * codes.
+ *
+ * @example
+ * ```ts
+ * import { usage } from "@deno-xla/ffi/cli";
+ * console.log(usage("run").split("\n")[0]); // "Usage: cli run <lib.so | handlers.ts> <handler> [options]"
+ * ```
+ */
+export function usage(topic?: "run" | "inspect"): string {
+  if (topic === "run") return `${RUN_TEXT}\n\n${EXIT_CODES_TEXT}\n`;
+  if (topic === "inspect") return `${INSPECT_TEXT}\n\n${EXIT_CODES_TEXT}\n`;
+  return `Usage: cli <command> [options]
+
+Runs and inspects XLA FFI handlers without XLA.
+
+Commands:
+  run <lib.so | handlers.ts> <handler>   call a handler with given arguments
+  inspect <lib.so>                       list the handlers a library exports
+  help [command]                         help for a command
+
+Run as 'deno run -A jsr:@deno-xla/ffi/cli <command>' or 'deno task cli <command>'.
+
+${EXIT_CODES_TEXT}
+`;
+}
