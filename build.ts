@@ -241,6 +241,77 @@ export function nativeLibraryPath(): string {
   });
 }
 
+/** CUDA kernels compiled to PTX by {@link buildPtx}, relative to this file. */
+export const PTX_SOURCES: readonly string[] = ["examples/kernels/saxpy.cu"];
+
+/** The virtual architecture of shipped PTX: JIT-compiled by the driver for Turing up to Hopper and later. */
+export const PTX_ARCH = "compute_75";
+
+/**
+ * Finds `nvcc`: `$NVCC`, `$CUDA_HOME/bin/nvcc`, `/usr/local/cuda/bin/nvcc`,
+ * then `PATH`. Returns undefined when there is none.
+ *
+ * @example
+ * ```ts ignore
+ * import { findNvcc } from "./build.ts";
+ * console.log(findNvcc() ?? "no nvcc");
+ * ```
+ */
+export function findNvcc(): string | undefined {
+  const candidates: string[] = [];
+  const env = envGet("NVCC");
+  if (env) candidates.push(env);
+  const home = envGet("CUDA_HOME");
+  if (home) candidates.push(`${home}/bin/nvcc`);
+  candidates.push("/usr/local/cuda/bin/nvcc");
+  for (const d of (envGet("PATH") ?? "/usr/bin:/bin").split(":").filter(Boolean)) {
+    candidates.push(`${d}/nvcc`);
+  }
+  return candidates.find(isFile);
+}
+
+/**
+ * Compiles each `.cu` file of {@link PTX_SOURCES} (or `sources`) to a `.ptx`
+ * beside it with `nvcc --ptx -arch=`{@link PTX_ARCH}, and returns the PTX
+ * paths. The PTX is committed, so machines without nvcc use it as shipped.
+ * Throws FfiError UNAVAILABLE when nvcc is missing, INTERNAL when it fails.
+ *
+ * @example
+ * ```ts ignore
+ * import { buildPtx } from "./build.ts";
+ * console.log(buildPtx()); // [".../examples/kernels/saxpy.ptx"]
+ * ```
+ */
+export function buildPtx(sources: readonly (string | URL)[] = PTX_SOURCES): string[] {
+  const nvcc = findNvcc();
+  if (!nvcc) {
+    throw new FfiError(
+      ErrorCode.UNAVAILABLE,
+      "nvcc not found ($NVCC, $CUDA_HOME/bin, /usr/local/cuda/bin, PATH): the shipped PTX is used as is",
+    );
+  }
+  const outputs: string[] = [];
+  for (const src of sources.map(toUrl)) {
+    const out = src.pathname.replace(/\.cu$/, ".ptx");
+    const args = ["--ptx", `-arch=${PTX_ARCH}`, "-O3", "-o", out, src.pathname];
+    let result: Deno.CommandOutput;
+    try {
+      result = new Deno.Command(nvcc, { args, stdout: "piped", stderr: "piped" }).outputSync();
+    } catch (e) {
+      return permissionError(e, `running ${nvcc}`, "--allow-run");
+    }
+    if (!result.success) {
+      throw new FfiError(
+        ErrorCode.INTERNAL,
+        `nvcc failed (${nvcc} ${args.join(" ")}):\n${new TextDecoder().decode(result.stderr)}`,
+      );
+    }
+    outputs.push(out);
+  }
+  return outputs;
+}
+
 if (import.meta.main) {
-  console.log(nativeLibraryPath());
+  if (Deno.args.includes("--ptx")) { for (const p of buildPtx()) console.log(p); }
+  else console.log(nativeLibraryPath());
 }

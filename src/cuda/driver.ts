@@ -17,6 +17,8 @@ export type CudaDriver = Deno.DynamicLibrary<CudaSymbols>["symbols"];
 export const CUDA_DRIVER_LIBRARY = "libcuda.so.1";
 
 let library: Deno.DynamicLibrary<CudaSymbols> | undefined;
+/** Every driver library opened, by path: kept open for the process's life. */
+const openedLibraries = new Map<string, Deno.DynamicLibrary<CudaSymbols>>();
 let loadError: FfiError | undefined;
 let initError: FfiError | undefined;
 let initialized = false;
@@ -50,8 +52,11 @@ function open(): Deno.DynamicLibrary<CudaSymbols> {
   if (library) return library;
   if (loadError) throw loadError;
   const path = driverPath();
+  const known = openedLibraries.get(path);
+  if (known) return library = known;
   try {
     library = Deno.dlopen(path, CUDA_SYMBOLS);
+    openedLibraries.set(path, library);
     return library;
   } catch (e) {
     const msg = (e as Error).message;
@@ -235,11 +240,12 @@ export function _handle(value: bigint): Deno.PointerValue {
 }
 
 /**
- * Opens the driver from another path, forgetting any earlier load. Used by
- * tests (a stand-in driver library) and by tools; not for normal use.
+ * Opens the driver from another path (undefined: the default) on next use,
+ * forgetting any earlier load. Used by tests (a stand-in driver library);
+ * not for normal use. The earlier library stays loaded: unloading a driver
+ * that has started threads is not safe.
  */
 export function _useDriverLibrary(path: string | undefined): void {
-  library?.close();
   library = undefined;
   loadError = undefined;
   initError = undefined;
