@@ -303,6 +303,9 @@ CUresult cuModuleLoadDataEx(Handle *m, const void *image, unsigned n, int *opts,
   *m = mod;
   return OK;
 }
+CUresult cuModuleLoadData(Handle *m, const void *image) {
+  return cuModuleLoadDataEx(m, image, 0, NULL, NULL);
+}
 CUresult cuModuleUnload(Handle m) { free(m); return OK; }
 CUresult cuModuleGetFunction(Handle *f, Handle m, const char *name) {
   struct module *mod = m;

@@ -83,6 +83,7 @@ function open(): Deno.DynamicLibrary<CudaSymbols> {
  * when CUDA cannot be used.
  */
 export function _driver(): CudaDriver {
+  if (initialized) return library!.symbols;
   const lib = open();
   if (initialized) return lib.symbols;
   if (initError) throw initError;

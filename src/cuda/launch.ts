@@ -199,6 +199,8 @@ export class _ArgPack {
   #view = new DataView(this.#store);
   /** The `void** kernelParams` array. */
   params: BigUint64Array<ArrayBuffer> = new BigUint64Array(0);
+  /** Its address, passed to `cuLaunchKernel`. */
+  paramsPointer: Deno.PointerValue = null;
 
   constructor(signature?: readonly ScalarType[]) {
     this.#signature = signature;
@@ -212,6 +214,7 @@ export class _ArgPack {
     this.params = new BigUint64Array(new ArrayBuffer(bytes), 0, n);
     const base = Deno.UnsafePointer.value(Deno.UnsafePointer.of(this.#store));
     for (let i = 0; i < n; i++) this.params[i] = base + BigInt(i * SLOT);
+    this.paramsPointer = Deno.UnsafePointer.of(this.params);
     this.#capacity = n;
   }
 
@@ -321,8 +324,11 @@ export class _ArgPack {
 
 function dim(d: Dim3, k: 0 | 1 | 2, what: string): number {
   let v: number | undefined;
-  if (typeof d === "number") v = k === 0 ? d : 1;
-  else if (Array.isArray(d)) v = d[k] ?? 1;
+  if (typeof d === "number") {
+    if (k !== 0) return 1;
+    if (d >= 1 && d <= U32_MAX && (d >>> 0) === d) return d;
+    v = d;
+  } else if (Array.isArray(d)) v = d[k] ?? 1;
   else throw invalid(`${what} must be a number or [x, y?, z?]`);
   if (!Number.isInteger(v) || v < 1 || v > U32_MAX) {
     throw invalid(`${what} dimension ${"xyz"[k]} must be a positive integer, got ${v}`);
@@ -368,7 +374,7 @@ export function launch(kernel: Kernel, config: LaunchConfig, ...args: KernelArg[
   const pack = kernel._args;
   pack.pack(args);
   _check(
-    fn(handle, gx, gy, gz, bx, by, bz, shared, stream, pack.params, null),
+    fn(handle, gx, gy, gz, bx, by, bz, shared, stream, pack.paramsPointer, null),
     "cuLaunchKernel",
   );
 }

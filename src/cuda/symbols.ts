@@ -88,7 +88,7 @@ export const CUDA_SYMBOLS = {
       "u32",
       "u32",
       "pointer",
-      "buffer",
+      "pointer",
       "pointer",
     ],
     result: r,
