@@ -23,6 +23,8 @@ let loadError: FfiError | undefined;
 let initError: FfiError | undefined;
 let initialized = false;
 let pathOverride: string | undefined;
+/** Bumped when {@link _useDriverLibrary} switches libraries: cached symbols are stale. */
+export let _driverGeneration = 0;
 
 /**
  * Scratch memory for out-parameters, allocated once (256 bytes, so it lives
@@ -247,6 +249,7 @@ export function _handle(value: bigint): Deno.PointerValue {
  * that has started threads is not safe.
  */
 export function _useDriverLibrary(path: string | undefined): void {
+  _driverGeneration++;
   library = undefined;
   loadError = undefined;
   initError = undefined;

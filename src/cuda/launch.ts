@@ -6,9 +6,8 @@
  */
 import { ErrorCode } from "../abi/enums.ts";
 import { FfiError } from "../errors.ts";
-import { _check, _sym } from "./driver.ts";
+import { _check, _driverGeneration, _sym } from "./driver.ts";
 import { DeviceMemory } from "./memory.ts";
-import type { Kernel } from "./module.ts";
 import { _streamHandle, type Stream } from "./stream.ts";
 
 /** Kernel parameter types: C scalars and pointers (`T*` is `"pointer"`). */
@@ -336,30 +335,21 @@ function dim(d: Dim3, k: 0 | 1 | 2, what: string): number {
   return v;
 }
 
-/**
- * Launches `kernel` (`cuLaunchKernel`) with `config` and `args`. The launch
- * is queued on the stream: synchronise it (or copy back synchronously) to
- * see the results. Launch errors carry the CUDA error name and text.
- *
- * @example
- * ```ts ignore
- * import { DeviceMemory, init, launch, Module } from "@deno-xla/ffi/cuda";
- * using _ctx = init();
- * using mod = Module.load(Deno.readTextFileSync("examples/kernels/saxpy.ptx"));
- * const saxpy = mod.kernel("saxpy", ["f32", "pointer", "pointer", "i32"]);
- * const n = 1024;
- * using x = DeviceMemory.alloc(n * 4);
- * using y = DeviceMemory.alloc(n * 4);
- * x.fill32(0x3f800000); // 1.0f
- * y.fill32(0x40000000); // 2.0f
- * launch(saxpy, { grid: Math.ceil(n / 256), block: 256 }, 3, x, y, n);
- * const out = new Float32Array(n);
- * y.copyToHost(out); // every element is 3 * 1 + 2 = 5
- * ```
- */
-export function launch(kernel: Kernel, config: LaunchConfig, ...args: KernelArg[]): void {
-  const fn = _sym("cuLaunchKernel");
-  const handle = kernel.handle;
+let launchFn: ReturnType<typeof _sym<"cuLaunchKernel">> | undefined;
+let launchGeneration = -1;
+
+/** Validates `config`, packs `args` into `pack` and calls `cuLaunchKernel`. */
+export function _launch(
+  handle: Deno.PointerValue,
+  pack: _ArgPack,
+  config: LaunchConfig,
+  args: readonly KernelArg[],
+): void {
+  let fn = launchFn;
+  if (fn === undefined || launchGeneration !== _driverGeneration) {
+    fn = launchFn = _sym("cuLaunchKernel");
+    launchGeneration = _driverGeneration;
+  }
   const gx = dim(config.grid, 0, "grid");
   const gy = dim(config.grid, 1, "grid");
   const gz = dim(config.grid, 2, "grid");
@@ -371,7 +361,6 @@ export function launch(kernel: Kernel, config: LaunchConfig, ...args: KernelArg[
     throw invalid(`sharedMem must be a non-negative integer byte count, got ${shared}`);
   }
   const stream = _streamHandle(config.stream);
-  const pack = kernel._args;
   pack.pack(args);
   _check(
     fn(handle, gx, gy, gz, bx, by, bz, shared, stream, pack.paramsPointer, null),

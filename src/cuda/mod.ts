@@ -31,6 +31,8 @@
  *
  * @module
  */
+export { ErrorCode } from "../abi/enums.ts";
+export { FfiError } from "../errors.ts";
 export {
   CUDA_DRIVER_LIBRARY,
   cudaAvailable,
@@ -42,7 +44,7 @@ export { Context, init } from "./context.ts";
 export { DeviceMemory, type HostBuffer } from "./memory.ts";
 export { Stream } from "./stream.ts";
 export { Event } from "./event.ts";
-export { Kernel, Module } from "./module.ts";
+export { Kernel, launch, Module } from "./module.ts";
 export {
   type Dim3,
   f32,
@@ -50,7 +52,6 @@ export {
   i32,
   i64,
   type KernelArg,
-  launch,
   type LaunchConfig,
   ptr,
   Scalar,

@@ -6,7 +6,7 @@
 import { ErrorCode } from "../abi/enums.ts";
 import { FfiError } from "../errors.ts";
 import { _check, _closedError, _cudaError, _handle, _out32, _out64, _sym } from "./driver.ts";
-import { _ArgPack, type KernelArg, launch, type LaunchConfig, type ScalarType } from "./launch.ts";
+import { _ArgPack, _launch, type KernelArg, type LaunchConfig, type ScalarType } from "./launch.ts";
 
 /** `CU_JIT_ERROR_LOG_BUFFER`, `CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES`. */
 const JIT_ERROR_LOG_BUFFER = 5;
@@ -138,6 +138,8 @@ export class Module {
   }
 }
 
+let packOf: (k: Kernel) => _ArgPack;
+
 /**
  * A kernel (`CUfunction`) of a {@link Module}. Valid while its module is
  * open. Each kernel keeps one argument block, reused by every launch.
@@ -158,8 +160,11 @@ export class Kernel {
   /** Parameter types given to {@link Module.kernel}, if any. */
   readonly signature: readonly ScalarType[] | undefined;
   #handle: Deno.PointerValue;
-  /** The reused argument block (internal). */
-  readonly _args: _ArgPack;
+  #args: _ArgPack;
+
+  static {
+    packOf = (k) => k.#args;
+  }
 
   /** Made by {@link Module.kernel}. */
   constructor(
@@ -172,7 +177,7 @@ export class Kernel {
     this.name = name;
     this.#handle = handle;
     this.signature = signature ? [...signature] : undefined;
-    this._args = new _ArgPack(this.signature);
+    this.#args = new _ArgPack(this.signature);
   }
 
   /** The `CUfunction` handle; FfiError FAILED_PRECONDITION once the module is closed. */
@@ -187,8 +192,56 @@ export class Kernel {
     return _out32[0]!;
   }
 
-  /** Launches the kernel: same as {@link launch}(this, config, ...args). */
+  /**
+   * Launches the kernel (`cuLaunchKernel`) with `config` and `args`; the
+   * same as `launch(this, config, ...args)`.
+   */
   launch(config: LaunchConfig, ...args: KernelArg[]): void {
-    launch(this, config, ...args);
+    _launch(this.handle, this.#args, config, args);
   }
+
+  /**
+   * Launches the kernel with the arguments in an array: no per-call
+   * allocation when the caller reuses the array (and the config).
+   *
+   * @example
+   * ```ts ignore
+   * import { DeviceMemory, Kernel } from "@deno-xla/ffi/cuda";
+   * declare const saxpy: Kernel, x: DeviceMemory, y: DeviceMemory;
+   * const config = { grid: 4, block: 256 };
+   * const args = [2, x, y, 1024];
+   * for (let i = 0; i < 10; i++) {
+   *   args[0] = i;
+   *   saxpy.launchArgs(config, args);
+   * }
+   * ```
+   */
+  launchArgs(config: LaunchConfig, args: readonly KernelArg[]): void {
+    _launch(this.handle, this.#args, config, args);
+  }
+}
+
+/**
+ * Launches `kernel` (`cuLaunchKernel`) with `config` and `args`. The launch
+ * is queued on the stream: synchronise it (or copy back synchronously) to
+ * see the results. Launch errors carry the CUDA error name and text.
+ *
+ * @example
+ * ```ts ignore
+ * import { DeviceMemory, init, launch, Module } from "@deno-xla/ffi/cuda";
+ * using _ctx = init();
+ * using mod = Module.load(Deno.readTextFileSync("examples/kernels/saxpy.ptx"));
+ * const saxpy = mod.kernel("saxpy", ["f32", "pointer", "pointer", "i32"]);
+ * const n = 1024;
+ * using x = DeviceMemory.alloc(n * 4);
+ * using y = DeviceMemory.alloc(n * 4);
+ * x.fill32(0x3f800000); // 1.0f
+ * y.fill32(0x40000000); // 2.0f
+ * launch(saxpy, { grid: Math.ceil(n / 256), block: 256 }, 3, x, y, n);
+ * const out = new Float32Array(n);
+ * y.copyToHost(out); // every element is 3 * 1 + 2 = 5
+ * ```
+ */
+export function launch(kernel: Kernel, config: LaunchConfig, ...args: KernelArg[]): void {
+  _launch(kernel.handle, packOf(kernel), config, args);
 }
