@@ -248,6 +248,16 @@ export const PTX_SOURCES: readonly string[] = ["examples/kernels/saxpy.cu"];
 export const PTX_ARCH = "compute_75";
 
 /**
+ * The PTX ISA version the shipped PTX declares. nvcc writes its own newest
+ * ISA (9.0 for CUDA 13), which only drivers of that CUDA release can JIT;
+ * the example kernels use only instructions of ISA 7.0, so declaring 7.0
+ * lets drivers from CUDA 11.0 on load them. A kernel that needs newer
+ * instructions fails to load with CUDA_ERROR_INVALID_PTX: then pass
+ * `isaVersion: null` to {@link buildPtx} to keep nvcc's version.
+ */
+export const PTX_ISA_VERSION = "7.0";
+
+/**
  * Finds `nvcc`: `$NVCC`, `$CUDA_HOME/bin/nvcc`, `/usr/local/cuda/bin/nvcc`,
  * then `PATH`. Returns undefined when there is none.
  *
@@ -272,8 +282,9 @@ export function findNvcc(): string | undefined {
 
 /**
  * Compiles each `.cu` file of {@link PTX_SOURCES} (or `sources`) to a `.ptx`
- * beside it with `nvcc --ptx -arch=`{@link PTX_ARCH}, and returns the PTX
- * paths. The PTX is committed, so machines without nvcc use it as shipped.
+ * beside it with `nvcc --ptx -arch=`{@link PTX_ARCH}, declares the PTX ISA
+ * version `options.isaVersion` (default {@link PTX_ISA_VERSION}; `null`
+ * keeps nvcc's), and returns the PTX paths. The PTX is committed, so machines without nvcc use it as shipped.
  * Throws FfiError UNAVAILABLE when nvcc is missing, INTERNAL when it fails.
  *
  * @example
@@ -282,7 +293,11 @@ export function findNvcc(): string | undefined {
  * console.log(buildPtx()); // [".../examples/kernels/saxpy.ptx"]
  * ```
  */
-export function buildPtx(sources: readonly (string | URL)[] = PTX_SOURCES): string[] {
+export function buildPtx(
+  sources: readonly (string | URL)[] = PTX_SOURCES,
+  options: { isaVersion?: string | null } = {},
+): string[] {
+  const isa = options.isaVersion === undefined ? PTX_ISA_VERSION : options.isaVersion;
   const nvcc = findNvcc();
   if (!nvcc) {
     throw new FfiError(
@@ -305,6 +320,14 @@ export function buildPtx(sources: readonly (string | URL)[] = PTX_SOURCES): stri
         ErrorCode.INTERNAL,
         `nvcc failed (${nvcc} ${args.join(" ")}):\n${new TextDecoder().decode(result.stderr)}`,
       );
+    }
+    if (isa !== null) {
+      const ptx = Deno.readTextFileSync(out);
+      const m = /^\.version (\d+\.\d+)$/m.exec(ptx);
+      if (m && m[1] !== isa) {
+        const note = `// build.ts: .version lowered from ${m[1]} to ${isa} (PTX_ISA_VERSION)\n`;
+        Deno.writeTextFileSync(out, note + ptx.replace(m[0], `.version ${isa}`));
+      }
     }
     outputs.push(out);
   }

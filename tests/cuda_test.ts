@@ -10,7 +10,7 @@
  *   bindings' marshalling and error plumbing are exercised for real.
  */
 import assert from "node:assert/strict";
-import { buildSharedLibrary, findCompiler } from "../build.ts";
+import { buildPtx, buildSharedLibrary, findCompiler, findNvcc } from "../build.ts";
 import { ErrorCode } from "../src/abi/enums.ts";
 import { FfiError } from "../src/errors.ts";
 import { _useDriverLibrary } from "../src/cuda/driver.ts";
@@ -565,6 +565,61 @@ Deno.test({
       ErrorCode.INVALID_ARGUMENT,
       /NVRTC_ERROR_COMPILATION \(nvrtcCompileProgram\):\n.*bad\.cu/,
     );
+  },
+});
+
+// --- The shipped PTX ----------------------------------------------------------------
+
+const nvcc = findNvcc();
+const ptxas = (() => {
+  const p = nvcc?.replace(/nvcc$/, "ptxas");
+  try {
+    return p && Deno.statSync(p).isFile ? p : undefined;
+  } catch {
+    return undefined;
+  }
+})();
+
+Deno.test({
+  name: "the shipped PTX assembles for Turing and Hopper (ptxas)",
+  ignore: !ptxas,
+  fn() {
+    const dir = Deno.makeTempDirSync();
+    try {
+      for (const arch of ["sm_75", "sm_90"]) {
+        const out = new Deno.Command(ptxas!, {
+          args: [`-arch=${arch}`, PTX_URL.pathname, "-o", `${dir}/saxpy_${arch}.cubin`],
+          stdout: "piped",
+          stderr: "piped",
+        }).outputSync();
+        assert.ok(out.success, new TextDecoder().decode(out.stderr));
+      }
+    } finally {
+      Deno.removeSync(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "buildPtx regenerates the shipped PTX from saxpy.cu",
+  ignore: !nvcc,
+  fn() {
+    const dir = Deno.makeTempDirSync();
+    try {
+      const cu = `${dir}/saxpy.cu`;
+      Deno.copyFileSync(new URL("../examples/kernels/saxpy.cu", import.meta.url), cu);
+      const [out] = buildPtx([new URL(`file://${cu}`)]);
+      const fresh = Deno.readTextFileSync(out!);
+      const shipped = Deno.readTextFileSync(PTX_URL);
+      assert.match(fresh, /^\.version 7\.0$/m);
+      assert.match(fresh, /\.visible \.entry saxpy\(/);
+      // Same toolkit release: the same text. Another release: same entries.
+      const release = (t: string) => /Cuda compilation tools, (.*)/.exec(t)?.[1];
+      if (release(fresh) === release(shipped)) assert.equal(fresh, shipped);
+      else assert.match(shipped, /\.visible \.entry saxpy\(/);
+    } finally {
+      Deno.removeSync(dir, { recursive: true });
+    }
   },
 });
 
