@@ -14,7 +14,7 @@ import { buildPtx, buildSharedLibrary, findCompiler, findNvcc } from "../build.t
 import { ErrorCode } from "../src/abi/enums.ts";
 import { FfiError } from "../src/errors.ts";
 import { _useDriverLibrary } from "../src/cuda/driver.ts";
-import { _resetNvrtcSearch } from "../src/cuda/nvrtc.ts";
+import { _resetNvrtcSearch, _useNvrtcLibrary } from "../src/cuda/nvrtc.ts";
 import {
   compileToPtx,
   Context,
@@ -33,6 +33,7 @@ import {
   Module,
   nvrtcAvailable,
   nvrtcSearchPath,
+  nvrtcVersion,
   ptr,
   Stream,
 } from "../src/cuda/mod.ts";
@@ -60,6 +61,14 @@ try {
   console.log(`stand-in driver tests skipped: ${standinReason}`);
 }
 
+let nvrtcStandinPath: string | undefined;
+if (standinPath) {
+  nvrtcStandinPath = buildSharedLibrary({
+    name: "nvrtc_standin",
+    sources: ["native/tests/nvrtc_standin.c"],
+  });
+}
+
 /** Test hooks of the stand-in library (same loaded copy the bindings use). */
 const standin = standinPath
   ? Deno.dlopen(standinPath, {
@@ -71,11 +80,19 @@ const standin = standinPath
   : undefined;
 
 if (standinPath) {
-  // Open it once outside any test, so no test sees a new resource.
+  // Open them once outside any test, so no test sees a new resource.
   _useDriverLibrary(standinPath);
   assert.ok(cudaAvailable());
   _useDriverLibrary(undefined);
+  _useNvrtcLibrary(nvrtcStandinPath);
+  assert.ok(nvrtcAvailable());
+  _useNvrtcLibrary(undefined);
 }
+const nvrtcStandin = nvrtcStandinPath
+  ? Deno.dlopen(nvrtcStandinPath, {
+    standin_nvrtc_destroyed: { parameters: [], result: "i32" },
+  }).symbols
+  : undefined;
 
 function onStandin(fn: () => void): () => void {
   return () => {
@@ -565,6 +582,42 @@ Deno.test({
       ErrorCode.INVALID_ARGUMENT,
       /NVRTC_ERROR_COMPILATION \(nvrtcCompileProgram\):\n.*bad\.cu/,
     );
+  },
+});
+
+Deno.test({
+  name: "stand-in NVRTC: source, name and options reach the library; the log comes back",
+  ignore: !nvrtcStandinPath,
+  fn() {
+    _useNvrtcLibrary(nvrtcStandinPath);
+    try {
+      const destroyed = nvrtcStandin!.standin_nvrtc_destroyed();
+      const options = [
+        "--gpu-architecture=compute_90",
+        "-default-device",
+        "-DN=" + "9".repeat(300),
+      ];
+      const src = 'extern "C" __global__ void k(float* x) { x[0] = N; }';
+      const out = compileToPtx(src, { name: "k.cu", options });
+      assert.equal(out, `// program k.cu\n// options ${options.join(" ")}\n${src}`);
+      assert.equal(compileToPtx("x"), "// program kernel.cu\n// options\nx");
+      throwsCode(
+        () => compileToPtx("#error no", { name: "bad.cu" }),
+        ErrorCode.INVALID_ARGUMENT,
+        /^NVRTC_ERROR_COMPILATION \(nvrtcCompileProgram\):\nbad\.cu\(1\): error: #error directive/,
+      );
+      throwsCode(
+        () => compileToPtx("x", { options: ["bad-option"] }),
+        ErrorCode.INVALID_ARGUMENT,
+        /^NVRTC_ERROR_INVALID_OPTION \(nvrtcCompileProgram\)$/,
+      );
+      // Every program was destroyed, failed ones included.
+      assert.equal(nvrtcStandin!.standin_nvrtc_destroyed(), destroyed + 4);
+      const v = nvrtcVersion();
+      assert.deepEqual([v.major, v.minor, v.path], [12, 4, nvrtcStandinPath]);
+    } finally {
+      _useNvrtcLibrary(undefined);
+    }
   },
 });
 

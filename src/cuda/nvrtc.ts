@@ -29,6 +29,9 @@ type Nvrtc = Deno.DynamicLibrary<typeof NVRTC_SYMBOLS>;
 let lib: Nvrtc | undefined;
 let libPath: string | undefined;
 let failure: FfiError | undefined;
+let override: string | undefined;
+/** Libraries opened by path, kept open for the process's life. */
+const opened = new Map<string, Nvrtc>();
 
 const NAME = /^libnvrtc\.so(\.[0-9]+)*$/;
 
@@ -113,7 +116,8 @@ export function nvrtcSearchPath(): string[] {
 
 function tryOpen(path: string, errors: string[]): Nvrtc | undefined {
   try {
-    const l = Deno.dlopen(path, NVRTC_SYMBOLS);
+    const l = opened.get(path) ?? Deno.dlopen(path, NVRTC_SYMBOLS);
+    opened.set(path, l);
     libPath = path;
     return l;
   } catch (e) {
@@ -134,6 +138,10 @@ function open(): Nvrtc {
   if (failure) throw failure;
   const looked: string[] = [];
   const errors: string[] = [];
+  if (override !== undefined) {
+    if ((lib = tryOpen(override, errors))) return lib;
+    throw new FfiError(ErrorCode.UNAVAILABLE, `Cannot load NVRTC: ${errors.join("; ")}`);
+  }
   const explicit = env("XLA_FFI_DENO_NVRTC");
   if (explicit) {
     let files = [explicit];
@@ -245,9 +253,18 @@ export function compileToPtx(source: string, options: CompileOptions = {}): stri
   );
   const handle = Deno.UnsafePointer.create(prog[0]!);
   try {
+    // All option strings in one block of at least 256 bytes: outside the JS
+    // heap, so the addresses in the table stay valid until the call.
     const opts = (options.options ?? []).map(cstr);
+    const block = new Uint8Array(Math.max(256, opts.reduce((n, o) => n + o.length, 0)));
+    const base = Deno.UnsafePointer.value(Deno.UnsafePointer.of(block));
     const table = new BigUint64Array(Math.max(1, opts.length));
-    opts.forEach((o, i) => table[i] = Deno.UnsafePointer.value(Deno.UnsafePointer.of(o)));
+    let at = 0;
+    opts.forEach((o, i) => {
+      block.set(o, at);
+      table[i] = base + BigInt(at);
+      at += o.length;
+    });
     const rc = s.nvrtcCompileProgram(handle, opts.length, table);
     if (rc !== 0) {
       const size = new BigUint64Array(1);
@@ -274,4 +291,15 @@ export function compileToPtx(source: string, options: CompileOptions = {}): stri
 /** Forgets a failed NVRTC search so the next call searches again (tests). */
 export function _resetNvrtcSearch(): void {
   if (!lib) failure = undefined;
+}
+
+/**
+ * Uses the NVRTC library at `path` (undefined: search again) from the next
+ * call on. For tests (a stand-in library); not for normal use.
+ */
+export function _useNvrtcLibrary(path: string | undefined): void {
+  override = path;
+  lib = undefined;
+  libPath = undefined;
+  failure = undefined;
 }
