@@ -955,6 +955,14 @@ export const API_SLOTS_V0_5 = [...API_SLOTS_V0_1, "XLA_FFI_Error_GetCode"] as co
 /** Offset of the first function slot of `XLA_FFI_Api`. */
 const API_FIRST_SLOT = 48;
 
+/** Field names of the `XLA_FFI_Api` header (before the function slots). */
+type _ApiHeader = "struct_size" | "extension_start" | "api_version" | "internal_api";
+
+/** Layout of an `XLA_FFI_Api` version whose function slots are `S`. */
+export type ApiLayout<S extends string> = StructLayout & {
+  readonly fields: Readonly<Record<S | _ApiHeader, FieldLayout>>;
+};
+
 function _apiFields(slots: readonly string[]): Record<string, FieldLayout> {
   const fields: Record<string, FieldLayout> = {
     ...HEADER,
@@ -977,15 +985,13 @@ function _apiFields(slots: readonly string[]): Record<string, FieldLayout> {
  * console.log(API.sizeof, API.fields.XLA_FFI_DeviceOrdinal_Get.offset); // 192 184
  * ```
  */
-export const API: StructLayout & {
-  readonly fields: Readonly<Record<(typeof API_SLOTS_V0_1)[number], FieldLayout>>;
-} = {
+export const API: ApiLayout<(typeof API_SLOTS_V0_1)[number]> = {
   name: "XLA_FFI_Api",
   sizeof: 192,
   structSize: 192,
   structSizeField: "XLA_FFI_DeviceOrdinal_Get",
   version: "0.1",
-  fields: _apiFields(API_SLOTS_V0_1) as Record<(typeof API_SLOTS_V0_1)[number], FieldLayout>,
+  fields: _apiFields(API_SLOTS_V0_1) as ApiLayout<(typeof API_SLOTS_V0_1)[number]>["fields"],
 };
 
 /**
@@ -997,15 +1003,13 @@ export const API: StructLayout & {
  * console.log(API_V0_5.sizeof, API_V0_5.fields.XLA_FFI_Error_GetCode.offset); // 200 192
  * ```
  */
-export const API_V0_5: StructLayout & {
-  readonly fields: Readonly<Record<(typeof API_SLOTS_V0_5)[number], FieldLayout>>;
-} = {
+export const API_V0_5: ApiLayout<(typeof API_SLOTS_V0_5)[number]> = {
   name: "XLA_FFI_Api_V0_5",
   sizeof: 200,
   structSize: 200,
   structSizeField: "XLA_FFI_Error_GetCode",
   version: "0.5",
-  fields: _apiFields(API_SLOTS_V0_5) as Record<(typeof API_SLOTS_V0_5)[number], FieldLayout>,
+  fields: _apiFields(API_SLOTS_V0_5) as ApiLayout<(typeof API_SLOTS_V0_5)[number]>["fields"],
 };
 
 /**
