@@ -73,7 +73,14 @@ export {
   TYPE_INFO_V0_2,
   TYPE_REGISTER_ARGS_V0_2,
 } from "./src/abi/layout.ts";
-export type { ApiLayout, FieldLayout, FieldType, StructLayout } from "./src/abi/layout.ts";
+export type {
+  ApiHeaderField,
+  ApiLayout,
+  EmbeddedLayouts,
+  FieldLayout,
+  FieldType,
+  StructLayout,
+} from "./src/abi/layout.ts";
 export {
   READ_LIMITS,
   readApi,

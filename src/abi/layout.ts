@@ -956,11 +956,11 @@ export const API_SLOTS_V0_5 = [...API_SLOTS_V0_1, "XLA_FFI_Error_GetCode"] as co
 const API_FIRST_SLOT = 48;
 
 /** Field names of the `XLA_FFI_Api` header (before the function slots). */
-type _ApiHeader = "struct_size" | "extension_start" | "api_version" | "internal_api";
+export type ApiHeaderField = "struct_size" | "extension_start" | "api_version" | "internal_api";
 
 /** Layout of an `XLA_FFI_Api` version whose function slots are `S`. */
 export type ApiLayout<S extends string> = StructLayout & {
-  readonly fields: Readonly<Record<S | _ApiHeader, FieldLayout>>;
+  readonly fields: Readonly<Record<S | ApiHeaderField, FieldLayout>>;
 };
 
 function _apiFields(slots: readonly string[]): Record<string, FieldLayout> {
@@ -1071,3 +1071,15 @@ export const LAYOUTS: Readonly<Record<string, StructLayout>> = Object.freeze(
     ].map((l) => [l.name, l]),
   ),
 );
+
+/** The layouts of the structs that are embedded in other structs, by C name. */
+export type EmbeddedLayouts = {
+  XLA_FFI_Api_Version: typeof API_VERSION;
+  XLA_FFI_Handler_Bundle: typeof HANDLER_BUNDLE;
+  XLA_FFI_Extension_Base: typeof EXTENSION_BASE;
+  XLA_FFI_Args: typeof ARGS;
+  XLA_FFI_Rets: typeof RETS;
+  XLA_FFI_Attrs: typeof ATTRS;
+  XLA_FFI_ByteSpan: typeof BYTE_SPAN;
+  XLA_FFI_TypeId: typeof TYPE_ID;
+};

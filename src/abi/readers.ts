@@ -41,6 +41,7 @@ import {
   DEVICE_MEMORY_ALLOCATE_ARGS,
   DEVICE_MEMORY_FREE_ARGS,
   DEVICE_ORDINAL_GET_ARGS,
+  type EmbeddedLayouts,
   ERROR_CREATE_ARGS,
   ERROR_DESTROY_ARGS,
   ERROR_GET_CODE_ARGS,
@@ -86,7 +87,18 @@ import {
  * console.log(READ_LIMITS.maxRank); // 1024
  * ```
  */
-export const READ_LIMITS = Object.freeze({
+export const READ_LIMITS: Readonly<{
+  /** Largest buffer rank. */
+  maxRank: number;
+  /** Most arguments, results or attributes in one list. */
+  maxCount: number;
+  /** Most elements of an array attribute. */
+  maxArrayElements: number;
+  /** Longest string or name, in bytes. */
+  maxStringBytes: number;
+  /** Deepest dictionary nesting. */
+  maxDepth: number;
+}> = Object.freeze({
   maxRank: 1024,
   maxCount: 65536,
   maxArrayElements: 16 * 1024 * 1024,
@@ -106,7 +118,6 @@ const NESTED = {
   XLA_FFI_Rets: RETS,
   XLA_FFI_Attrs: ATTRS,
 } as const;
-type _Nested = typeof NESTED;
 
 /** The JS value a field of C type `T` reads as. */
 export type FieldValue<T extends FieldType, K = string> = K extends "struct_size" ? number
@@ -114,7 +125,7 @@ export type FieldValue<T extends FieldType, K = string> = K extends "struct_size
   : T extends "int32" | "uint32" | "enum" ? number
   : T extends "ptr" | "fnptr" ? Deno.PointerValue
   : T extends "XLA_FFI_ByteSpan" ? string
-  : T extends keyof _Nested ? StructValue<_Nested[T]>
+  : T extends keyof EmbeddedLayouts ? StructValue<EmbeddedLayouts[T]>
   : never;
 
 /**

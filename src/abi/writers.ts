@@ -29,6 +29,7 @@ import {
   DEVICE_MEMORY_ALLOCATE_ARGS,
   DEVICE_MEMORY_FREE_ARGS,
   DEVICE_ORDINAL_GET_ARGS,
+  type EmbeddedLayouts,
   ERROR_CREATE_ARGS,
   ERROR_DESTROY_ARGS,
   ERROR_GET_CODE_ARGS,
@@ -78,14 +79,13 @@ const NESTED = {
   XLA_FFI_ByteSpan: BYTE_SPAN,
   XLA_FFI_TypeId: TYPE_ID,
 } as const;
-type _Nested = typeof NESTED;
 
 /** What a writer accepts for a field of C type `T`. */
 export type FieldInput<T extends FieldType> = T extends "size_t" | "int64" ? bigint | number
   : T extends "int32" | "uint32" | "enum" ? number
   : T extends "ptr" | "fnptr" ? PointerInput
   : T extends "XLA_FFI_TypeId" ? bigint | number
-  : T extends keyof _Nested ? StructInput<_Nested[T]>
+  : T extends keyof EmbeddedLayouts ? StructInput<EmbeddedLayouts[T]>
   : never;
 
 /** The fields a writer accepts for a struct: all optional (zero / null when left out). */
