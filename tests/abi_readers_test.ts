@@ -248,7 +248,7 @@ Deno.test("readers reject broken frames with INVALID_ARGUMENT and XLA-shaped mes
     [8, /^Unexpected XLA_FFI_DataType value 14 in XLA_FFI_Buffer$/],
     [
       9,
-      /^Unexpected XLA_FFI_Buffer size: expected 48 got 16\. Check installed software versions\.$/,
+      /^Unexpected XLA_FFI_Buffer size: expected at least 48 got 16\. Check installed software versions\.$/,
     ],
     [10, /^Unexpected null XLA_FFI_Args types pointer$/],
     [11, /^Unexpected XLA_FFI_AttrType value 9 in XLA_FFI_Attrs attribute 0$/],
@@ -256,7 +256,7 @@ Deno.test("readers reject broken frames with INVALID_ARGUMENT and XLA-shaped mes
     [13, /^Unexpected array size in XLA_FFI_Array: expected 0\.\.16777216 got 1099511627776$/],
     [
       14,
-      /^Unexpected XLA_FFI_Attrs size: expected 48 got 8\. Check installed software versions\.$/,
+      /^Unexpected XLA_FFI_Attrs size: expected at least 48 got 8\. Check installed software versions\.$/,
     ],
     [
       15,
@@ -301,9 +301,12 @@ Deno.test("readers reject null pointers and short structs", () => {
   const p = Deno.UnsafePointer.of(mem);
   assert.throws(
     () => readErrorCreateArgs(p),
-    invalid(/^Unexpected XLA_FFI_Error_Create_Args size: expected 28 got 27\./),
+    invalid(/^Unexpected XLA_FFI_Error_Create_Args size: expected at least 28 got 27\./),
   );
-  assert.throws(() => readApi(p), invalid(/^Unexpected XLA_FFI_Api size: expected 56 got 27\./));
+  assert.throws(
+    () => readApi(p),
+    invalid(/^Unexpected XLA_FFI_Api size: expected at least 56 got 27\./),
+  );
   mem[0] = 48n;
   mem[3] = 9n; // stage 9
   assert.throws(
@@ -390,4 +393,27 @@ Deno.test("dictionaries nested past the depth limit are rejected", () => {
     () => readAttrs(Deno.UnsafePointer.of(attrs)),
     invalid(/^Unexpected dictionary nesting deeper than 64 levels$/),
   );
+});
+
+Deno.test("a metadata-query frame (zero-size lists, 176-byte struct_size) reads", async () => {
+  const { writeCallFrame, writeMetadata, writeMetadataExtension } = await import(
+    "../src/abi/writers.ts"
+  );
+  const mem = new Uint8Array(176 + 32 + 48);
+  const base = addr(Deno.UnsafePointer.of(mem));
+  writeMetadata(mem, 208, { state_type_id: 0n });
+  writeMetadataExtension(mem, 176, { metadata: base + 208n });
+  writeCallFrame(mem, 0, { struct_size: 176, extension_start: base + 176n, stage: 3 });
+  const frame = readCallFrame(Deno.UnsafePointer.of(mem));
+  assert.equal(frame.struct_size, 176);
+  assert.deepEqual([frame.api, frame.ctx, frame.args, frame.rets, frame.attrs], [
+    null,
+    null,
+    [],
+    [],
+    [],
+  ]);
+  const ext = readMetadataExtension(frame.extension_start);
+  assert.equal(addr(ext.metadata), base + 208n);
+  assert.equal(readMetadata(ext.metadata).struct_size, 36);
 });

@@ -11,7 +11,11 @@
  * for the per-call hot path of a handler.
  *
  * Every reader validates what it reads and throws {@link FfiError} with
- * {@link ErrorCode.INVALID_ARGUMENT} on: a null pointer, a `struct_size`
+ * {@link ErrorCode.INVALID_ARGUMENT} in the message shapes of XLA's `ffi.h`
+ * (e.g. `Unexpected XLA_FFI_Buffer size: expected at least 48 got 16. Check
+ * installed software versions.`; for the call frame, as `ffi.h` words it,
+ * `Unexpected XLA_FFI_CallFrame size: expected 168 got 120. …`, although a
+ * larger frame is accepted) on: a null pointer, a `struct_size`
  * smaller than the layout needs, a negative or too large rank, count or size,
  * and an unknown enum value. The upper limits are {@link READ_LIMITS}; they
  * keep a garbage frame from making a reader allocate gigabytes.
@@ -247,7 +251,9 @@ function _view(ptr: Deno.PointerValue, name: string): Deno.UnsafePointerView {
 function _checkSize(actual: number, expected: number, name: string): void {
   if (actual < expected) {
     throw _invalid(
-      `Unexpected ${name} size: expected ${expected} got ${actual}. Check installed software versions.`,
+      `Unexpected ${name} size: expected ${
+        name === CALL_FRAME.name ? "" : "at least "
+      }${expected} got ${actual}. Check installed software versions.`,
     );
   }
 }
@@ -593,9 +599,24 @@ function _attrsAt(v: Deno.UnsafePointerView, base: number, depth: number): AttrE
  * entries in frame order; dictionaries are read recursively.
  *
  * @example
- * ```ts ignore
- * import { readAttrs } from "@deno-xla/ffi";
- * for (const a of readAttrs(attrsPointer)) console.log(a.name, a.type, a.value);
+ * ```ts
+ * import { AttrType, readAttrs, writeAttrs, writeByteSpan } from "@deno-xla/ffi";
+ * const [name, value] = [new TextEncoder().encode("mode"), new TextEncoder().encode("fast")];
+ * const spans = new Uint8Array(32);
+ * writeByteSpan(spans, 0, { ptr: Deno.UnsafePointer.of(name), len: name.length });
+ * writeByteSpan(spans, 16, { ptr: Deno.UnsafePointer.of(value), len: value.length });
+ * const base = Deno.UnsafePointer.value(Deno.UnsafePointer.of(spans));
+ * const names = new BigUint64Array([base]);
+ * const values = new BigUint64Array([base + 16n]);
+ * const types = new Uint32Array([AttrType.STRING]);
+ * const b = new Uint8Array(48);
+ * writeAttrs(b, 0, {
+ *   size: 1,
+ *   types: Deno.UnsafePointer.of(types),
+ *   names: Deno.UnsafePointer.of(names),
+ *   attrs: Deno.UnsafePointer.of(values),
+ * });
+ * console.log(readAttrs(Deno.UnsafePointer.of(b))); // [ { name: "mode", type: 4, value: "fast" } ]
  * ```
  */
 export function readAttrs(ptr: Deno.PointerValue): AttrEntry[] {
@@ -683,9 +704,15 @@ function _list(
  * Reads an `XLA_FFI_Args`: every argument with its type and buffer.
  *
  * @example
- * ```ts ignore
- * import { readArgs } from "@deno-xla/ffi";
- * for (const a of readArgs(argsPointer)) console.log(a.dtype, a.dims);
+ * ```ts
+ * import { DataType, readArgs, writeArgs, writeBuffer } from "@deno-xla/ffi";
+ * const buffer = new Uint8Array(48);
+ * writeBuffer(buffer, 0, { dtype: DataType.TOKEN });
+ * const types = new Uint32Array([1]); // BUFFER
+ * const ptrs = new BigUint64Array([Deno.UnsafePointer.value(Deno.UnsafePointer.of(buffer))]);
+ * const b = new Uint8Array(40);
+ * writeArgs(b, 0, { size: 1, types: Deno.UnsafePointer.of(types), args: Deno.UnsafePointer.of(ptrs) });
+ * console.log(readArgs(Deno.UnsafePointer.of(b))[0]?.token); // true
  * ```
  */
 export function readArgs(ptr: Deno.PointerValue): ArgValue[] {
@@ -696,9 +723,15 @@ export function readArgs(ptr: Deno.PointerValue): ArgValue[] {
  * Reads an `XLA_FFI_Rets`: every result with its type and buffer.
  *
  * @example
- * ```ts ignore
- * import { readRets } from "@deno-xla/ffi";
- * for (const r of readRets(retsPointer)) console.log(r.dtype, r.dims);
+ * ```ts
+ * import { DataType, readRets, writeBuffer, writeRets } from "@deno-xla/ffi";
+ * const buffer = new Uint8Array(48);
+ * writeBuffer(buffer, 0, { dtype: DataType.F32, data: 0x1000n });
+ * const types = new Uint32Array([1]); // BUFFER
+ * const ptrs = new BigUint64Array([Deno.UnsafePointer.value(Deno.UnsafePointer.of(buffer))]);
+ * const b = new Uint8Array(40);
+ * writeRets(b, 0, { size: 1, types: Deno.UnsafePointer.of(types), rets: Deno.UnsafePointer.of(ptrs) });
+ * console.log(readRets(Deno.UnsafePointer.of(b))[0]?.dtype); // 11
  * ```
  */
 export function readRets(ptr: Deno.PointerValue): RetValue[] {
@@ -711,10 +744,12 @@ export function readRets(ptr: Deno.PointerValue): RetValue[] {
  * The declared struct_size must be at least 168.
  *
  * @example
- * ```ts ignore
- * import { readCallFrame } from "@deno-xla/ffi";
- * const frame = readCallFrame(framePointer);
- * console.log(frame.stage, frame.args.length, frame.attrs.map((a) => a.name));
+ * ```ts
+ * import { ExecutionStage, readCallFrame, writeCallFrame } from "@deno-xla/ffi";
+ * const b = new Uint8Array(176);
+ * writeCallFrame(b, 0, { stage: ExecutionStage.EXECUTE, ctx: 0x10n });
+ * const f = readCallFrame(Deno.UnsafePointer.of(b));
+ * console.log(f.struct_size, f.stage, f.args.length, f.rets.length, f.attrs.length); // 168 3 0 0 0
  * ```
  */
 export function readCallFrame(ptr: Deno.PointerValue): CallFrameValue {
@@ -797,9 +832,12 @@ export function readMetadataExtension(
  * Reads an `XLA_FFI_Extension_Base` (the head of any extension in a chain).
  *
  * @example
- * ```ts ignore
- * import { readExtensionBase } from "@deno-xla/ffi";
- * for (let p = frame.extension_start; p; p = readExtensionBase(p).next) { ... }
+ * ```ts
+ * import { readExtensionBase, writeExtensionBase } from "@deno-xla/ffi";
+ * const b = new Uint8Array(24);
+ * writeExtensionBase(b, 0, { type: 1 });
+ * const a = readExtensionBase(Deno.UnsafePointer.of(b));
+ * console.log(a.struct_size, a.type, a.next); // 24 1 null
  * ```
  */
 export function readExtensionBase(ptr: Deno.PointerValue): StructValue<typeof EXTENSION_BASE> {
@@ -813,10 +851,16 @@ export function readExtensionBase(ptr: Deno.PointerValue): StructValue<typeof EX
  * and the first slot (56 bytes).
  *
  * @example
- * ```ts ignore
- * import { readApi } from "@deno-xla/ffi";
- * const api = readApi(apiPointer);
- * console.log(api.api_version.major_version, api.functions.XLA_FFI_Error_Create);
+ * ```ts
+ * import { readApi, writeApi } from "@deno-xla/ffi";
+ * const b = new Uint8Array(192);
+ * writeApi(b, 0, {
+ *   api_version: { major_version: 0, minor_version: 1 },
+ *   functions: { XLA_FFI_Error_Create: 0x10n },
+ * });
+ * const api = readApi(Deno.UnsafePointer.of(b));
+ * const create = Deno.UnsafePointer.value(api.functions.XLA_FFI_Error_Create!);
+ * console.log(api.api_version.minor_version, Object.keys(api.functions).length, create); // 1 18 16n
  * ```
  */
 export function readApi(ptr: Deno.PointerValue): ApiValue {
@@ -848,9 +892,12 @@ export function readApi(ptr: Deno.PointerValue): ApiValue {
  * Reads an `XLA_FFI_Api_Version`.
  *
  * @example
- * ```ts ignore
- * import { readApiVersion } from "@deno-xla/ffi";
- * const { major_version, minor_version } = readApiVersion(p);
+ * ```ts
+ * import { readApiVersion, writeApiVersion } from "@deno-xla/ffi";
+ * const b = new Uint8Array(24);
+ * writeApiVersion(b, 0, { major_version: 0, minor_version: 1 });
+ * const a = readApiVersion(Deno.UnsafePointer.of(b));
+ * console.log(a.struct_size, a.minor_version); // 24 1
  * ```
  */
 export const readApiVersion = (ptr: Deno.PointerValue): StructValue<typeof API_VERSION> =>
@@ -873,9 +920,12 @@ export const readTypeId = (ptr: Deno.PointerValue): StructValue<typeof TYPE_ID> 
  * Reads an `XLA_FFI_Handler_Bundle` (four stage handler pointers).
  *
  * @example
- * ```ts ignore
- * import { readHandlerBundle } from "@deno-xla/ffi";
- * console.log(readHandlerBundle(p).execute);
+ * ```ts
+ * import { readHandlerBundle, writeHandlerBundle } from "@deno-xla/ffi";
+ * const b = new Uint8Array(32);
+ * writeHandlerBundle(b, 0, { execute: 0x1000n });
+ * const a = readHandlerBundle(Deno.UnsafePointer.of(b));
+ * console.log(Deno.UnsafePointer.value(a.execute), a.prepare); // 4096n null
  * ```
  */
 export const readHandlerBundle = (ptr: Deno.PointerValue): StructValue<typeof HANDLER_BUNDLE> =>
@@ -886,9 +936,12 @@ export const readHandlerBundle = (ptr: Deno.PointerValue): StructValue<typeof HA
  * (a NUL-terminated C string: read it with `Deno.UnsafePointerView.getCString`).
  *
  * @example
- * ```ts ignore
- * import { readErrorCreateArgs } from "@deno-xla/ffi";
- * const { message, errc } = readErrorCreateArgs(p);
+ * ```ts
+ * import { readErrorCreateArgs, writeErrorCreateArgs } from "@deno-xla/ffi";
+ * const b = new Uint8Array(32);
+ * writeErrorCreateArgs(b, 0, { errc: 13 });
+ * const a = readErrorCreateArgs(Deno.UnsafePointer.of(b));
+ * console.log(a.struct_size, a.errc, a.message); // 28 13 null
  * ```
  */
 export const readErrorCreateArgs = (
@@ -899,9 +952,12 @@ export const readErrorCreateArgs = (
  * Reads `XLA_FFI_Error_GetMessage_Args`.
  *
  * @example
- * ```ts ignore
- * import { readErrorGetMessageArgs } from "@deno-xla/ffi";
- * console.log(readErrorGetMessageArgs(p).message);
+ * ```ts
+ * import { readErrorGetMessageArgs, writeErrorGetMessageArgs } from "@deno-xla/ffi";
+ * const b = new Uint8Array(32);
+ * writeErrorGetMessageArgs(b, 0, { error: 0x10n });
+ * const a = readErrorGetMessageArgs(Deno.UnsafePointer.of(b));
+ * console.log(a.struct_size, Deno.UnsafePointer.value(a.error)); // 32 16n
  * ```
  */
 export const readErrorGetMessageArgs = (
@@ -912,9 +968,12 @@ export const readErrorGetMessageArgs = (
  * Reads `XLA_FFI_Error_Destroy_Args`.
  *
  * @example
- * ```ts ignore
- * import { readErrorDestroyArgs } from "@deno-xla/ffi";
- * console.log(readErrorDestroyArgs(p).error);
+ * ```ts
+ * import { readErrorDestroyArgs, writeErrorDestroyArgs } from "@deno-xla/ffi";
+ * const b = new Uint8Array(24);
+ * writeErrorDestroyArgs(b, 0, { error: 0x10n });
+ * const a = readErrorDestroyArgs(Deno.UnsafePointer.of(b));
+ * console.log(a.struct_size, Deno.UnsafePointer.value(a.error)); // 24 16n
  * ```
  */
 export const readErrorDestroyArgs = (
@@ -925,9 +984,12 @@ export const readErrorDestroyArgs = (
  * Reads `XLA_FFI_Error_GetCode_Args` (ABI 0.5).
  *
  * @example
- * ```ts ignore
- * import { readErrorGetCodeArgs } from "@deno-xla/ffi";
- * console.log(readErrorGetCodeArgs(p).errc);
+ * ```ts
+ * import { readErrorGetCodeArgs, writeErrorGetCodeArgs } from "@deno-xla/ffi";
+ * const b = new Uint8Array(32);
+ * writeErrorGetCodeArgs(b, 0, { errc: 5 });
+ * const a = readErrorGetCodeArgs(Deno.UnsafePointer.of(b));
+ * console.log(a.struct_size, a.errc); // 28 5
  * ```
  */
 export const readErrorGetCodeArgs = (
@@ -938,9 +1000,17 @@ export const readErrorGetCodeArgs = (
  * Reads `XLA_FFI_Handler_Register_Args` (name and platform as strings, the bundle).
  *
  * @example
- * ```ts ignore
- * import { readHandlerRegisterArgs } from "@deno-xla/ffi";
- * const { name, platform, bundle, traits } = readHandlerRegisterArgs(p);
+ * ```ts
+ * import { readHandlerRegisterArgs, writeHandlerRegisterArgs } from "@deno-xla/ffi";
+ * const [name, platform] = [new TextEncoder().encode("my_handler"), new TextEncoder().encode("Host")];
+ * const b = new Uint8Array(88);
+ * writeHandlerRegisterArgs(b, 0, {
+ *   name: { ptr: Deno.UnsafePointer.of(name), len: name.length },
+ *   platform: { ptr: Deno.UnsafePointer.of(platform), len: platform.length },
+ *   traits: 1,
+ * });
+ * const a = readHandlerRegisterArgs(Deno.UnsafePointer.of(b));
+ * console.log(a.name, a.platform, a.traits); // my_handler Host 1
  * ```
  */
 export const readHandlerRegisterArgs = (
@@ -951,9 +1021,12 @@ export const readHandlerRegisterArgs = (
  * Reads `XLA_FFI_Stream_Get_Args`.
  *
  * @example
- * ```ts ignore
- * import { readStreamGetArgs } from "@deno-xla/ffi";
- * console.log(readStreamGetArgs(p).stream);
+ * ```ts
+ * import { readStreamGetArgs, writeStreamGetArgs } from "@deno-xla/ffi";
+ * const b = new Uint8Array(32);
+ * writeStreamGetArgs(b, 0, { ctx: 0x10n });
+ * const a = readStreamGetArgs(Deno.UnsafePointer.of(b));
+ * console.log(a.struct_size, a.stream); // 32 null
  * ```
  */
 export const readStreamGetArgs = (ptr: Deno.PointerValue): StructValue<typeof STREAM_GET_ARGS> =>
@@ -963,9 +1036,13 @@ export const readStreamGetArgs = (ptr: Deno.PointerValue): StructValue<typeof ST
  * Reads `XLA_FFI_TypeId_Register_Args` (0.1).
  *
  * @example
- * ```ts ignore
- * import { readTypeIdRegisterArgs } from "@deno-xla/ffi";
- * console.log(readTypeIdRegisterArgs(p).name);
+ * ```ts
+ * import { readTypeIdRegisterArgs, writeTypeIdRegisterArgs } from "@deno-xla/ffi";
+ * const name = new TextEncoder().encode("my_type");
+ * const b = new Uint8Array(40);
+ * writeTypeIdRegisterArgs(b, 0, { name: { ptr: Deno.UnsafePointer.of(name), len: name.length } });
+ * const a = readTypeIdRegisterArgs(Deno.UnsafePointer.of(b));
+ * console.log(a.struct_size, a.name); // 40 my_type
  * ```
  */
 export const readTypeIdRegisterArgs = (
@@ -976,9 +1053,13 @@ export const readTypeIdRegisterArgs = (
  * Reads `XLA_FFI_Type_Register_Args` of ABI 0.2+ (with `type_info`).
  *
  * @example
- * ```ts ignore
- * import { readTypeRegisterArgsV0_2 } from "@deno-xla/ffi";
- * console.log(readTypeRegisterArgsV0_2(p).type_info);
+ * ```ts
+ * import { readTypeRegisterArgsV0_2, writeTypeRegisterArgsV0_2 } from "@deno-xla/ffi";
+ * const name = new TextEncoder().encode("my_type");
+ * const b = new Uint8Array(48);
+ * writeTypeRegisterArgsV0_2(b, 0, { name: { ptr: Deno.UnsafePointer.of(name), len: name.length } });
+ * const a = readTypeRegisterArgsV0_2(Deno.UnsafePointer.of(b));
+ * console.log(a.struct_size, a.name, a.type_info); // 40 my_type null
  * ```
  */
 export const readTypeRegisterArgsV0_2 = (
@@ -989,9 +1070,12 @@ export const readTypeRegisterArgsV0_2 = (
  * Reads `XLA_FFI_TypeInfo` of ABI 0.2-late+.
  *
  * @example
- * ```ts ignore
- * import { readTypeInfoV0_2 } from "@deno-xla/ffi";
- * console.log(readTypeInfoV0_2(p).deleter);
+ * ```ts
+ * import { readTypeInfoV0_2, writeTypeInfoV0_2 } from "@deno-xla/ffi";
+ * const b = new Uint8Array(24);
+ * writeTypeInfoV0_2(b, 0, { deleter: 0x10n });
+ * const a = readTypeInfoV0_2(Deno.UnsafePointer.of(b));
+ * console.log(a.struct_size, Deno.UnsafePointer.value(a.deleter)); // 24 16n
  * ```
  */
 export const readTypeInfoV0_2 = (ptr: Deno.PointerValue): StructValue<typeof TYPE_INFO_V0_2> =>
@@ -1001,9 +1085,12 @@ export const readTypeInfoV0_2 = (ptr: Deno.PointerValue): StructValue<typeof TYP
  * Reads `XLA_FFI_ExecutionContext_Get_Args`.
  *
  * @example
- * ```ts ignore
- * import { readExecutionContextGetArgs } from "@deno-xla/ffi";
- * console.log(readExecutionContextGetArgs(p).data);
+ * ```ts
+ * import { readExecutionContextGetArgs, writeExecutionContextGetArgs } from "@deno-xla/ffi";
+ * const b = new Uint8Array(40);
+ * writeExecutionContextGetArgs(b, 0, { ctx: 0x10n });
+ * const a = readExecutionContextGetArgs(Deno.UnsafePointer.of(b));
+ * console.log(a.struct_size, a.data); // 40 null
  * ```
  */
 export const readExecutionContextGetArgs = (
@@ -1014,9 +1101,12 @@ export const readExecutionContextGetArgs = (
  * Reads `XLA_FFI_State_Set_Args` of ABI 0.1 (with `deleter`).
  *
  * @example
- * ```ts ignore
- * import { readStateSetArgs } from "@deno-xla/ffi";
- * console.log(readStateSetArgs(p).deleter);
+ * ```ts
+ * import { readStateSetArgs, writeStateSetArgs } from "@deno-xla/ffi";
+ * const b = new Uint8Array(48);
+ * writeStateSetArgs(b, 0, { state: 0x10n });
+ * const a = readStateSetArgs(Deno.UnsafePointer.of(b));
+ * console.log(a.struct_size, Deno.UnsafePointer.value(a.state)); // 48 16n
  * ```
  */
 export const readStateSetArgs = (ptr: Deno.PointerValue): StructValue<typeof STATE_SET_ARGS> =>
@@ -1026,9 +1116,12 @@ export const readStateSetArgs = (ptr: Deno.PointerValue): StructValue<typeof STA
  * Reads `XLA_FFI_State_Get_Args` of ABI 0.1.
  *
  * @example
- * ```ts ignore
- * import { readStateGetArgs } from "@deno-xla/ffi";
- * console.log(readStateGetArgs(p).state);
+ * ```ts
+ * import { readStateGetArgs, writeStateGetArgs } from "@deno-xla/ffi";
+ * const b = new Uint8Array(40);
+ * writeStateGetArgs(b, 0, { ctx: 0x10n });
+ * const a = readStateGetArgs(Deno.UnsafePointer.of(b));
+ * console.log(a.struct_size, a.state); // 40 null
  * ```
  */
 export const readStateGetArgs = (ptr: Deno.PointerValue): StructValue<typeof STATE_GET_ARGS> =>
@@ -1038,9 +1131,12 @@ export const readStateGetArgs = (ptr: Deno.PointerValue): StructValue<typeof STA
  * Reads `XLA_FFI_State_Set_Args` of ABI 0.3+ (with `stage`; the stage is validated).
  *
  * @example
- * ```ts ignore
- * import { readStateSetArgsV0_3 } from "@deno-xla/ffi";
- * console.log(readStateSetArgsV0_3(p).stage);
+ * ```ts
+ * import { readStateSetArgsV0_3, writeStateSetArgsV0_3 } from "@deno-xla/ffi";
+ * const b = new Uint8Array(48);
+ * writeStateSetArgsV0_3(b, 0, { stage: 3 });
+ * const a = readStateSetArgsV0_3(Deno.UnsafePointer.of(b));
+ * console.log(a.struct_size, a.stage); // 48 3
  * ```
  */
 export function readStateSetArgsV0_3(
@@ -1055,9 +1151,12 @@ export function readStateSetArgsV0_3(
  * Reads `XLA_FFI_State_Get_Args` of ABI 0.3+ (with `stage`; the stage is validated).
  *
  * @example
- * ```ts ignore
- * import { readStateGetArgsV0_3 } from "@deno-xla/ffi";
- * console.log(readStateGetArgsV0_3(p).stage);
+ * ```ts
+ * import { readStateGetArgsV0_3, writeStateGetArgsV0_3 } from "@deno-xla/ffi";
+ * const b = new Uint8Array(48);
+ * writeStateGetArgsV0_3(b, 0, { stage: 0 });
+ * const a = readStateGetArgsV0_3(Deno.UnsafePointer.of(b));
+ * console.log(a.struct_size, a.stage); // 48 0
  * ```
  */
 export function readStateGetArgsV0_3(
@@ -1072,9 +1171,12 @@ export function readStateGetArgsV0_3(
  * Reads `XLA_FFI_DeviceMemory_Allocate_Args`.
  *
  * @example
- * ```ts ignore
- * import { readDeviceMemoryAllocateArgs } from "@deno-xla/ffi";
- * const { size, alignment } = readDeviceMemoryAllocateArgs(p);
+ * ```ts
+ * import { readDeviceMemoryAllocateArgs, writeDeviceMemoryAllocateArgs } from "@deno-xla/ffi";
+ * const b = new Uint8Array(48);
+ * writeDeviceMemoryAllocateArgs(b, 0, { size: 1024, alignment: 64 });
+ * const a = readDeviceMemoryAllocateArgs(Deno.UnsafePointer.of(b));
+ * console.log(a.size, a.alignment); // 1024n 64n
  * ```
  */
 export const readDeviceMemoryAllocateArgs = (
@@ -1085,9 +1187,12 @@ export const readDeviceMemoryAllocateArgs = (
  * Reads `XLA_FFI_DeviceMemory_Free_Args`.
  *
  * @example
- * ```ts ignore
- * import { readDeviceMemoryFreeArgs } from "@deno-xla/ffi";
- * const { size, data } = readDeviceMemoryFreeArgs(p);
+ * ```ts
+ * import { readDeviceMemoryFreeArgs, writeDeviceMemoryFreeArgs } from "@deno-xla/ffi";
+ * const b = new Uint8Array(40);
+ * writeDeviceMemoryFreeArgs(b, 0, { size: 1024 });
+ * const a = readDeviceMemoryFreeArgs(Deno.UnsafePointer.of(b));
+ * console.log(a.struct_size, a.size); // 40 1024n
  * ```
  */
 export const readDeviceMemoryFreeArgs = (
@@ -1098,9 +1203,12 @@ export const readDeviceMemoryFreeArgs = (
  * Reads `XLA_FFI_ThreadPool_Schedule_Args`.
  *
  * @example
- * ```ts ignore
- * import { readThreadPoolScheduleArgs } from "@deno-xla/ffi";
- * const { task, data } = readThreadPoolScheduleArgs(p);
+ * ```ts
+ * import { readThreadPoolScheduleArgs, writeThreadPoolScheduleArgs } from "@deno-xla/ffi";
+ * const b = new Uint8Array(40);
+ * writeThreadPoolScheduleArgs(b, 0, { task: 0x10n });
+ * const a = readThreadPoolScheduleArgs(Deno.UnsafePointer.of(b));
+ * console.log(a.struct_size, Deno.UnsafePointer.value(a.task)); // 40 16n
  * ```
  */
 export const readThreadPoolScheduleArgs = (
@@ -1111,9 +1219,12 @@ export const readThreadPoolScheduleArgs = (
  * Reads `XLA_FFI_ThreadPool_NumThreads_Args`.
  *
  * @example
- * ```ts ignore
- * import { readThreadPoolNumThreadsArgs } from "@deno-xla/ffi";
- * console.log(readThreadPoolNumThreadsArgs(p).num_threads);
+ * ```ts
+ * import { readThreadPoolNumThreadsArgs, writeThreadPoolNumThreadsArgs } from "@deno-xla/ffi";
+ * const b = new Uint8Array(32);
+ * writeThreadPoolNumThreadsArgs(b, 0, { num_threads: 0x10n });
+ * const a = readThreadPoolNumThreadsArgs(Deno.UnsafePointer.of(b));
+ * console.log(a.struct_size, Deno.UnsafePointer.value(a.num_threads)); // 32 16n
  * ```
  */
 export const readThreadPoolNumThreadsArgs = (
@@ -1126,9 +1237,12 @@ export const readThreadPoolNumThreadsArgs = (
  * `future` out field at 16 is read as part of the 24-byte struct).
  *
  * @example
- * ```ts ignore
- * import { readFutureCreateArgs } from "@deno-xla/ffi";
- * console.log(readFutureCreateArgs(p).future);
+ * ```ts
+ * import { readFutureCreateArgs, writeFutureCreateArgs } from "@deno-xla/ffi";
+ * const b = new Uint8Array(24);
+ * writeFutureCreateArgs(b, 0, {});
+ * const a = readFutureCreateArgs(Deno.UnsafePointer.of(b));
+ * console.log(a.struct_size, a.future); // 16 null
  * ```
  */
 export const readFutureCreateArgs = (
@@ -1139,9 +1253,12 @@ export const readFutureCreateArgs = (
  * Reads `XLA_FFI_Future_SetAvailable_Args`.
  *
  * @example
- * ```ts ignore
- * import { readFutureSetAvailableArgs } from "@deno-xla/ffi";
- * console.log(readFutureSetAvailableArgs(p).future);
+ * ```ts
+ * import { readFutureSetAvailableArgs, writeFutureSetAvailableArgs } from "@deno-xla/ffi";
+ * const b = new Uint8Array(24);
+ * writeFutureSetAvailableArgs(b, 0, { future: 0x10n });
+ * const a = readFutureSetAvailableArgs(Deno.UnsafePointer.of(b));
+ * console.log(a.struct_size, Deno.UnsafePointer.value(a.future)); // 24 16n
  * ```
  */
 export const readFutureSetAvailableArgs = (
@@ -1152,9 +1269,12 @@ export const readFutureSetAvailableArgs = (
  * Reads `XLA_FFI_Future_SetError_Args`.
  *
  * @example
- * ```ts ignore
- * import { readFutureSetErrorArgs } from "@deno-xla/ffi";
- * const { future, error } = readFutureSetErrorArgs(p);
+ * ```ts
+ * import { readFutureSetErrorArgs, writeFutureSetErrorArgs } from "@deno-xla/ffi";
+ * const b = new Uint8Array(32);
+ * writeFutureSetErrorArgs(b, 0, { error: 0x10n });
+ * const a = readFutureSetErrorArgs(Deno.UnsafePointer.of(b));
+ * console.log(a.struct_size, Deno.UnsafePointer.value(a.error)); // 32 16n
  * ```
  */
 export const readFutureSetErrorArgs = (
@@ -1165,9 +1285,12 @@ export const readFutureSetErrorArgs = (
  * Reads `XLA_FFI_RunId_Get_Args`.
  *
  * @example
- * ```ts ignore
- * import { readRunIdGetArgs } from "@deno-xla/ffi";
- * console.log(readRunIdGetArgs(p).run_id);
+ * ```ts
+ * import { readRunIdGetArgs, writeRunIdGetArgs } from "@deno-xla/ffi";
+ * const b = new Uint8Array(32);
+ * writeRunIdGetArgs(b, 0, { run_id: 42 });
+ * const a = readRunIdGetArgs(Deno.UnsafePointer.of(b));
+ * console.log(a.struct_size, a.run_id); // 32 42n
  * ```
  */
 export const readRunIdGetArgs = (ptr: Deno.PointerValue): StructValue<typeof RUN_ID_GET_ARGS> =>
@@ -1177,9 +1300,12 @@ export const readRunIdGetArgs = (ptr: Deno.PointerValue): StructValue<typeof RUN
  * Reads `XLA_FFI_DeviceOrdinal_Get_Args`.
  *
  * @example
- * ```ts ignore
- * import { readDeviceOrdinalGetArgs } from "@deno-xla/ffi";
- * console.log(readDeviceOrdinalGetArgs(p).device_ordinal);
+ * ```ts
+ * import { readDeviceOrdinalGetArgs, writeDeviceOrdinalGetArgs } from "@deno-xla/ffi";
+ * const b = new Uint8Array(32);
+ * writeDeviceOrdinalGetArgs(b, 0, { device_ordinal: 3 });
+ * const a = readDeviceOrdinalGetArgs(Deno.UnsafePointer.of(b));
+ * console.log(a.struct_size, a.device_ordinal); // 28 3
  * ```
  */
 export const readDeviceOrdinalGetArgs = (
