@@ -10,7 +10,9 @@
  * then writes the given fields; a field left out is written as zero / null,
  * and `struct_size` defaults to the layout's STRUCT_SIZE. Each returns the
  * offset just past the struct. A target too small for the struct throws
- * {@link FfiError} INVALID_ARGUMENT.
+ * {@link FfiError} INVALID_ARGUMENT. The writers walk the layout table per
+ * call: use them to build structs once (frames, API tables, metadata), not
+ * on a per-call hot path.
  *
  * @module
  */
