@@ -23,6 +23,7 @@
   S(XLA_FFI_ExecutionContext_Get_Args) \
   S(XLA_FFI_State_Set_Args) \
   S(XLA_FFI_State_Get_Args) \
+  S(XLA_FFI_State_Set_Args_V0_2) \
   S(XLA_FFI_State_Set_Args_V0_3) \
   S(XLA_FFI_State_Get_Args_V0_3) \
   S(XLA_FFI_DeviceMemory_Allocate_Args) \
@@ -199,6 +200,13 @@
   X(XLA_FFI_State_Get_Args, ctx, PTR) \
   X(XLA_FFI_State_Get_Args, type_id, PTR) \
   X(XLA_FFI_State_Get_Args, state, PTR)
+
+#define ABI_FIXTURE_FIELDS_XLA_FFI_State_Set_Args_V0_2(X) \
+  X(XLA_FFI_State_Set_Args_V0_2, struct_size, SS) \
+  X(XLA_FFI_State_Set_Args_V0_2, extension_start, PTR) \
+  X(XLA_FFI_State_Set_Args_V0_2, ctx, PTR) \
+  X(XLA_FFI_State_Set_Args_V0_2, type_id, PTR) \
+  X(XLA_FFI_State_Set_Args_V0_2, state, PTR)
 
 #define ABI_FIXTURE_FIELDS_XLA_FFI_State_Set_Args_V0_3(X) \
   X(XLA_FFI_State_Set_Args_V0_3, struct_size, SS) \

@@ -201,6 +201,13 @@ int main(void) {
   F(XLA_FFI_State_Get_Args, state);
   END(XLA_FFI_State_Get_Args);
 
+  BEGIN(XLA_FFI_State_Set_Args_V0_2);
+  HDR(XLA_FFI_State_Set_Args_V0_2);
+  F(XLA_FFI_State_Set_Args_V0_2, ctx);
+  F(XLA_FFI_State_Set_Args_V0_2, type_id);
+  F(XLA_FFI_State_Set_Args_V0_2, state);
+  END(XLA_FFI_State_Set_Args_V0_2);
+
   BEGIN(XLA_FFI_State_Set_Args_V0_3);
   HDR(XLA_FFI_State_Set_Args_V0_3);
   F(XLA_FFI_State_Set_Args_V0_3, ctx);

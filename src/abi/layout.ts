@@ -562,6 +562,26 @@ export const STATE_GET_ARGS = {
   },
 } as const satisfies StructLayout;
 
+/**
+ * `XLA_FFI_State_Set_Args` of ABI 0.2 (and 1.0): `{ctx, type_id, state}`
+ * without the 0.1 `deleter` (the layout of {@link STATE_GET_ARGS}); 40 bytes.
+ * A runtime accepting 0.2 handlers must take this 40-byte layout.
+ *
+ * @example
+ * ```ts
+ * import { STATE_SET_ARGS_V0_2 } from "@deno-xla/ffi";
+ * console.log(STATE_SET_ARGS_V0_2.structSize, STATE_SET_ARGS_V0_2.version); // 40 0.2
+ * ```
+ */
+export const STATE_SET_ARGS_V0_2 = {
+  name: "XLA_FFI_State_Set_Args_V0_2",
+  sizeof: 40,
+  structSize: 40,
+  structSizeField: "state",
+  version: "0.2",
+  fields: STATE_GET_ARGS.fields,
+} as const satisfies StructLayout;
+
 const STATE_V0_3_FIELDS = {
   ...HEADER,
   ctx: { offset: 16, size: 8, type: "ptr" },
@@ -1050,6 +1070,7 @@ export const LAYOUTS: Readonly<Record<string, StructLayout>> = Object.freeze(
       EXECUTION_CONTEXT_GET_ARGS,
       STATE_SET_ARGS,
       STATE_GET_ARGS,
+      STATE_SET_ARGS_V0_2,
       STATE_SET_ARGS_V0_3,
       STATE_GET_ARGS_V0_3,
       DEVICE_MEMORY_ALLOCATE_ARGS,

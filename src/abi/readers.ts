@@ -68,6 +68,7 @@ import {
   STATE_GET_ARGS,
   STATE_GET_ARGS_V0_3,
   STATE_SET_ARGS,
+  STATE_SET_ARGS_V0_2,
   STATE_SET_ARGS_V0_3,
   STREAM_GET_ARGS,
   type StructLayout,
@@ -1126,6 +1127,22 @@ export const readStateSetArgs = (ptr: Deno.PointerValue): StructValue<typeof STA
  */
 export const readStateGetArgs = (ptr: Deno.PointerValue): StructValue<typeof STATE_GET_ARGS> =>
   readStruct(STATE_GET_ARGS, ptr);
+
+/**
+ * Reads `XLA_FFI_State_Set_Args` of ABI 0.2 (40 bytes, no `deleter`).
+ *
+ * @example
+ * ```ts
+ * import { readStateSetArgsV0_2, writeStateSetArgsV0_2 } from "@deno-xla/ffi";
+ * const b = new Uint8Array(40);
+ * writeStateSetArgsV0_2(b, 0, { state: 0x10n });
+ * const a = readStateSetArgsV0_2(Deno.UnsafePointer.of(b));
+ * console.log(a.struct_size, Deno.UnsafePointer.value(a.state)); // 40 16n
+ * ```
+ */
+export const readStateSetArgsV0_2 = (
+  ptr: Deno.PointerValue,
+): StructValue<typeof STATE_SET_ARGS_V0_2> => readStruct(STATE_SET_ARGS_V0_2, ptr);
 
 /**
  * Reads `XLA_FFI_State_Set_Args` of ABI 0.3+ (with `stage`; the stage is validated).

@@ -54,6 +54,7 @@ import {
   STATE_GET_ARGS,
   STATE_GET_ARGS_V0_3,
   STATE_SET_ARGS,
+  STATE_SET_ARGS_V0_2,
   STATE_SET_ARGS_V0_3,
   STREAM_GET_ARGS,
   type StructLayout,
@@ -666,6 +667,21 @@ export const writeStateGetArgs = (
   offset: number,
   input: StructInput<typeof STATE_GET_ARGS>,
 ): number => writeStruct(STATE_GET_ARGS, target, offset, input);
+
+/**
+ * Writes `XLA_FFI_State_Set_Args` of ABI 0.2 (40 bytes, no `deleter`).
+ *
+ * @example
+ * ```ts
+ * import { writeStateSetArgsV0_2 } from "@deno-xla/ffi";
+ * console.log(writeStateSetArgsV0_2(new Uint8Array(40), 0, { state: 0x10n })); // 40
+ * ```
+ */
+export const writeStateSetArgsV0_2 = (
+  target: WriteTarget,
+  offset: number,
+  input: StructInput<typeof STATE_SET_ARGS_V0_2>,
+): number => writeStruct(STATE_SET_ARGS_V0_2, target, offset, input);
 
 /**
  * Writes `XLA_FFI_State_Set_Args` of ABI 0.3+ (with `stage`).
