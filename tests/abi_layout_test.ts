@@ -107,3 +107,28 @@ Deno.test("the STRUCT_SIZE anomalies are as the spec gives them", () => {
   assert.equal(Object.keys(API_V0_5.fields).length, 23);
   assert.equal(API_V0_5.fields.XLA_FFI_Error_GetCode.offset, 192);
 });
+
+Deno.test("buildExecutable caches by key and shows the compiler's output on failure", async () => {
+  const { ErrorCode } = await import("../src/abi/enums.ts");
+  const { FfiError } = await import("../src/errors.ts");
+  const dir = Deno.makeTempDirSync();
+  try {
+    const src = `${dir}/prog.c`;
+    Deno.writeTextFileSync(src, '#include <stdio.h>\nint main(void) { puts("hi"); return 0; }\n');
+    const opts = { name: "prog", sources: [new URL(`file://${src}`)], outDir: dir };
+    const exe = buildExecutable(opts);
+    assert.equal(buildExecutable(opts), exe);
+    assert.ok(exe.endsWith("/prog"));
+    const out = new Deno.Command(exe, { stdout: "piped" }).outputSync();
+    assert.equal(new TextDecoder().decode(out.stdout), "hi\n");
+    Deno.writeTextFileSync(src, "int main(void) { return y; }\n");
+    assert.throws(
+      () => buildExecutable(opts),
+      (e: unknown) =>
+        e instanceof FfiError && e.code === ErrorCode.INTERNAL &&
+        /^Compiling prog failed/.test(e.message) && /\by\b/.test(e.message),
+    );
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
