@@ -169,6 +169,28 @@ function cacheRoot(outDir?: string): string {
  * ```
  */
 export function buildSharedLibrary(options: BuildOptions): string {
+  return _build(options, "shared");
+}
+
+/**
+ * Builds an executable program from C sources (same options, flags and cache
+ * as {@link buildSharedLibrary}) unless one with the same key is cached;
+ * returns its path. The file is named `<name>` (no `lib` prefix or suffix).
+ *
+ * @example
+ * ```ts ignore
+ * import { buildExecutable } from "./build.ts";
+ * const exe = buildExecutable({ name: "layout_dump", sources: ["native/tests/layout_dump.c"] });
+ * const out = new Deno.Command(exe).outputSync();
+ * ```
+ */
+export function buildExecutable(options: BuildOptions): string {
+  return _build(options, "executable");
+}
+
+type _OutputKind = "shared" | "executable";
+
+function _build(options: BuildOptions, kind: _OutputKind): string {
   const compiler = findCompiler();
   const base = options.baseFlags ?? C_FLAGS;
   const includes = [new URL("native/", HERE), ...(options.includeDirs ?? []).map(toUrl)];
@@ -180,7 +202,9 @@ export function buildSharedLibrary(options: BuildOptions): string {
   const links = [...(options.linkFlags ?? [])];
   const sources = options.sources.map(toUrl);
   const hash = createHash("sha256");
-  hash.update(compiler.identity + "\0" + flags.join(" ") + "\0" + links.join(" ") + "\0");
+  hash.update(
+    kind + "\0" + compiler.identity + "\0" + flags.join(" ") + "\0" + links.join(" ") + "\0",
+  );
   // Headers in native/ are part of every build's key.
   const headers = NATIVE_SOURCES.filter((s) => s.endsWith(".h")).map(toUrl);
   for (const u of [...headers, ...sources]) {
@@ -189,7 +213,8 @@ export function buildSharedLibrary(options: BuildOptions): string {
   }
   const key = hash.digest("hex").slice(0, 16);
   const dir = `${cacheRoot(options.outDir)}/${key}`;
-  const out = `${dir}/lib${options.name}.so`;
+  const file = kind === "shared" ? `lib${options.name}.so` : options.name;
+  const out = `${dir}/${file}`;
   if (isFile(out)) return out;
   try {
     Deno.mkdirSync(dir, { recursive: true });
@@ -198,7 +223,14 @@ export function buildSharedLibrary(options: BuildOptions): string {
   }
   const tmp = `${out}.${Deno.pid}.tmp`;
   const cfiles = sources.filter((u) => !u.pathname.endsWith(".h")).map((u) => u.pathname);
-  const args = [...flags, "-shared", "-o", tmp, ...cfiles, ...links];
+  const args = [
+    ...flags,
+    ...(kind === "shared" ? ["-shared"] : []),
+    "-o",
+    tmp,
+    ...cfiles,
+    ...links,
+  ];
   let result: Deno.CommandOutput;
   try {
     result = new Deno.Command(compiler.path, { args, stdout: "piped", stderr: "piped" })
@@ -214,7 +246,7 @@ export function buildSharedLibrary(options: BuildOptions): string {
     } catch { /* nothing was written */ }
     throw new FfiError(
       ErrorCode.INTERNAL,
-      `Compiling lib${options.name}.so failed (${compiler.path} ${args.join(" ")}):\n${text}`,
+      `Compiling ${file} failed (${compiler.path} ${args.join(" ")}):\n${text}`,
     );
   }
   Deno.renameSync(tmp, out);

@@ -470,6 +470,7 @@ typedef struct XLA_FFI_Type_Register_Args_V0_2 {
 
 /* 0.2: State_Set without a deleter (same layout as State_Get). */
 typedef XLA_FFI_State_Get_Args XLA_FFI_State_Set_Args_V0_2;
+#define XLA_FFI_State_Set_Args_V0_2_STRUCT_SIZE XLA_FFI_State_Get_Args_STRUCT_SIZE
 
 /* 0.3+: State_Set / State_Get select the state slot by stage. */
 typedef struct XLA_FFI_State_Set_Args_V0_3 {

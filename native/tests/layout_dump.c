@@ -1,0 +1,330 @@
+/*
+ * layout_dump.c: prints the C compiler's view of every struct declared in
+ * xla_ffi.h as one JSON object:
+ *   {"<C name>": {"sizeof": N, "structSize": N|null,
+ *                 "fields": {"<field>": {"offset": N, "size": N}, ...}}, ...}
+ * tests/abi_layout_test.ts compares it with src/abi/layout.ts.
+ */
+#include <stdio.h>
+
+#include "xla_ffi.h"
+
+static int first_struct = 1;
+static int first_field = 1;
+
+static void begin(const char* name, size_t size) {
+  printf("%s\n  \"%s\": {\"sizeof\": %zu, \"fields\": {", first_struct ? "" : ",", name, size);
+  first_struct = 0;
+  first_field = 1;
+}
+
+static void field(const char* name, size_t offset, size_t size) {
+  printf("%s\"%s\": {\"offset\": %zu, \"size\": %zu}", first_field ? "" : ", ", name, offset,
+         size);
+  first_field = 0;
+}
+
+static void end_sized(size_t struct_size) { printf("}, \"structSize\": %zu}", struct_size); }
+static void end_unsized(void) { printf("}, \"structSize\": null}"); }
+
+#define BEGIN(T) begin(#T, sizeof(T))
+#define F(T, f) field(#f, offsetof(T, f), sizeof(((T*)0)->f))
+#define END(T) end_sized((size_t)T##_STRUCT_SIZE)
+#define END_NONE() end_unsized()
+#define HDR(T) F(T, struct_size); F(T, extension_start)
+
+#define API_SLOTS(T)                          \
+  F(T, XLA_FFI_Error_Create);                 \
+  F(T, XLA_FFI_Error_GetMessage);             \
+  F(T, XLA_FFI_Error_Destroy);                \
+  F(T, XLA_FFI_Handler_Register);             \
+  F(T, XLA_FFI_Stream_Get);                   \
+  F(T, XLA_FFI_TypeId_Register);              \
+  F(T, XLA_FFI_ExecutionContext_Get);         \
+  F(T, XLA_FFI_State_Set);                    \
+  F(T, XLA_FFI_State_Get);                    \
+  F(T, XLA_FFI_DeviceMemory_Allocate);        \
+  F(T, XLA_FFI_DeviceMemory_Free);            \
+  F(T, XLA_FFI_ThreadPool_Schedule);          \
+  F(T, XLA_FFI_ThreadPool_NumThreads);        \
+  F(T, XLA_FFI_Future_Create);                \
+  F(T, XLA_FFI_Future_SetAvailable);          \
+  F(T, XLA_FFI_Future_SetError);              \
+  F(T, XLA_FFI_RunId_Get);                    \
+  F(T, XLA_FFI_DeviceOrdinal_Get)
+
+int main(void) {
+  printf("{");
+
+  BEGIN(XLA_FFI_Extension_Base);
+  F(XLA_FFI_Extension_Base, struct_size);
+  F(XLA_FFI_Extension_Base, type);
+  F(XLA_FFI_Extension_Base, next);
+  END(XLA_FFI_Extension_Base);
+
+  BEGIN(XLA_FFI_Api_Version);
+  HDR(XLA_FFI_Api_Version);
+  F(XLA_FFI_Api_Version, major_version);
+  F(XLA_FFI_Api_Version, minor_version);
+  END(XLA_FFI_Api_Version);
+
+  BEGIN(XLA_FFI_TypeId);
+  F(XLA_FFI_TypeId, type_id);
+  END_NONE();
+
+  BEGIN(XLA_FFI_ByteSpan);
+  F(XLA_FFI_ByteSpan, ptr);
+  F(XLA_FFI_ByteSpan, len);
+  END_NONE();
+
+  BEGIN(XLA_FFI_Scalar);
+  F(XLA_FFI_Scalar, dtype);
+  F(XLA_FFI_Scalar, value);
+  END_NONE();
+
+  BEGIN(XLA_FFI_Array);
+  F(XLA_FFI_Array, dtype);
+  F(XLA_FFI_Array, size);
+  F(XLA_FFI_Array, data);
+  END_NONE();
+
+  BEGIN(XLA_FFI_Buffer);
+  HDR(XLA_FFI_Buffer);
+  F(XLA_FFI_Buffer, dtype);
+  F(XLA_FFI_Buffer, data);
+  F(XLA_FFI_Buffer, rank);
+  F(XLA_FFI_Buffer, dims);
+  END(XLA_FFI_Buffer);
+
+  BEGIN(XLA_FFI_Args);
+  HDR(XLA_FFI_Args);
+  F(XLA_FFI_Args, size);
+  F(XLA_FFI_Args, types);
+  F(XLA_FFI_Args, args);
+  END(XLA_FFI_Args);
+
+  BEGIN(XLA_FFI_Rets);
+  HDR(XLA_FFI_Rets);
+  F(XLA_FFI_Rets, size);
+  F(XLA_FFI_Rets, types);
+  F(XLA_FFI_Rets, rets);
+  END(XLA_FFI_Rets);
+
+  BEGIN(XLA_FFI_Attrs);
+  HDR(XLA_FFI_Attrs);
+  F(XLA_FFI_Attrs, size);
+  F(XLA_FFI_Attrs, types);
+  F(XLA_FFI_Attrs, names);
+  F(XLA_FFI_Attrs, attrs);
+  END(XLA_FFI_Attrs);
+
+  BEGIN(XLA_FFI_CallFrame);
+  HDR(XLA_FFI_CallFrame);
+  F(XLA_FFI_CallFrame, api);
+  F(XLA_FFI_CallFrame, ctx);
+  F(XLA_FFI_CallFrame, stage);
+  F(XLA_FFI_CallFrame, args);
+  F(XLA_FFI_CallFrame, rets);
+  F(XLA_FFI_CallFrame, attrs);
+  F(XLA_FFI_CallFrame, future);
+  END(XLA_FFI_CallFrame);
+
+  BEGIN(XLA_FFI_Handler_Bundle);
+  F(XLA_FFI_Handler_Bundle, instantiate);
+  F(XLA_FFI_Handler_Bundle, prepare);
+  F(XLA_FFI_Handler_Bundle, initialize);
+  F(XLA_FFI_Handler_Bundle, execute);
+  END_NONE();
+
+  BEGIN(XLA_FFI_Error_Create_Args);
+  HDR(XLA_FFI_Error_Create_Args);
+  F(XLA_FFI_Error_Create_Args, message);
+  F(XLA_FFI_Error_Create_Args, errc);
+  END(XLA_FFI_Error_Create_Args);
+
+  BEGIN(XLA_FFI_Error_GetMessage_Args);
+  HDR(XLA_FFI_Error_GetMessage_Args);
+  F(XLA_FFI_Error_GetMessage_Args, error);
+  F(XLA_FFI_Error_GetMessage_Args, message);
+  END(XLA_FFI_Error_GetMessage_Args);
+
+  BEGIN(XLA_FFI_Error_Destroy_Args);
+  HDR(XLA_FFI_Error_Destroy_Args);
+  F(XLA_FFI_Error_Destroy_Args, error);
+  END(XLA_FFI_Error_Destroy_Args);
+
+  BEGIN(XLA_FFI_Error_GetCode_Args);
+  HDR(XLA_FFI_Error_GetCode_Args);
+  F(XLA_FFI_Error_GetCode_Args, error);
+  F(XLA_FFI_Error_GetCode_Args, errc);
+  END(XLA_FFI_Error_GetCode_Args);
+
+  BEGIN(XLA_FFI_Handler_Register_Args);
+  HDR(XLA_FFI_Handler_Register_Args);
+  F(XLA_FFI_Handler_Register_Args, name);
+  F(XLA_FFI_Handler_Register_Args, platform);
+  F(XLA_FFI_Handler_Register_Args, bundle);
+  F(XLA_FFI_Handler_Register_Args, traits);
+  END(XLA_FFI_Handler_Register_Args);
+
+  BEGIN(XLA_FFI_Stream_Get_Args);
+  HDR(XLA_FFI_Stream_Get_Args);
+  F(XLA_FFI_Stream_Get_Args, ctx);
+  F(XLA_FFI_Stream_Get_Args, stream);
+  END(XLA_FFI_Stream_Get_Args);
+
+  BEGIN(XLA_FFI_TypeId_Register_Args);
+  HDR(XLA_FFI_TypeId_Register_Args);
+  F(XLA_FFI_TypeId_Register_Args, name);
+  F(XLA_FFI_TypeId_Register_Args, type_id);
+  END(XLA_FFI_TypeId_Register_Args);
+
+  BEGIN(XLA_FFI_ExecutionContext_Get_Args);
+  HDR(XLA_FFI_ExecutionContext_Get_Args);
+  F(XLA_FFI_ExecutionContext_Get_Args, ctx);
+  F(XLA_FFI_ExecutionContext_Get_Args, type_id);
+  F(XLA_FFI_ExecutionContext_Get_Args, data);
+  END(XLA_FFI_ExecutionContext_Get_Args);
+
+  BEGIN(XLA_FFI_State_Set_Args);
+  HDR(XLA_FFI_State_Set_Args);
+  F(XLA_FFI_State_Set_Args, ctx);
+  F(XLA_FFI_State_Set_Args, type_id);
+  F(XLA_FFI_State_Set_Args, state);
+  F(XLA_FFI_State_Set_Args, deleter);
+  END(XLA_FFI_State_Set_Args);
+
+  BEGIN(XLA_FFI_State_Get_Args);
+  HDR(XLA_FFI_State_Get_Args);
+  F(XLA_FFI_State_Get_Args, ctx);
+  F(XLA_FFI_State_Get_Args, type_id);
+  F(XLA_FFI_State_Get_Args, state);
+  END(XLA_FFI_State_Get_Args);
+
+  BEGIN(XLA_FFI_State_Set_Args_V0_2);
+  HDR(XLA_FFI_State_Set_Args_V0_2);
+  F(XLA_FFI_State_Set_Args_V0_2, ctx);
+  F(XLA_FFI_State_Set_Args_V0_2, type_id);
+  F(XLA_FFI_State_Set_Args_V0_2, state);
+  END(XLA_FFI_State_Set_Args_V0_2);
+
+  BEGIN(XLA_FFI_State_Set_Args_V0_3);
+  HDR(XLA_FFI_State_Set_Args_V0_3);
+  F(XLA_FFI_State_Set_Args_V0_3, ctx);
+  F(XLA_FFI_State_Set_Args_V0_3, stage);
+  F(XLA_FFI_State_Set_Args_V0_3, type_id);
+  F(XLA_FFI_State_Set_Args_V0_3, state);
+  END(XLA_FFI_State_Set_Args_V0_3);
+
+  BEGIN(XLA_FFI_State_Get_Args_V0_3);
+  HDR(XLA_FFI_State_Get_Args_V0_3);
+  F(XLA_FFI_State_Get_Args_V0_3, ctx);
+  F(XLA_FFI_State_Get_Args_V0_3, stage);
+  F(XLA_FFI_State_Get_Args_V0_3, type_id);
+  F(XLA_FFI_State_Get_Args_V0_3, state);
+  END(XLA_FFI_State_Get_Args_V0_3);
+
+  BEGIN(XLA_FFI_DeviceMemory_Allocate_Args);
+  HDR(XLA_FFI_DeviceMemory_Allocate_Args);
+  F(XLA_FFI_DeviceMemory_Allocate_Args, ctx);
+  F(XLA_FFI_DeviceMemory_Allocate_Args, size);
+  F(XLA_FFI_DeviceMemory_Allocate_Args, alignment);
+  F(XLA_FFI_DeviceMemory_Allocate_Args, data);
+  END(XLA_FFI_DeviceMemory_Allocate_Args);
+
+  BEGIN(XLA_FFI_DeviceMemory_Free_Args);
+  HDR(XLA_FFI_DeviceMemory_Free_Args);
+  F(XLA_FFI_DeviceMemory_Free_Args, ctx);
+  F(XLA_FFI_DeviceMemory_Free_Args, size);
+  F(XLA_FFI_DeviceMemory_Free_Args, data);
+  END(XLA_FFI_DeviceMemory_Free_Args);
+
+  BEGIN(XLA_FFI_ThreadPool_Schedule_Args);
+  HDR(XLA_FFI_ThreadPool_Schedule_Args);
+  F(XLA_FFI_ThreadPool_Schedule_Args, ctx);
+  F(XLA_FFI_ThreadPool_Schedule_Args, task);
+  F(XLA_FFI_ThreadPool_Schedule_Args, data);
+  END(XLA_FFI_ThreadPool_Schedule_Args);
+
+  BEGIN(XLA_FFI_ThreadPool_NumThreads_Args);
+  HDR(XLA_FFI_ThreadPool_NumThreads_Args);
+  F(XLA_FFI_ThreadPool_NumThreads_Args, ctx);
+  F(XLA_FFI_ThreadPool_NumThreads_Args, num_threads);
+  END(XLA_FFI_ThreadPool_NumThreads_Args);
+
+  BEGIN(XLA_FFI_Future_Create_Args);
+  HDR(XLA_FFI_Future_Create_Args);
+  F(XLA_FFI_Future_Create_Args, future);
+  END(XLA_FFI_Future_Create_Args);
+
+  BEGIN(XLA_FFI_Future_SetAvailable_Args);
+  HDR(XLA_FFI_Future_SetAvailable_Args);
+  F(XLA_FFI_Future_SetAvailable_Args, future);
+  END(XLA_FFI_Future_SetAvailable_Args);
+
+  BEGIN(XLA_FFI_Future_SetError_Args);
+  HDR(XLA_FFI_Future_SetError_Args);
+  F(XLA_FFI_Future_SetError_Args, future);
+  F(XLA_FFI_Future_SetError_Args, error);
+  END(XLA_FFI_Future_SetError_Args);
+
+  BEGIN(XLA_FFI_RunId_Get_Args);
+  HDR(XLA_FFI_RunId_Get_Args);
+  F(XLA_FFI_RunId_Get_Args, ctx);
+  F(XLA_FFI_RunId_Get_Args, run_id);
+  END(XLA_FFI_RunId_Get_Args);
+
+  BEGIN(XLA_FFI_DeviceOrdinal_Get_Args);
+  HDR(XLA_FFI_DeviceOrdinal_Get_Args);
+  F(XLA_FFI_DeviceOrdinal_Get_Args, ctx);
+  F(XLA_FFI_DeviceOrdinal_Get_Args, device_ordinal);
+  END(XLA_FFI_DeviceOrdinal_Get_Args);
+
+  BEGIN(XLA_FFI_Metadata);
+  F(XLA_FFI_Metadata, struct_size);
+  F(XLA_FFI_Metadata, api_version);
+  F(XLA_FFI_Metadata, traits);
+  END(XLA_FFI_Metadata);
+
+  BEGIN(XLA_FFI_Metadata_V0_2);
+  F(XLA_FFI_Metadata_V0_2, struct_size);
+  F(XLA_FFI_Metadata_V0_2, api_version);
+  F(XLA_FFI_Metadata_V0_2, traits);
+  F(XLA_FFI_Metadata_V0_2, state_type_id);
+  END(XLA_FFI_Metadata_V0_2);
+
+  BEGIN(XLA_FFI_Metadata_Extension);
+  F(XLA_FFI_Metadata_Extension, extension_base);
+  F(XLA_FFI_Metadata_Extension, metadata);
+  END(XLA_FFI_Metadata_Extension);
+
+  BEGIN(XLA_FFI_TypeInfo_V0_2);
+  HDR(XLA_FFI_TypeInfo_V0_2);
+  F(XLA_FFI_TypeInfo_V0_2, deleter);
+  END(XLA_FFI_TypeInfo_V0_2);
+
+  BEGIN(XLA_FFI_Type_Register_Args_V0_2);
+  HDR(XLA_FFI_Type_Register_Args_V0_2);
+  F(XLA_FFI_Type_Register_Args_V0_2, name);
+  F(XLA_FFI_Type_Register_Args_V0_2, type_id);
+  F(XLA_FFI_Type_Register_Args_V0_2, type_info);
+  END(XLA_FFI_Type_Register_Args_V0_2);
+
+  BEGIN(XLA_FFI_Api);
+  HDR(XLA_FFI_Api);
+  F(XLA_FFI_Api, api_version);
+  F(XLA_FFI_Api, internal_api);
+  API_SLOTS(XLA_FFI_Api);
+  END(XLA_FFI_Api);
+
+  BEGIN(XLA_FFI_Api_V0_5);
+  HDR(XLA_FFI_Api_V0_5);
+  F(XLA_FFI_Api_V0_5, api_version);
+  F(XLA_FFI_Api_V0_5, internal_api);
+  API_SLOTS(XLA_FFI_Api_V0_5);
+  F(XLA_FFI_Api_V0_5, XLA_FFI_Error_GetCode);
+  END(XLA_FFI_Api_V0_5);
+
+  printf("\n}\n");
+  return 0;
+}

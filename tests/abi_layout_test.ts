@@ -1,0 +1,134 @@
+import assert from "node:assert/strict";
+import { buildExecutable } from "../build.ts";
+import { API, API_SLOTS_V0_1, API_V0_5, LAYOUTS, type StructLayout } from "../src/abi/layout.ts";
+
+interface CLayout {
+  sizeof: number;
+  structSize: number | null;
+  fields: Record<string, { offset: number; size: number }>;
+}
+
+function cLayouts(): Record<string, CLayout> {
+  const exe = buildExecutable({ name: "layout_dump", sources: ["native/tests/layout_dump.c"] });
+  const out = new Deno.Command(exe, { stdout: "piped", stderr: "piped" }).outputSync();
+  assert.ok(out.success, new TextDecoder().decode(out.stderr));
+  return JSON.parse(new TextDecoder().decode(out.stdout));
+}
+
+/** Every difference between the C view and the TS tables, one line each. */
+function compare(c: Record<string, CLayout>, ts: Record<string, StructLayout>): string[] {
+  const errors: string[] = [];
+  for (const name of Object.keys(c)) {
+    if (!(name in ts)) errors.push(`${name}: in the C header but not in LAYOUTS`);
+  }
+  for (const [name, t] of Object.entries(ts)) {
+    const cl = c[name];
+    if (!cl) {
+      errors.push(`${name}: in LAYOUTS but not dumped from the C header`);
+      continue;
+    }
+    if (t.name !== name) errors.push(`${name}: registry key differs from layout name ${t.name}`);
+    if (cl.sizeof !== t.sizeof) errors.push(`${name}: sizeof C ${cl.sizeof} vs TS ${t.sizeof}`);
+    if (cl.structSize !== t.structSize) {
+      errors.push(`${name}: STRUCT_SIZE C ${cl.structSize} vs TS ${t.structSize}`);
+    }
+    for (const [f, cf] of Object.entries(cl.fields)) {
+      const tf = t.fields[f];
+      if (!tf) {
+        errors.push(`${name}.${f}: in the C header but not in the TS table`);
+        continue;
+      }
+      if (tf.offset !== cf.offset) {
+        errors.push(`${name}.${f}: offset C ${cf.offset} vs TS ${tf.offset}`);
+      }
+      if (tf.size !== cf.size) errors.push(`${name}.${f}: size C ${cf.size} vs TS ${tf.size}`);
+    }
+    for (const f of Object.keys(t.fields)) {
+      if (!(f in cl.fields)) errors.push(`${name}.${f}: in the TS table but not in the C header`);
+    }
+    // The TS table's own consistency: STRUCT_SIZE = offset + size of the named field.
+    if (t.structSizeField !== null) {
+      const nf = t.fields[t.structSizeField];
+      if (!nf) errors.push(`${name}: structSizeField ${t.structSizeField} is not a field`);
+      else if (nf.offset + nf.size !== t.structSize) {
+        errors.push(`${name}: STRUCT_SIZE ${t.structSize} is not the end of ${t.structSizeField}`);
+      }
+    } else if (t.structSize !== null) {
+      errors.push(`${name}: STRUCT_SIZE without a named field`);
+    }
+    const fields = Object.entries(t.fields).sort((a, b) => a[1].offset - b[1].offset);
+    for (let i = 0; i < fields.length; i++) {
+      const [f, l] = fields[i]!;
+      if (l.offset + l.size > t.sizeof) errors.push(`${name}.${f}: ends past sizeof`);
+      const next = fields[i + 1];
+      if (next && l.offset + l.size > next[1].offset) {
+        errors.push(`${name}.${f}: overlaps ${next[0]}`);
+      }
+    }
+  }
+  return errors;
+}
+
+Deno.test("every TS layout matches the C compiler's view of xla_ffi.h, both directions", () => {
+  const c = cLayouts();
+  assert.deepEqual(compare(c, LAYOUTS as Record<string, StructLayout>), []);
+  // Coverage: 41 structs and variants, each with fields.
+  assert.equal(Object.keys(c).length, 41);
+  assert.equal(Object.keys(LAYOUTS).length, 41);
+});
+
+Deno.test("the comparison names the struct and field of a mismatch", () => {
+  const c = cLayouts();
+  const broken: Record<string, StructLayout> = { ...LAYOUTS };
+  const cf = LAYOUTS["XLA_FFI_CallFrame"]!;
+  broken["XLA_FFI_CallFrame"] = {
+    ...cf,
+    fields: { ...cf.fields, stage: { offset: 36, size: 4, type: "enum" }, extra: cf.fields.ctx! },
+  };
+  delete broken["XLA_FFI_Scalar"];
+  broken["XLA_FFI_Metadata"] = { ...LAYOUTS["XLA_FFI_Metadata"]!, structSize: 40 };
+  const errors = compare(c, broken);
+  assert.ok(errors.includes("XLA_FFI_CallFrame.stage: offset C 32 vs TS 36"), errors.join("\n"));
+  assert.ok(errors.includes("XLA_FFI_CallFrame.extra: in the TS table but not in the C header"));
+  assert.ok(errors.includes("XLA_FFI_Scalar: in the C header but not in LAYOUTS"));
+  assert.ok(errors.includes("XLA_FFI_Metadata: STRUCT_SIZE C 36 vs TS 40"));
+});
+
+Deno.test("the STRUCT_SIZE anomalies are as the spec gives them", () => {
+  const l = LAYOUTS;
+  assert.deepEqual([l.XLA_FFI_CallFrame!.structSize, l.XLA_FFI_CallFrame!.sizeof], [168, 176]);
+  const fc = l.XLA_FFI_Future_Create_Args!;
+  assert.deepEqual([fc.structSize, fc.sizeof], [16, 24]);
+  assert.deepEqual([l.XLA_FFI_Metadata!.structSize, l.XLA_FFI_Metadata!.sizeof], [36, 40]);
+  const m2 = l.XLA_FFI_Metadata_V0_2!;
+  assert.deepEqual([m2.structSize, m2.sizeof, m2.fields.state_type_id!.offset], [36, 48, 40]);
+  assert.equal(API_SLOTS_V0_1.length, 18);
+  assert.equal(Object.keys(API.fields).length, 22);
+  assert.equal(Object.keys(API_V0_5.fields).length, 23);
+  assert.equal(API_V0_5.fields.XLA_FFI_Error_GetCode.offset, 192);
+});
+
+Deno.test("buildExecutable caches by key and shows the compiler's output on failure", async () => {
+  const { ErrorCode } = await import("../src/abi/enums.ts");
+  const { FfiError } = await import("../src/errors.ts");
+  const dir = Deno.makeTempDirSync();
+  try {
+    const src = `${dir}/prog.c`;
+    Deno.writeTextFileSync(src, '#include <stdio.h>\nint main(void) { puts("hi"); return 0; }\n');
+    const opts = { name: "prog", sources: [new URL(`file://${src}`)], outDir: dir };
+    const exe = buildExecutable(opts);
+    assert.equal(buildExecutable(opts), exe);
+    assert.ok(exe.endsWith("/prog"));
+    const out = new Deno.Command(exe, { stdout: "piped" }).outputSync();
+    assert.equal(new TextDecoder().decode(out.stdout), "hi\n");
+    Deno.writeTextFileSync(src, "int main(void) { return y; }\n");
+    assert.throws(
+      () => buildExecutable(opts),
+      (e: unknown) =>
+        e instanceof FfiError && e.code === ErrorCode.INTERNAL &&
+        /^Compiling prog failed/.test(e.message) && /\by\b/.test(e.message),
+    );
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
