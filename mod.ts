@@ -63,6 +63,7 @@ export type {
   ElfSymbolTable,
   ElfSymbolVisibility,
 } from "./src/elf.ts";
+export {
   API,
   API_SLOTS_V0_1,
   API_SLOTS_V0_5,
