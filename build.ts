@@ -29,6 +29,41 @@ export const C_FLAGS: readonly string[] = [
   "-pthread",
 ];
 
+/**
+ * Flags from `XLA_FFI_DENO_SANITIZE` (e.g. `address,undefined`): every native
+ * build (the main library and test libraries) then carries
+ * `-fsanitize=<list> -fno-omit-frame-pointer -fno-sanitize-recover=all -g`.
+ * `tests/sanitize.sh` uses it to run the whole suite under ASan and UBSan.
+ *
+ * @example
+ * ```ts ignore
+ * import { sanitizerFlags } from "./build.ts";
+ * console.log(sanitizerFlags()); // [] unless XLA_FFI_DENO_SANITIZE is set
+ * ```
+ */
+export function sanitizerFlags(): string[] {
+  const list = envGet("XLA_FFI_DENO_SANITIZE");
+  if (!list) return [];
+  if (!/^[a-z,]+$/.test(list)) {
+    throw new FfiError(
+      ErrorCode.INVALID_ARGUMENT,
+      `XLA_FFI_DENO_SANITIZE must be a comma-separated list of sanitizers, got '${list}'`,
+    );
+  }
+  return [`-fsanitize=${list}`, "-fno-omit-frame-pointer", "-fno-sanitize-recover=all", "-g"];
+}
+
+/**
+ * Environment for compiler processes: the parent's, less `LD_PRELOAD` (a
+ * preloaded sanitizer runtime, as `tests/sanitize.sh` sets, breaks nvcc).
+ */
+function toolEnv(): { env?: Record<string, string>; clearEnv?: boolean } {
+  if (envGet("LD_PRELOAD") === undefined) return {};
+  const env = Deno.env.toObject();
+  delete env.LD_PRELOAD;
+  return { env, clearEnv: true };
+}
+
 /** Options of {@link buildSharedLibrary}. */
 export interface BuildOptions {
   /** Library base name: `lib<name>.so`. */
@@ -197,6 +232,7 @@ function _build(options: BuildOptions, kind: _OutputKind): string {
   const flags = [
     ...base,
     ...(options.extraFlags ?? []),
+    ...sanitizerFlags(),
     ...includes.map((u) => `-I${u.pathname}`),
   ];
   const links = [...(options.linkFlags ?? [])];
@@ -233,7 +269,7 @@ function _build(options: BuildOptions, kind: _OutputKind): string {
   ];
   let result: Deno.CommandOutput;
   try {
-    result = new Deno.Command(compiler.path, { args, stdout: "piped", stderr: "piped" })
+    result = new Deno.Command(compiler.path, { args, stdout: "piped", stderr: "piped", ...toolEnv() })
       .outputSync();
   } catch (e) {
     return permissionError(e, `running the C compiler ${compiler.path}`, "--allow-run");
@@ -343,7 +379,7 @@ export function buildPtx(
     const args = ["--ptx", `-arch=${PTX_ARCH}`, "-O3", "-o", out, src.pathname];
     let result: Deno.CommandOutput;
     try {
-      result = new Deno.Command(nvcc, { args, stdout: "piped", stderr: "piped" }).outputSync();
+      result = new Deno.Command(nvcc, { args, stdout: "piped", stderr: "piped", ...toolEnv() }).outputSync();
     } catch (e) {
       return permissionError(e, `running ${nvcc}`, "--allow-run");
     }
