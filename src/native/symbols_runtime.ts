@@ -1,2 +1,52 @@
 /** Native symbols of the embedded runtime (`native/runtime*.c`). */
-export const RUNTIME_SYMBOLS = {} as const;
+export const RUNTIME_SYMBOLS = {
+  xrt_api: { parameters: [], result: "pointer" },
+  xrt_runtime_new: { parameters: ["i32", "i32"], result: "pointer" },
+  xrt_runtime_free: { parameters: ["pointer"], result: "void" },
+  xrt_runtime_free_async: {
+    name: "xrt_runtime_free",
+    parameters: ["pointer"],
+    result: "void",
+    nonblocking: true,
+  },
+  xrt_runtime_set_stream: { parameters: ["pointer", "pointer"], result: "void" },
+  xrt_runtime_num_threads: { parameters: ["pointer"], result: "i32" },
+  xrt_instance_new: { parameters: [], result: "pointer" },
+  xrt_instance_free: { parameters: ["pointer"], result: "void" },
+  xrt_instance_state: { parameters: ["pointer", "buffer"], result: "i32" },
+  xrt_call_sync: { parameters: ["pointer", "pointer", "pointer"], result: "pointer" },
+  xrt_call_wait: {
+    parameters: ["pointer", "pointer", "pointer"],
+    result: "pointer",
+    nonblocking: true,
+  },
+  xrt_call_threads: {
+    parameters: ["pointer", "pointer", "pointer", "i32", "i64", "buffer", "buffer", "i32"],
+    result: "i32",
+    nonblocking: true,
+  },
+  xrt_error_code: { parameters: ["pointer"], result: "i32" },
+  xrt_error_message: { parameters: ["pointer"], result: "pointer" },
+  xrt_error_destroy: { parameters: ["pointer"], result: "void" },
+  xrt_register: {
+    parameters: ["buffer", "i64", "buffer", "i64", "buffer", "u32"],
+    result: "pointer",
+  },
+  xrt_lookup: { parameters: ["buffer", "i64", "buffer", "i64", "buffer"], result: "pointer" },
+  xrt_register_type: { parameters: ["buffer", "i64", "buffer"], result: "pointer" },
+  xrt_metadata: { parameters: ["pointer", "buffer"], result: "pointer" },
+  xrt_debug_stats: { parameters: ["buffer", "i32"], result: "i32" },
+  xrt_frame_build: { parameters: ["buffer", "i32"], result: "pointer" },
+  xrt_frame_call_frame: { parameters: ["pointer"], result: "pointer" },
+  xrt_frame_set_arg: { parameters: ["pointer", "i32", "f64"], result: "void" },
+  xrt_frame_set_ret: { parameters: ["pointer", "i32", "f64"], result: "void" },
+  xrt_frame_configure: {
+    parameters: ["pointer", "i32", "i64", "i32", "pointer", "buffer", "i32"],
+    result: "void",
+  },
+  xrt_frame_free: { parameters: ["pointer"], result: "void" },
+  xrt_dlopen: { parameters: ["buffer"], result: "pointer" },
+  xrt_dlsym: { parameters: ["pointer", "buffer"], result: "pointer" },
+  xrt_dlclose: { parameters: ["pointer"], result: "i32" },
+  xrt_dlerror: { parameters: [], result: "pointer" },
+} as const;
