@@ -5,12 +5,11 @@ import {
   ErrorCode,
   ExecutionStage,
   FfiError,
-  Handler,
+  type Handler,
   HandlerLibrary,
   HandlerTraits,
   Runtime,
   runtimeDebugStats,
-  scalar,
 } from "../mod.ts";
 import { openTestHandlers, testHandlersPath } from "./_runtime_handlers.ts";
 
@@ -564,7 +563,7 @@ Deno.test("no native leaks: errors, futures, frames, instances are all released"
       await assert.rejects(rt.call(lib.handler("test_async"), f));
     }
     await rt.callOnThreads(lib.handler("test_future_race"), f, { threads: 2, iterations: 10 });
-    using inst = await rt.instantiate({ execute: lib.handler("test_noop") }, f);
+    using _inst = await rt.instantiate({ execute: lib.handler("test_noop") }, f);
   }
   const after = runtimeDebugStats();
   const d = (k: keyof typeof after) => after[k] - before[k];

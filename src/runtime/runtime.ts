@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { ErrorCode, ExecutionStage, HandlerTraits } from "../abi/enums.ts";
+import { ErrorCode, ExecutionStage, type HandlerTraits } from "../abi/enums.ts";
 import { FfiError } from "../errors.ts";
 import { native } from "../native/lib.ts";
 import { _check, _takeError, _utf8 } from "./_native_error.ts";
