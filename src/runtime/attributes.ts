@@ -7,16 +7,58 @@
 import { AttrType, DataType, ErrorCode } from "../abi/enums.ts";
 import { FfiError } from "../errors.ts";
 
-/** A scalar attribute with an explicit element type (see {@link scalar}). */
+/**
+ * A scalar attribute with an explicit element type (made by {@link scalar},
+ * which checks the value).
+ *
+ * @example
+ * ```ts
+ * import { DataType, scalar } from "@deno-xla/ffi";
+ * console.log(scalar(DataType.U8, 255).value); // 255
+ * ```
+ */
 export class ScalarAttr {
-  /** @param dtype element type @param value the value */
-  constructor(readonly dtype: DataType, readonly value: number | bigint | boolean) {}
+  /** The element type. */
+  readonly dtype: DataType;
+  /** The value. */
+  readonly value: number | bigint | boolean;
+  /**
+   * Makes a scalar attribute without checking it (prefer {@link scalar}).
+   *
+   * @param dtype element type
+   * @param value the value
+   */
+  constructor(dtype: DataType, value: number | bigint | boolean) {
+    this.dtype = dtype;
+    this.value = value;
+  }
 }
 
-/** An array attribute with an explicit element type (see {@link array}). */
+/**
+ * An array attribute with an explicit element type (made by {@link array},
+ * which checks the values).
+ *
+ * @example
+ * ```ts
+ * import { array, DataType } from "@deno-xla/ffi";
+ * console.log(array(DataType.S32, [1, 2]).values); // [ 1, 2 ]
+ * ```
+ */
 export class ArrayAttr {
-  /** @param dtype element type @param values the elements */
-  constructor(readonly dtype: DataType, readonly values: ArrayLike<number | bigint>) {}
+  /** The element type. */
+  readonly dtype: DataType;
+  /** The elements. */
+  readonly values: ArrayLike<number | bigint>;
+  /**
+   * Makes an array attribute without checking it (prefer {@link array}).
+   *
+   * @param dtype element type
+   * @param values the elements
+   */
+  constructor(dtype: DataType, values: ArrayLike<number | bigint>) {
+    this.dtype = dtype;
+    this.values = values;
+  }
 }
 
 /** Integer typed arrays and float typed arrays usable as array attributes. */

@@ -19,11 +19,20 @@ import { _cString } from "./_native_error.ts";
  * ```
  */
 export class Handler {
+  /** The function pointer. */
+  readonly pointer: Deno.PointerObject;
+  /** A name for messages (e.g. the symbol). */
+  readonly name: string;
   /**
+   * Wraps a function pointer.
+   *
    * @param pointer the function pointer
    * @param name a name for messages (e.g. the symbol)
    */
-  constructor(readonly pointer: Deno.PointerObject, readonly name: string = "handler") {}
+  constructor(pointer: Deno.PointerObject, name: string = "handler") {
+    this.pointer = pointer;
+    this.name = name;
+  }
 }
 
 /** A handler bundle as `XLA_FFI_Handler_Bundle`: execute is required. */
