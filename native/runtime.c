@@ -752,13 +752,46 @@ XLA_FFI_Error* xrt_call_sync(xrt_runtime* rt, XLA_FFI_Handler* h, xrt_frame* fr)
                        "handlers that finish synchronously)");
 }
 
-/* One call on a private copy of the frame header and context; waits for the
- * handler's future. Safe to run concurrently on one frame. */
-static XLA_FFI_Error* call_copy(xrt_runtime* rt, XLA_FFI_Handler* h, const xrt_frame* fr) {
+/* A snapshot of a frame's header and context, taken on the calling thread so
+ * that later changes to the frame's configuration do not affect the call. */
+typedef struct xrt_call {
+  XLA_FFI_CallFrame cf;
+  XLA_FFI_ExecutionContext ctx;
+  int64_t* user;
+} xrt_call;
+
+/** Snapshots a frame for xrt_call_run / xrt_call_threads (which free it). */
+xrt_call* xrt_call_new(xrt_runtime* rt, const xrt_frame* fr) {
+  xrt_call* c = malloc(sizeof *c);
+  if (!c) return NULL;
+  c->cf = fr->cf;
+  c->ctx = fr->ctx;
+  c->ctx.rt = rt;
+  c->user = NULL;
+  if (fr->ctx.n_user > 0) {
+    size_t bytes = sizeof(int64_t) * 2 * (size_t)fr->ctx.n_user;
+    c->user = malloc(bytes);
+    if (!c->user) {
+      free(c);
+      return NULL;
+    }
+    memcpy(c->user, fr->ctx.user, bytes);
+  }
+  c->ctx.user = c->user;
+  return c;
+}
+
+static void call_free(xrt_call* c) {
+  free(c->user);
+  free(c);
+}
+
+/* One call on a private copy of the snapshot; waits for the handler's
+ * future. Safe to run concurrently from many threads. */
+static XLA_FFI_Error* call_copy(const xrt_call* tmpl, XLA_FFI_Handler* h) {
   XRT_COUNT(XRT_STAT_CALLS);
-  XLA_FFI_ExecutionContext ctx = fr->ctx;
-  ctx.rt = rt;
-  XLA_FFI_CallFrame cf = fr->cf;
+  XLA_FFI_ExecutionContext ctx = tmpl->ctx;
+  XLA_FFI_CallFrame cf = tmpl->cf;
   cf.ctx = &ctx;
   cf.future = NULL;
   XLA_FFI_Error* err = normalize(h(&cf));
@@ -773,18 +806,20 @@ static XLA_FFI_Error* call_copy(xrt_runtime* rt, XLA_FFI_Handler* h, const xrt_f
 }
 
 /**
- * Calls a handler and waits for its future. Meant for a `nonblocking` FFI
- * call: it runs on a thread other than the JavaScript one, so the event loop
- * stays free for handlers that need it.
+ * Calls a handler with a snapshot and waits for its future, then frees the
+ * snapshot. Meant for a `nonblocking` FFI call: it runs on a thread other
+ * than the JavaScript one, so the event loop stays free for handlers that
+ * need it.
  */
-XLA_FFI_Error* xrt_call_wait(xrt_runtime* rt, XLA_FFI_Handler* h, xrt_frame* fr) {
-  return call_copy(rt, h, fr);
+XLA_FFI_Error* xrt_call_run(xrt_call* c, XLA_FFI_Handler* h) {
+  XLA_FFI_Error* e = call_copy(c, h);
+  call_free(c);
+  return e;
 }
 
 typedef struct {
-  xrt_runtime* rt;
+  const xrt_call* tmpl;
   XLA_FFI_Handler* h;
-  const xrt_frame* fr;
   int64_t iterations;
   pthread_mutex_t* mu;
   int64_t* out; /* [ok, failed, first error code] */
@@ -795,7 +830,7 @@ typedef struct {
 static void* stress_main(void* p) {
   stress_arg* a = p;
   for (int64_t i = 0; i < a->iterations; i++) {
-    XLA_FFI_Error* e = call_copy(a->rt, a->h, a->fr);
+    XLA_FFI_Error* e = call_copy(a->tmpl, a->h);
     pthread_mutex_lock(a->mu);
     if (e) {
       if (a->out[1]++ == 0) {
@@ -813,19 +848,20 @@ static void* stress_main(void* p) {
 
 /**
  * Calls a handler `iterations` times on each of `threads` new runtime
- * threads, as XLA calls handlers from its own threads. Writes out[0] = calls
- * that succeeded, out[1] = calls that failed, out[2] = the first failure's
- * code, and its message into msg. Returns 0, or -1 if a thread could not start.
- * Blocks until all calls are done: call it `nonblocking`.
+ * threads, as XLA calls handlers from its own threads, then frees the
+ * snapshot. Writes out[0] = calls that succeeded, out[1] = calls that failed,
+ * out[2] = the first failure's code, and its message into msg. Returns 0, or
+ * -1 if a thread could not start. Blocks until all calls are done: call it
+ * `nonblocking`.
  */
-int32_t xrt_call_threads(xrt_runtime* rt, XLA_FFI_Handler* h, xrt_frame* fr, int32_t threads,
-                         int64_t iterations, int64_t* out, char* msg, int32_t msg_cap) {
+int32_t xrt_call_threads(xrt_call* c, XLA_FFI_Handler* h, int32_t threads, int64_t iterations,
+                         int64_t* out, char* msg, int32_t msg_cap) {
   if (threads <= 0) threads = 1;
   pthread_mutex_t mu;
   pthread_mutex_init(&mu, NULL);
   out[0] = out[1] = out[2] = 0;
   if (msg && msg_cap > 0) msg[0] = '\0';
-  stress_arg a = {rt, h, fr, iterations, &mu, out, msg, msg_cap};
+  stress_arg a = {c, h, iterations, &mu, out, msg, msg_cap};
   pthread_t* th = calloc((size_t)threads, sizeof(pthread_t));
   if (!th) abort();
   int32_t started = 0;
@@ -834,6 +870,7 @@ int32_t xrt_call_threads(xrt_runtime* rt, XLA_FFI_Handler* h, xrt_frame* fr, int
   for (int32_t i = 0; i < started; i++) pthread_join(th[i], NULL);
   free(th);
   pthread_mutex_destroy(&mu);
+  call_free(c);
   return started == threads ? 0 : -1;
 }
 

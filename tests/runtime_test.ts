@@ -5,7 +5,7 @@ import {
   ErrorCode,
   ExecutionStage,
   FfiError,
-  type Handler,
+  Handler,
   HandlerLibrary,
   HandlerTraits,
   Runtime,
@@ -574,4 +574,34 @@ Deno.test("no native leaks: errors, futures, frames, instances are all released"
   assert.equal(d("runtimesCreated"), d("runtimesDestroyed"));
   assert.equal(d("tasksScheduled"), d("tasksRun"));
   assert.ok(d("errorsCreated") >= 30);
+});
+
+Deno.test("call and callOnThreads keep the JS thread free for handlers that run JS", async () => {
+  let calls = 0;
+  const cb = Deno.UnsafeCallback.threadSafe(
+    { parameters: ["pointer"], result: "pointer" } as const,
+    (_frame) => {
+      calls++;
+      return null;
+    },
+  );
+  try {
+    await using rt = new Runtime({ threads: 1 });
+    using f = new CallFrameBuilder().build();
+    const h = new Handler(cb.pointer, "js_handler");
+    await rt.call(h, f);
+    assert.equal(calls, 1);
+    const r = await rt.callOnThreads(h, f, { threads: 2, iterations: 5 });
+    assert.deepEqual(r, { ok: 10, failed: 0 });
+    assert.equal(calls, 11);
+  } finally {
+    cb.close();
+  }
+});
+
+Deno.test("closeAsync joins the pool off the JS thread", async () => {
+  const rt = new Runtime({ threads: 2 });
+  await rt.closeAsync();
+  await rt.closeAsync(); // idempotent
+  assert.throws(() => rt.callSync("x", null as never), FfiError);
 });

@@ -15,13 +15,10 @@ export const RUNTIME_SYMBOLS = {
   xrt_instance_free: { parameters: ["pointer"], result: "void" },
   xrt_instance_state: { parameters: ["pointer", "buffer"], result: "i32" },
   xrt_call_sync: { parameters: ["pointer", "pointer", "pointer"], result: "pointer" },
-  xrt_call_wait: {
-    parameters: ["pointer", "pointer", "pointer"],
-    result: "pointer",
-    nonblocking: true,
-  },
+  xrt_call_new: { parameters: ["pointer", "pointer"], result: "pointer" },
+  xrt_call_run: { parameters: ["pointer", "pointer"], result: "pointer", nonblocking: true },
   xrt_call_threads: {
-    parameters: ["pointer", "pointer", "pointer", "i32", "i64", "buffer", "buffer", "i32"],
+    parameters: ["pointer", "pointer", "i32", "i64", "buffer", "buffer", "i32"],
     result: "i32",
     nonblocking: true,
   },

@@ -415,9 +415,19 @@ export class CallFrame {
     return this._ptr;
   }
 
+  #idle(): void {
+    if (this._inflight > 0) {
+      throw new FfiError(
+        ErrorCode.FAILED_PRECONDITION,
+        `The call frame is used by ${this._inflight} call(s) in flight; await them first`,
+      );
+    }
+  }
+
   /** Points argument `i` at new data (a typed array or an address). */
   setArg(i: number, data: BufferData | Address): void {
     if (!(i >= 0 && i < this.numArgs)) bad(`Argument index ${i} out of range [0, ${this.numArgs})`);
+    this.#idle();
     native().xrt_frame_set_arg(this._live(), i, toAddress(data));
     this.#keepArgs[i] = data;
   }
@@ -425,6 +435,7 @@ export class CallFrame {
   /** Points result `i` at new data. */
   setRet(i: number, data: BufferData | Address): void {
     if (!(i >= 0 && i < this.numRets)) bad(`Result index ${i} out of range [0, ${this.numRets})`);
+    this.#idle();
     native().xrt_frame_set_ret(this._live(), i, toAddress(data));
     this.#keepRets[i] = data;
   }

@@ -324,6 +324,12 @@ export class Runtime {
     frame._dirty = true;
   }
 
+  #snapshot(rt: Deno.PointerObject, frame: CallFrame): Deno.PointerObject {
+    const snap = native().xrt_call_new(rt, frame._live());
+    if (snap === null) throw new FfiError(ErrorCode.RESOURCE_EXHAUSTED, "Out of memory");
+    return snap;
+  }
+
   /**
    * Calls a handler on the calling thread and returns when it returned.
    * Throws FfiError with the handler's code and message; FAILED_PRECONDITION
@@ -347,12 +353,12 @@ export class Runtime {
     const fn = this.#resolve(target, options?.stage ?? ExecutionStage.EXECUTE);
     this.#configure(frame, options);
     if (fn === null) return;
-    const fp = frame._live();
+    const snap = this.#snapshot(rt, frame);
     this.#inflight++;
     frame._inflight++;
     let err: Deno.PointerObject | null;
     try {
-      err = await native().xrt_call_wait(rt, fn, fp);
+      err = await native().xrt_call_run(snap, fn);
     } finally {
       this.#inflight--;
       frame._inflight--;
@@ -383,15 +389,14 @@ export class Runtime {
     if (fn === null) return { ok: threads * iterations, failed: 0 };
     const out = new BigInt64Array(3);
     const msg = new Uint8Array(1024);
-    const fp = frame._live();
+    const snap = this.#snapshot(rt, frame);
     this.#inflight++;
     frame._inflight++;
     let rc: number;
     try {
       rc = await native().xrt_call_threads(
-        rt,
+        snap,
         fn,
-        fp,
         threads,
         BigInt(iterations),
         out,
@@ -461,5 +466,27 @@ export class Runtime {
   /** Same as {@link close}. */
   [Symbol.dispose](): void {
     this.close();
+  }
+
+  /**
+   * Like {@link close}, but joins the pool's threads off the JS thread, so
+   * queued tasks that call back into JavaScript can still finish.
+   */
+  async closeAsync(): Promise<void> {
+    if (this.#ptr === null) return;
+    if (this.#inflight > 0) {
+      throw new FfiError(
+        ErrorCode.FAILED_PRECONDITION,
+        `The runtime has ${this.#inflight} call(s) in flight; await them before close()`,
+      );
+    }
+    const p = this.#ptr;
+    this.#ptr = null;
+    await native().xrt_runtime_free_async(p);
+  }
+
+  /** Same as {@link closeAsync}. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.closeAsync();
   }
 }
