@@ -7,6 +7,7 @@
  * Copyright 2026 The deno-xla-ffi Authors. Licensed under Apache-2.0.
  */
 #define _GNU_SOURCE
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -626,8 +627,10 @@ xrt_runtime* xrt_runtime_new(int32_t platform, int32_t threads) {
   xrt_runtime* rt = calloc(1, sizeof *rt);
   if (!rt) return NULL;
   rt->platform = platform;
-  if (threads < 0) {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
+  if (threads < 0) { /* the cores this process may run on */
+    cpu_set_t set;
+    long n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set)
+                                                          : sysconf(_SC_NPROCESSORS_ONLN);
     threads = n > 0 ? (int32_t)n : 1;
   }
   if (platform != XRT_PLATFORM_HOST) threads = 0;

@@ -6,6 +6,7 @@
  * Copyright 2026 The deno-xla-ffi Authors. Licensed under Apache-2.0.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -598,8 +599,7 @@ XLA_FFI_Error* test_thread_pool(XLA_FFI_CallFrame* cf) {
       return e;
     }
   }
-  while (atomic_load(&left) > 0) {
-  }
+  while (atomic_load(&left) > 0) sched_yield();
   *(int64_t*)ret(cf, 1)->data = atomic_load(&sum);
   return NULL;
 }
