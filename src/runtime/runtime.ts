@@ -119,6 +119,8 @@ function stageHandler(bundle: HandlerBundle, stage: ExecutionStage): Handler | n
 export class Instance {
   /** @internal */
   _ptr: Deno.PointerObject | null;
+  /** @internal calls in flight that use this instance. */
+  _inflight = 0;
 
   /** @internal use {@link Runtime.instantiate}. */
   constructor(ptr: Deno.PointerObject) {
@@ -140,9 +142,15 @@ export class Instance {
     return has ? Number(out[0]) : undefined;
   }
 
-  /** Runs the state's deleter and frees the instance. */
+  /** Runs the state's deleter and frees the instance. Fails while a call uses it. */
   close(): void {
     if (this._ptr === null) return;
+    if (this._inflight > 0) {
+      throw new FfiError(
+        ErrorCode.FAILED_PRECONDITION,
+        `The handler instance is used by ${this._inflight} call(s) in flight; await them first`,
+      );
+    }
     native().xrt_instance_free(this._ptr);
     this._ptr = null;
   }
@@ -354,14 +362,17 @@ export class Runtime {
     this.#configure(frame, options);
     if (fn === null) return;
     const snap = this.#snapshot(rt, frame);
+    const inst = options?.instance;
     this.#inflight++;
     frame._inflight++;
+    if (inst) inst._inflight++;
     let err: Deno.PointerObject | null;
     try {
       err = await native().xrt_call_run(snap, fn);
     } finally {
       this.#inflight--;
       frame._inflight--;
+      if (inst) inst._inflight--;
     }
     if (err !== null) throw _takeError(err);
   }
@@ -390,8 +401,10 @@ export class Runtime {
     const out = new BigInt64Array(3);
     const msg = new Uint8Array(1024);
     const snap = this.#snapshot(rt, frame);
+    const inst = options.instance;
     this.#inflight++;
     frame._inflight++;
+    if (inst) inst._inflight++;
     let rc: number;
     try {
       rc = await native().xrt_call_threads(
@@ -406,6 +419,7 @@ export class Runtime {
     } finally {
       this.#inflight--;
       frame._inflight--;
+      if (inst) inst._inflight--;
     }
     if (rc !== 0) {
       throw new FfiError(ErrorCode.RESOURCE_EXHAUSTED, `Cannot start ${threads} runtime threads`);
