@@ -133,6 +133,7 @@ static int build_dict(builder* b, XLA_FFI_Attrs* out, int depth) {
     char* ncopy = bump(b, (size_t)nlen + 1);
     if (!nb || !name || !ncopy) return 0;
     memcpy(ncopy, nb, nlen);
+    ncopy[nlen] = '\0';
     name->ptr = ncopy;
     name->len = nlen;
     out->types[i] = (XLA_FFI_AttrType)type;
@@ -174,6 +175,7 @@ static int build_dict(builder* b, XLA_FFI_Attrs* out, int depth) {
         char* copy = bump(b, (size_t)len + 1);
         if (!data || !s || !copy) return 0;
         memcpy(copy, data, len);
+        copy[len] = '\0';
         s->ptr = copy;
         s->len = len;
         out->attrs[i] = s;
@@ -216,9 +218,10 @@ static int build_dict(builder* b, XLA_FFI_Attrs* out, int depth) {
 xrt_frame* xrt_frame_build(const uint8_t* desc, int32_t len) {
   if (len < 8) return NULL;
   size_t cap = sizeof(xrt_frame) + 256 + 8 * (size_t)len;
-  char* mem = calloc(1, cap);
+  char* mem = malloc(cap); /* every byte handed out below is written */
   if (!mem) return NULL;
   xrt_frame* fr = (xrt_frame*)mem;
+  memset(fr, 0, sizeof *fr);
   builder b = {desc, desc + len, mem + pad8(sizeof(xrt_frame)), mem + cap, 0};
   const uint8_t* h = take(&b, 8);
   uint32_t nargs = u32_at(h, 0), nrets = u32_at(h, 1);

@@ -247,7 +247,9 @@ function writeBuffer(off: number, b: BufferEntry): number {
   dv.setFloat64(off + 8, b.address, true);
   off += 16;
   for (let i = 0; i < b.dims.length; i++) {
-    dv.setBigInt64(off, BigInt(b.dims[i]!), true);
+    const d = b.dims[i]!; // a non-negative safe integer (checked when added)
+    dv.setUint32(off, d >>> 0, true);
+    dv.setUint32(off + 4, Math.floor(d / 4294967296), true);
     off += 8;
   }
   return off;
@@ -276,7 +278,6 @@ export class CallFrameBuilder {
   #args: BufferEntry[] = [];
   #rets: BufferEntry[] = [];
   #attrs: _AttrEntry[] = [];
-  #names = new Set<string>();
   #size = 16;
 
   /** Adds a buffer argument backed by a typed array (dims default: `[length]`). */
@@ -330,10 +331,12 @@ export class CallFrameBuilder {
    * (e.g. `attr("n", 3, DataType.S32)`); a duplicate name is an error.
    */
   attr(name: string, value: AttrValue, dtype?: DataType): this {
-    if (this.#names.has(name)) bad(`Duplicate attribute name '${name}'`);
+    const attrs = this.#attrs;
+    for (let i = 0; i < attrs.length; i++) {
+      if (attrs[i]!.name === name) bad(`Duplicate attribute name '${name}'`);
+    }
     const e = _makeEntry(name, value, dtype);
-    this.#names.add(name);
-    this.#attrs.push(e);
+    attrs.push(e);
     this.#size += e.size;
     return this;
   }
