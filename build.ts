@@ -16,6 +16,10 @@ import { FfiError } from "./src/errors.ts";
 export const NATIVE_SOURCES: readonly string[] = [
   "native/xla_ffi.h",
   "native/lib_info.c",
+  "native/runtime_internal.h",
+  "native/runtime.c",
+  "native/runtime_frame.c",
+  "native/runtime_library.c",
 ];
 
 /** Flags every native build uses (DESIGN.md). */

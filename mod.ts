@@ -222,3 +222,31 @@ export type {
   StructInput,
   WriteTarget,
 } from "./src/abi/writers.ts";
+export {
+  array,
+  ArrayAttr,
+  type AttrDictionary,
+  type AttrValue,
+  type NumericTypedArray,
+  scalar,
+  ScalarAttr,
+} from "./src/runtime/attributes.ts";
+export {
+  type Address,
+  type BufferData,
+  CallFrame,
+  CallFrameBuilder,
+} from "./src/runtime/call_frame.ts";
+export { Handler, type HandlerBundle, HandlerLibrary } from "./src/runtime/handler_library.ts";
+export {
+  type CallOptions,
+  type HandlerMetadata,
+  type HandlerTarget,
+  Instance,
+  type RegisterOptions,
+  Runtime,
+  type RuntimeOptions,
+  type ThreadCallOptions,
+  type ThreadCallResult,
+} from "./src/runtime/runtime.ts";
+export { runtimeDebugStats, type RuntimeStats } from "./src/runtime/debug_stats.ts";

@@ -1,0 +1,91 @@
+/*
+ * runtime_internal.h: private declarations shared by the embedded runtime's
+ * C files (runtime.c, runtime_frame.c). Not part of the public ABI.
+ *
+ * Copyright 2026 The deno-xla-ffi Authors. Licensed under Apache-2.0.
+ */
+#ifndef DENO_XLA_FFI_RUNTIME_INTERNAL_H_
+#define DENO_XLA_FFI_RUNTIME_INTERNAL_H_
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "xla_ffi.h"
+
+/* Debug counters (xrt_debug_stats). */
+enum {
+  XRT_STAT_ERRORS_CREATED,
+  XRT_STAT_ERRORS_DESTROYED,
+  XRT_STAT_FUTURES_CREATED,
+  XRT_STAT_FUTURES_DESTROYED,
+  XRT_STAT_FRAMES_CREATED,
+  XRT_STAT_FRAMES_DESTROYED,
+  XRT_STAT_STATES_SET,
+  XRT_STAT_STATES_DELETED,
+  XRT_STAT_INSTANCES_CREATED,
+  XRT_STAT_INSTANCES_DESTROYED,
+  XRT_STAT_RUNTIMES_CREATED,
+  XRT_STAT_RUNTIMES_DESTROYED,
+  XRT_STAT_TASKS_SCHEDULED,
+  XRT_STAT_TASKS_RUN,
+  XRT_STAT_CALLS,
+  XRT_STAT_COUNT
+};
+extern _Atomic int64_t xrt_stats[XRT_STAT_COUNT];
+#define XRT_COUNT(k) atomic_fetch_add_explicit(&xrt_stats[k], 1, memory_order_relaxed)
+
+enum { XRT_PLATFORM_HOST = 0, XRT_PLATFORM_CUDA = 1 };
+
+typedef struct xrt_task {
+  XLA_FFI_Task* fn;
+  void* data;
+  struct xrt_task* next;
+} xrt_task;
+
+typedef struct xrt_runtime {
+  int32_t platform;
+  int32_t num_threads;
+  void* stream;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  xrt_task* head;
+  xrt_task* tail;
+  int stopping;
+  pthread_t* threads;
+} xrt_runtime;
+
+typedef struct xrt_instance {
+  pthread_mutex_t mu;
+  int has_state;
+  int64_t type_id;
+  void* state;
+  void (*deleter)(void*);
+} xrt_instance;
+
+struct XLA_FFI_ExecutionContext {
+  xrt_runtime* rt;
+  int64_t run_id;
+  int32_t device_ordinal;
+  int32_t stage;
+  xrt_instance* instance;
+  int64_t n_user;
+  int64_t* user; /* pairs (type_id, pointer) */
+};
+
+/* A call frame built by xrt_frame_build: one allocation (the arena). */
+typedef struct xrt_frame {
+  XLA_FFI_CallFrame cf;
+  XLA_FFI_ExecutionContext ctx;
+  XLA_FFI_Buffer* args;
+  XLA_FFI_Buffer* rets;
+  int64_t* user_store;
+  XLA_FFI_Error* last_error;
+} xrt_frame;
+
+XLA_FFI_Error* xrt_error_new(XLA_FFI_Error_Code code, const char* fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void xrt_error_free(XLA_FFI_Error* err);
+extern const XLA_FFI_Api xrt_api_table;
+
+#endif /* DENO_XLA_FFI_RUNTIME_INTERNAL_H_ */

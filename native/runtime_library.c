@@ -1,0 +1,42 @@
+/*
+ * runtime_library.c: loading users' handler libraries and resolving handler
+ * symbols by name at run time (dlopen/dlsym), with the loader's messages.
+ *
+ * Copyright 2026 The deno-xla-ffi Authors. Licensed under Apache-2.0.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+
+static _Thread_local char last_error[1024];
+
+static void keep_error(void) {
+  const char* e = dlerror();
+  snprintf(last_error, sizeof last_error, "%s", e ? e : "unknown loader error");
+}
+
+/** Opens a shared library (RTLD_NOW | RTLD_LOCAL); NULL on failure. */
+void* xrt_dlopen(const char* path) {
+  void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h) keep_error();
+  return h;
+}
+
+/** Resolves a symbol; NULL when missing. */
+void* xrt_dlsym(void* handle, const char* name) {
+  dlerror();
+  void* p = dlsym(handle, name);
+  if (!p) keep_error();
+  return p;
+}
+
+/** Closes a library; 0 on success. */
+int32_t xrt_dlclose(void* handle) {
+  int r = dlclose(handle);
+  if (r) keep_error();
+  return r;
+}
+
+/** The calling thread's last loader error. */
+const char* xrt_dlerror(void) { return last_error; }

@@ -1,0 +1,478 @@
+/**
+ * CallFrameBuilder and CallFrame: `XLA_FFI_CallFrame`s owned by the embedded
+ * runtime, laid out in one native allocation by one C call.
+ *
+ * @module
+ */
+import { AttrType, DataType, ErrorCode } from "../abi/enums.ts";
+import { FfiError } from "../errors.ts";
+import { native } from "../native/lib.ts";
+import {
+  type _AttrEntry,
+  _attrWidth,
+  _makeEntry,
+  type AttrDictionary,
+  type AttrValue,
+} from "./attributes.ts";
+
+/** Typed arrays usable as buffer arguments and results. */
+export type BufferData = ArrayBufferView;
+
+/** A native address: a pointer object, or its numeric value. */
+export type Address = Deno.PointerValue | number | bigint;
+
+/** Byte widths of buffer element types (sub-byte types: 0, packed). */
+const WIDTH: ReadonlyMap<DataType, number> = new Map<DataType, number>([
+  [DataType.PRED, 1],
+  [DataType.S8, 1],
+  [DataType.U8, 1],
+  [DataType.S16, 2],
+  [DataType.U16, 2],
+  [DataType.F16, 2],
+  [DataType.BF16, 2],
+  [DataType.S32, 4],
+  [DataType.U32, 4],
+  [DataType.F32, 4],
+  [DataType.S64, 8],
+  [DataType.U64, 8],
+  [DataType.F64, 8],
+  [DataType.C64, 8],
+  [DataType.C128, 16],
+  [DataType.F8E5M2, 1],
+  [DataType.F8E4M3FN, 1],
+  [DataType.F8E4M3B11FNUZ, 1],
+  [DataType.F8E5M2FNUZ, 1],
+  [DataType.F8E4M3FNUZ, 1],
+  [DataType.F8E4M3, 1],
+  [DataType.F8E3M4, 1],
+  [DataType.F8E8M0FNU, 1],
+]);
+
+const TYPED_DTYPE: ReadonlyMap<unknown, DataType> = new Map<unknown, DataType>([
+  [Int8Array, DataType.S8],
+  [Int16Array, DataType.S16],
+  [Int32Array, DataType.S32],
+  [BigInt64Array, DataType.S64],
+  [Uint8Array, DataType.U8],
+  [Uint8ClampedArray, DataType.U8],
+  [Uint16Array, DataType.U16],
+  [Uint32Array, DataType.U32],
+  [BigUint64Array, DataType.U64],
+  [Float32Array, DataType.F32],
+  [Float64Array, DataType.F64],
+  ...(typeof Float16Array === "function" ? [[Float16Array, DataType.F16] as const] : []),
+]);
+
+function bad(message: string): never {
+  throw new FfiError(ErrorCode.INVALID_ARGUMENT, message);
+}
+
+const baseAddress = new WeakMap<ArrayBufferLike, number>();
+
+/** The native address of a typed array's first byte (cached per ArrayBuffer). */
+export function _addressOf(view: ArrayBufferView): number {
+  const buf = view.buffer;
+  let base = baseAddress.get(buf);
+  if (base === undefined) {
+    const p = buf instanceof ArrayBuffer
+      ? Deno.UnsafePointer.of(buf)
+      : Deno.UnsafePointer.of(new Uint8Array(buf));
+    base = p === null ? 0 : Number(Deno.UnsafePointer.value(p));
+    baseAddress.set(buf, base);
+  }
+  return base + view.byteOffset;
+}
+
+function toAddress(a: Address | BufferData): number {
+  if (a === null) return 0;
+  if (typeof a === "number") {
+    if (!Number.isSafeInteger(a) || a < 0) bad(`Invalid buffer address ${a}`);
+    return a;
+  }
+  if (typeof a === "bigint") {
+    if (a < 0n || a > BigInt(Number.MAX_SAFE_INTEGER)) bad(`Invalid buffer address ${a}`);
+    return Number(a);
+  }
+  if (ArrayBuffer.isView(a)) return _addressOf(a);
+  return Number(Deno.UnsafePointer.value(a));
+}
+
+interface BufferEntry {
+  dtype: DataType;
+  dims: readonly number[];
+  address: number;
+  keep: unknown;
+}
+
+function checkDims(dims: readonly number[], what: string): void {
+  for (let i = 0; i < dims.length; i++) {
+    const d = dims[i]!;
+    if (!Number.isSafeInteger(d) || d < 0) bad(`${what}: invalid dimension ${d} at ${i}`);
+  }
+}
+
+function bufferEntry(
+  data: BufferData,
+  dims: readonly number[] | undefined,
+  dtype: DataType | undefined,
+  what: string,
+): BufferEntry {
+  if (!ArrayBuffer.isView(data)) bad(`${what}: expected a typed array`);
+  const inferred = TYPED_DTYPE.get(data.constructor);
+  const dt = dtype ?? inferred;
+  if (dt === undefined) {
+    bad(`${what}: cannot infer the data type of ${data.constructor.name}; pass one`);
+  }
+  const width = WIDTH.get(dt);
+  const d = dims ?? [width ? data.byteLength / width : data.byteLength];
+  checkDims(d, what);
+  if (width !== undefined) {
+    let n = width;
+    for (let i = 0; i < d.length; i++) n *= d[i]!;
+    if (n !== data.byteLength) {
+      bad(
+        `${what}: dims [${d.join(", ")}] of ${
+          DataType[dt]
+        } need ${n} bytes but the array has ${data.byteLength}`,
+      );
+    }
+  }
+  return { dtype: dt, dims: d, address: _addressOf(data), keep: data };
+}
+
+const TOKEN: BufferEntry = { dtype: DataType.TOKEN, dims: [], address: 0, keep: null };
+
+// One reused description buffer for every build.
+let scratch = new ArrayBuffer(4096);
+let u8 = new Uint8Array(scratch);
+let dv = new DataView(scratch);
+
+function ensure(n: number): void {
+  if (scratch.byteLength >= n) return;
+  let size = scratch.byteLength;
+  while (size < n) size *= 2;
+  scratch = new ArrayBuffer(size);
+  u8 = new Uint8Array(scratch);
+  dv = new DataView(scratch);
+}
+
+function writeText(off: number, s: string, bytes: Uint8Array | null): number {
+  if (bytes) {
+    u8.set(bytes, off);
+    return off + ((bytes.length + 7) & ~7);
+  }
+  for (let i = 0; i < s.length; i++) u8[off + i] = s.charCodeAt(i);
+  return off + ((s.length + 7) & ~7);
+}
+
+function writeScalar(off: number, dt: DataType, v: number | bigint): void {
+  switch (dt) {
+    case DataType.PRED:
+    case DataType.U8:
+      dv.setUint8(off, Number(v));
+      break;
+    case DataType.S8:
+      dv.setInt8(off, Number(v));
+      break;
+    case DataType.S16:
+      dv.setInt16(off, Number(v), true);
+      break;
+    case DataType.U16:
+      dv.setUint16(off, Number(v), true);
+      break;
+    case DataType.S32:
+      dv.setInt32(off, Number(v), true);
+      break;
+    case DataType.U32:
+      dv.setUint32(off, Number(v), true);
+      break;
+    case DataType.S64:
+      dv.setBigInt64(off, BigInt(v), true);
+      break;
+    case DataType.U64:
+      dv.setBigUint64(off, BigInt(v), true);
+      break;
+    case DataType.F32:
+      dv.setFloat32(off, Number(v), true);
+      break;
+    case DataType.F64:
+      dv.setFloat64(off, Number(v), true);
+      break;
+  }
+}
+
+function writeDict(off: number, entries: readonly _AttrEntry[]): number {
+  dv.setUint32(off, entries.length, true);
+  dv.setUint32(off + 4, 0, true);
+  off += 8;
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i]!;
+    dv.setUint32(off, e.type, true);
+    dv.setUint32(off + 4, e.nameLen, true);
+    off = writeText(off + 8, e.name, e.nameBytes);
+    switch (e.type) {
+      case AttrType.SCALAR:
+        dv.setUint32(off, e.dtype, true);
+        dv.setUint32(off + 4, 0, true);
+        dv.setFloat64(off + 8, 0, true);
+        writeScalar(off + 8, e.dtype, e.value);
+        off += 16;
+        break;
+      case AttrType.ARRAY: {
+        const vs = e.values!;
+        const w = _attrWidth(e.dtype);
+        dv.setUint32(off, e.dtype, true);
+        dv.setUint32(off + 4, vs.length, true);
+        off += 8;
+        for (let k = 0; k < vs.length; k++) writeScalar(off + k * w, e.dtype, vs[k]!);
+        off += (vs.length * w + 7) & ~7;
+        break;
+      }
+      case AttrType.STRING:
+        dv.setUint32(off, e.strLen, true);
+        dv.setUint32(off + 4, 0, true);
+        off = writeText(off + 8, e.str, e.strBytes);
+        break;
+      case AttrType.DICTIONARY:
+        off = writeDict(off, e.dict!);
+        break;
+    }
+  }
+  return off;
+}
+
+function writeBuffer(off: number, b: BufferEntry): number {
+  dv.setUint32(off, b.dtype, true);
+  dv.setUint32(off + 4, b.dims.length, true);
+  dv.setFloat64(off + 8, b.address, true);
+  off += 16;
+  for (let i = 0; i < b.dims.length; i++) {
+    const d = b.dims[i]!; // a non-negative safe integer (checked when added)
+    dv.setUint32(off, d >>> 0, true);
+    dv.setUint32(off + 4, Math.floor(d / 4294967296), true);
+    off += 8;
+  }
+  return off;
+}
+
+/**
+ * Builds call frames for the embedded runtime, as XLA's `CallFrameBuilder`:
+ * buffer and token arguments and results, and attributes (sorted by name at
+ * build time, recursively, byte-wise as XLA does).
+ *
+ * @example
+ * ```ts
+ * import { CallFrameBuilder, DataType, scalar } from "@deno-xla/ffi";
+ * const x = new Float32Array([1, 2, 3, 4]);
+ * const y = new Float32Array(4);
+ * using frame = new CallFrameBuilder()
+ *   .arg(x, [2, 2])
+ *   .ret(y, [2, 2])
+ *   .attr("alpha", scalar(DataType.F32, 0.5))
+ *   .attr("mode", "reflect")
+ *   .build();
+ * console.log(frame.numArgs, frame.numRets); // 1 1
+ * ```
+ */
+export class CallFrameBuilder {
+  #args: BufferEntry[] = [];
+  #rets: BufferEntry[] = [];
+  #attrs: _AttrEntry[] = [];
+  #size = 16;
+
+  /** Adds a buffer argument backed by a typed array (dims default: `[length]`). */
+  arg(data: BufferData, dims?: readonly number[], dtype?: DataType): this {
+    const b = bufferEntry(data, dims, dtype, `argument ${this.#args.length}`);
+    this.#args.push(b);
+    this.#size += 16 + 8 * b.dims.length;
+    return this;
+  }
+
+  /** Adds a buffer argument at a native address. */
+  argPointer(data: Address, dtype: DataType, dims: readonly number[]): this {
+    checkDims(dims, `argument ${this.#args.length}`);
+    this.#args.push({ dtype, dims: [...dims], address: toAddress(data), keep: null });
+    this.#size += 16 + 8 * dims.length;
+    return this;
+  }
+
+  /** Adds a token argument (dtype TOKEN, no data, rank 0). */
+  tokenArg(): this {
+    this.#args.push(TOKEN);
+    this.#size += 16;
+    return this;
+  }
+
+  /** Adds a buffer result backed by a typed array. */
+  ret(data: BufferData, dims?: readonly number[], dtype?: DataType): this {
+    const b = bufferEntry(data, dims, dtype, `result ${this.#rets.length}`);
+    this.#rets.push(b);
+    this.#size += 16 + 8 * b.dims.length;
+    return this;
+  }
+
+  /** Adds a buffer result at a native address. */
+  retPointer(data: Address, dtype: DataType, dims: readonly number[]): this {
+    checkDims(dims, `result ${this.#rets.length}`);
+    this.#rets.push({ dtype, dims: [...dims], address: toAddress(data), keep: null });
+    this.#size += 16 + 8 * dims.length;
+    return this;
+  }
+
+  /** Adds a token result. */
+  tokenRet(): this {
+    this.#rets.push(TOKEN);
+    this.#size += 16;
+    return this;
+  }
+
+  /**
+   * Adds an attribute. `dtype` types a number, bigint, boolean or array
+   * (e.g. `attr("n", 3, DataType.S32)`); a duplicate name is an error.
+   */
+  attr(name: string, value: AttrValue, dtype?: DataType): this {
+    const attrs = this.#attrs;
+    for (let i = 0; i < attrs.length; i++) {
+      if (attrs[i]!.name === name) bad(`Duplicate attribute name '${name}'`);
+    }
+    const e = _makeEntry(name, value, dtype);
+    attrs.push(e);
+    this.#size += e.size;
+    return this;
+  }
+
+  /** Adds every entry of a dictionary as an attribute. */
+  attrs(dict: AttrDictionary): this {
+    const entries = dict instanceof Map
+      ? [...(dict as ReadonlyMap<string, AttrValue>)]
+      : Object.entries(dict as { [k: string]: AttrValue });
+    for (const [k, v] of entries) this.attr(k, v);
+    return this;
+  }
+
+  /** Lays the frame out natively; the result owns that memory. */
+  build(): CallFrame {
+    ensure(this.#size);
+    dv.setUint32(0, this.#args.length, true);
+    dv.setUint32(4, this.#rets.length, true);
+    let off = 8;
+    for (let i = 0; i < this.#args.length; i++) off = writeBuffer(off, this.#args[i]!);
+    for (let i = 0; i < this.#rets.length; i++) off = writeBuffer(off, this.#rets[i]!);
+    off = writeDict(off, this.#attrs);
+    const ptr = native().xrt_frame_build(u8, off);
+    if (ptr === null) {
+      throw new FfiError(ErrorCode.INTERNAL, "Laying out the call frame failed");
+    }
+    const keepArgs: unknown[] = new Array(this.#args.length);
+    for (let i = 0; i < this.#args.length; i++) keepArgs[i] = this.#args[i]!.keep;
+    const keepRets: unknown[] = new Array(this.#rets.length);
+    for (let i = 0; i < this.#rets.length; i++) keepRets[i] = this.#rets[i]!.keep;
+    return new CallFrame(ptr, keepArgs, keepRets);
+  }
+}
+
+/**
+ * A native `XLA_FFI_CallFrame` with everything it points to, in one
+ * allocation. Buffer pointers can be swapped for the next call.
+ *
+ * @example
+ * ```ts
+ * import { CallFrameBuilder } from "@deno-xla/ffi";
+ * using frame = new CallFrameBuilder().arg(new Float32Array(2)).ret(new Float32Array(2)).build();
+ * frame.setArg(0, new Float32Array([5, 6]));
+ * ```
+ */
+export class CallFrame {
+  /** @internal native `xrt_frame*` (its first member is the XLA_FFI_CallFrame). */
+  _ptr: Deno.PointerObject | null;
+  /** @internal whether the frame's context differs from the defaults. */
+  _dirty = false;
+  /** @internal calls in flight. */
+  _inflight = 0;
+  #keepArgs: unknown[];
+  #keepRets: unknown[];
+  /** Number of arguments. */
+  readonly numArgs: number;
+  /** Number of results. */
+  readonly numRets: number;
+
+  /** @internal use {@link CallFrameBuilder.build}. */
+  constructor(ptr: Deno.PointerObject, keepArgs: unknown[], keepRets: unknown[]) {
+    this._ptr = ptr;
+    this.#keepArgs = keepArgs;
+    this.#keepRets = keepRets;
+    this.numArgs = keepArgs.length;
+    this.numRets = keepRets.length;
+  }
+
+  /** The `XLA_FFI_CallFrame*` (valid until {@link close}). */
+  get pointer(): Deno.PointerObject {
+    return this._live();
+  }
+
+  /** @internal */
+  _live(): Deno.PointerObject {
+    if (this._ptr === null) {
+      throw new FfiError(ErrorCode.FAILED_PRECONDITION, "The call frame is closed");
+    }
+    return this._ptr;
+  }
+
+  #idle(): void {
+    if (this._inflight > 0) {
+      throw new FfiError(
+        ErrorCode.FAILED_PRECONDITION,
+        `The call frame is used by ${this._inflight} call(s) in flight; await them first`,
+      );
+    }
+  }
+
+  /** Points argument `i` at new data (a typed array or an address). */
+  setArg(i: number, data: BufferData | Address): void {
+    if (!(i >= 0 && i < this.numArgs)) bad(`Argument index ${i} out of range [0, ${this.numArgs})`);
+    this.#idle();
+    native().xrt_frame_set_arg(this._live(), i, toAddress(data));
+    this.#keepArgs[i] = data;
+  }
+
+  /** Points result `i` at new data. */
+  setRet(i: number, data: BufferData | Address): void {
+    if (!(i >= 0 && i < this.numRets)) bad(`Result index ${i} out of range [0, ${this.numRets})`);
+    this.#idle();
+    native().xrt_frame_set_ret(this._live(), i, toAddress(data));
+    this.#keepRets[i] = data;
+  }
+
+  /** Swaps all buffer pointers at once (XLA's `UpdateWithBuffers`). */
+  updateBuffers(
+    args: readonly (BufferData | Address)[],
+    rets: readonly (BufferData | Address)[],
+  ): void {
+    if (args.length !== this.numArgs) {
+      bad(`Invalid number of updated arguments: ${args.length} vs ${this.numArgs}`);
+    }
+    if (rets.length !== this.numRets) {
+      bad(`Invalid number of updated results: ${rets.length} vs ${this.numRets}`);
+    }
+    for (let i = 0; i < args.length; i++) this.setArg(i, args[i]!);
+    for (let i = 0; i < rets.length; i++) this.setRet(i, rets[i]!);
+  }
+
+  /** Frees the native frame. Fails while a call using it is in flight. */
+  close(): void {
+    if (this._ptr === null) return;
+    if (this._inflight > 0) {
+      throw new FfiError(
+        ErrorCode.FAILED_PRECONDITION,
+        `The call frame is used by ${this._inflight} call(s) in flight; await them before close()`,
+      );
+    }
+    native().xrt_frame_free(this._ptr);
+    this._ptr = null;
+  }
+
+  /** Same as {@link close}. */
+  [Symbol.dispose](): void {
+    this.close();
+  }
+}

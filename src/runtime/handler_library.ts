@@ -1,0 +1,135 @@
+/**
+ * Handlers as values (`XLA_FFI_Handler*` with a name) and loading them from a
+ * user's shared library by symbol name.
+ *
+ * @module
+ */
+import { ErrorCode } from "../abi/enums.ts";
+import { FfiError } from "../errors.ts";
+import { native } from "../native/lib.ts";
+import { _cString } from "./_native_error.ts";
+
+/**
+ * An `XLA_FFI_Handler*`: a C function `XLA_FFI_Error* fn(XLA_FFI_CallFrame*)`.
+ *
+ * @example
+ * ```ts ignore
+ * import { Handler } from "@deno-xla/ffi";
+ * const h = new Handler(pointerFromSomewhere, "my_handler");
+ * ```
+ */
+export class Handler {
+  /** The function pointer. */
+  readonly pointer: Deno.PointerObject;
+  /** A name for messages (e.g. the symbol). */
+  readonly name: string;
+  /**
+   * Wraps a function pointer.
+   *
+   * @param pointer the function pointer
+   * @param name a name for messages (e.g. the symbol)
+   */
+  constructor(pointer: Deno.PointerObject, name: string = "handler") {
+    this.pointer = pointer;
+    this.name = name;
+  }
+}
+
+/** A handler bundle as `XLA_FFI_Handler_Bundle`: execute is required. */
+export interface HandlerBundle {
+  /** Instantiate stage. */
+  instantiate?: Handler | null;
+  /** Prepare stage. */
+  prepare?: Handler | null;
+  /** Initialize stage. */
+  initialize?: Handler | null;
+  /** Execute stage (required). */
+  execute: Handler;
+}
+
+/**
+ * A user's shared library of XLA FFI handlers, with symbols resolved by name
+ * at run time.
+ *
+ * @example
+ * ```ts ignore
+ * import { HandlerLibrary, Runtime } from "@deno-xla/ffi";
+ * using lib = HandlerLibrary.open("./libmy_handlers.so");
+ * using rt = new Runtime();
+ * rt.register("my.echo", lib.handler("echo"));
+ * ```
+ */
+export class HandlerLibrary {
+  #handle: Deno.PointerObject | null;
+  #cache = new Map<string, Handler>();
+  /** The path the library was opened from. */
+  readonly path: string;
+
+  private constructor(handle: Deno.PointerObject, path: string) {
+    this.#handle = handle;
+    this.path = path;
+  }
+
+  /** Opens a shared library; FfiError UNAVAILABLE with the loader's message. */
+  static open(path: string | URL): HandlerLibrary {
+    const p = path instanceof URL ? path.pathname : path;
+    const sym = native();
+    const h = sym.xrt_dlopen(_cString(p));
+    if (h === null) {
+      throw new FfiError(
+        ErrorCode.UNAVAILABLE,
+        `Cannot load the handler library ${p}: ${lastError()}`,
+      );
+    }
+    return new HandlerLibrary(h, p);
+  }
+
+  /** The address of any symbol; FfiError NOT_FOUND when it is missing. */
+  symbol(name: string): Deno.PointerObject {
+    if (this.#handle === null) {
+      throw new FfiError(
+        ErrorCode.FAILED_PRECONDITION,
+        `The handler library ${this.path} is closed`,
+      );
+    }
+    const p = native().xrt_dlsym(this.#handle, _cString(name));
+    if (p === null) {
+      throw new FfiError(
+        ErrorCode.NOT_FOUND,
+        `Symbol '${name}' not found in handler library ${this.path}: ${lastError()}`,
+      );
+    }
+    return p;
+  }
+
+  /** The handler exported under `name` (cached). */
+  handler(name: string): Handler {
+    let h = this.#cache.get(name);
+    if (!h) {
+      h = new Handler(this.symbol(name), name);
+      this.#cache.set(name, h);
+    }
+    return h;
+  }
+
+  /**
+   * Closes the library. Handlers from it must not be called afterwards (also
+   * not through a registration).
+   */
+  close(): void {
+    if (this.#handle === null) return;
+    native().xrt_dlclose(this.#handle);
+    this.#handle = null;
+    this.#cache.clear();
+  }
+
+  /** Same as {@link close}. */
+  [Symbol.dispose](): void {
+    this.close();
+  }
+}
+
+function lastError(): string {
+  const p = native().xrt_dlerror();
+  return p === null ? "unknown error" : Deno.UnsafePointerView.getCString(p);
+}

@@ -1,0 +1,608 @@
+import assert from "node:assert/strict";
+import {
+  CallFrameBuilder,
+  DataType,
+  ErrorCode,
+  ExecutionStage,
+  FfiError,
+  Handler,
+  HandlerLibrary,
+  HandlerTraits,
+  Runtime,
+  runtimeDebugStats,
+} from "../mod.ts";
+import { openTestHandlers, testHandlersPath } from "./_runtime_handlers.ts";
+
+function isFfi(code: ErrorCode, message: string | RegExp) {
+  return (e: unknown) => {
+    assert.ok(e instanceof FfiError, `expected FfiError, got ${e}`);
+    assert.equal(ErrorCode[e.code], ErrorCode[code], e.message);
+    if (typeof message === "string") assert.equal(e.message, message);
+    else assert.match(e.message, message);
+    return true;
+  };
+}
+
+let uniq = 0;
+function name(base: string): string {
+  return `${base}.${Deno.pid}.${uniq++}`;
+}
+
+Deno.test("echo and scale buffers; swapping buffer pointers between calls", () => {
+  using lib = openTestHandlers();
+  using rt = new Runtime({ threads: 2 });
+  const x = new Float32Array([1, 2, 3, 4]);
+  const y = new Float32Array(4);
+  using f = new CallFrameBuilder().arg(x, [2, 2]).ret(y, [2, 2]).build();
+  rt.callSync(lib.handler("test_echo"), f);
+  assert.deepEqual([...y], [1, 2, 3, 4]);
+  const x2 = new Float32Array([9, 8, 7, 6]);
+  const y2 = new Float32Array(4);
+  f.updateBuffers([x2], [y2]);
+  rt.callSync(lib.handler("test_echo"), f);
+  assert.deepEqual([...y2], [9, 8, 7, 6]);
+  assert.throws(
+    () => f.updateBuffers([], [y2]),
+    isFfi(ErrorCode.INVALID_ARGUMENT, "Invalid number of updated arguments: 0 vs 1"),
+  );
+  using g = new CallFrameBuilder().arg(x).ret(y).attr("factor", 3, DataType.F32).build();
+  rt.callSync(lib.handler("test_scale"), g);
+  assert.deepEqual([...y], [3, 6, 9, 12]);
+});
+
+Deno.test("ReturnError: every error code and message propagates", async () => {
+  using lib = openTestHandlers();
+  using rt = new Runtime({ threads: 1 });
+  using f = new CallFrameBuilder().build();
+  assert.throws(
+    () => rt.callSync(lib.handler("test_return_error"), f),
+    isFfi(ErrorCode.INTERNAL, "Test error"),
+  );
+  for (let code = 1; code <= 16; code++) {
+    using g = new CallFrameBuilder().attr("code", code, DataType.S32).attr("message", `m${code}`)
+      .build();
+    assert.throws(() => rt.callSync(lib.handler("test_return_error"), g), isFfi(code, `m${code}`));
+    await assert.rejects(rt.call(lib.handler("test_return_error"), g), isFfi(code, `m${code}`));
+  }
+});
+
+Deno.test("Error_Create copies the message; GetMessage; an OK-code error is success", () => {
+  using lib = openTestHandlers();
+  using rt = new Runtime({ threads: 1 });
+  using f = new CallFrameBuilder().build();
+  assert.throws(
+    () => rt.callSync(lib.handler("test_get_message"), f),
+    isFfi(ErrorCode.INTERNAL, "copied!"),
+  );
+  using g = new CallFrameBuilder().attr("ok", 1, DataType.S32).build();
+  rt.callSync(lib.handler("test_get_message"), g);
+});
+
+Deno.test("FutureSetAvailable / FutureSetError, inline and from the thread pool", async () => {
+  using lib = openTestHandlers();
+  using rt = new Runtime({ threads: 2 });
+  const x = new Float32Array([1, 2]);
+  const y = new Float32Array(2);
+  for (const inline of [0, 1]) {
+    using ok = new CallFrameBuilder().arg(x).ret(y).attr("inline", inline, DataType.S32).build();
+    y.fill(0);
+    await rt.call(lib.handler("test_async"), ok);
+    assert.deepEqual([...y], [2, 3]);
+    using bad = new CallFrameBuilder().arg(x).ret(y).attr("inline", inline, DataType.S32)
+      .attr("fail", 1, DataType.S32).build();
+    await assert.rejects(
+      rt.call(lib.handler("test_async"), bad),
+      isFfi(ErrorCode.INTERNAL, "Async test error"),
+    );
+  }
+  // A future completed before the handler returns also works with callSync.
+  using inl = new CallFrameBuilder().arg(x).ret(y).attr("inline", 1, DataType.S32).build();
+  rt.callSync(lib.handler("test_async"), inl);
+});
+
+Deno.test("AsyncHandler: callSync with a pending future fails with FAILED_PRECONDITION", async () => {
+  using lib = openTestHandlers();
+  const before = runtimeDebugStats();
+  {
+    using rt = new Runtime({ threads: 1 });
+    const x = new Float32Array([1]);
+    const y = new Float32Array(1);
+    using f = new CallFrameBuilder().arg(x).ret(y).attr("delay_ms", 30, DataType.S32).build();
+    assert.throws(
+      () => rt.callSync(lib.handler("test_async"), f),
+      isFfi(ErrorCode.FAILED_PRECONDITION, /use Runtime\.call|call it with Runtime\.call/),
+    );
+    await rt.call(lib.handler("test_async"), f);
+    assert.equal(y[0], 2);
+  } // closing the runtime drains the pool: the orphaned future is released
+  const after = runtimeDebugStats();
+  assert.equal(
+    after.futuresCreated - before.futuresCreated,
+    after.futuresDestroyed - before.futuresDestroyed,
+  );
+});
+
+Deno.test("Future misuse: completing twice, SetError with null or OK", async () => {
+  using lib = openTestHandlers();
+  using rt = new Runtime({ threads: 1 });
+  const cases: [number, ErrorCode, string][] = [
+    [0, ErrorCode.FAILED_PRECONDITION, "XLA_FFI_Future is already completed"],
+    [1, ErrorCode.INVALID_ARGUMENT, "Error must not be null or OK"],
+    [2, ErrorCode.INVALID_ARGUMENT, "Error must not be null or OK"],
+  ];
+  for (const [mode, code, msg] of cases) {
+    using f = new CallFrameBuilder().attr("mode", mode, DataType.S32).build();
+    assert.throws(() => rt.callSync(lib.handler("test_future_misuse"), f), isFfi(code, msg));
+    await assert.rejects(rt.call(lib.handler("test_future_misuse"), f), isFfi(code, msg));
+  }
+});
+
+Deno.test("FutureRace: completion racing the handler's return, many times", async () => {
+  using lib = openTestHandlers();
+  using rt = new Runtime({ threads: 2 });
+  using f = new CallFrameBuilder().build();
+  for (let i = 0; i < 50; i++) await rt.call(lib.handler("test_future_race"), f);
+  const r = await rt.callOnThreads(lib.handler("test_future_race"), f, {
+    threads: 4,
+    iterations: 250,
+  });
+  assert.deepEqual(r, { ok: 1000, failed: 0 });
+  using bad = new CallFrameBuilder().attr("fail", 1, DataType.S32).build();
+  const r2 = await rt.callOnThreads(lib.handler("test_future_race"), bad, {
+    threads: 2,
+    iterations: 50,
+  });
+  assert.equal(r2.ok, 0);
+  assert.equal(r2.failed, 100);
+  assert.equal(r2.firstError?.code, ErrorCode.INTERNAL);
+  assert.equal(r2.firstError?.message, "Async test error");
+});
+
+Deno.test("CountDownSuccess / CountDownError, on the pool and inline (no pool)", async () => {
+  using lib = openTestHandlers();
+  for (const threads of [3, 0]) {
+    using rt = new Runtime({ threads });
+    const count = new BigInt64Array(1);
+    using ok = new CallFrameBuilder().ret(count).attr("n", 16, DataType.S64).build();
+    await rt.call(lib.handler("test_countdown"), ok);
+    assert.equal(count[0], 16n);
+    count[0] = 0n;
+    using bad = new CallFrameBuilder().ret(count).attr("n", 16, DataType.S64)
+      .attr("fail_at", 5, DataType.S64).build();
+    await assert.rejects(
+      rt.call(lib.handler("test_countdown"), bad),
+      isFfi(ErrorCode.INTERNAL, "Count down task failed"),
+    );
+    assert.equal(count[0], 16n);
+  }
+});
+
+Deno.test("ThreadPool: NumThreads is the configured size; tasks run on the pool", () => {
+  using lib = openTestHandlers();
+  using rt = new Runtime({ threads: 3 });
+  assert.equal(rt.threads, 3);
+  const nt = new BigInt64Array(1);
+  const sum = new BigInt64Array(1);
+  using f = new CallFrameBuilder().ret(nt).ret(sum).attr("n", 10, DataType.S64).build();
+  rt.callSync(lib.handler("test_thread_pool"), f);
+  assert.equal(nt[0], 3n);
+  assert.equal(sum[0], 55n);
+  using none = new Runtime({ threads: 0 });
+  assert.throws(
+    () => none.callSync(lib.handler("test_thread_pool"), f),
+    isFfi(ErrorCode.UNIMPLEMENTED, "No intra-op thread pool available on this platform"),
+  );
+  using cuda = new Runtime({ platform: "gpu" });
+  assert.equal(cuda.platform, "CUDA");
+  assert.throws(
+    () => cuda.callSync(lib.handler("test_thread_pool"), f),
+    isFfi(ErrorCode.UNIMPLEMENTED, "XLA FFI CPU context is not available"),
+  );
+  const dflt = new Runtime();
+  try {
+    // default: the cores this process may use
+    assert.ok(dflt.threads >= 1 && dflt.threads <= navigator.hardwareConcurrency * 4);
+  } finally {
+    dflt.close();
+  }
+});
+
+Deno.test("RunId and DeviceOrdinal are per call (oversize struct_size accepted)", async () => {
+  using lib = openTestHandlers();
+  using rt = new Runtime({ threads: 1 });
+  const id = new BigInt64Array(1);
+  const ord = new Int32Array(1);
+  using f = new CallFrameBuilder().ret(id).build();
+  using g = new CallFrameBuilder().ret(ord).build();
+  rt.callSync(lib.handler("test_run_id"), f, { runId: 42 });
+  assert.equal(id[0], 42n);
+  await rt.call(lib.handler("test_run_id"), f, { runId: -(2n ** 63n) });
+  assert.equal(id[0], -(2n ** 63n));
+  rt.callSync(lib.handler("test_run_id"), f);
+  assert.equal(id[0], 0n);
+  rt.callSync(lib.handler("test_device_ordinal"), g, { deviceOrdinal: 42 });
+  assert.equal(ord[0], 42);
+  rt.callSync(lib.handler("test_device_ordinal"), g);
+  assert.equal(ord[0], 0);
+});
+
+Deno.test("UserData: found by type id; missing → NOT_FOUND", () => {
+  using lib = openTestHandlers();
+  using rt = new Runtime({ threads: 1 });
+  const tid = rt.registerType(name("user_data"));
+  assert.ok(tid >= 1);
+  const data = new BigInt64Array([42n]);
+  const out = new BigInt64Array(1);
+  using f = new CallFrameBuilder().ret(out).attr("type_id", tid, DataType.S64).build();
+  rt.callSync(lib.handler("test_user_data"), f, {
+    userData: [[tid, Deno.UnsafePointer.of(data)]],
+  });
+  assert.equal(out[0], 42n);
+  // explicit id 4242
+  const explicit = rt.registerType(name("user_data_explicit"), 4242);
+  assert.equal(explicit, 4242);
+  assert.throws(
+    () => rt.callSync(lib.handler("test_user_data"), f),
+    isFfi(ErrorCode.NOT_FOUND, `User data with type id ${tid} not found in execution context`),
+  );
+});
+
+Deno.test("StatefulHandler: state set at instantiate, read at execute, deleted on close", async () => {
+  using lib = openTestHandlers();
+  using rt = new Runtime({ threads: 1 });
+  const deleted = new Deno.UnsafeFnPointer(
+    lib.symbol("test_deleted_count") as Deno.PointerObject<never>,
+    {
+      parameters: [],
+      result: "i64",
+    },
+  );
+  const tid = rt.registerType(name("state"));
+  const out = new BigInt64Array(1);
+  using f = new CallFrameBuilder().ret(out).attr("type_id", tid, DataType.S64)
+    .attr("value", 42, DataType.S64).build();
+  const h = lib.handler("test_stateful");
+  const before = deleted.call() as bigint;
+  {
+    using inst = await rt.instantiate(h, f);
+    assert.equal(inst.stateTypeId, tid);
+    rt.callSync(h, f, { instance: inst });
+    assert.equal(out[0], 42n);
+    out[0] = 0n;
+    await rt.call(h, f, { instance: inst });
+    assert.equal(out[0], 42n);
+    using wrong = new CallFrameBuilder().ret(out).attr("type_id", tid, DataType.S64)
+      .attr("get_type_id", tid + 1000, DataType.S64).build();
+    assert.throws(
+      () => rt.callSync(h, wrong, { instance: inst }),
+      isFfi(
+        ErrorCode.INVALID_ARGUMENT,
+        `Set state type id ${tid} does not match the requested one ${tid + 1000}`,
+      ),
+    );
+    assert.equal(deleted.call(), before);
+  }
+  assert.equal(deleted.call(), before + 1n);
+  // Setting twice
+  using twice = new CallFrameBuilder().attr("type_id", tid, DataType.S64)
+    .attr("set_twice", 1, DataType.S64).build();
+  await assert.rejects(
+    rt.instantiate(h, twice),
+    isFfi(ErrorCode.FAILED_PRECONDITION, `State is already set with a type id ${tid}`),
+  );
+  assert.equal(deleted.call(), before + 2n); // the failed instance's state was deleted
+  // An instance without state; and no instance at all.
+  using empty = await rt.instantiate({ execute: h }, f);
+  assert.equal(empty.stateTypeId, undefined);
+  assert.throws(
+    () => rt.callSync(h, f, { instance: empty }),
+    isFfi(ErrorCode.NOT_FOUND, "State is not set"),
+  );
+  assert.throws(
+    () => rt.callSync(h, f),
+    isFfi(ErrorCode.FAILED_PRECONDITION, /No execution state/),
+  );
+});
+
+Deno.test("Stream_Get and DeviceMemory on Host and on a CUDA runtime without a device", () => {
+  using lib = openTestHandlers();
+  using host = new Runtime({ threads: 1 });
+  const out = new BigInt64Array(1);
+  using f = new CallFrameBuilder().ret(out).build();
+  assert.throws(
+    () => host.callSync(lib.handler("test_stream"), f),
+    isFfi(ErrorCode.UNIMPLEMENTED, "XLA FFI GPU context is not available"),
+  );
+  using cuda = new Runtime({ platform: "CUDA" });
+  assert.throws(
+    () => cuda.callSync(lib.handler("test_stream"), f),
+    isFfi(ErrorCode.UNIMPLEMENTED, "XLA FFI GPU stream is not available"),
+  );
+  const mem = (rt: Runtime, attrs: Record<string, number>) => {
+    const b = new CallFrameBuilder();
+    for (const [k, v] of Object.entries(attrs)) b.attr(k, v, DataType.S64);
+    using g = b.build();
+    rt.callSync(lib.handler("test_device_memory"), g);
+  };
+  assert.throws(
+    () => mem(host, { alignment: 3 }),
+    isFfi(ErrorCode.INVALID_ARGUMENT, "Unsupported alignment: 3"),
+  );
+  assert.throws(
+    () => mem(host, { alignment: 32 }),
+    isFfi(ErrorCode.INVALID_ARGUMENT, "Unsupported alignment: 32"),
+  );
+  assert.throws(
+    () => mem(host, { alignment: 16 }),
+    isFfi(ErrorCode.INVALID_ARGUMENT, "XLA FFI GPU context is not available"),
+  );
+  assert.throws(
+    () => mem(host, { free: 1 }),
+    isFfi(ErrorCode.UNIMPLEMENTED, "XLA FFI GPU context is not available"),
+  );
+  assert.throws(
+    () => mem(cuda, { alignment: 8 }),
+    isFfi(ErrorCode.UNIMPLEMENTED, "No device memory allocator available on this platform"),
+  );
+});
+
+Deno.test("Metadata and MetadataTraits", () => {
+  using lib = openTestHandlers();
+  using rt = new Runtime({ threads: 1 });
+  assert.deepEqual(rt.metadata(lib.handler("test_echo")), {
+    apiVersion: { major: 0, minor: 1 },
+    traits: 0,
+    stateTypeId: 0,
+  });
+  assert.equal(
+    rt.metadata(lib.handler("test_scale")).traits,
+    HandlerTraits.COMMAND_BUFFER_COMPATIBLE,
+  );
+  // A 0.2 handler writes state_type_id at offset 40 (the runtime provides 48 bytes).
+  assert.deepEqual(rt.metadata(lib.handler("test_version_02")), {
+    apiVersion: { major: 0, minor: 2 },
+    traits: 0,
+    stateTypeId: 7,
+  });
+});
+
+Deno.test("registration: aliases, traits, duplicates, version, missing execute, lookup", () => {
+  using lib = openTestHandlers();
+  using rt = new Runtime({ threads: 1 });
+  const echo = lib.handler("test_echo");
+  const scale = lib.handler("test_scale");
+  const n = name("reg");
+  rt.register(n, echo, { platform: "Host" });
+  const found = rt.lookup(n, "Cpu");
+  assert.equal(
+    Deno.UnsafePointer.value(found.bundle.execute.pointer),
+    Deno.UnsafePointer.value(echo.pointer),
+  );
+  assert.equal(found.traits, 0);
+  rt.register(n, echo, { platform: "cpu" }); // identical: allowed
+  assert.throws(
+    () =>
+      rt.register(n, echo, { platform: "CPU", traits: HandlerTraits.COMMAND_BUFFER_COMPATIBLE }),
+    isFfi(
+      ErrorCode.INVALID_ARGUMENT,
+      `Duplicate FFI handler registration for ${n} on platform CPU (canonical host) with different traits`,
+    ),
+  );
+  assert.throws(
+    () => rt.register(n, lib.handler("test_noop"), { platform: "host" }),
+    isFfi(
+      ErrorCode.INVALID_ARGUMENT,
+      `Duplicate FFI handler registration for ${n} on platform host (canonical host) with different bundle addresses`,
+    ),
+  );
+  const m = name("traits");
+  rt.register(m, echo, { traits: HandlerTraits.COMMAND_BUFFER_COMPATIBLE });
+  assert.equal(rt.lookup(m).traits, 1);
+  const s = name("scale");
+  rt.register(s, scale); // traits come from the metadata
+  assert.equal(rt.lookup(s).traits, 1);
+  assert.throws(
+    () => rt.register(name("v"), lib.handler("test_version_02")),
+    isFfi(
+      ErrorCode.INVALID_ARGUMENT,
+      /^FFI handler registration for v\.\d+\.\d+ on platform Host \(canonical host\) failed because the handler's API version \(0\.2\) is incompatible with the framework's API version \(0\.1\)$/,
+    ),
+  );
+  assert.throws(
+    () => rt.register("x", { execute: null as unknown as Handler }, { platform: "Host" }),
+    isFfi(
+      ErrorCode.INVALID_ARGUMENT,
+      "FFI handler for x on a platform Host must provide an execute implementation",
+    ),
+  );
+  assert.throws(
+    () => rt.register("x", echo, { platform: "TPU" }),
+    isFfi(ErrorCode.NOT_FOUND, /Could not find registered platform with name: "TPU"/),
+  );
+  assert.throws(
+    () => rt.lookup("no.such.handler"),
+    isFfi(
+      ErrorCode.NOT_FOUND,
+      "No FFI handler registered for no.such.handler on a platform Host (canonical host)",
+    ),
+  );
+  // Calls by name use the registry.
+  const x = new Float32Array([5]);
+  const y = new Float32Array(1);
+  using f = new CallFrameBuilder().arg(x).ret(y).build();
+  rt.callSync(n, f);
+  assert.equal(y[0], 5);
+});
+
+Deno.test("static registration from C through the API table, found under the Cpu alias", () => {
+  using lib = openTestHandlers();
+  using rt = new Runtime({ threads: 1 });
+  const reg = new Deno.UnsafeFnPointer(
+    lib.symbol("test_register_static") as Deno.PointerObject<never>,
+    {
+      parameters: ["pointer", "buffer"],
+      result: "pointer",
+    },
+  );
+  const err = reg.call(Runtime.api, new TextEncoder().encode("Host\0"));
+  assert.equal(err, null);
+  const again = reg.call(Runtime.api, new TextEncoder().encode("Cpu\0"));
+  assert.equal(again, null); // identical duplicate
+  const x = new Float32Array([1, 2]);
+  const y = new Float32Array(2);
+  using f = new CallFrameBuilder().arg(x).ret(y).build();
+  rt.callSync("test.static_echo", f);
+  assert.deepEqual([...y], [1, 2]);
+  assert.ok(rt.lookup("test.static_echo", "CPU").bundle.execute);
+});
+
+Deno.test("TypeId_Register: ids from 1, XLA's conflict rules and messages", () => {
+  using rt = new Runtime({ threads: 0 });
+  const a = name("type");
+  const id = rt.registerType(a);
+  assert.ok(id >= 1);
+  assert.throws(
+    () => rt.registerType(a),
+    isFfi(ErrorCode.INTERNAL, `Type name ${a} already registered with type id ${id}`),
+  );
+  assert.equal(rt.registerType(a, id), id);
+  assert.throws(
+    () => rt.registerType(a, id + 1),
+    isFfi(ErrorCode.INTERNAL, `Type name ${a} already registered with type id ${id} vs ${id + 1})`),
+  );
+  const b = rt.registerType(name("type"));
+  assert.notEqual(b, id);
+});
+
+Deno.test("stages: bundles run the stage's handler; a missing stage is skipped", async () => {
+  using lib = openTestHandlers();
+  using rt = new Runtime({ threads: 1 });
+  const err = lib.handler("test_return_error");
+  const bundle = { prepare: err, execute: lib.handler("test_noop") };
+  using f = new CallFrameBuilder().build();
+  rt.callSync(bundle, f);
+  rt.callSync(bundle, f, { stage: ExecutionStage.INITIALIZE });
+  assert.throws(
+    () => rt.callSync(bundle, f, { stage: ExecutionStage.PREPARE }),
+    isFfi(ErrorCode.INTERNAL, "Test error"),
+  );
+  await assert.rejects(
+    rt.call(bundle, f, { stage: ExecutionStage.PREPARE }),
+    isFfi(ErrorCode.INTERNAL, "Test error"),
+  );
+});
+
+Deno.test("callOnThreads: N threads × M calls in C with counts and the first error", async () => {
+  using lib = openTestHandlers();
+  using rt = new Runtime({ threads: 2 });
+  const x = new Float32Array([1]);
+  const y = new Float32Array(1);
+  using f = new CallFrameBuilder().arg(x).ret(y).build();
+  assert.deepEqual(
+    await rt.callOnThreads(lib.handler("test_async"), f, { threads: 3, iterations: 20 }),
+    {
+      ok: 60,
+      failed: 0,
+    },
+  );
+  using g = new CallFrameBuilder().attr("code", ErrorCode.ABORTED, DataType.S32).build();
+  const r = await rt.callOnThreads(lib.handler("test_return_error"), g, {
+    threads: 2,
+    iterations: 5,
+  });
+  assert.equal(r.ok, 0);
+  assert.equal(r.failed, 10);
+  assert.equal(r.firstError?.code, ErrorCode.ABORTED);
+  assert.equal(r.firstError?.message, "Test error");
+});
+
+Deno.test("HandlerLibrary: missing symbol and missing file are clear FfiErrors", () => {
+  using lib = HandlerLibrary.open(testHandlersPath());
+  assert.throws(
+    () => lib.handler("no_such_handler"),
+    isFfi(ErrorCode.NOT_FOUND, /no_such_handler/),
+  );
+  assert.throws(
+    () => HandlerLibrary.open("/nonexistent/libnothing.so"),
+    isFfi(ErrorCode.UNAVAILABLE, /libnothing\.so/),
+  );
+});
+
+Deno.test("closed objects fail clearly; close is refused while a call is in flight", async () => {
+  using lib = openTestHandlers();
+  const rt = new Runtime({ threads: 1 });
+  const x = new Float32Array([1]);
+  const y = new Float32Array(1);
+  const f = new CallFrameBuilder().arg(x).ret(y).attr("delay_ms", 20, DataType.S32).build();
+  const p = rt.call(lib.handler("test_async"), f);
+  assert.throws(() => rt.close(), isFfi(ErrorCode.FAILED_PRECONDITION, /in flight/));
+  assert.throws(() => f.close(), isFfi(ErrorCode.FAILED_PRECONDITION, /in flight/));
+  await p;
+  f.close();
+  rt.close();
+  assert.throws(
+    () => rt.callSync(lib.handler("test_noop"), f),
+    isFfi(ErrorCode.FAILED_PRECONDITION, "The runtime is closed"),
+  );
+  using rt2 = new Runtime({ threads: 0 });
+  assert.throws(
+    () => rt2.callSync(lib.handler("test_noop"), f),
+    isFfi(ErrorCode.FAILED_PRECONDITION, "The call frame is closed"),
+  );
+  assert.throws(() => new Runtime({ platform: "TPU" }), isFfi(ErrorCode.NOT_FOUND, /TPU/));
+});
+
+Deno.test("no native leaks: errors, futures, frames, instances are all released", async () => {
+  using lib = openTestHandlers();
+  const before = runtimeDebugStats();
+  {
+    using rt = new Runtime({ threads: 2 });
+    const x = new Float32Array([1]);
+    const y = new Float32Array(1);
+    using f = new CallFrameBuilder().arg(x).ret(y).attr("fail", 1, DataType.S32).build();
+    for (let i = 0; i < 10; i++) {
+      await assert.rejects(rt.call(lib.handler("test_async"), f));
+    }
+    await rt.callOnThreads(lib.handler("test_future_race"), f, { threads: 2, iterations: 10 });
+    using _inst = await rt.instantiate({ execute: lib.handler("test_noop") }, f);
+  }
+  const after = runtimeDebugStats();
+  const d = (k: keyof typeof after) => after[k] - before[k];
+  assert.equal(d("errorsCreated"), d("errorsDestroyed"));
+  assert.equal(d("futuresCreated"), d("futuresDestroyed"));
+  assert.equal(d("framesCreated"), d("framesDestroyed"));
+  assert.equal(d("instancesCreated"), d("instancesDestroyed"));
+  assert.equal(d("runtimesCreated"), d("runtimesDestroyed"));
+  assert.equal(d("tasksScheduled"), d("tasksRun"));
+  assert.ok(d("errorsCreated") >= 30);
+});
+
+Deno.test("call and callOnThreads keep the JS thread free for handlers that run JS", async () => {
+  let calls = 0;
+  const cb = Deno.UnsafeCallback.threadSafe(
+    { parameters: ["pointer"], result: "pointer" } as const,
+    (_frame) => {
+      calls++;
+      return null;
+    },
+  );
+  try {
+    await using rt = new Runtime({ threads: 1 });
+    using f = new CallFrameBuilder().build();
+    const h = new Handler(cb.pointer, "js_handler");
+    await rt.call(h, f);
+    assert.equal(calls, 1);
+    const r = await rt.callOnThreads(h, f, { threads: 2, iterations: 5 });
+    assert.deepEqual(r, { ok: 10, failed: 0 });
+    assert.equal(calls, 11);
+  } finally {
+    cb.close();
+  }
+});
+
+Deno.test("closeAsync joins the pool off the JS thread", async () => {
+  const rt = new Runtime({ threads: 2 });
+  await rt.closeAsync();
+  await rt.closeAsync(); // idempotent
+  assert.throws(() => rt.callSync("x", null as never), FfiError);
+});
