@@ -54,9 +54,31 @@ export function benchLibraryPath(): string {
   });
 }
 
-/** Opens the bench library; close it with `close()`. */
-export function openBenchLibrary(): Deno.DynamicLibrary<typeof BENCH_SYMBOLS> {
-  return openLibrary(benchLibraryPath(), BENCH_SYMBOLS);
+/** The opened bench library: its symbols, `close()` and `[Symbol.dispose]`. */
+export class BenchLibrary {
+  readonly #lib: Deno.DynamicLibrary<typeof BENCH_SYMBOLS>;
+  /** Path of the shared library. */
+  readonly path: string;
+  constructor(path: string) {
+    this.path = path;
+    this.#lib = openLibrary(path, BENCH_SYMBOLS);
+  }
+  /** The library's functions. */
+  get symbols(): Deno.DynamicLibrary<typeof BENCH_SYMBOLS>["symbols"] {
+    return this.#lib.symbols;
+  }
+  /** Closes the library. */
+  close(): void {
+    this.#lib.close();
+  }
+  [Symbol.dispose](): void {
+    this.close();
+  }
+}
+
+/** Builds (when needed) and opens the bench library; close it with `close()`. */
+export function openBenchLibrary(): BenchLibrary {
+  return new BenchLibrary(benchLibraryPath());
 }
 
 /** A u64 digest as 16 lowercase hex digits. */
@@ -65,10 +87,7 @@ export function digestHex(d: bigint | number): string {
 }
 
 /** The C canonical text of frame `which` (see bench/native/c_decoder.c). */
-export function cCanonicalText(
-  lib: Deno.DynamicLibrary<typeof BENCH_SYMBOLS>,
-  which: number,
-): string {
+export function cCanonicalText(lib: BenchLibrary, which: number): string {
   const frame = lib.symbols.bench_frame(which);
   if (frame === null) throw new RangeError(`no bench frame ${which}`);
   const buf = new Uint8Array(1 << 16);

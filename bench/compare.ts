@@ -20,16 +20,8 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import {
-  type BENCH_SYMBOLS,
-  benchLibraryPath,
-  digestHex,
-  FRAMES,
-  openBenchLibrary,
-} from "./bench_lib.ts";
+import { digestHex, FRAMES, openBenchLibrary } from "./bench_lib.ts";
 import { renderLogBarChart } from "./svg_chart.ts";
-
-type BenchLib = Deno.DynamicLibrary<typeof BENCH_SYMBOLS>;
 
 /** How a contender is called: on the driver's calling thread, or on k foreign threads. */
 interface Mode {
@@ -75,7 +67,7 @@ const MODES: readonly Mode[] = [
   { key: `foreign${K}`, label: `${K} foreign threads`, threads: K },
 ];
 
-const lib: BenchLib = openBenchLibrary();
+const lib = openBenchLibrary();
 const S = lib.symbols;
 const nsOut = new Float64Array(1);
 const address = (which: number): Deno.PointerValue => {
@@ -229,7 +221,7 @@ const noopRuntime: Contender = {
 };
 
 // ---- running ------------------------------------------------------------------
-const libPath = benchLibraryPath();
+const libPath = lib.path;
 const python = pythonContender(libPath);
 const contenders: Contender[] = [tsHandler, python, cFloor, noopDirect, noopRuntime];
 const running = contenders.filter((c) => c.unavailable === null);

@@ -50,11 +50,14 @@ export function escapeXml(s: string): string {
   );
 }
 
-/** The decade range [10^lo, 10^hi] covering every positive value. */
+/**
+ * The decade range [10^lo, 10^hi] covering every positive value, with the
+ * smallest value strictly above 10^lo so that its bar has a length.
+ */
 export function decadeRange(values: readonly number[]): [number, number] {
   const pos = values.filter((v) => v > 0 && Number.isFinite(v));
   if (pos.length === 0) return [0, 1];
-  const lo = Math.floor(Math.log10(Math.min(...pos)));
+  const lo = Math.ceil(Math.log10(Math.min(...pos))) - 1;
   let hi = Math.ceil(Math.log10(Math.max(...pos)));
   if (hi <= lo) hi = lo + 1;
   return [lo, hi];
