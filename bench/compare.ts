@@ -21,6 +21,7 @@
  */
 import { parseArgs } from "node:util";
 import { digestHex, FRAMES, openBenchLibrary } from "./bench_lib.ts";
+import { frameDigest, readFrameForDigest } from "./digest.ts";
 import { renderLogBarChart } from "./svg_chart.ts";
 
 /** How a contender is called: on the driver's calling thread, or on k foreign threads. */
@@ -119,7 +120,11 @@ function pythonContender(libPath: string): Contender {
   let numpy = "";
   try {
     const probe = new Deno.Command("python3", {
-      args: ["-c", "import ctypes, sys; print(sys.version.split()[0])"],
+      args: [
+        "-c",
+        "import ctypes, sys\ntry:\n import numpy; n = ', numpy ' + numpy.__version__\n" +
+        "except ImportError:\n n = ', no numpy'\nprint(sys.version.split()[0] + n)",
+      ],
       stdout: "piped",
       stderr: "piped",
     }).outputSync();
@@ -295,10 +300,16 @@ for (const f of FRAMES) {
     continue;
   }
   floorDigest.set(f.id, [...want][0]!);
+  // An independent TS reading of the frame (UnsafePointerView) must agree too.
+  const reference = frameDigest(readFrameForDigest(frameOf(f.id)));
+  if (reference !== [...want][0]) {
+    console.error(`FAIL digest of the TS reference reader on ${f.name}: ${reference}`);
+    failed = true;
+  }
   for (const [k, set] of digests) {
     const [c, fi] = k.split("/");
     if (Number(fi) !== f.id) continue;
-    if (set.size !== 1 || !set.has(floorDigest.get(f.id)!)) {
+    if (set.size !== 1 || !set.has([...want][0]!)) {
       console.error(`FAIL digest of ${c} on ${f.name}: ${[...set].join(",")} != ${[...want][0]}`);
       failed = true;
     }
@@ -306,6 +317,16 @@ for (const f of FRAMES) {
 }
 
 // ---- statistics and reporting ---------------------------------------------
+/** stdout of a command, trimmed; "" when it cannot run. */
+function commandOutput(cmd: string, ...args: string[]): string {
+  try {
+    const out = new Deno.Command(cmd, { args, stdout: "piped", stderr: "null" }).outputSync();
+    return out.success ? new TextDecoder().decode(out.stdout).trim() : "";
+  } catch {
+    return "";
+  }
+}
+
 interface Stat {
   median: number;
   min: number;
@@ -372,16 +393,9 @@ console.log(`\n${ROUNDS} rounds in ${elapsed.toFixed(1)} s; digests:`);
 for (const f of FRAMES) console.log(`  ${f.name}: ${floorDigest.get(f.id) ?? "missing"}`);
 
 if (!opts["no-write"] && !failed) {
-  const cpu = (() => {
-    try {
-      const m = Deno.readTextFileSync("/proc/cpuinfo").match(/model name\s*:\s*(.+)/);
-      return m?.[1]?.trim() ?? "unknown CPU";
-    } catch {
-      return "unknown CPU";
-    }
-  })();
-  const machine =
-    `${cpu}, ${navigator.hardwareConcurrency} logical cores, ${Deno.build.os} ${Deno.osRelease()}`;
+  const cpu = commandOutput("lscpu").match(/Model name:\s*(.+)/)?.[1]?.trim() ?? "unknown CPU";
+  const system = commandOutput("uname", "-srm") || Deno.build.os;
+  const machine = `${cpu}, ${navigator.hardwareConcurrency} logical cores, ${system}`;
   const versions = `Deno ${Deno.version.deno}, Python ${
     (python as Contender & { version: string }).version || "n/a"
   }`;
@@ -394,9 +408,11 @@ if (!opts["no-write"] && !failed) {
     "",
     `Date: ${date}. Machine: ${machine}. ${versions}.`,
     "",
-    `Command: \`deno task bench:compare\` (${ROUNDS} rounds, ~${
-      TARGET_NS / 1e6
-    } ms per measurement, k = ${K}; ${elapsed.toFixed(0)} s).`,
+    `Command: \`deno task bench:compare${
+      Deno.args.length ? " " + Deno.args.join(" ") : ""
+    }\` (${ROUNDS} rounds, ~${TARGET_NS / 1e6} ms per measurement, k = ${K}; ${
+      elapsed.toFixed(0)
+    } s).`,
     "",
     "Every handler is called from C by `bench_drive` (bench/native/driver.c), on the calling",
     "thread or on foreign pthreads, as an XLA runtime calls it; per-call latency. Frames:",

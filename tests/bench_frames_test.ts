@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { cCanonicalText, digestHex, FRAMES, openBenchLibrary } from "../bench/bench_lib.ts";
+import { canonicalText, fnv1a64Hex, frameDigest, readFrameForDigest } from "../bench/digest.ts";
 
 function fnv1a64(bytes: Uint8Array): bigint {
   let h = 0xcbf29ce484222325n;
@@ -119,4 +120,16 @@ Deno.test({
       }
     }
   },
+});
+
+Deno.test("the TS canonical text of a reference read equals the C one, byte for byte", () => {
+  using lib = openBenchLibrary();
+  for (const f of FRAMES) {
+    const frame = lib.symbols.bench_frame(f.id)!;
+    const decoded = readFrameForDigest(frame);
+    assert.equal(canonicalText(decoded), cCanonicalText(lib, f.id), f.name);
+    const want = digestHex(fnv1a64(new TextEncoder().encode(cCanonicalText(lib, f.id))));
+    assert.equal(frameDigest(decoded), want);
+  }
+  assert.equal(fnv1a64Hex("a"), "af63dc4c8601ec8c"); // FNV-1a 64 test vector
 });
