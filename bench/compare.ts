@@ -11,7 +11,8 @@
  * rounds; the table shows the median and the min–max over the rounds, and
  * the ratios. Every contender's decode is digested (canonical text + FNV-1a,
  * see bench/native/c_decoder.c) and must agree with the C floor's.
- * Writes bench/results.md and bench/results.svg. Exits non-zero only when a
+ * Writes bench/results.md, bench/results.svg and the README's benchmark
+ * section (between its bench:compare markers). Exits non-zero only when a
  * contender fails to run or the digests disagree; contenders that are not
  * available here are reported with the reason.
  *
@@ -274,6 +275,7 @@ for (const f of FRAMES) {
     for (const c of running) if (c.modes.includes(m.key)) plan.push([c, f.id, m]);
   }
 }
+const loadBefore = commandOutput("cat", "/proc/loadavg").split(" ").slice(0, 3).join(" ");
 const t0 = performance.now();
 for (let r = 0; r < ROUNDS && !failed; r++) {
   for (let i = 0; i < plan.length; i++) {
@@ -288,6 +290,7 @@ for (let r = 0; r < ROUNDS && !failed; r++) {
   }
 }
 const elapsed = (performance.now() - t0) / 1000;
+
 for (const c of running) await c.close?.();
 
 // Digest agreement: every decoding contender, every mode, must match the C floor's.
@@ -317,6 +320,29 @@ for (const f of FRAMES) {
 }
 
 // ---- statistics and reporting ---------------------------------------------
+const README_START = "<!-- bench:compare:start -->";
+const README_END = "<!-- bench:compare:end -->";
+
+/** Replaces the README's text between the bench:compare markers (when present). */
+function updateReadme(body: string): void {
+  const url = new URL("../README.md", import.meta.url);
+  const text = Deno.readTextFileSync(url);
+  const a = text.indexOf(README_START), b = text.indexOf(README_END);
+  if (a < 0 || b < a) {
+    console.log("README.md has no bench:compare markers: not updated");
+    return;
+  }
+  Deno.writeTextFileSync(
+    url,
+    `${text.slice(0, a + README_START.length)}\n${body}\n${text.slice(b)}`,
+  );
+  // Keep the README in `deno fmt` shape (tables aligned) so `deno task check` stays clean.
+  try {
+    new Deno.Command(Deno.execPath(), { args: ["fmt", "-q", url.pathname], stderr: "null" })
+      .outputSync();
+  } catch { /* formatting is cosmetic */ }
+}
+
 /** stdout of a command, trimmed; "" when it cannot run. */
 function commandOutput(cmd: string, ...args: string[]): string {
   try {
@@ -395,7 +421,9 @@ for (const f of FRAMES) console.log(`  ${f.name}: ${floorDigest.get(f.id) ?? "mi
 if (!opts["no-write"] && !failed) {
   const cpu = commandOutput("lscpu").match(/Model name:\s*(.+)/)?.[1]?.trim() ?? "unknown CPU";
   const system = commandOutput("uname", "-srm") || Deno.build.os;
-  const machine = `${cpu}, ${navigator.hardwareConcurrency} logical cores, ${system}`;
+  const loadAfter = commandOutput("cat", "/proc/loadavg").split(" ").slice(0, 3).join(" ");
+  const load = loadBefore ? ` (load average ${loadBefore} before, ${loadAfter} after)` : "";
+  const machine = `${cpu}, ${navigator.hardwareConcurrency} logical cores, ${system}${load}`;
   const versions = `Deno ${Deno.version.deno}, Python ${
     (python as Contender & { version: string }).version || "n/a"
   }`;
@@ -415,7 +443,10 @@ if (!opts["no-write"] && !failed) {
     } s).`,
     "",
     "Every handler is called from C by `bench_drive` (bench/native/driver.c), on the calling",
-    "thread or on foreign pthreads, as an XLA runtime calls it; per-call latency. Frames:",
+    "thread or on foreign pthreads, as an XLA runtime calls it; per-call latency (with k",
+    "threads: the mean of each thread's latency). Each cell: median over the rounds, min–max",
+    "in brackets; contenders run interleaved, so load from other processes hits all of them.",
+    "Frames:",
     ...FRAMES.map((f) => `- ${f.name}: ${f.what}`),
     "",
     "![chart](results.svg)",
@@ -434,12 +465,28 @@ if (!opts["no-write"] && !failed) {
     unit: "ns per call",
     series: [tsHandler.label, python.label, cFloor.label, noopDirect.label],
     groups: chartGroups,
-    formatTick: fmtNs,
+    formatTick: (v) =>
+      v < 1e3 ? `${v} ns` : v < 1e6 ? `${v / 1e3} µs` : v < 1e9 ? `${v / 1e6} ms` : `${v / 1e9} s`,
     formatValue: fmtNs,
   });
   Deno.writeTextFileSync(new URL("results.md", import.meta.url), md);
+  updateReadme(
+    [
+      `${date}; ${machine}; ${versions}.`,
+      `Command: \`deno task bench:compare${
+        Deno.args.length ? " " + Deno.args.join(" ") : ""
+      }\`. Details and the frames: [bench/results.md](bench/results.md).`,
+      "",
+      "![Per-call cost of a handler call with a full frame decode, log scale](bench/results.svg)",
+      "",
+      ...decodeRows,
+      "",
+      ...noopRows,
+      ...(skipped.length ? ["", "Not measured in this run:", ...skipped] : []),
+    ].join("\n"),
+  );
   Deno.writeTextFileSync(new URL("results.svg", import.meta.url), svg);
-  console.log("wrote bench/results.md and bench/results.svg");
+  console.log("wrote bench/results.md, bench/results.svg and the README's benchmark section");
 }
 lib.close();
 if (failed) Deno.exit(1);
