@@ -95,3 +95,30 @@ export function cCanonicalText(lib: BenchLibrary, which: number): string {
   if (n < 0 || n > buf.length) throw new Error(`frame ${which} did not decode in C (${n})`);
   return new TextDecoder().decode(buf.subarray(0, n));
 }
+
+/**
+ * Calls `handler(frame)` `iters` times through `bench_drive` and returns the
+ * per-call latency in ns. threads = 0: on the calling (JS) thread; k >= 1: on
+ * k foreign pthreads, with the driver run off the JS thread (nonblocking) so
+ * that a JS handler (a thread-safe `Deno.UnsafeCallback`) can run meanwhile.
+ * `after` runs once per calling thread after its loop (see driver.c).
+ * Throws when the driver fails or any call returned an error.
+ */
+export async function drive(
+  lib: BenchLibrary,
+  handler: Deno.PointerValue,
+  frame: number,
+  iters: number,
+  threads: number,
+  after: Deno.PointerValue = null,
+): Promise<number> {
+  const f = lib.symbols.bench_frame(frame);
+  if (f === null) throw new RangeError(`no bench frame ${frame}`);
+  const ns = new Float64Array(1);
+  const errors = threads === 0
+    ? lib.symbols.bench_drive(handler, f, BigInt(iters), 0, ns, after)
+    : await lib.symbols.bench_drive_nonblocking(handler, f, BigInt(iters), threads, ns, after);
+  if (errors < 0n) throw new Error(`bench_drive failed (${errors}): bad arguments or no thread`);
+  if (errors > 0n) throw new Error(`${errors} of ${iters * Math.max(1, threads)} calls failed`);
+  return ns[0]!;
+}

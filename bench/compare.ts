@@ -21,7 +21,7 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { digestHex, FRAMES, openBenchLibrary } from "./bench_lib.ts";
+import { digestHex, drive, FRAMES, openBenchLibrary } from "./bench_lib.ts";
 import { frameDigest, readFrameForDigest } from "./digest.ts";
 import { renderLogBarChart } from "./svg_chart.ts";
 
@@ -71,7 +71,6 @@ const MODES: readonly Mode[] = [
 
 const lib = openBenchLibrary();
 const S = lib.symbols;
-const nsOut = new Float64Array(1);
 const address = (which: number): Deno.PointerValue => {
   const p = S.bench_c_address(which);
   if (p === null) throw new Error(`bench_c_address(${which}) returned NULL`);
@@ -83,31 +82,18 @@ const frameOf = (which: number): Deno.PointerObject => {
   return f;
 };
 
-/** Drives a native handler pointer through bench_drive. */
-function driveNative(
-  handler: Deno.PointerValue,
-  frame: number,
-  threads: number,
-  iters: number,
-  after: Deno.PointerValue,
-): number {
-  const errors = S.bench_drive(handler, frameOf(frame), BigInt(iters), threads, nsOut, after);
-  if (errors !== 0n) throw new Error(`bench_drive reported ${errors} (errors or failure)`);
-  return nsOut[0]!;
-}
-
 // ---- contender 3: the C floor --------------------------------------------
 const cFloor: Contender = {
   key: "c",
   label: "C floor",
   unavailable: null,
   modes: MODES.map((m) => m.key),
-  measure(frame, threads, iters) {
+  async measure(frame, threads, iters) {
     S.bench_c_take_digest();
-    const ns = driveNative(address(0), frame, threads, iters, address(2));
+    const ns = await drive(lib, address(0), frame, iters, threads, address(2));
     const d = S.bench_c_take_digest();
     if (d === 0n) throw new Error("the C floor recorded no digest (decode failed)");
-    return Promise.resolve({ nsPerCall: ns, digest: digestHex(d) });
+    return { nsPerCall: ns, digest: digestHex(d) };
   },
 };
 
@@ -185,11 +171,12 @@ function pythonContender(libPath: string): Contender {
 
 // ---- contender 1: our TS handler path ---------------------------------------
 // SLOT 1. To plug in: make an XLA_FFI_Handler* from a TS handler that decodes
-// every buffer and attribute of the frame (our handler API), then measure with
-//   same thread:     S.bench_drive(handlerPtr, frameOf(frame), BigInt(iters), 0, nsOut, null)
-//   foreign threads: await S.bench_drive_nonblocking(handlerPtr, frameOf(frame), ..., threads, ...)
-// and return { nsPerCall: nsOut[0], digest } with the digest computed from the
-// TS handler's last decode (canonical text as in bench/native/c_decoder.c).
+// every buffer and attribute of the frame (our handler API), set `unavailable`
+// to null, and measure with
+//   nsPerCall = await drive(lib, handlerPtr, frame, iters, threads)
+// (threads 0: same thread; k: foreign threads, driver off the JS thread), and
+// digest = frameDigest(x) where x maps the handler's last decode to a
+// DigestFrame (bench/digest.ts).
 const tsHandler: Contender = {
   key: "ts",
   label: "ours: TS handler",
@@ -206,11 +193,8 @@ const noopDirect: Contender = {
   label: "C no-op, direct call",
   unavailable: null,
   modes: ["same", "foreign1"],
-  measure(frame, threads, iters) {
-    return Promise.resolve({
-      nsPerCall: driveNative(address(1), frame, threads, iters, null),
-      digest: null,
-    });
+  async measure(frame, threads, iters) {
+    return { nsPerCall: await drive(lib, address(1), frame, iters, threads), digest: null };
   },
 };
 // SLOT 4. To plug in: call the no-op handler (address(1)) through the embedded

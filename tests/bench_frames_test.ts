@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { cCanonicalText, digestHex, FRAMES, openBenchLibrary } from "../bench/bench_lib.ts";
+import { cCanonicalText, digestHex, drive, FRAMES, openBenchLibrary } from "../bench/bench_lib.ts";
 import { canonicalText, fnv1a64Hex, frameDigest, readFrameForDigest } from "../bench/digest.ts";
 
 function fnv1a64(bytes: Uint8Array): bigint {
@@ -91,33 +91,34 @@ Deno.test("the driver rejects bad arguments", () => {
 Deno.test({
   name: "the warp-style Python decoder digests every frame as C does (numpy and ctypes)",
   ignore: !hasPython(),
-  fn() {
+  async fn() {
     using lib = openBenchLibrary();
     const script = new URL("../bench/python/warp_style.py", import.meta.url).pathname;
-    for (const f of FRAMES) {
-      const want = digestHex(fnv1a64(new TextEncoder().encode(cCanonicalText(lib, f.id))));
-      for (const extra of [[], ["--no-numpy"]]) {
-        for (const threads of ["0", "2"]) {
-          const out = new Deno.Command("python3", {
-            args: [
-              script,
-              "--lib",
-              lib.path,
-              "--frame",
-              String(f.id),
-              "--iters",
-              "3",
-              "--threads",
-              threads,
-              ...extra,
-            ],
-          }).outputSync();
-          assert.ok(out.success, new TextDecoder().decode(out.stderr));
-          const r = JSON.parse(new TextDecoder().decode(out.stdout));
-          assert.equal(r.errors, 0);
-          assert.equal(r.digest, want, `${f.name} ${extra.join(" ")} threads=${threads}`);
-        }
-      }
+    const requests = FRAMES.flatMap((f) => [0, 2].map((threads) => ({ frame: f.id, threads })));
+    for (const extra of [[], ["--no-numpy"]]) {
+      const child = new Deno.Command("python3", {
+        args: [script, "--lib", lib.path, "--serve", ...extra],
+        stdin: "piped",
+        stdout: "piped",
+        stderr: "piped",
+      }).spawn();
+      const w = child.stdin.getWriter();
+      await w.write(new TextEncoder().encode(
+        requests.map((r) => JSON.stringify({ ...r, iters: 3 }) + "\n").join(""),
+      ));
+      await w.close();
+      const out = await child.output();
+      assert.ok(out.success, new TextDecoder().decode(out.stderr));
+      const replies = new TextDecoder().decode(out.stdout).trim().split("\n").map((l) =>
+        JSON.parse(l)
+      );
+      assert.equal(replies.length, requests.length);
+      requests.forEach((r, i) => {
+        const want = digestHex(fnv1a64(new TextEncoder().encode(cCanonicalText(lib, r.frame))));
+        assert.equal(replies[i].errors, 0);
+        assert.equal(replies[i].digest, want, `frame ${r.frame} ${extra} threads=${r.threads}`);
+        if (extra.length) assert.equal(replies[i].numpy, false, "--no-numpy decodes with ctypes");
+      });
     }
   },
 });
@@ -132,4 +133,30 @@ Deno.test("the TS canonical text of a reference read equals the C one, byte for 
     assert.equal(frameDigest(decoded), want);
   }
   assert.equal(fnv1a64Hex("a"), "af63dc4c8601ec8c"); // FNV-1a 64 test vector
+});
+
+Deno.test("drive() runs a JS callback handler on the same thread and on foreign threads", async () => {
+  using lib = openBenchLibrary();
+  const want = digestHex(fnv1a64(new TextEncoder().encode(cCanonicalText(lib, 0))));
+  let calls = 0;
+  const seen = new Set<string>();
+  const cb = Deno.UnsafeCallback.threadSafe(
+    { parameters: ["pointer"], result: "pointer" } as const,
+    (frame) => {
+      calls++;
+      if (frame !== null) seen.add(frameDigest(readFrameForDigest(frame)));
+      return null;
+    },
+  );
+  try {
+    assert.ok(await drive(lib, cb.pointer, 0, 4, 0) > 0);
+    assert.equal(calls, 4);
+    assert.ok(await drive(lib, cb.pointer, 0, 3, 2) > 0);
+    assert.equal(calls, 10);
+    assert.deepEqual([...seen], [want]);
+  } finally {
+    cb.close();
+  }
+  await assert.rejects(() => drive(lib, null, 0, 1, 0), /bad arguments/);
+  await assert.rejects(() => drive(lib, lib.symbols.bench_c_address(1), 9, 1, 0), RangeError);
 });
