@@ -294,10 +294,12 @@ for (const f of FRAMES) {
     failed = true;
   }
   for (const [k, set] of digests) {
-    const [c, fi] = k.split("/");
+    const [c, fi, mode] = k.split("/");
     if (Number(fi) !== f.id) continue;
     if (set.size !== 1 || !set.has([...want][0]!)) {
-      console.error(`FAIL digest of ${c} on ${f.name}: ${[...set].join(",")} != ${[...want][0]}`);
+      console.error(
+        `FAIL digest of ${c} on ${f.name} (${mode}): ${[...set].join(",")} != ${[...want][0]}`,
+      );
       failed = true;
     }
   }
