@@ -142,8 +142,8 @@ void xrt_cuda_detach(xrt_runtime* rt) {
 
 int32_t xrt_cuda_device(const xrt_runtime* rt) { return rt->cuda->device; }
 
-/** Makes the runtime's context current on this thread (no-op without CUDA). */
-XLA_FFI_Error* xrt_cuda_enter(const xrt_runtime* rt, xrt_cuda_scope* s) {
+/** Makes the runtime's context current on this thread (see xrt_cuda_enter). */
+XLA_FFI_Error* xrt_cuda_activate(const xrt_runtime* rt, xrt_cuda_scope* s) {
   s->prev = NULL;
   s->changed = 0;
   const struct xrt_cuda* c = rt ? rt->cuda : NULL;
@@ -159,8 +159,8 @@ XLA_FFI_Error* xrt_cuda_enter(const xrt_runtime* rt, xrt_cuda_scope* s) {
   return NULL;
 }
 
-/** Restores the context that was current before xrt_cuda_enter. */
-void xrt_cuda_leave(const xrt_runtime* rt, const xrt_cuda_scope* s) {
+/** Restores the context that was current before xrt_cuda_activate. */
+void xrt_cuda_restore(const xrt_runtime* rt, const xrt_cuda_scope* s) {
   if (s->changed) rt->cuda->ctx_set(s->prev);
 }
 

@@ -95,8 +95,18 @@ typedef struct {
   void* prev;
   int changed;
 } xrt_cuda_scope;
-XLA_FFI_Error* xrt_cuda_enter(const xrt_runtime* rt, xrt_cuda_scope* s);
-void xrt_cuda_leave(const xrt_runtime* rt, const xrt_cuda_scope* s);
+XLA_FFI_Error* xrt_cuda_activate(const xrt_runtime* rt, xrt_cuda_scope* s);
+void xrt_cuda_restore(const xrt_runtime* rt, const xrt_cuda_scope* s);
+/* Makes a CUDA runtime's context current for a call (inline: Host calls
+ * pay one branch). */
+static inline XLA_FFI_Error* xrt_cuda_enter(const xrt_runtime* rt, xrt_cuda_scope* s) {
+  s->changed = 0;
+  if (!rt || !rt->cuda) return NULL;
+  return xrt_cuda_activate(rt, s);
+}
+static inline void xrt_cuda_leave(const xrt_runtime* rt, const xrt_cuda_scope* s) {
+  if (s->changed) xrt_cuda_restore(rt, s);
+}
 XLA_FFI_Error* xrt_cuda_allocate(const xrt_runtime* rt, size_t size, void** data);
 XLA_FFI_Error* xrt_cuda_free(const xrt_runtime* rt, size_t size, void* data);
 int32_t xrt_cuda_device(const xrt_runtime* rt);
