@@ -1,6 +1,7 @@
 /**
  * The embedded XLA runtime: registration, metadata, type ids, synchronous and
- * asynchronous calls, calls from runtime threads, and handler instances.
+ * asynchronous calls, calls from runtime threads, handler instances, and the
+ * CUDA platform (a device's context and stream, device buffers, copies).
  *
  * @module
  */
@@ -236,11 +237,25 @@ export class Instance {
  * free (handlers that call back into JS work). `callOnThreads` calls it from
  * runtime-owned threads, as XLA does.
  *
+ * On `CUDA` the runtime retains a device's primary context (made current on
+ * the calling thread) and holds a stream: handlers get it from `Stream_Get`,
+ * `DeviceMemory_Allocate`/`Free` allocate in its order, and every call runs
+ * with the context current. Frames then carry device memory
+ * ({@link DeviceBuffer}); {@link Runtime.deviceArg} and
+ * {@link Runtime.toHost} copy in and out.
+ *
  * @example
  * ```ts
  * import { Runtime } from "@deno-xla/ffi";
  * using rt = new Runtime({ platform: "Host", threads: 2 });
  * console.log(rt.platform, rt.threads); // Host 2
+ * ```
+ *
+ * @example
+ * ```ts ignore
+ * import { Runtime } from "@deno-xla/ffi";
+ * using rt = new Runtime({ platform: "CUDA", device: 0 }); // UNAVAILABLE without a driver
+ * console.log(rt.device, rt.stream?.owned); // 0 true
  * ```
  */
 export class Runtime {
