@@ -250,3 +250,5 @@ export {
   type ThreadCallResult,
 } from "./src/runtime/runtime.ts";
 export { runtimeDebugStats, type RuntimeStats } from "./src/runtime/debug_stats.ts";
+export { DeviceBuffer } from "./src/runtime/device_buffer.ts";
+export type { DeviceData } from "./src/runtime/call_frame.ts";

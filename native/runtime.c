@@ -387,8 +387,7 @@ static XLA_FFI_Error* api_device_memory_allocate(XLA_FFI_DeviceMemory_Allocate_A
   if (!rt || rt->platform != XRT_PLATFORM_CUDA)
     return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
                          "XLA FFI GPU context is not available");
-  return xrt_error_new(XLA_FFI_Error_Code_UNIMPLEMENTED,
-                       "No device memory allocator available on this platform");
+  return xrt_cuda_allocate(rt, args->size, &args->data);
 }
 
 static XLA_FFI_Error* api_device_memory_free(XLA_FFI_DeviceMemory_Free_Args* args) {
@@ -397,8 +396,7 @@ static XLA_FFI_Error* api_device_memory_free(XLA_FFI_DeviceMemory_Free_Args* arg
   xrt_runtime* rt = args->ctx->rt;
   if (!rt || rt->platform != XRT_PLATFORM_CUDA)
     return xrt_error_new(XLA_FFI_Error_Code_UNIMPLEMENTED, "XLA FFI GPU context is not available");
-  return xrt_error_new(XLA_FFI_Error_Code_UNIMPLEMENTED,
-                       "No device memory allocator available on this platform");
+  return xrt_cuda_free(rt, args->size, args->data);
 }
 
 static XLA_FFI_Error* cpu_pool(XLA_FFI_ExecutionContext* ctx, xrt_runtime** out) {
@@ -464,7 +462,8 @@ static XLA_FFI_Error* api_run_id_get(XLA_FFI_RunId_Get_Args* args) {
 static XLA_FFI_Error* api_device_ordinal_get(XLA_FFI_DeviceOrdinal_Get_Args* args) {
   CHECK_SIZE(XLA_FFI_DeviceOrdinal_Get, args);
   if (!args->ctx) return no_ctx();
-  args->device_ordinal = args->ctx->device_ordinal;
+  xrt_runtime* rt = args->ctx->rt;
+  args->device_ordinal = rt && rt->cuda ? xrt_cuda_device(rt) : args->ctx->device_ordinal;
   return NULL;
 }
 
@@ -666,6 +665,7 @@ int32_t xrt_runtime_num_threads(xrt_runtime* rt) { return rt->num_threads; }
 /** Drains the pool's queue, joins its threads and frees the runtime. */
 void xrt_runtime_free(xrt_runtime* rt) {
   if (!rt) return;
+  xrt_cuda_detach(rt);
   pthread_mutex_lock(&rt->mu);
   rt->stopping = 1;
   pthread_cond_broadcast(&rt->cv);
@@ -739,7 +739,11 @@ XLA_FFI_Error* xrt_call_sync(xrt_runtime* rt, XLA_FFI_Handler* h, xrt_frame* fr)
   XRT_COUNT(XRT_STAT_CALLS);
   fr->ctx.rt = rt;
   fr->cf.future = NULL;
-  XLA_FFI_Error* err = normalize(h(&fr->cf));
+  xrt_cuda_scope scope;
+  XLA_FFI_Error* err = xrt_cuda_enter(rt, &scope);
+  if (err) return err;
+  err = normalize(h(&fr->cf));
+  xrt_cuda_leave(rt, &scope);
   XLA_FFI_Future* f = fr->cf.future;
   if (!f) return err;
   fr->cf.future = NULL;
@@ -797,7 +801,11 @@ static XLA_FFI_Error* call_copy(const xrt_call* tmpl, XLA_FFI_Handler* h) {
   XLA_FFI_CallFrame cf = tmpl->cf;
   cf.ctx = &ctx;
   cf.future = NULL;
-  XLA_FFI_Error* err = normalize(h(&cf));
+  xrt_cuda_scope scope;
+  XLA_FFI_Error* err = xrt_cuda_enter(ctx.rt, &scope);
+  if (err) return err;
+  err = normalize(h(&cf));
+  xrt_cuda_leave(ctx.rt, &scope);
   if (!cf.future) return err;
   if (err) {
     /* Keep ctx alive until the stray future completes. */

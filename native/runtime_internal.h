@@ -1,6 +1,6 @@
 /*
  * runtime_internal.h: private declarations shared by the embedded runtime's
- * C files (runtime.c, runtime_frame.c). Not part of the public ABI.
+ * C files (runtime.c, runtime_frame.c, runtime_cuda.c). Not part of the public ABI.
  *
  * Copyright 2026 The deno-xla-ffi Authors. Licensed under Apache-2.0.
  */
@@ -47,6 +47,7 @@ typedef struct xrt_runtime {
   int32_t platform;
   int32_t num_threads;
   void* stream;
+  struct xrt_cuda* cuda; /* CUDA runtimes with a device (runtime_cuda.c) */
   pthread_mutex_t mu;
   pthread_cond_t cv;
   xrt_task* head;
@@ -87,5 +88,28 @@ XLA_FFI_Error* xrt_error_new(XLA_FFI_Error_Code code, const char* fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void xrt_error_free(XLA_FFI_Error* err);
 extern const XLA_FFI_Api xrt_api_table;
+
+/* The CUDA platform (runtime_cuda.c). Without a device attached (rt->cuda
+ * NULL) enter/leave do nothing and allocate/free report no allocator. */
+typedef struct {
+  void* prev;
+  int changed;
+} xrt_cuda_scope;
+XLA_FFI_Error* xrt_cuda_activate(const xrt_runtime* rt, xrt_cuda_scope* s);
+void xrt_cuda_restore(const xrt_runtime* rt, const xrt_cuda_scope* s);
+/* Makes a CUDA runtime's context current for a call (inline: Host calls
+ * pay one branch). */
+static inline XLA_FFI_Error* xrt_cuda_enter(const xrt_runtime* rt, xrt_cuda_scope* s) {
+  s->changed = 0;
+  if (!rt || !rt->cuda) return NULL;
+  return xrt_cuda_activate(rt, s);
+}
+static inline void xrt_cuda_leave(const xrt_runtime* rt, const xrt_cuda_scope* s) {
+  if (s->changed) xrt_cuda_restore(rt, s);
+}
+XLA_FFI_Error* xrt_cuda_allocate(const xrt_runtime* rt, size_t size, void** data);
+XLA_FFI_Error* xrt_cuda_free(const xrt_runtime* rt, size_t size, void* data);
+int32_t xrt_cuda_device(const xrt_runtime* rt);
+void xrt_cuda_detach(xrt_runtime* rt);
 
 #endif /* DENO_XLA_FFI_RUNTIME_INTERNAL_H_ */

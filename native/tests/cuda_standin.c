@@ -8,6 +8,7 @@
  * blocks, out-parameters, strides, offsets) and error plumbing for real.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,8 +129,9 @@ CUresult cuCtxSetCurrent(Handle ctx) {
 CUresult cuCtxGetCurrent(Handle *ctx) { *ctx = current_ctx; return OK; }
 CUresult cuCtxSynchronize(void) { return current_ctx ? OK : INVALID_CONTEXT; }
 
-/* Number of live allocations, so tests can see frees happen. */
-static long live_allocations;
+/* Number of live allocations, so tests can see frees happen (atomic: the
+ * embedded runtime allocates from several threads). */
+static _Atomic long live_allocations;
 long standin_live_allocations(void) { return live_allocations; }
 int standin_primary_refs(void) { return primary_refs; }
 
@@ -159,14 +161,34 @@ CUresult cuMemFree_v2(CUdeviceptr p) {
   return OK;
 }
 
+/* Stream-ordered allocation: counts calls and keeps the last stream used,
+ * so tests can see which stream the embedded runtime allocates on. */
+static _Atomic long async_allocs, async_frees;
+static _Atomic(Handle) last_async_stream;
+long standin_async_allocs(void) { return async_allocs; }
+long standin_async_frees(void) { return async_frees; }
+int standin_last_async_stream_is(Handle s) { return last_async_stream == s; }
+
+static int valid_stream(Handle s);
+
 CUresult cuMemAllocAsync(CUdeviceptr *p, size_t bytes, Handle stream) {
-  (void)stream;
-  return cuMemAlloc_v2(p, bytes);
+  if (!valid_stream(stream)) return INVALID_HANDLE;
+  CUresult r = cuMemAlloc_v2(p, bytes);
+  if (r == OK) {
+    async_allocs++;
+    last_async_stream = stream;
+  }
+  return r;
 }
 
 CUresult cuMemFreeAsync(CUdeviceptr p, Handle stream) {
-  (void)stream;
-  return cuMemFree_v2(p);
+  if (!valid_stream(stream)) return INVALID_HANDLE;
+  CUresult r = cuMemFree_v2(p);
+  if (r == OK) {
+    async_frees++;
+    last_async_stream = stream;
+  }
+  return r;
 }
 
 #define DEV(p) ((void *)(uintptr_t)(p))

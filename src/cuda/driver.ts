@@ -17,6 +17,7 @@ export type CudaDriver = Deno.DynamicLibrary<CudaSymbols>["symbols"];
 export const CUDA_DRIVER_LIBRARY = "libcuda.so.1";
 
 let library: Deno.DynamicLibrary<CudaSymbols> | undefined;
+let libraryPath = "";
 /** Every driver library opened, by path: kept open for the process's life. */
 const openedLibraries = new Map<string, Deno.DynamicLibrary<CudaSymbols>>();
 let loadError: FfiError | undefined;
@@ -55,10 +56,14 @@ function open(): Deno.DynamicLibrary<CudaSymbols> {
   if (loadError) throw loadError;
   const path = driverPath();
   const known = openedLibraries.get(path);
-  if (known) return library = known;
+  if (known) {
+    libraryPath = path;
+    return library = known;
+  }
   try {
     library = Deno.dlopen(path, CUDA_SYMBOLS);
     openedLibraries.set(path, library);
+    libraryPath = path;
     return library;
   } catch (e) {
     const msg = (e as Error).message;
@@ -104,6 +109,16 @@ export function _driver(): CudaDriver {
   }
   initialized = true;
   return lib.symbols;
+}
+
+/**
+ * The path the driver library was opened with (it loads and initialises the
+ * driver first, so it throws as {@link _driver} does). Native code that
+ * needs driver functions opens the same library by this path.
+ */
+export function _driverLibraryPath(): string {
+  _driver();
+  return libraryPath;
 }
 
 /**

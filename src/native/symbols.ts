@@ -7,12 +7,14 @@
 import { ABI_SYMBOLS } from "./symbols_abi.ts";
 import { RUNTIME_SYMBOLS } from "./symbols_runtime.ts";
 import { HANDLER_SYMBOLS } from "./symbols_handler.ts";
+import { RUNTIME_CUDA_SYMBOLS } from "./symbols_runtime_cuda.ts";
 
 /** Every symbol of `libxla_ffi_deno.so`, as `Deno.dlopen` wants them. */
 export const SYMBOLS = {
   ...ABI_SYMBOLS,
   ...RUNTIME_SYMBOLS,
   ...HANDLER_SYMBOLS,
+  ...RUNTIME_CUDA_SYMBOLS,
 } as const;
 
 /** The type of {@link SYMBOLS}. */

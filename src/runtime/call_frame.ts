@@ -14,12 +14,27 @@ import {
   type AttrDictionary,
   type AttrValue,
 } from "./attributes.ts";
+import { DeviceMemory } from "../cuda/memory.ts";
+import { _bufferBytes, DeviceBuffer } from "./device_buffer.ts";
 
 /** Typed arrays usable as buffer arguments and results. */
 export type BufferData = ArrayBufferView;
 
 /** A native address: a pointer object, or its numeric value. */
 export type Address = Deno.PointerValue | number | bigint;
+
+/**
+ * Device memory usable as a buffer: a {@link DeviceBuffer} (data type and
+ * dims included) or a {@link DeviceMemory} (give dims and data type).
+ */
+export type DeviceData = DeviceBuffer | DeviceMemory;
+
+/** Where a buffer's data lives: 1 host typed array, 2 device memory, 0 unknown/none. */
+function placementOf(data: unknown): number {
+  if (ArrayBuffer.isView(data)) return data.byteLength > 0 ? 1 : 0;
+  if (data instanceof DeviceBuffer || data instanceof DeviceMemory) return 2;
+  return 0;
+}
 
 /** Byte widths of buffer element types (sub-byte types: 0, packed). */
 const WIDTH: ReadonlyMap<DataType, number> = new Map<DataType, number>([
@@ -83,8 +98,9 @@ export function _addressOf(view: ArrayBufferView): number {
   return base + view.byteOffset;
 }
 
-function toAddress(a: Address | BufferData): number {
+function toAddress(a: Address | BufferData | DeviceData): number {
   if (a === null) return 0;
+  if (a instanceof DeviceBuffer || a instanceof DeviceMemory) return deviceAddress(a.ptr);
   if (typeof a === "number") {
     if (!Number.isSafeInteger(a) || a < 0) bad(`Invalid buffer address ${a}`);
     return a;
@@ -95,6 +111,44 @@ function toAddress(a: Address | BufferData): number {
   }
   if (ArrayBuffer.isView(a)) return _addressOf(a);
   return Number(Deno.UnsafePointer.value(a));
+}
+
+function deviceAddress(p: bigint): number {
+  if (p > BigInt(Number.MAX_SAFE_INTEGER)) bad(`Device address ${p} is beyond 2^53`);
+  return Number(p);
+}
+
+function deviceEntry(
+  data: DeviceData,
+  dims: readonly number[] | undefined,
+  dtype: DataType | undefined,
+  what: string,
+): BufferEntry {
+  if (data instanceof DeviceBuffer) {
+    const d = dims ?? data.dims;
+    const dt = dtype ?? data.dtype;
+    const n = _bufferBytes(dt, d, what);
+    if (n > data.memory.bytes) {
+      bad(
+        `${what}: dims [${d.join(", ")}] of ${
+          DataType[dt]
+        } need ${n} bytes but the device buffer has ${data.memory.bytes}`,
+      );
+    }
+    return { dtype: dt, dims: [...d], address: deviceAddress(data.ptr), keep: data };
+  }
+  if (dims === undefined || dtype === undefined) {
+    bad(`${what}: device memory has no data type or dims; pass both (or use a DeviceBuffer)`);
+  }
+  const n = _bufferBytes(dtype, dims, what);
+  if (n > data.bytes) {
+    bad(
+      `${what}: dims [${dims.join(", ")}] of ${
+        DataType[dtype]
+      } need ${n} bytes but the device memory has ${data.bytes}`,
+    );
+  }
+  return { dtype, dims: [...dims], address: deviceAddress(data.ptr), keep: data };
 }
 
 interface BufferEntry {
@@ -112,12 +166,15 @@ function checkDims(dims: readonly number[], what: string): void {
 }
 
 function bufferEntry(
-  data: BufferData,
+  data: BufferData | DeviceData,
   dims: readonly number[] | undefined,
   dtype: DataType | undefined,
   what: string,
 ): BufferEntry {
-  if (!ArrayBuffer.isView(data)) bad(`${what}: expected a typed array`);
+  if (data instanceof DeviceBuffer || data instanceof DeviceMemory) {
+    return deviceEntry(data, dims, dtype, what);
+  }
+  if (!ArrayBuffer.isView(data)) bad(`${what}: expected a typed array or device memory`);
   const inferred = TYPED_DTYPE.get(data.constructor);
   const dt = dtype ?? inferred;
   if (dt === undefined) {
@@ -280,15 +337,19 @@ export class CallFrameBuilder {
   #attrs: _AttrEntry[] = [];
   #size = 16;
 
-  /** Adds a buffer argument backed by a typed array (dims default: `[length]`). */
-  arg(data: BufferData, dims?: readonly number[], dtype?: DataType): this {
+  /**
+   * Adds a buffer argument backed by a typed array (dims default: `[length]`)
+   * or by device memory: a {@link DeviceBuffer} (its dtype and dims) or a
+   * {@link DeviceMemory} with `dims` and `dtype`.
+   */
+  arg(data: BufferData | DeviceData, dims?: readonly number[], dtype?: DataType): this {
     const b = bufferEntry(data, dims, dtype, `argument ${this.#args.length}`);
     this.#args.push(b);
     this.#size += 16 + 8 * b.dims.length;
     return this;
   }
 
-  /** Adds a buffer argument at a native address. */
+  /** Adds a buffer argument at a native (host or device) address. */
   argPointer(data: Address, dtype: DataType, dims: readonly number[]): this {
     checkDims(dims, `argument ${this.#args.length}`);
     this.#args.push({ dtype, dims: [...dims], address: toAddress(data), keep: null });
@@ -303,15 +364,15 @@ export class CallFrameBuilder {
     return this;
   }
 
-  /** Adds a buffer result backed by a typed array. */
-  ret(data: BufferData, dims?: readonly number[], dtype?: DataType): this {
+  /** Adds a buffer result backed by a typed array or device memory (as {@link arg}). */
+  ret(data: BufferData | DeviceData, dims?: readonly number[], dtype?: DataType): this {
     const b = bufferEntry(data, dims, dtype, `result ${this.#rets.length}`);
     this.#rets.push(b);
     this.#size += 16 + 8 * b.dims.length;
     return this;
   }
 
-  /** Adds a buffer result at a native address. */
+  /** Adds a buffer result at a native (host or device) address. */
   retPointer(data: Address, dtype: DataType, dims: readonly number[]): this {
     checkDims(dims, `result ${this.#rets.length}`);
     this.#rets.push({ dtype, dims: [...dims], address: toAddress(data), keep: null });
@@ -389,6 +450,10 @@ export class CallFrame {
   _dirty = false;
   /** @internal calls in flight. */
   _inflight = 0;
+  /** @internal buffers backed by host typed arrays (non-empty). */
+  _hostBuffers = 0;
+  /** @internal buffers backed by device memory. */
+  _deviceBuffers = 0;
   #keepArgs: unknown[];
   #keepRets: unknown[];
   /** Number of arguments. */
@@ -403,6 +468,29 @@ export class CallFrame {
     this.#keepRets = keepRets;
     this.numArgs = keepArgs.length;
     this.numRets = keepRets.length;
+    for (const k of keepArgs) this.#count(k, 1);
+    for (const k of keepRets) this.#count(k, 1);
+  }
+
+  #count(data: unknown, delta: number): void {
+    const p = placementOf(data);
+    if (p === 1) this._hostBuffers += delta;
+    else if (p === 2) this._deviceBuffers += delta;
+  }
+
+  /**
+   * @internal "argument i"/"result i" of the first buffer in host (`true`) or
+   * device memory, for error messages.
+   */
+  _firstPlaced(host: boolean): string {
+    const want = host ? 1 : 2;
+    for (let i = 0; i < this.#keepArgs.length; i++) {
+      if (placementOf(this.#keepArgs[i]) === want) return `argument ${i}`;
+    }
+    for (let i = 0; i < this.#keepRets.length; i++) {
+      if (placementOf(this.#keepRets[i]) === want) return `result ${i}`;
+    }
+    return "a buffer";
   }
 
   /** The `XLA_FFI_CallFrame*` (valid until {@link close}). */
@@ -427,26 +515,30 @@ export class CallFrame {
     }
   }
 
-  /** Points argument `i` at new data (a typed array or an address). */
-  setArg(i: number, data: BufferData | Address): void {
+  /** Points argument `i` at new data (a typed array, device memory or an address). */
+  setArg(i: number, data: BufferData | DeviceData | Address): void {
     if (!(i >= 0 && i < this.numArgs)) bad(`Argument index ${i} out of range [0, ${this.numArgs})`);
     this.#idle();
     native().xrt_frame_set_arg(this._live(), i, toAddress(data));
+    this.#count(this.#keepArgs[i], -1);
     this.#keepArgs[i] = data;
+    this.#count(data, 1);
   }
 
   /** Points result `i` at new data. */
-  setRet(i: number, data: BufferData | Address): void {
+  setRet(i: number, data: BufferData | DeviceData | Address): void {
     if (!(i >= 0 && i < this.numRets)) bad(`Result index ${i} out of range [0, ${this.numRets})`);
     this.#idle();
     native().xrt_frame_set_ret(this._live(), i, toAddress(data));
+    this.#count(this.#keepRets[i], -1);
     this.#keepRets[i] = data;
+    this.#count(data, 1);
   }
 
   /** Swaps all buffer pointers at once (XLA's `UpdateWithBuffers`). */
   updateBuffers(
-    args: readonly (BufferData | Address)[],
-    rets: readonly (BufferData | Address)[],
+    args: readonly (BufferData | DeviceData | Address)[],
+    rets: readonly (BufferData | DeviceData | Address)[],
   ): void {
     if (args.length !== this.numArgs) {
       bad(`Invalid number of updated arguments: ${args.length} vs ${this.numArgs}`);

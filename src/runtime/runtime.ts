@@ -1,15 +1,22 @@
 /**
  * The embedded XLA runtime: registration, metadata, type ids, synchronous and
- * asynchronous calls, calls from runtime threads, and handler instances.
+ * asynchronous calls, calls from runtime threads, handler instances, and the
+ * CUDA platform (a device's context and stream, device buffers, copies).
  *
  * @module
  */
-import { ErrorCode, ExecutionStage, type HandlerTraits } from "../abi/enums.ts";
+import { type DataType, ErrorCode, ExecutionStage, type HandlerTraits } from "../abi/enums.ts";
+import { type DataTypedArray, dataTypeOf, viewAs } from "../abi/dtype.ts";
 import { FfiError } from "../errors.ts";
 import { native } from "../native/lib.ts";
-import { _check, _takeError, _utf8 } from "./_native_error.ts";
+import { _check, _cString, _takeError, _utf8 } from "./_native_error.ts";
 import type { CallFrame } from "./call_frame.ts";
 import { Handler, type HandlerBundle } from "./handler_library.ts";
+import { Context } from "../cuda/context.ts";
+import { _driverLibraryPath } from "../cuda/driver.ts";
+import { DeviceMemory } from "../cuda/memory.ts";
+import { Stream } from "../cuda/stream.ts";
+import { _bufferBytes, DeviceBuffer } from "./device_buffer.ts";
 
 /** Options of {@link Runtime}. */
 export interface RuntimeOptions {
@@ -17,6 +24,14 @@ export interface RuntimeOptions {
   platform?: string;
   /** Thread-pool size on Host (default: the number of cores; 0 = no pool). */
   threads?: number;
+  /** CUDA: the device ordinal (default 0); its primary context is retained. */
+  device?: number;
+  /**
+   * CUDA: the stream handlers get from `Stream_Get`. Default: a new
+   * non-blocking stream the runtime owns. A {@link Stream} or a `CUstream`
+   * handle is used as is and stays the caller's (never destroyed here).
+   */
+  stream?: Stream | Deno.PointerValue | bigint;
 }
 
 /** Options of {@link Runtime.register}. */
@@ -92,6 +107,57 @@ const PLATFORMS: Record<string, number> = {
 };
 
 const NO_USER = new BigInt64Array(0);
+
+/** What a CUDA runtime holds: the retained primary context and its stream. */
+interface CudaParts {
+  context: Context;
+  stream: Stream;
+  /** Whether close() closes the stream (owned, or a wrapper made here). */
+  closeStream: boolean;
+}
+
+function deviceOrdinal(device: number | undefined): number {
+  const d = device ?? 0;
+  if (!Number.isInteger(d) || d < 0 || d > 2147483647) {
+    throw new FfiError(ErrorCode.INVALID_ARGUMENT, `Invalid device ordinal ${d}`);
+  }
+  return d;
+}
+
+/** Retains the context, sets up the stream and attaches both to a CUDA runtime. */
+function attachCuda(ptr: Deno.PointerObject, options: RuntimeOptions): CudaParts {
+  const device = deviceOrdinal(options.device);
+  const context = Context.primary(device); // UNAVAILABLE without a driver
+  let stream: Stream | undefined;
+  let closeStream = false;
+  try {
+    const s = options.stream;
+    if (s === undefined) {
+      stream = Stream.create();
+      closeStream = true;
+    } else if (s instanceof Stream) {
+      stream = s;
+    } else {
+      stream = Stream.wrap(s);
+      closeStream = true;
+    }
+    const handle = stream.handle;
+    if (handle === null) {
+      throw new FfiError(
+        ErrorCode.INVALID_ARGUMENT,
+        "A CUDA runtime needs a stream: the legacy default stream (0) cannot be handed to handlers",
+      );
+    }
+    const sym = native();
+    sym.xrt_runtime_set_stream(ptr, handle);
+    _check(sym.xrt_runtime_set_cuda(ptr, _cString(_driverLibraryPath()), context.handle, device));
+    return { context, stream, closeStream };
+  } catch (e) {
+    if (closeStream) stream?.close();
+    context.close();
+    throw e;
+  }
+}
 
 function stageHandler(bundle: HandlerBundle, stage: ExecutionStage): Handler | null {
   switch (stage) {
@@ -171,11 +237,25 @@ export class Instance {
  * free (handlers that call back into JS work). `callOnThreads` calls it from
  * runtime-owned threads, as XLA does.
  *
+ * On `CUDA` the runtime retains a device's primary context (made current on
+ * the calling thread) and holds a stream: handlers get it from `Stream_Get`,
+ * `DeviceMemory_Allocate`/`Free` allocate in its order, and every call runs
+ * with the context current. Frames then carry device memory
+ * ({@link DeviceBuffer}); {@link Runtime.deviceArg} and
+ * {@link Runtime.toHost} copy in and out.
+ *
  * @example
  * ```ts
  * import { Runtime } from "@deno-xla/ffi";
  * using rt = new Runtime({ platform: "Host", threads: 2 });
  * console.log(rt.platform, rt.threads); // Host 2
+ * ```
+ *
+ * @example
+ * ```ts ignore
+ * import { Runtime } from "@deno-xla/ffi";
+ * using rt = new Runtime({ platform: "CUDA", device: 0 }); // UNAVAILABLE without a driver
+ * console.log(rt.device, rt.stream?.owned); // 0 true
  * ```
  */
 export class Runtime {
@@ -187,6 +267,7 @@ export class Runtime {
   readonly platform: "Host" | "CUDA";
   /** The thread-pool size. */
   readonly threads: number;
+  #cuda: CudaParts | null = null;
 
   /** Creates a runtime; see {@link RuntimeOptions}. */
   constructor(options: RuntimeOptions = {}) {
@@ -202,14 +283,153 @@ export class Runtime {
     if (!Number.isInteger(threads) || threads < -1 || threads > 4096) {
       throw new FfiError(ErrorCode.INVALID_ARGUMENT, `Invalid thread count ${threads}`);
     }
+    if (p === 0 && (options.device !== undefined || options.stream !== undefined)) {
+      throw new FfiError(
+        ErrorCode.INVALID_ARGUMENT,
+        'The options device and stream are for CUDA runtimes (platform: "CUDA")',
+      );
+    }
     const sym = native();
     const ptr = sym.xrt_runtime_new(p, threads);
     if (ptr === null) {
       throw new FfiError(ErrorCode.RESOURCE_EXHAUSTED, "Cannot start the runtime's threads");
     }
+    if (p === 1) {
+      try {
+        this.#cuda = attachCuda(ptr, options);
+      } catch (e) {
+        sym.xrt_runtime_free(ptr);
+        throw e;
+      }
+    }
     this.#ptr = ptr;
     this.platform = p === 0 ? "Host" : "CUDA";
     this.threads = sym.xrt_runtime_num_threads(ptr);
+  }
+
+  /** The CUDA device ordinal (`undefined` on Host). */
+  get device(): number | undefined {
+    return this.#cuda?.context.device.ordinal;
+  }
+
+  /** The CUDA stream handlers get from `Stream_Get` (`undefined` on Host). */
+  get stream(): Stream | undefined {
+    return this.#cuda?.stream;
+  }
+
+  #gpu(what: string): CudaParts {
+    this.#live();
+    const c = this.#cuda;
+    if (c === null) {
+      throw new FfiError(
+        ErrorCode.FAILED_PRECONDITION,
+        `Runtime.${what} needs a CUDA runtime; this one is ${this.platform}`,
+      );
+    }
+    c.context.setCurrent();
+    return c;
+  }
+
+  /**
+   * Allocates a device buffer of `dtype` and `dims` in the runtime's
+   * context (`cuMemAlloc`), zeroed in the runtime's stream order. The
+   * caller closes it.
+   *
+   * @example
+   * ```ts ignore
+   * import { DataType, Runtime } from "@deno-xla/ffi";
+   * using rt = new Runtime({ platform: "CUDA" });
+   * using y = rt.deviceBuffer(DataType.F32, [1024]);
+   * ```
+   */
+  deviceBuffer(dtype: DataType, dims: readonly number[]): DeviceBuffer {
+    const c = this.#gpu("deviceBuffer");
+    const bytes = _bufferBytes(dtype, dims, "Runtime.deviceBuffer");
+    const mem = DeviceMemory.alloc(Math.max(bytes, 1));
+    try {
+      mem.fill(0, c.stream);
+      c.stream.synchronize();
+    } catch (e) {
+      mem.close();
+      throw e;
+    }
+    return DeviceBuffer._owning(mem, dtype, dims);
+  }
+
+  /**
+   * Copies a typed array to a new device buffer (dims default `[length]`,
+   * dtype inferred from the array unless given), in the runtime's stream
+   * order; returns when the copy is done. The caller closes the buffer.
+   *
+   * @example
+   * ```ts ignore
+   * import { CallFrameBuilder, Runtime } from "@deno-xla/ffi";
+   * using rt = new Runtime({ platform: "CUDA" });
+   * using x = rt.deviceArg(new Float32Array([1, 2, 3, 4]), [2, 2]);
+   * using frame = new CallFrameBuilder().arg(x).build();
+   * ```
+   */
+  deviceArg(data: ArrayBufferView, dims?: readonly number[], dtype?: DataType): DeviceBuffer {
+    const c = this.#gpu("deviceArg");
+    if (!ArrayBuffer.isView(data)) {
+      throw new FfiError(ErrorCode.INVALID_ARGUMENT, "Runtime.deviceArg: expected a typed array");
+    }
+    const dt = dtype ?? dataTypeOf(data);
+    const d = dims ?? [data.byteLength / _bufferBytes(dt, [], "Runtime.deviceArg")];
+    const bytes = _bufferBytes(dt, d, "Runtime.deviceArg");
+    if (bytes !== data.byteLength) {
+      throw new FfiError(
+        ErrorCode.INVALID_ARGUMENT,
+        `Runtime.deviceArg: dims [${
+          d.join(", ")
+        }] need ${bytes} bytes but the array has ${data.byteLength}`,
+      );
+    }
+    const mem = DeviceMemory.alloc(Math.max(bytes, 1));
+    try {
+      if (bytes > 0) mem.copyFromHostAsync(data, c.stream);
+      c.stream.synchronize();
+    } catch (e) {
+      mem.close();
+      throw e;
+    }
+    return DeviceBuffer._owning(mem, dt, d);
+  }
+
+  /**
+   * Waits for the runtime's stream, then copies a device buffer to the host:
+   * into `out` when given (exactly the buffer's bytes), else into a new
+   * typed array of the buffer's data type (see `viewAs`).
+   *
+   * @example
+   * ```ts ignore
+   * import { Runtime } from "@deno-xla/ffi";
+   * using rt = new Runtime({ platform: "CUDA" });
+   * using x = rt.deviceArg(new Int32Array([1, 2, 3]));
+   * console.log(rt.toHost(x)); // Int32Array(3) [ 1, 2, 3 ]
+   * ```
+   */
+  toHost<T extends ArrayBufferView = DataTypedArray>(buffer: DeviceBuffer, out?: T): T {
+    const c = this.#gpu("toHost");
+    if (!(buffer instanceof DeviceBuffer)) {
+      throw new FfiError(ErrorCode.INVALID_ARGUMENT, "Runtime.toHost: expected a DeviceBuffer");
+    }
+    if (out !== undefined && out.byteLength !== buffer.bytes) {
+      throw new FfiError(
+        ErrorCode.INVALID_ARGUMENT,
+        `Runtime.toHost: the output has ${out.byteLength} bytes, the buffer ${buffer.bytes}`,
+      );
+    }
+    const dst = out ?? viewAs(buffer.dtype, new Uint8Array(buffer.bytes)) as unknown as T;
+    if (buffer.bytes > 0) buffer.memory.copyToHostAsync(dst, c.stream);
+    c.stream.synchronize();
+    return dst;
+  }
+
+  /** Waits for all work queued on the runtime's stream (no-op on Host). */
+  synchronize(): void {
+    this.#live();
+    this.#cuda?.stream.synchronize();
   }
 
   /** The `XLA_FFI_Api*` handlers receive (ABI 0.1). */
@@ -320,6 +540,13 @@ export class Runtime {
     if (!Number.isInteger(ordinal) || ordinal < -2147483648 || ordinal > 2147483647) {
       throw new FfiError(ErrorCode.INVALID_ARGUMENT, `Invalid device ordinal ${ordinal}`);
     }
+    const device = this.#cuda?.context.device.ordinal;
+    if (device !== undefined && options.deviceOrdinal !== undefined && ordinal !== device) {
+      throw new FfiError(
+        ErrorCode.INVALID_ARGUMENT,
+        `This CUDA runtime runs on device ${device}; deviceOrdinal ${ordinal} differs`,
+      );
+    }
     sym.xrt_frame_configure(
       frame._live(),
       options.stage ?? ExecutionStage.EXECUTE,
@@ -330,6 +557,19 @@ export class Runtime {
       n,
     );
     frame._dirty = true;
+  }
+
+  /** Host runtimes take host buffers, CUDA runtimes device buffers. */
+  #placement(frame: CallFrame): void {
+    if (this.#cuda !== null ? frame._hostBuffers === 0 : frame._deviceBuffers === 0) return;
+    const which = frame._firstPlaced(this.#cuda !== null);
+    throw new FfiError(
+      ErrorCode.INVALID_ARGUMENT,
+      this.#cuda !== null
+        ? `A CUDA runtime hands handlers device memory, but ${which} is a host typed array ` +
+          `(copy it with Runtime.deviceArg)`
+        : `A Host runtime hands handlers host memory, but ${which} is device memory`,
+    );
   }
 
   #snapshot(rt: Deno.PointerObject, frame: CallFrame): Deno.PointerObject {
@@ -348,6 +588,9 @@ export class Runtime {
     const fn = this.#resolve(target, options?.stage ?? ExecutionStage.EXECUTE);
     if (options !== undefined || frame._dirty) this.#configure(frame, options);
     if (fn === null) return; // no handler for this stage: XLA skips it
+    if ((this.#cuda !== null ? frame._hostBuffers : frame._deviceBuffers) !== 0) {
+      this.#placement(frame);
+    }
     const err = native().xrt_call_sync(rt, fn, frame._live());
     if (err !== null) throw _takeError(err);
   }
@@ -361,6 +604,7 @@ export class Runtime {
     const fn = this.#resolve(target, options?.stage ?? ExecutionStage.EXECUTE);
     this.#configure(frame, options);
     if (fn === null) return;
+    this.#placement(frame);
     const snap = this.#snapshot(rt, frame);
     const inst = options?.instance;
     this.#inflight++;
@@ -398,6 +642,7 @@ export class Runtime {
     const fn = this.#resolve(target, options.stage ?? ExecutionStage.EXECUTE);
     this.#configure(frame, options);
     if (fn === null) return { ok: threads * iterations, failed: 0 };
+    this.#placement(frame);
     const out = new BigInt64Array(3);
     const msg = new Uint8Array(1024);
     const snap = this.#snapshot(rt, frame);
@@ -475,6 +720,22 @@ export class Runtime {
     }
     native().xrt_runtime_free(this.#ptr);
     this.#ptr = null;
+    this.#releaseCuda();
+  }
+
+  /** Destroys an owned stream and releases the primary context (CUDA runtimes). */
+  #releaseCuda(): void {
+    const c = this.#cuda;
+    if (c === null) return;
+    this.#cuda = null;
+    try {
+      if (c.closeStream) {
+        c.context.setCurrent();
+        c.stream.close();
+      }
+    } finally {
+      c.context.close();
+    }
   }
 
   /** Same as {@link close}. */
@@ -496,7 +757,11 @@ export class Runtime {
     }
     const p = this.#ptr;
     this.#ptr = null;
-    await native().xrt_runtime_free_async(p);
+    try {
+      await native().xrt_runtime_free_async(p);
+    } finally {
+      this.#releaseCuda();
+    }
   }
 
   /** Same as {@link closeAsync}. */
