@@ -104,6 +104,9 @@ export {
   typeName,
 } from "./src/cli/type_names.ts";
 
+// The enums and the error class the CLI's types use (the same as the main entry's).
+export { DataType, ErrorCode, ExecutionStage } from "./src/abi/enums.ts";
+export { FfiError } from "./src/errors.ts";
 export type {
   CallArg,
   CliRuntime,

@@ -24,7 +24,6 @@ import { type CallFrame, CallFrameBuilder } from "../runtime/call_frame.ts";
 import { Handler, HandlerLibrary } from "../runtime/handler_library.ts";
 import { Runtime } from "../runtime/runtime.ts";
 import type { AttrDictionary, AttrValue, ParsedRun } from "./args.ts";
-import type { ArrayData } from "./format.ts";
 import { type ProbeOptions, queryInChild } from "./probe.ts";
 import type { CallArg, CliRuntime, HandlerMetadata, PreparedCall } from "./runtime_api.ts";
 
@@ -253,13 +252,27 @@ class _EmbeddedCall implements PreparedCall {
   }
 }
 
-async function _prepare(run: ParsedRun, args: readonly CallArg[]): Promise<PreparedCall> {
+async function _prepare(
+  run: ParsedRun,
+  args: readonly CallArg[],
+  probe: ProbeOptions | undefined,
+): Promise<PreparedCall> {
   if (run.platform === "cuda") {
     throw new FfiError(
       ErrorCode.UNAVAILABLE,
       "--platform cuda is not available in the command line yet (its buffers live in host " +
         "memory); run CUDA handlers through Runtime({ platform: 'CUDA' }) and @deno-xla/ffi/cuda",
     );
+  }
+  if (run.target.kind === "library") {
+    // Calling a symbol that is no handler may crash: ask in a child process first.
+    const answer = (await queryInChild(run.target.path, [run.handler], probe)).get(run.handler)!;
+    if (answer instanceof FfiError) {
+      throw new FfiError(
+        answer.code === ErrorCode.NOT_FOUND ? ErrorCode.INVALID_ARGUMENT : answer.code,
+        `${answer.message}; 'inspect ${run.target.path}' lists the handlers it exports`,
+      );
+    }
   }
   const { handler, lib } = await _load(run);
   let rt: Runtime | undefined;
@@ -318,7 +331,7 @@ export function embeddedRuntime(options: EmbeddedRuntimeOptions = {}): CliRuntim
       return answer;
     },
     queryMetadataAll: (libPath, symbols) => queryInChild(libPath, symbols, options.probe),
-    prepare: _prepare,
+    prepare: (run, args) => _prepare(run, args, options.probe),
     readNpy(path) {
       const a = loadNpy(path);
       return { dtype: a.dtype, dims: a.shape, values: _decode(a.dtype, a.data) };
