@@ -163,6 +163,33 @@ Deno.test("run: handler errors, stages, not-a-handler, module targets", async ()
   const noState = await cli(["run", lib, "demo_counter_execute", "--ret", "s64"]);
   assert.equal(noState.code, ExitCode.HANDLER_ERROR);
   assert.match(noState.err, /FAILED_PRECONDITION/);
+  const counted = await cli([
+    "run",
+    lib,
+    "demo_counter_execute",
+    "--instantiate",
+    "demo_counter_instantiate",
+    "--attr",
+    "start=i64:41",
+    "--ret",
+    "s64",
+    "--repeat",
+    "3",
+    "--json",
+  ]);
+  assert.equal(counted.code, ExitCode.OK, counted.err);
+  assert.deepEqual(JSON.parse(counted.out).results[0].values, [44]);
+  const badInst = await cli([
+    "run",
+    lib,
+    "demo_counter_execute",
+    "--instantiate",
+    "demo_saxpy",
+    "--ret",
+    "s64",
+  ]);
+  assert.equal(badInst.code, ExitCode.LIBRARY);
+  assert.match(badInst.err, /--instantiate demo_saxpy failed \(INVALID_ARGUMENT\)/);
   const probe = PROBE();
   const notHandler = await cli(["run", probe, "probe_returns_null"]);
   assert.equal(notHandler.code, ExitCode.LIBRARY);

@@ -136,6 +136,12 @@ typedef struct {
   int64_t count;
 } counter_state;
 
+/*
+ * The state's type id. A fixed id (rather than 0 = "assign one") keeps a
+ * re-registration valid when the library is unloaded and loaded again in
+ * the same process: the runtime accepts the same name with the same id.
+ */
+#define COUNTER_TYPE_ID 0x44454d4f /* "DEMO" */
 static XLA_FFI_TypeId counter_type = {0};
 
 static void counter_delete(void* p) { free(p); }
@@ -163,10 +169,12 @@ XLA_FFI_Error* demo_counter_instantiate(XLA_FFI_CallFrame* cf) {
     return fail_code(cf->api, XLA_FFI_Error_Code_INTERNAL,
                      "demo_counter_instantiate: called outside the instantiate stage");
   if (counter_type.type_id == 0) {
+    XLA_FFI_TypeId id = {COUNTER_TYPE_ID};
     XLA_FFI_TypeId_Register_Args r = {XLA_FFI_TypeId_Register_Args_STRUCT_SIZE, NULL,
-                                      {"demo.Counter", 12}, &counter_type};
+                                      {"demo.Counter", 12}, &id};
     XLA_FFI_Error* e = cf->api->XLA_FFI_TypeId_Register(&r);
     if (e) return e;
+    counter_type = id;
   }
   const XLA_FFI_Scalar* start = find_scalar(&cf->attrs, "start");
   if (start && start->dtype != XLA_FFI_DataType_S64)

@@ -22,7 +22,7 @@ import type {
 import { array, scalar } from "../runtime/attributes.ts";
 import { type CallFrame, CallFrameBuilder } from "../runtime/call_frame.ts";
 import { Handler, HandlerLibrary } from "../runtime/handler_library.ts";
-import { Runtime } from "../runtime/runtime.ts";
+import { type Instance, Runtime } from "../runtime/runtime.ts";
 import type { AttrDictionary, AttrValue, ParsedRun } from "./args.ts";
 import { type ProbeOptions, queryInChild } from "./probe.ts";
 import type { CallArg, CliRuntime, HandlerMetadata, PreparedCall } from "./runtime_api.ts";
@@ -137,14 +137,27 @@ export function _moduleHandler(path: string, name: string, value: unknown): Hand
   );
 }
 
-async function _load(run: ParsedRun): Promise<{ handler: Handler; lib?: HandlerLibrary }> {
+interface _Loaded {
+  handler: Handler;
+  instantiate?: Handler;
+  lib?: HandlerLibrary;
+}
+
+async function _load(run: ParsedRun): Promise<_Loaded> {
   const { path, kind } = run.target;
   if (kind === "module") {
     const mod = await import(new URL(path, `file://${Deno.cwd()}/`).href) as Record<
       string,
       unknown
     >;
-    return { handler: _moduleHandler(path, run.handler, mod[run.handler]) };
+    const inst = run.instantiate;
+    if (inst !== undefined && !(inst in mod)) {
+      throw new FfiError(ErrorCode.NOT_FOUND, `${path} has no export '${inst}' (--instantiate)`);
+    }
+    return {
+      handler: _moduleHandler(path, run.handler, mod[run.handler]),
+      instantiate: inst === undefined ? undefined : _moduleHandler(path, inst, mod[inst]),
+    };
   }
   let lib: HandlerLibrary;
   try {
@@ -159,7 +172,11 @@ async function _load(run: ParsedRun): Promise<{ handler: Handler; lib?: HandlerL
     );
   }
   try {
-    return { handler: lib.handler(run.handler), lib };
+    return {
+      handler: lib.handler(run.handler),
+      instantiate: run.instantiate === undefined ? undefined : lib.handler(run.instantiate),
+      lib,
+    };
   } catch (e) {
     lib.close();
     throw e;
@@ -201,6 +218,7 @@ class _EmbeddedCall implements PreparedCall {
   #handler: Handler;
   #stage: ExecutionStage;
   #rets: ({ dtype: DataType; dims: number[]; raw: _Raw } | null)[];
+  #instance: Instance | undefined;
 
   constructor(
     rt: Runtime,
@@ -209,7 +227,9 @@ class _EmbeddedCall implements PreparedCall {
     frame: CallFrame,
     stage: ExecutionStage,
     rets: ({ dtype: DataType; dims: number[]; raw: _Raw } | null)[],
+    instance: Instance | undefined,
   ) {
+    this.#instance = instance;
     this.#rt = rt;
     this.#lib = lib;
     this.#handler = handler;
@@ -224,7 +244,10 @@ class _EmbeddedCall implements PreparedCall {
         const inst = await this.#rt.instantiate(this.#handler, this.#frame);
         inst.close();
       } else {
-        await this.#rt.call(this.#handler, this.#frame, { stage: this.#stage });
+        await this.#rt.call(this.#handler, this.#frame, {
+          stage: this.#stage,
+          instance: this.#instance,
+        });
       }
       return undefined;
     } catch (e) {
@@ -241,6 +264,8 @@ class _EmbeddedCall implements PreparedCall {
   }
 
   close(): void {
+    this.#instance?.close();
+    this.#instance = undefined;
     this.#frame.close();
     this.#rt.close();
     this.#lib?.close();
@@ -266,20 +291,26 @@ async function _prepare(
   }
   if (run.target.kind === "library") {
     // Calling a symbol that is no handler may crash: ask in a child process first.
-    const answer = (await queryInChild(run.target.path, [run.handler], probe)).get(run.handler)!;
-    if (answer instanceof FfiError) {
-      throw new FfiError(
-        answer.code === ErrorCode.NOT_FOUND ? ErrorCode.INVALID_ARGUMENT : answer.code,
-        `${answer.message}; 'inspect ${run.target.path}' lists the handlers it exports`,
-      );
+    const symbols = run.instantiate === undefined ? [run.handler] : [run.instantiate, run.handler];
+    const answers = await queryInChild(run.target.path, symbols, probe);
+    for (const symbol of symbols) {
+      const answer = answers.get(symbol)!;
+      if (answer instanceof FfiError) {
+        throw new FfiError(
+          answer.code === ErrorCode.NOT_FOUND ? ErrorCode.INVALID_ARGUMENT : answer.code,
+          `${answer.message}; 'inspect ${run.target.path}' lists the handlers it exports`,
+        );
+      }
     }
   }
-  const { handler, lib } = await _load(run);
+  const { handler, instantiate, lib } = await _load(run);
   let rt: Runtime | undefined;
   let frame: CallFrame | undefined;
+  let instance: Instance | undefined;
   try {
     rt = new Runtime({ platform: "Host", threads: run.threads });
     _checkMetadata(rt, handler);
+    if (instantiate) _checkMetadata(rt, instantiate);
     const b = new CallFrameBuilder();
     for (const a of args) {
       if (a.kind === "token") b.tokenArg();
@@ -299,8 +330,21 @@ async function _prepare(
     }
     b.attrs(_frameAttrs(run.attrs));
     frame = b.build();
-    return new _EmbeddedCall(rt, lib, handler, frame, run.stage, rets);
+    if (instantiate) {
+      try {
+        instance = await rt.instantiate(instantiate, frame);
+      } catch (e) {
+        const err = toFfiError(e);
+        throw new FfiError(
+          err.code === ErrorCode.UNAVAILABLE ? ErrorCode.INTERNAL : err.code,
+          `--instantiate ${instantiate.name} failed (${err.codeName}): ${err.message}`,
+          { cause: e },
+        );
+      }
+    }
+    return new _EmbeddedCall(rt, lib, handler, frame, run.stage, rets, instance);
   } catch (e) {
+    instance?.close();
     frame?.close();
     rt?.close();
     lib?.close();
