@@ -273,7 +273,12 @@ function _build(options: BuildOptions, kind: _OutputKind): string {
   ];
   let result: Deno.CommandOutput;
   try {
-    result = new Deno.Command(compiler.path, { args, stdout: "piped", stderr: "piped", ...toolEnv() })
+    result = new Deno.Command(compiler.path, {
+      args,
+      stdout: "piped",
+      stderr: "piped",
+      ...toolEnv(),
+    })
       .outputSync();
   } catch (e) {
     return permissionError(e, `running the C compiler ${compiler.path}`, "--allow-run");
@@ -383,7 +388,8 @@ export function buildPtx(
     const args = ["--ptx", `-arch=${PTX_ARCH}`, "-O3", "-o", out, src.pathname];
     let result: Deno.CommandOutput;
     try {
-      result = new Deno.Command(nvcc, { args, stdout: "piped", stderr: "piped", ...toolEnv() }).outputSync();
+      result = new Deno.Command(nvcc, { args, stdout: "piped", stderr: "piped", ...toolEnv() })
+        .outputSync();
     } catch (e) {
       return permissionError(e, `running ${nvcc}`, "--allow-run");
     }
