@@ -788,12 +788,15 @@ Example:
 const INSPECT_TEXT = `Usage: cli inspect <lib.so> [--json]
 
 Lists the exported functions of a shared library that answer the XLA FFI
-metadata query, with the API version and traits each reports.
+metadata query, with the API version and traits each reports. The queries
+run in a child process: an export that crashes it, ends it or does not
+answer within 5 s is listed as skipped, and the rest go on in a new child.
 
 Options:
   --json       print one JSON object instead of text: {library, machine,
                exportedFunctions, handlers: [{symbol, apiVersion, traits}] |
-               null, error: {code, message} | null}
+               null, skipped: [{symbol, reason}], error: {code, message} |
+               null}
   -h, --help   this help`;
 
 /**
