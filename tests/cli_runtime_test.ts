@@ -190,6 +190,12 @@ Deno.test("run: handler errors, stages, not-a-handler, module targets", async ()
   ]);
   assert.equal(badInst.code, ExitCode.LIBRARY);
   assert.match(badInst.err, /--instantiate demo_saxpy failed \(INVALID_ARGUMENT\)/);
+  const huge = await cli(["run", lib, "demo_saxpy", "--ret", "f32[1000000,1000000]"]);
+  assert.equal(huge.code, ExitCode.LIBRARY);
+  assert.match(
+    huge.err,
+    /--ret 1: 4000000000000 bytes for \[1000000,1000000\] cannot be allocated/,
+  );
   const probe = PROBE();
   const notHandler = await cli(["run", probe, "probe_returns_null"]);
   assert.equal(notHandler.code, ExitCode.LIBRARY);

@@ -323,8 +323,17 @@ async function _prepare(
         rets.push(null);
         continue;
       }
-      const info = dataTypeInfo(r.dtype);
-      const raw = new Uint8Array(_count(r.dims) * info.byteWidth);
+      const bytes = _count(r.dims) * dataTypeInfo(r.dtype).byteWidth;
+      let raw: Uint8Array;
+      try {
+        raw = new Uint8Array(bytes);
+      } catch (e) {
+        throw new FfiError(
+          ErrorCode.RESOURCE_EXHAUSTED,
+          `--ret ${rets.length + 1}: ${bytes} bytes for [${r.dims.join(",")}] cannot be allocated`,
+          { cause: e },
+        );
+      }
       b.ret(raw, r.dims, r.dtype);
       rets.push({ dtype: r.dtype, dims: r.dims, raw });
     }
