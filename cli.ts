@@ -36,8 +36,14 @@ import {
   type ParsedRun,
   usage,
 } from "./src/cli/args.ts";
+import type {
+  CallArg,
+  CliRuntime,
+  HandlerMetadata,
+  MetadataAnswer,
+} from "./src/cli/runtime_api.ts";
+import { embeddedRuntime } from "./src/cli/embedded.ts";
 import {
-  type ArrayData,
   formatArray,
   formatRunJson,
   formatShape,
@@ -98,66 +104,30 @@ export {
   typeName,
 } from "./src/cli/type_names.ts";
 
-/** What a handler reports to the XLA FFI metadata query. */
-export interface HandlerMetadata {
-  /** The XLA FFI API version the handler was built against. */
-  apiVersion: { major: number; minor: number };
-  /** `XLA_FFI_Handler_Traits` bits (see `HandlerTraits`). */
-  traits: number;
-}
-
-/** One argument as handed to {@link CliRuntime.prepare}. */
-export type CallArg = ({ kind: "buffer" } & ArrayData) | { kind: "token" };
-
-/** A handler made ready to call with the arguments and attributes of a `run`. */
-export interface PreparedCall extends Disposable {
-  /** Calls the handler once; resolves to `undefined`, or the handler's error. */
-  call(): Promise<FfiError | undefined>;
-  /** The results after the last call, in `--ret` order. */
-  results(): CallArg[];
-  /** Releases the call frame, buffers and library. */
-  close(): void;
-}
-
-/**
- * The runtime parts the command line needs. The default
- * ({@link unavailableRuntime}) reports each as not available: the embedded
- * runtime and the `.npy` reader plug in here.
- */
-export interface CliRuntime {
-  /**
-   * Asks one exported symbol of a library for its XLA FFI metadata. Must not
-   * let a non-handler symbol crash or affect the process (query in a child
-   * process or with a guarded frame). Throws {@link FfiError}: NOT_FOUND when
-   * the symbol does not answer as a handler, UNAVAILABLE when querying is not
-   * possible here.
-   */
-  queryMetadata(libPath: string, symbol: string): Promise<HandlerMetadata>;
-  /**
-   * Loads the handler and builds its call frame from the parsed options and
-   * the argument arrays (`args[i]` for `run.args[i]`: inline values as
-   * parsed, `.npy` files as read by {@link CliRuntime.readNpy}). Errors exit
-   * with {@link ExitCode.LIBRARY} (UNAVAILABLE ones with
-   * {@link ExitCode.UNAVAILABLE}).
-   */
-  prepare(run: ParsedRun, args: readonly CallArg[]): Promise<PreparedCall>;
-  /** Reads an array from a `.npy` file. Errors exit with {@link ExitCode.FILE}. */
-  readNpy(path: string): ArrayData;
-  /** Writes an array to a `.npy` file. Errors exit with {@link ExitCode.FILE}. */
-  writeNpy(path: string, array: ArrayData): void;
-}
+// The enums and the error class the CLI's types use (the same as the main entry's).
+export { DataType, ErrorCode, ExecutionStage } from "./src/abi/enums.ts";
+export { FfiError } from "./src/errors.ts";
+export type {
+  CallArg,
+  CliRuntime,
+  HandlerMetadata,
+  MetadataAnswer,
+  PreparedCall,
+} from "./src/cli/runtime_api.ts";
+export { embeddedRuntime, type EmbeddedRuntimeOptions } from "./src/cli/embedded.ts";
+export type { ProbeOptions } from "./src/cli/probe.ts";
 
 function _unavailable(what: string): FfiError {
   return new FfiError(
     ErrorCode.UNAVAILABLE,
-    `${what} is not available: it needs the embedded XLA FFI runtime, which this build does ` +
-      `not include yet`,
+    `${what} is not available: this command line runs without a runtime`,
   );
 }
 
 /**
- * The runtime used until the embedded runtime is wired in: every operation
- * throws {@link FfiError} (UNAVAILABLE) saying so. Nothing is faked.
+ * A runtime without any of the parts: every operation throws
+ * {@link FfiError} (UNAVAILABLE) saying so. For tools that only parse and
+ * list (e.g. `inspect` without querying handlers), and for tests.
  *
  * @example
  * ```ts
@@ -179,7 +149,8 @@ export const unavailableRuntime: CliRuntime = {
 
 /**
  * Queries the XLA FFI metadata (API version, traits) of one exported symbol
- * of a shared library, with the default runtime.
+ * of a shared library, with the embedded runtime, in a child process (so a
+ * symbol that is no handler cannot crash the caller). Needs `--allow-run`.
  *
  * @example
  * ```ts ignore
@@ -188,7 +159,7 @@ export const unavailableRuntime: CliRuntime = {
  * ```
  */
 export function queryMetadata(libPath: string, symbol: string): Promise<HandlerMetadata> {
-  return unavailableRuntime.queryMetadata(libPath, symbol);
+  return embeddedRuntime().queryMetadata(libPath, symbol);
 }
 
 /** Where the command line writes, and which runtime it uses. */
@@ -199,7 +170,7 @@ export interface CliIo {
   stderr: (text: string) => void;
   /** The progress sink (default `Deno.stderr`). */
   progress?: ConstructorParameters<typeof ProgressLine>[1];
-  /** The runtime (default {@link unavailableRuntime}). */
+  /** The runtime (default {@link embeddedRuntime}`()`). */
   runtime?: CliRuntime;
 }
 
@@ -242,17 +213,39 @@ async function _inspect(cmd: ParsedInspect, io: CliIo, runtime: CliRuntime): Pro
   const table = await _phase(ExitCode.LIBRARY, () => readElfSymbols(cmd.path));
   const names = _functionNames(table);
   const handlers: { symbol: string; metadata: HandlerMetadata }[] = [];
+  const skipped: { symbol: string; error: FfiError }[] = [];
   let unavailable: FfiError | undefined;
-  for (const symbol of names) {
+  let answers: Map<string, MetadataAnswer> | undefined;
+  if (runtime.queryMetadataAll && names.length > 0) {
     try {
-      handlers.push({ symbol, metadata: await runtime.queryMetadata(cmd.path, symbol) });
+      answers = await runtime.queryMetadataAll(cmd.path, names);
     } catch (e) {
       const error = toFfiError(e);
-      if (error.code === ErrorCode.UNAVAILABLE) {
-        unavailable = error;
-        break;
+      if (error.code !== ErrorCode.UNAVAILABLE) throw new _Exit(ExitCode.LIBRARY, error);
+      unavailable = error;
+    }
+  }
+  for (const symbol of unavailable ? [] : names) {
+    let answer: MetadataAnswer;
+    if (answers) {
+      answer = answers.get(symbol) ??
+        new FfiError(ErrorCode.NOT_FOUND, `${symbol}: no answer`);
+    } else {
+      try {
+        answer = await runtime.queryMetadata(cmd.path, symbol);
+      } catch (e) {
+        answer = toFfiError(e);
       }
-      if (error.code !== ErrorCode.NOT_FOUND) throw new _Exit(ExitCode.LIBRARY, error);
+    }
+    if (!(answer instanceof FfiError)) {
+      handlers.push({ symbol, metadata: answer });
+    } else if (answer.code === ErrorCode.UNAVAILABLE) {
+      unavailable = answer;
+      break;
+    } else if (answer.code === ErrorCode.ABORTED || answer.code === ErrorCode.DEADLINE_EXCEEDED) {
+      skipped.push({ symbol, error: answer });
+    } else if (answer.code !== ErrorCode.NOT_FOUND) {
+      throw new _Exit(ExitCode.LIBRARY, answer);
     }
   }
   if (cmd.json) {
@@ -266,6 +259,7 @@ async function _inspect(cmd: ParsedInspect, io: CliIo, runtime: CliRuntime): Pro
           apiVersion: `${h.metadata.apiVersion.major}.${h.metadata.apiVersion.minor}`,
           traits: _traitNames(h.metadata.traits),
         })),
+        skipped: skipped.map((k) => ({ symbol: k.symbol, reason: k.error.message })),
         error: unavailable ? { code: unavailable.codeName, message: unavailable.message } : null,
       }) + "\n",
     );
@@ -285,6 +279,7 @@ async function _inspect(cmd: ParsedInspect, io: CliIo, runtime: CliRuntime): Pro
         io.stdout(`${h.symbol.padEnd(width)}  ${v.padEnd(4)}  ${traits}\n`);
       }
     }
+    for (const k of skipped) io.stdout(`skipped ${k.symbol}: ${k.error.message}\n`);
   }
   if (unavailable) throw new _Exit(ExitCode.UNAVAILABLE, unavailable);
   return ExitCode.OK;
@@ -467,7 +462,7 @@ async function _run(run: ParsedRun, io: CliIo, runtime: CliRuntime): Promise<Exi
  */
 export async function main(argv: readonly string[], io?: CliIo): Promise<number> {
   const out: CliIo = io ?? { stdout: _writer(Deno.stdout), stderr: _writer(Deno.stderr) };
-  const runtime = out.runtime ?? unavailableRuntime;
+  const runtime = out.runtime ?? embeddedRuntime();
   try {
     const cmd = await _phase(ExitCode.USAGE, () => parseCommandLine(argv));
     switch (cmd.command) {

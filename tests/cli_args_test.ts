@@ -385,3 +385,16 @@ Deno.test("inspect and help", () => {
   assert.match(usage("run"), /--attr NAME=VALUE/);
   assert.match(usage(), /jsr:@deno-xla\/ffi\/cli/);
 });
+
+Deno.test("run: --instantiate names the instantiate handler; not with --stage instantiate", () => {
+  const run = parseCommandLine(["run", "l.so", "exec", "--instantiate", "init"]);
+  assert.equal(run.command === "run" && run.instantiate, "init");
+  usageError(
+    () => parseCommandLine(["run", "l.so", "h", "--instantiate", "i", "--stage", "instantiate"]),
+    /--instantiate goes with the execute/,
+  );
+  usageError(
+    () => parseCommandLine(["run", "l.so", "h", "--instantiate", "a", "--instantiate", "b"]),
+    /--instantiate is given more than once/,
+  );
+});

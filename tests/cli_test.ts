@@ -11,7 +11,7 @@ import {
   main,
   type ParsedRun,
   type PreparedCall,
-  queryMetadata,
+  unavailableRuntime,
 } from "../cli.ts";
 
 const LIB = () =>
@@ -27,7 +27,7 @@ async function cli(argv: string[], runtime?: CliRuntime) {
   const io: CliIo = {
     stdout: (t) => out.push(t),
     stderr: (t) => err.push(t),
-    runtime,
+    runtime: runtime ?? unavailableRuntime,
     progress: { sink: { writeSync: (p) => p.length, isTerminal: () => false } },
   };
   const code = await main(argv, io);
@@ -111,7 +111,7 @@ Deno.test("inspect lists exported functions, then says the metadata query is not
   assert.equal(obj.handlers, null);
   assert.equal(obj.error.code, "UNAVAILABLE");
   await assert.rejects(
-    queryMetadata(lib, "elf_global_function"),
+    unavailableRuntime.queryMetadata(lib, "elf_global_function"),
     (e: unknown) => e instanceof FfiError && e.code === ErrorCode.UNAVAILABLE,
   );
 });

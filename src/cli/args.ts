@@ -138,6 +138,11 @@ export interface ParsedRun {
   platform: Platform;
   /** Number of calls (default 1); timing is reported when more than 1. */
   repeat: number;
+  /**
+   * A handler (same library or module) run once in the instantiate stage
+   * before the calls, whose state the calls then use (stateful handlers).
+   */
+  instantiate?: string;
   /** Worker threads of the runtime's pool, when given. */
   threads?: number;
   /** Machine-readable output. */
@@ -506,6 +511,7 @@ const RUN_OPTIONS = [
   "out",
   "attr",
   "stage",
+  "instantiate",
   "platform",
   "repeat",
   "threads",
@@ -615,7 +621,7 @@ function _parseRun(argv: readonly string[]): ParsedCommand {
   };
   const once = new Set<string>();
   for (const [name, value] of s.options) {
-    if (["stage", "platform", "repeat", "threads", "json"].includes(name)) {
+    if (["stage", "instantiate", "platform", "repeat", "threads", "json"].includes(name)) {
       if (once.has(name)) _usage(`--${name} is given more than once`);
       once.add(name);
     }
@@ -644,6 +650,10 @@ function _parseRun(argv: readonly string[]): ParsedCommand {
         run.stage = stage;
         break;
       }
+      case "instantiate":
+        if (value === "") _usage("--instantiate: the handler name is empty");
+        run.instantiate = value;
+        break;
       case "platform":
         if (value !== "host" && value !== "cuda") {
           _usage(`--platform '${value}': expected host or cuda`);
@@ -674,6 +684,9 @@ function _parseRun(argv: readonly string[]): ParsedCommand {
       _usage(`--out ${i + 1} '${out}': result ${i + 1} is a token`);
     }
   });
+  if (run.instantiate !== undefined && run.stage === ExecutionStage.INSTANTIATE) {
+    _usage("--instantiate goes with the execute, prepare or initialize stage, not instantiate");
+  }
   const dup = run.outs.find((o, i) => run.outs.indexOf(o) !== i);
   if (dup !== undefined) _usage(`--out '${dup}' is given for two results`);
   return run;
@@ -756,6 +769,8 @@ Options:
                      str:TEXT; NAME may be dotted (cfg.scale=f32:2 makes a
                      dictionary cfg)
   --stage STAGE      execute (default), instantiate, prepare or initialize
+  --instantiate H    first run handler H (same library) in the instantiate
+                     stage; the calls use the state it sets (stateful handlers)
   --platform P       host (default) or cuda
   --repeat N         call N times and report median/min/max time
   --threads N        worker threads of the runtime's pool
@@ -773,12 +788,15 @@ Example:
 const INSPECT_TEXT = `Usage: cli inspect <lib.so> [--json]
 
 Lists the exported functions of a shared library that answer the XLA FFI
-metadata query, with the API version and traits each reports.
+metadata query, with the API version and traits each reports. The queries
+run in a child process: an export that crashes it, ends it or does not
+answer within 5 s is listed as skipped, and the rest go on in a new child.
 
 Options:
   --json       print one JSON object instead of text: {library, machine,
                exportedFunctions, handlers: [{symbol, apiVersion, traits}] |
-               null, error: {code, message} | null}
+               null, skipped: [{symbol, reason}], error: {code, message} |
+               null}
   -h, --help   this help`;
 
 /**

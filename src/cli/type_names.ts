@@ -2,11 +2,14 @@
  * Element-type names on the command line: XLA's lower-case spellings (`f32`,
  * `s32`, `pred`, `bf16`, `c64`, …) plus the common aliases `i8`…`i64` and
  * `bool`, and the facts the option parser needs to check literal values.
+ * Widths, kinds and names come from `src/abi/dtype.ts`; only the aliases and
+ * the float limits live here.
  *
  * @module
  */
 import { DataType, ErrorCode } from "../abi/enums.ts";
 import { FfiError } from "../errors.ts";
+import { allDataTypes, type DataTypeInfo, dataTypeInfo } from "../abi/dtype.ts";
 
 /** How literal values of an element type are written and checked. */
 export interface TypeFacts {
@@ -24,50 +27,57 @@ export interface TypeFacts {
   nonFinite?: boolean;
 }
 
-function _int(name: string, bits: number, signed: boolean): TypeFacts {
-  const b = BigInt(bits);
-  return signed
-    ? { name, kind: "int", bits, min: -(1n << (b - 1n)), max: (1n << (b - 1n)) - 1n }
-    : { name, kind: "int", bits, min: 0n, max: (1n << b) - 1n };
-}
-
-function _float(name: string, bits: number, max: number, nonFinite = true): TypeFacts {
-  return { name, kind: "float", bits, max, nonFinite };
-}
-
-const FACTS = new Map<DataType, TypeFacts>([
-  [DataType.PRED, { name: "pred", kind: "pred", bits: 8 }],
-  [DataType.S1, _int("s1", 1, true)],
-  [DataType.S2, _int("s2", 2, true)],
-  [DataType.S4, _int("s4", 4, true)],
-  [DataType.S8, _int("s8", 8, true)],
-  [DataType.S16, _int("s16", 16, true)],
-  [DataType.S32, _int("s32", 32, true)],
-  [DataType.S64, _int("s64", 64, true)],
-  [DataType.U1, _int("u1", 1, false)],
-  [DataType.U2, _int("u2", 2, false)],
-  [DataType.U4, _int("u4", 4, false)],
-  [DataType.U8, _int("u8", 8, false)],
-  [DataType.U16, _int("u16", 16, false)],
-  [DataType.U32, _int("u32", 32, false)],
-  [DataType.U64, _int("u64", 64, false)],
-  [DataType.F16, _float("f16", 16, 65504)],
-  [DataType.BF16, _float("bf16", 16, 3.3895313892515355e38)],
-  [DataType.F32, _float("f32", 32, 3.4028234663852886e38)],
-  [DataType.F64, _float("f64", 64, Number.MAX_VALUE)],
-  [DataType.F8E5M2, _float("f8e5m2", 8, 57344)],
-  [DataType.F8E4M3FN, _float("f8e4m3fn", 8, 448, false)],
-  [DataType.F8E4M3B11FNUZ, _float("f8e4m3b11fnuz", 8, 30, false)],
-  [DataType.F8E5M2FNUZ, _float("f8e5m2fnuz", 8, 57344, false)],
-  [DataType.F8E4M3FNUZ, _float("f8e4m3fnuz", 8, 240, false)],
-  [DataType.F8E4M3, _float("f8e4m3", 8, 240)],
-  [DataType.F8E3M4, _float("f8e3m4", 8, 15.5)],
-  [DataType.F4E2M1FN, _float("f4e2m1fn", 4, 6, false)],
-  [DataType.F8E8M0FNU, _float("f8e8m0fnu", 8, 1.7014118346046923e38, false)],
-  [DataType.C64, { name: "c64", kind: "complex", bits: 32, max: 3.4028234663852886e38 }],
-  [DataType.C128, { name: "c128", kind: "complex", bits: 64, max: Number.MAX_VALUE }],
-  [DataType.TOKEN, { name: "token", kind: "token", bits: 0 }],
+/**
+ * Float facts the command line checks literals against that `dtype.ts` does
+ * not keep: the largest finite magnitude, and whether ±Inf/NaN exist.
+ */
+const FLOAT_LIMITS: ReadonlyMap<DataType, { max: number; nonFinite: boolean }> = new Map([
+  [DataType.F16, { max: 65504, nonFinite: true }],
+  [DataType.BF16, { max: 3.3895313892515355e38, nonFinite: true }],
+  [DataType.F32, { max: 3.4028234663852886e38, nonFinite: true }],
+  [DataType.F64, { max: Number.MAX_VALUE, nonFinite: true }],
+  [DataType.F8E5M2, { max: 57344, nonFinite: true }],
+  [DataType.F8E4M3FN, { max: 448, nonFinite: false }],
+  [DataType.F8E4M3B11FNUZ, { max: 30, nonFinite: false }],
+  [DataType.F8E5M2FNUZ, { max: 57344, nonFinite: false }],
+  [DataType.F8E4M3FNUZ, { max: 240, nonFinite: false }],
+  [DataType.F8E4M3, { max: 240, nonFinite: true }],
+  [DataType.F8E3M4, { max: 15.5, nonFinite: true }],
+  [DataType.F4E2M1FN, { max: 6, nonFinite: false }],
+  [DataType.F8E8M0FNU, { max: 1.7014118346046923e38, nonFinite: false }],
 ]);
+
+/** The command line's facts of one type, from `dtype.ts`'s (names are its, lower-cased). */
+function _facts(info: DataTypeInfo): TypeFacts {
+  const name = info.name.toLowerCase();
+  const bits = info.bitWidth;
+  switch (info.kind) {
+    case "signed": {
+      const b = BigInt(bits);
+      return { name, kind: "int", bits, min: -(1n << (b - 1n)), max: (1n << (b - 1n)) - 1n };
+    }
+    case "unsigned":
+      return { name, kind: "int", bits, min: 0n, max: (1n << BigInt(bits)) - 1n };
+    case "float": {
+      const limits = FLOAT_LIMITS.get(info.dataType)!;
+      return { name, kind: "float", bits, max: limits.max, nonFinite: limits.nonFinite };
+    }
+    case "complex": {
+      const part = FLOAT_LIMITS.get(bits === 64 ? DataType.F32 : DataType.F64)!;
+      return { name, kind: "complex", bits: bits / 2, max: part.max };
+    }
+    case "pred":
+      return { name, kind: "pred", bits };
+    default:
+      return { name, kind: "token", bits: 0 };
+  }
+}
+
+const FACTS = new Map<DataType, TypeFacts>(
+  allDataTypes()
+    .filter((t) => t !== DataType.INVALID)
+    .map((t) => [t, _facts(dataTypeInfo(t))]),
+);
 
 const BY_NAME = new Map<string, DataType>();
 for (const [type, facts] of FACTS) BY_NAME.set(facts.name, type);

@@ -1,0 +1,105 @@
+/**
+ * The command line on the C handler library: `inspect` lists its handlers,
+ * `run` calls them with inline arrays, attributes, .npy files, a stateful
+ * instance and timing. Each command runs as a subprocess, as from a shell:
+ *
+ *   deno task cli inspect libdemo_handlers.so
+ *   deno task cli run libdemo_handlers.so demo_saxpy --arg f32[2,3]=1,2,3,4,5,6 \
+ *     --arg f32[2,3]=10 --ret f32[2,3] --attr alpha=f32:2.5
+ *
+ * Run: deno run --allow-ffi --allow-read --allow-write --allow-run --allow-env examples/cli_demo.ts
+ *
+ * @module
+ */
+import { saveNpy } from "../mod.ts";
+import { DataType } from "../mod.ts";
+import { buildDemoLibrary } from "./build_native.ts";
+
+const lib = buildDemoLibrary();
+const cliPath = new URL("../cli.ts", import.meta.url).pathname;
+const dir = Deno.makeTempDirSync({ prefix: "cli_demo_" });
+
+async function cli(...args: string[]): Promise<void> {
+  const shown = args.map((a) => a.replace(lib, "libdemo_handlers.so").replace(dir, "<tmp>"));
+  console.log(`$ cli ${shown.join(" ")}`);
+  const r = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-ffi",
+      "--allow-read",
+      "--allow-write",
+      "--allow-run",
+      "--allow-env",
+      cliPath,
+      ...args,
+    ],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder().decode(r.stdout) + new TextDecoder().decode(r.stderr);
+  console.log(text.replaceAll(lib, "libdemo_handlers.so").replaceAll(dir, "<tmp>").trimEnd());
+  console.log(`(exit code ${r.code})\n`);
+}
+
+try {
+  await cli("inspect", lib);
+  await cli(
+    "run",
+    lib,
+    "demo_saxpy",
+    "--arg",
+    "f32[2,3]=1,2,3,4,5,6",
+    "--arg",
+    "f32[2,3]=10",
+    "--ret",
+    "f32[2,3]",
+    "--attr",
+    "alpha=f32:2.5",
+  );
+  saveNpy(`${dir}/x.npy`, {
+    dtype: DataType.F32,
+    shape: [1000],
+    data: new Float32Array(1000).fill(1),
+  });
+  await cli(
+    "run",
+    lib,
+    "demo_sum_async",
+    "--arg",
+    `${dir}/x.npy`,
+    "--ret",
+    "f32[1]",
+    "--repeat",
+    "100",
+  );
+  await cli(
+    "run",
+    lib,
+    "demo_saxpy",
+    "--arg",
+    `${dir}/x.npy`,
+    "--arg",
+    `${dir}/x.npy`,
+    "--ret",
+    "f32[1000]",
+    "--out",
+    `${dir}/y.npy`,
+    "--attr",
+    "alpha=f32:3",
+  );
+  await cli(
+    "run",
+    lib,
+    "demo_counter_execute",
+    "--instantiate",
+    "demo_counter_instantiate",
+    "--attr",
+    "start=i64:41",
+    "--ret",
+    "s64",
+    "--json",
+  );
+  await cli("run", lib, "demo_saxpy", "--arg", "f32[2]=1,2", "--ret", "f32[2]");
+} finally {
+  Deno.removeSync(dir, { recursive: true });
+}

@@ -1,0 +1,396 @@
+/**
+ * The command line's runtime: handlers from shared libraries run in the
+ * embedded XLA FFI runtime, `.npy` files through `src/npy.ts`, and the
+ * metadata query of `inspect` in child processes.
+ *
+ * @module
+ */
+import {
+  dataTypeInfo,
+  decodeFloats,
+  encodeFloats,
+  numberToSubByte,
+  subByteToNumber,
+} from "../abi/dtype.ts";
+import { DataType, ErrorCode, ExecutionStage } from "../abi/enums.ts";
+import { FfiError, toFfiError } from "../errors.ts";
+import { loadNpy, saveNpy } from "../npy.ts";
+import type {
+  AttrDictionary as FrameAttrs,
+  AttrValue as FrameAttr,
+} from "../runtime/attributes.ts";
+import { array, scalar } from "../runtime/attributes.ts";
+import { type CallFrame, CallFrameBuilder } from "../runtime/call_frame.ts";
+import { Handler, HandlerLibrary } from "../runtime/handler_library.ts";
+import { type Instance, Runtime } from "../runtime/runtime.ts";
+import type { AttrDictionary, AttrValue, ParsedRun } from "./args.ts";
+import { type ProbeOptions, queryInChild } from "./probe.ts";
+import type { CallArg, CliRuntime, HandlerMetadata, PreparedCall } from "./runtime_api.ts";
+
+/** Options of {@link embeddedRuntime}. */
+export interface EmbeddedRuntimeOptions {
+  /** Limits of the metadata query's child processes. */
+  probe?: ProbeOptions;
+}
+
+type _Raw = ArrayBufferView;
+
+function _count(dims: readonly number[]): number {
+  let n = 1;
+  for (const d of dims) n *= d;
+  return n;
+}
+
+/** Encodes element values (as parsed or decoded) as the buffer of `dtype`. */
+export function _encode(
+  dtype: DataType,
+  dims: readonly number[],
+  values: ArrayLike<number | bigint | boolean>,
+): _Raw {
+  const info = dataTypeInfo(dtype);
+  const ctor = info.typedArray;
+  if (ctor === null) {
+    throw new FfiError(ErrorCode.INVALID_ARGUMENT, `${info.name} buffers hold no values`);
+  }
+  const n = _count(dims) * info.lanes;
+  if (values.length !== n) {
+    throw new FfiError(
+      ErrorCode.INVALID_ARGUMENT,
+      `${values.length} values for the ${n} elements of ${info.name}[${dims.join(",")}]`,
+    );
+  }
+  const nums = () => Array.from(values, (v) => Number(v));
+  if (info.kind === "float" && (ctor === Uint8Array || ctor === Uint16Array)) {
+    return encodeFloats(dtype, nums());
+  }
+  if (info.bitWidth < 8 && info.kind !== "float") {
+    return Uint8Array.from(values, (v) => numberToSubByte(dtype, Number(v)));
+  }
+  if (info.kind === "pred") return Uint8Array.from(values, (v) => (v ? 1 : 0));
+  if (ctor === BigInt64Array || ctor === BigUint64Array) {
+    const big = Array.from(values, (v) => BigInt(v as number | bigint));
+    return ctor === BigInt64Array ? BigInt64Array.from(big) : BigUint64Array.from(big);
+  }
+  return (ctor as Float64ArrayConstructor).from(nums());
+}
+
+/** Decodes a buffer of `dtype` into printable element values. */
+export function _decode(dtype: DataType, raw: _Raw): ArrayLike<number | bigint> {
+  const info = dataTypeInfo(dtype);
+  const ctor = info.typedArray;
+  if (ctor === null) return [];
+  const view = new ctor(
+    raw.buffer as ArrayBuffer,
+    raw.byteOffset,
+    raw.byteLength / ctor.BYTES_PER_ELEMENT,
+  );
+  if (info.kind === "float" && (ctor === Uint8Array || ctor === Uint16Array)) {
+    return decodeFloats(dtype, view as Uint8Array | Uint16Array);
+  }
+  if (info.bitWidth < 8 && info.kind !== "float") {
+    return Array.from(view as Uint8Array, (b) => subByteToNumber(dtype, b));
+  }
+  return view as ArrayLike<number | bigint>;
+}
+
+function _frameAttrs(dict: AttrDictionary): FrameAttrs {
+  const out = new Map<string, FrameAttr>();
+  for (const [name, v] of dict.entries) out.set(name, _frameAttr(v));
+  return out;
+}
+
+function _frameAttr(v: AttrValue): FrameAttr {
+  switch (v.kind) {
+    case "string":
+      return v.value;
+    case "scalar":
+      return scalar(v.dtype, v.dtype === DataType.PRED ? Boolean(v.value) : v.value);
+    case "array":
+      return array(v.dtype, v.values);
+    case "dictionary":
+      return _frameAttrs(v);
+  }
+}
+
+/**
+ * The handler a TS/JS module exports under `name`: an object carrying an
+ * `XLA_FFI_Handler*` (a {@link Handler}, or anything with a `pointer`
+ * property holding one). Plain TS functions need the TS-handler layer.
+ */
+export function _moduleHandler(path: string, name: string, value: unknown): Handler {
+  if (value instanceof Handler) return value;
+  if (typeof value === "object" && value !== null && "pointer" in value) {
+    const p = (value as { pointer: unknown }).pointer;
+    if (typeof p === "object" && p !== null) return new Handler(p as Deno.PointerObject, name);
+  }
+  if (typeof value === "function") {
+    throw new FfiError(
+      ErrorCode.UNAVAILABLE,
+      `'${name}' in ${path} is a TS function: turning TS functions into XLA FFI handlers is ` +
+        `not available in this build yet; export a Handler (an object with an XLA_FFI_Handler ` +
+        `pointer) instead`,
+    );
+  }
+  throw new FfiError(
+    ErrorCode.INVALID_ARGUMENT,
+    `'${name}' in ${path} is not a handler (a Handler object with an XLA_FFI_Handler pointer)`,
+  );
+}
+
+interface _Loaded {
+  handler: Handler;
+  instantiate?: Handler;
+  lib?: HandlerLibrary;
+}
+
+async function _load(run: ParsedRun): Promise<_Loaded> {
+  const { path, kind } = run.target;
+  if (kind === "module") {
+    const mod = await import(new URL(path, `file://${Deno.cwd()}/`).href) as Record<
+      string,
+      unknown
+    >;
+    const inst = run.instantiate;
+    if (inst !== undefined && !(inst in mod)) {
+      throw new FfiError(ErrorCode.NOT_FOUND, `${path} has no export '${inst}' (--instantiate)`);
+    }
+    return {
+      handler: _moduleHandler(path, run.handler, mod[run.handler]),
+      instantiate: inst === undefined ? undefined : _moduleHandler(path, inst, mod[inst]),
+    };
+  }
+  let lib: HandlerLibrary;
+  try {
+    lib = HandlerLibrary.open(path);
+  } catch (e) {
+    // A library that does not load is a library error, not a missing feature.
+    const err = toFfiError(e);
+    throw new FfiError(
+      err.code === ErrorCode.UNAVAILABLE ? ErrorCode.FAILED_PRECONDITION : err.code,
+      err.message,
+      { cause: e },
+    );
+  }
+  try {
+    return {
+      handler: lib.handler(run.handler),
+      instantiate: run.instantiate === undefined ? undefined : lib.handler(run.instantiate),
+      lib,
+    };
+  } catch (e) {
+    lib.close();
+    throw e;
+  }
+}
+
+function _checkMetadata(rt: Runtime, handler: Handler): HandlerMetadata {
+  let md: HandlerMetadata;
+  try {
+    md = rt.metadata(handler);
+  } catch (e) {
+    throw new FfiError(
+      ErrorCode.INVALID_ARGUMENT,
+      `'${handler.name}' does not answer the XLA FFI metadata query: ${toFfiError(e).message}`,
+      { cause: e },
+    );
+  }
+  const { major, minor } = md.apiVersion;
+  if (major === 0 && minor === 0) {
+    throw new FfiError(
+      ErrorCode.INVALID_ARGUMENT,
+      `'${handler.name}' returned without filling in the XLA FFI metadata: not a handler`,
+    );
+  }
+  if (major !== 0 || minor !== 1) {
+    throw new FfiError(
+      ErrorCode.INVALID_ARGUMENT,
+      `The handler's API version (${major}.${minor}) is incompatible with the framework's ` +
+        `API version (0.1)`,
+    );
+  }
+  return md;
+}
+
+class _EmbeddedCall implements PreparedCall {
+  #rt: Runtime;
+  #lib: HandlerLibrary | undefined;
+  #frame: CallFrame;
+  #handler: Handler;
+  #stage: ExecutionStage;
+  #rets: ({ dtype: DataType; dims: number[]; raw: _Raw } | null)[];
+  #instance: Instance | undefined;
+
+  constructor(
+    rt: Runtime,
+    lib: HandlerLibrary | undefined,
+    handler: Handler,
+    frame: CallFrame,
+    stage: ExecutionStage,
+    rets: ({ dtype: DataType; dims: number[]; raw: _Raw } | null)[],
+    instance: Instance | undefined,
+  ) {
+    this.#instance = instance;
+    this.#rt = rt;
+    this.#lib = lib;
+    this.#handler = handler;
+    this.#frame = frame;
+    this.#stage = stage;
+    this.#rets = rets;
+  }
+
+  async call(): Promise<FfiError | undefined> {
+    try {
+      if (this.#stage === ExecutionStage.INSTANTIATE) {
+        const inst = await this.#rt.instantiate(this.#handler, this.#frame);
+        inst.close();
+      } else {
+        await this.#rt.call(this.#handler, this.#frame, {
+          stage: this.#stage,
+          instance: this.#instance,
+        });
+      }
+      return undefined;
+    } catch (e) {
+      return toFfiError(e);
+    }
+  }
+
+  results(): CallArg[] {
+    return this.#rets.map((r) =>
+      r === null
+        ? { kind: "token" as const }
+        : { kind: "buffer" as const, dtype: r.dtype, dims: r.dims, values: _decode(r.dtype, r.raw) }
+    );
+  }
+
+  close(): void {
+    this.#instance?.close();
+    this.#instance = undefined;
+    this.#frame.close();
+    this.#rt.close();
+    this.#lib?.close();
+    this.#lib = undefined;
+  }
+
+  [Symbol.dispose](): void {
+    this.close();
+  }
+}
+
+async function _prepare(
+  run: ParsedRun,
+  args: readonly CallArg[],
+  probe: ProbeOptions | undefined,
+): Promise<PreparedCall> {
+  if (run.platform === "cuda") {
+    throw new FfiError(
+      ErrorCode.UNAVAILABLE,
+      "--platform cuda is not available in the command line yet (its buffers live in host " +
+        "memory); run CUDA handlers through Runtime({ platform: 'CUDA' }) and @deno-xla/ffi/cuda",
+    );
+  }
+  if (run.target.kind === "library") {
+    // Calling a symbol that is no handler may crash: ask in a child process first.
+    const symbols = run.instantiate === undefined ? [run.handler] : [run.instantiate, run.handler];
+    const answers = await queryInChild(run.target.path, symbols, probe);
+    for (const symbol of symbols) {
+      const answer = answers.get(symbol)!;
+      if (answer instanceof FfiError) {
+        throw new FfiError(
+          answer.code === ErrorCode.NOT_FOUND ? ErrorCode.INVALID_ARGUMENT : answer.code,
+          `${answer.message}; 'inspect ${run.target.path}' lists the handlers it exports`,
+        );
+      }
+    }
+  }
+  const { handler, instantiate, lib } = await _load(run);
+  let rt: Runtime | undefined;
+  let frame: CallFrame | undefined;
+  let instance: Instance | undefined;
+  try {
+    rt = new Runtime({ platform: "Host", threads: run.threads });
+    _checkMetadata(rt, handler);
+    if (instantiate) _checkMetadata(rt, instantiate);
+    const b = new CallFrameBuilder();
+    for (const a of args) {
+      if (a.kind === "token") b.tokenArg();
+      else b.arg(_encode(a.dtype, a.dims, a.values), a.dims, a.dtype);
+    }
+    const rets: ({ dtype: DataType; dims: number[]; raw: _Raw } | null)[] = [];
+    for (const r of run.rets) {
+      if (r.kind === "token") {
+        b.tokenRet();
+        rets.push(null);
+        continue;
+      }
+      const bytes = _count(r.dims) * dataTypeInfo(r.dtype).byteWidth;
+      let raw: Uint8Array;
+      try {
+        raw = new Uint8Array(bytes);
+      } catch (e) {
+        throw new FfiError(
+          ErrorCode.RESOURCE_EXHAUSTED,
+          `--ret ${rets.length + 1}: ${bytes} bytes for [${r.dims.join(",")}] cannot be allocated`,
+          { cause: e },
+        );
+      }
+      b.ret(raw, r.dims, r.dtype);
+      rets.push({ dtype: r.dtype, dims: r.dims, raw });
+    }
+    b.attrs(_frameAttrs(run.attrs));
+    frame = b.build();
+    if (instantiate) {
+      try {
+        instance = await rt.instantiate(instantiate, frame);
+      } catch (e) {
+        const err = toFfiError(e);
+        throw new FfiError(
+          err.code === ErrorCode.UNAVAILABLE ? ErrorCode.INTERNAL : err.code,
+          `--instantiate ${instantiate.name} failed (${err.codeName}): ${err.message}`,
+          { cause: e },
+        );
+      }
+    }
+    return new _EmbeddedCall(rt, lib, handler, frame, run.stage, rets, instance);
+  } catch (e) {
+    instance?.close();
+    frame?.close();
+    rt?.close();
+    lib?.close();
+    throw e;
+  }
+}
+
+/**
+ * The command line's runtime: the embedded XLA FFI runtime (Host platform),
+ * `.npy` files, and metadata queries in child processes (a symbol that is no
+ * handler may crash or hang when called; the child takes that, not the CLI).
+ *
+ * @example
+ * ```ts ignore
+ * import { embeddedRuntime, main } from "@deno-xla/ffi/cli";
+ * await main(["inspect", "./libmy_handlers.so"], {
+ *   stdout: (t) => console.log(t),
+ *   stderr: (t) => console.error(t),
+ *   runtime: embeddedRuntime({ probe: { timeoutMs: 2000 } }),
+ * });
+ * ```
+ */
+export function embeddedRuntime(options: EmbeddedRuntimeOptions = {}): CliRuntime {
+  return {
+    async queryMetadata(libPath, symbol) {
+      const answer = (await queryInChild(libPath, [symbol], options.probe)).get(symbol)!;
+      if (answer instanceof FfiError) throw answer;
+      return answer;
+    },
+    queryMetadataAll: (libPath, symbols) => queryInChild(libPath, symbols, options.probe),
+    prepare: (run, args) => _prepare(run, args, options.probe),
+    readNpy(path) {
+      const a = loadNpy(path);
+      return { dtype: a.dtype, dims: a.shape, values: _decode(a.dtype, a.data) };
+    },
+    writeNpy(path, a) {
+      saveNpy(path, { dtype: a.dtype, shape: a.dims, data: _encode(a.dtype, a.dims, a.values) });
+    },
+  };
+}
