@@ -16,6 +16,9 @@ import { FfiError } from "./src/errors.ts";
 export const NATIVE_SOURCES: readonly string[] = [
   "native/xla_ffi.h",
   "native/lib_info.c",
+  "native/handler_internal.h",
+  "native/handler.c",
+  "native/handler_flatten.c",
 ];
 
 /** Flags every native build uses (DESIGN.md). */

@@ -28,3 +28,25 @@ export {
   stageName,
 } from "./src/abi/enums.ts";
 export { FfiError, toFfiError } from "./src/errors.ts";
+export {
+  Binding,
+  Dictionary,
+  Ffi,
+  FfiBuffer,
+  Handler,
+  HandlerBundle,
+  handlerHostStats,
+  RemainingBuffers,
+  ScratchAllocator,
+  ThreadPool,
+} from "./src/handler/mod.ts";
+export type {
+  AttrKind,
+  AttrValue,
+  AttrValueOf,
+  CtxKind,
+  CtxValueOf,
+  HandlerOptions,
+  ScalarKind,
+} from "./src/handler/mod.ts";
+export { CountDownPromise, FfiPromise, Future } from "./src/future.ts";
