@@ -56,6 +56,7 @@ const SYMBOLS = {
   },
   hh_loop: { parameters: ["pointer", "pointer", "i32"], result: "f64" },
   hh_complete_task: { parameters: [], result: "pointer" },
+  hh_future_new: { parameters: [], result: "pointer" },
 } as const;
 
 let lib: Deno.DynamicLibrary<typeof SYMBOLS> | undefined;

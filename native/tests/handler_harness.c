@@ -716,3 +716,10 @@ static void complete_task(void* data) {
   if (e) hh_error_destroy(e);
 }
 void* hh_complete_task(void) { return (void*)complete_task; }
+
+/* A fresh pending harness future (free with hh_future_free). */
+void* hh_future_new(void) {
+  XLA_FFI_Future_Create_Args a = {XLA_FFI_Future_Create_Args_STRUCT_SIZE, NULL, NULL};
+  api_future_create(&a);
+  return a.future;
+}
