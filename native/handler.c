@@ -16,22 +16,26 @@
  * Copyright 2026 The deno-xla-ffi Authors. Licensed under Apache-2.0.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sched.h>
 #include <string.h>
+#include <time.h>
 
 #include "handler_internal.h"
 
 #define SLOT_COUNT 1024
 #define TOKEN_COUNT 65536
 #define MSG_CAP 4096
+#define LINGER_NS 30000 /* how long a drainer waits for more foreign calls */
 #define AUX_MSG_OFFSET 16
 #define STATE_TYPE_ID 0x5453535441544531LL /* explicit id of the TS state type */
 
 typedef int32_t (*inline_cb_t)(int32_t slot);
-typedef int32_t (*thread_cb_t)(int32_t slot, void* frame, void* result);
+typedef int32_t (*thread_cb_t)(void);
 
 typedef struct {
   _Atomic int32_t in_use;
@@ -50,6 +54,9 @@ typedef struct {
   int32_t len;
   char msg[MSG_CAP];
 } call_result;
+
+void xla_ffi_deno_handler_put_result(void* result);
+void xla_ffi_deno_handler_job_done(int32_t status);
 
 static slot_config g_slots[SLOT_COUNT];
 static pthread_t g_js_thread;
@@ -319,60 +326,198 @@ void xla_ffi_deno_handler_put_result(void* result) {
 }
 
 /* ---------------------------------------------------------------------- */
-/* Dispatcher thread for async calls from foreign threads                  */
+/* Calls from other threads: a native queue drained by the JS thread       */
 /* ---------------------------------------------------------------------- */
 
+/*
+ * Foreign calls go into one queue. At most one "drainer" is active: the
+ * first caller that finds no drainer calls the thread-safe JS callback
+ * (blocking itself), and that callback serves every queued call, including
+ * those that arrive while it runs, until the queue is empty. Other callers
+ * only wait for their own call: one costly wake-up of the JS thread serves
+ * many calls. Async calls never wait: the dispatcher thread wakes the JS
+ * thread for them when no drainer is active.
+ */
 typedef struct job {
   struct job* next;
   int32_t slot;
+  int32_t async;
   XLA_FFI_CallFrame* frame;
   const XLA_FFI_Api* api;
-  XLA_FFI_Future* future;
+  XLA_FFI_Future* future; /* async jobs */
+  int32_t done;           /* sync jobs: set by the JS thread */
+  pthread_cond_t cv;      /* sync jobs */
+  call_result* result;    /* sync jobs */
 } job;
 
-static pthread_mutex_t g_job_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t g_job_cv = PTHREAD_COND_INITIALIZER;
-static job* g_job_head;
-static job* g_job_tail;
+static pthread_mutex_t g_q_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_q_cv = PTHREAD_COND_INITIALIZER; /* dispatcher wake-up */
+static job* g_q_head;
+static job* g_q_tail;
+static int g_q_active; /* a drainer is inside the JS callback */
 static int g_dispatcher_started;
+static job* g_cur_job; /* JS thread only */
+
+static void finish_async(job* j, int32_t status, const call_result* r) {
+  char buf[MSG_CAP];
+  if (status == 2) {
+    token_register(r->token, j->api, j->future);
+    return;
+  }
+  int32_t code = status == 0 ? 0 : status == 1 ? r->code : XLA_FFI_Error_Code_INTERNAL;
+  const char* msg = status == 1 ? r->msg : "TS handler dispatch failed (no handler host)";
+  if (complete_future(j->api, j->future, code, msg, buf, sizeof buf))
+    report_failure("Failed to signal XLA_FFI_Future completion", buf);
+}
+
+/* Runs the JS drainer; returns when the queue was found empty. */
+static void drain(void) {
+  thread_cb_t cb = atomic_load(&g_thread_cb);
+  int32_t rc;
+  /* 1: JS served its budget of calls and yields to its event loop; go on. */
+  do rc = cb ? cb() : -1;
+  while (rc == 1);
+  if (rc != 0) {
+    /* No JS host: fail whatever is queued so no caller waits forever. */
+    call_result r;
+    memset(&r, 0, offsetof(call_result, msg));
+    for (;;) {
+      pthread_mutex_lock(&g_q_mu);
+      job* j = g_q_head;
+      if (j == NULL) {
+        g_q_active = 0;
+        pthread_mutex_unlock(&g_q_mu);
+        return;
+      }
+      g_q_head = j->next;
+      if (g_q_head == NULL) g_q_tail = NULL;
+      if (j->async) {
+        pthread_mutex_unlock(&g_q_mu);
+        finish_async(j, -1, &r);
+        free(j);
+      } else {
+        j->result->code = XLA_FFI_Error_Code_INTERNAL;
+        j->result->status = -1;
+        j->done = 1;
+        pthread_cond_signal(&j->cv);
+        pthread_mutex_unlock(&g_q_mu);
+      }
+    }
+  }
+}
+
+/*
+ * JS thread: takes the next queued call, flattens its frame into the flat
+ * buffer and returns its slot; -1 when the queue is empty (the drainer then
+ * ends). A frame too large for the flat buffer is failed here.
+ */
+static int64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+int32_t xla_ffi_deno_handler_next_job(int32_t linger) {
+  for (;;) {
+    /* Linger briefly for the next call before giving up the wake-up: callers
+     * in a loop come back within microseconds, and a fresh wake-up of the JS
+     * thread costs tens of them. */
+    if (linger && __atomic_load_n(&g_q_head, __ATOMIC_ACQUIRE) == NULL) {
+      int64_t until = mono_ns() + LINGER_NS;
+      while (__atomic_load_n(&g_q_head, __ATOMIC_ACQUIRE) == NULL && mono_ns() < until)
+        sched_yield();
+    }
+    pthread_mutex_lock(&g_q_mu);
+    job* j = g_q_head;
+    if (j == NULL) {
+      g_q_active = 0;
+      pthread_mutex_unlock(&g_q_mu);
+      g_cur_job = NULL;
+      return -1;
+    }
+    g_q_head = j->next;
+    if (g_q_head == NULL) g_q_tail = NULL;
+    pthread_mutex_unlock(&g_q_mu);
+    g_cur_job = j;
+    if (xla_ffi_deno_handler_flatten_into(j->frame, g_flat, g_flat_cap) >= 0) return j->slot;
+    static const char too_big[] = "The call frame is too large for the TS handler flat buffer";
+    memcpy(g_msg, too_big, sizeof too_big - 1);
+    ((int32_t*)g_flat)[0] = XLA_FFI_Error_Code_RESOURCE_EXHAUSTED;
+    ((int32_t*)g_flat)[2] = (int32_t)(sizeof too_big - 1);
+    xla_ffi_deno_handler_job_done(1);
+  }
+}
+
+/* JS thread: the current call returned `status` (result in the flat buffer). */
+void xla_ffi_deno_handler_job_done(int32_t status) {
+  job* j = g_cur_job;
+  g_cur_job = NULL;
+  if (j == NULL) return;
+  if (j->async) {
+    call_result* r = malloc(sizeof(call_result));
+    if (r == NULL) {
+      report_failure("Failed to signal XLA_FFI_Future completion", "out of memory");
+      free(j);
+      return;
+    }
+    r->status = status;
+    xla_ffi_deno_handler_put_result(r);
+    finish_async(j, status, r);
+    free(r);
+    free(j);
+    return;
+  }
+  xla_ffi_deno_handler_put_result(j->result);
+  j->result->status = status;
+  pthread_mutex_lock(&g_q_mu);
+  j->done = 1;
+  pthread_cond_signal(&j->cv);
+  pthread_mutex_unlock(&g_q_mu);
+}
 
 static void* dispatcher_main(void* unused) {
   (void)unused;
-  call_result* r = malloc(sizeof(call_result));
-  if (r == NULL) return NULL;
   for (;;) {
-    pthread_mutex_lock(&g_job_mu);
-    while (g_job_head == NULL) pthread_cond_wait(&g_job_cv, &g_job_mu);
-    job* j = g_job_head;
-    g_job_head = j->next;
-    if (g_job_head == NULL) g_job_tail = NULL;
-    pthread_mutex_unlock(&g_job_mu);
-
-    thread_cb_t cb = atomic_load(&g_thread_cb);
-    int32_t status = -1;
-    memset(r, 0, offsetof(call_result, msg));
-    r->msg[0] = 0;
-    if (cb) status = cb(j->slot, j->frame, r);
-    char buf[MSG_CAP];
-    if (status == 2) {
-      token_register(r->token, j->api, j->future);
-    } else {
-      int32_t code = status == 0 ? 0 : status == 1 ? r->code : XLA_FFI_Error_Code_INTERNAL;
-      const char* msg = status == 1 ? r->msg : "TS handler dispatch failed (no handler host)";
-      if (complete_future(j->api, j->future, code, msg, buf, sizeof buf))
-        report_failure("Failed to signal XLA_FFI_Future completion", buf);
-    }
-    free(j);
+    pthread_mutex_lock(&g_q_mu);
+    while (g_q_head == NULL || g_q_active) pthread_cond_wait(&g_q_cv, &g_q_mu);
+    g_q_active = 1;
+    pthread_mutex_unlock(&g_q_mu);
+    drain();
   }
   return NULL;
 }
 
-static XLA_FFI_Error* enqueue_async(int32_t slot, XLA_FFI_CallFrame* f) {
+static void push_locked(job* j) {
+  j->next = NULL;
+  if (g_q_tail) g_q_tail->next = j; else __atomic_store_n(&g_q_head, j, __ATOMIC_RELEASE);
+  g_q_tail = j;
+}
+
+/* Starts the dispatcher thread once; returns 0 when it cannot start. */
+static int ensure_dispatcher_locked(void) {
+  if (g_dispatcher_started) return 1;
+  /* The dispatcher thread lives as long as the process: pin this library so
+   * that closing it (Deno does at exit) never unmaps code the thread runs. */
+  Dl_info info;
+  if (dladdr((void*)dispatcher_main, &info) && info.dli_fname != NULL)
+    (void)dlopen(info.dli_fname, RTLD_NOW | RTLD_NODELETE | RTLD_NOLOAD);
+  pthread_t t;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  int rc = pthread_create(&t, &attr, dispatcher_main, NULL);
+  pthread_attr_destroy(&attr);
+  if (rc != 0) return 0;
+  g_dispatcher_started = 1;
+  return 1;
+}
+
+static XLA_FFI_Error* call_async_foreign(int32_t slot, XLA_FFI_CallFrame* f) {
   const XLA_FFI_Api* api = f->api;
   if (api == NULL || api->XLA_FFI_Future_Create == NULL)
     return make_error(api, XLA_FFI_Error_Code_UNIMPLEMENTED,
                       "The runtime does not support futures (no Future_Create)");
-  job* j = malloc(sizeof(job));
+  job* j = calloc(1, sizeof(job));
   if (j == NULL) return make_error(api, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, "Out of memory");
   XLA_FFI_Future_Create_Args a;
   memset(&a, 0, sizeof a);
@@ -382,37 +527,57 @@ static XLA_FFI_Error* enqueue_async(int32_t slot, XLA_FFI_CallFrame* f) {
     free(j);
     return err;
   }
-  j->next = NULL;
   j->slot = slot;
+  j->async = 1;
   j->frame = f;
   j->api = api;
   j->future = a.future;
-  pthread_mutex_lock(&g_job_mu);
-  if (!g_dispatcher_started) {
-    pthread_t t;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    if (pthread_create(&t, &attr, dispatcher_main, NULL) != 0) {
-      pthread_attr_destroy(&attr);
-      pthread_mutex_unlock(&g_job_mu);
-      free(j);
-      char buf[MSG_CAP];
-      if (complete_future(api, a.future, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED,
-                          "Cannot start the TS handler dispatcher thread", buf, sizeof buf))
-        report_failure("Failed to signal XLA_FFI_Future completion", buf);
-      f->future = a.future;
-      return NULL;
-    }
-    pthread_attr_destroy(&attr);
-    g_dispatcher_started = 1;
-  }
-  if (g_job_tail) g_job_tail->next = j; else g_job_head = j;
-  g_job_tail = j;
-  pthread_cond_signal(&g_job_cv);
-  pthread_mutex_unlock(&g_job_mu);
   f->future = a.future;
+  pthread_mutex_lock(&g_q_mu);
+  if (!ensure_dispatcher_locked()) {
+    pthread_mutex_unlock(&g_q_mu);
+    free(j);
+    char buf[MSG_CAP];
+    if (complete_future(api, a.future, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED,
+                        "Cannot start the TS handler dispatcher thread", buf, sizeof buf))
+      report_failure("Failed to signal XLA_FFI_Future completion", buf);
+    return NULL;
+  }
+  push_locked(j);
+  if (!g_q_active) pthread_cond_signal(&g_q_cv);
+  pthread_mutex_unlock(&g_q_mu);
   return NULL;
+}
+
+static XLA_FFI_Error* call_sync_foreign(int32_t slot, XLA_FFI_CallFrame* f) {
+  call_result* r = malloc(sizeof(call_result));
+  if (r == NULL) return make_error(f->api, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, "Out of memory");
+  memset(r, 0, offsetof(call_result, msg));
+  r->msg[0] = 0;
+  r->status = -1;
+  job j;
+  memset(&j, 0, sizeof j);
+  j.slot = slot;
+  j.frame = f;
+  j.api = f->api;
+  j.result = r;
+  pthread_cond_init(&j.cv, NULL);
+  pthread_mutex_lock(&g_q_mu);
+  if (!ensure_dispatcher_locked()) {
+    pthread_mutex_unlock(&g_q_mu);
+    pthread_cond_destroy(&j.cv);
+    free(r);
+    return make_error(f->api, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED,
+                      "Cannot start the TS handler dispatcher thread");
+  }
+  push_locked(&j);
+  if (!g_q_active) pthread_cond_signal(&g_q_cv);
+  while (!j.done) pthread_cond_wait(&j.cv, &g_q_mu);
+  pthread_mutex_unlock(&g_q_mu);
+  pthread_cond_destroy(&j.cv);
+  XLA_FFI_Error* e = finish(f, r->status, r->code, r->msg, r->token);
+  free(r);
+  return e;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -500,17 +665,8 @@ static XLA_FFI_Error* slot_entry(int32_t n, XLA_FFI_CallFrame* f) {
     }
     return finish(f, status, h[0], "", h[4]);
   }
-  if (s->async) return enqueue_async(n, f);
-  thread_cb_t cb = atomic_load(&g_thread_cb);
-  if (cb == NULL) return finish(f, -1, 0, "", 0);
-  call_result* r = malloc(sizeof(call_result));
-  if (r == NULL) return make_error(f->api, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, "Out of memory");
-  memset(r, 0, offsetof(call_result, msg));
-  r->msg[0] = 0;
-  int32_t status = cb(n, f, r);
-  XLA_FFI_Error* e = finish(f, status, r->code, r->msg, r->token);
-  free(r);
-  return e;
+  if (s->async) return call_async_foreign(n, f);
+  return call_sync_foreign(n, f);
 }
 
 /* 1024 distinct entry points, generated. */

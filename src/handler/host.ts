@@ -44,6 +44,7 @@ export type Op =
 const FLAT_SLOTS = 1 << 15; // 256 KiB
 const HEADER = 32; // byte offset of the frame part (after the result area)
 const RECORDS = 80;
+const DRAIN_BUDGET = 4096; // foreign calls served per wake-up of the JS thread
 
 let lib: Native | undefined;
 let flatBuffer: ArrayBuffer;
@@ -53,9 +54,7 @@ let aux: ArrayBuffer;
 let auxDv: DataView;
 let completeBytes: Uint8Array;
 let inlineCb: Deno.UnsafeCallback<{ readonly parameters: ["i32"]; readonly result: "i32" }>;
-let threadCb: Deno.UnsafeCallback<
-  { readonly parameters: ["i32", "pointer", "pointer"]; readonly result: "i32" }
->;
+let threadCb: Deno.UnsafeCallback<{ readonly parameters: []; readonly result: "i32" }>;
 const encoder = new TextEncoder();
 const entries: (Entry | undefined)[] = [];
 let liveHandlers = 0;
@@ -94,21 +93,20 @@ function init(): void {
     (slot: number) => dispatch(slot),
   );
   threadCb = new Deno.UnsafeCallback(
-    { parameters: ["i32", "pointer", "pointer"], result: "i32" } as const,
-    (slot: number, frame: Deno.PointerValue, result: Deno.PointerValue) => {
-      let status: number;
-      if (l.xla_ffi_deno_handler_flatten(frame) < 0) {
-        status = writeError(
-          new FfiError(
-            ErrorCode.RESOURCE_EXHAUSTED,
-            "The call frame is too large for the TS handler flat buffer",
-          ),
-        );
-      } else {
-        status = dispatch(slot);
+    { parameters: [], result: "i32" } as const,
+    () => {
+      // Serve queued calls from other threads; yield to the event loop after a budget.
+      // Linger for more calls only while no Promise settles in this batch: its
+      // completion runs after this callback returns.
+      let linger = 1;
+      for (let n = 0; n < DRAIN_BUDGET; n++) {
+        const slot = l.xla_ffi_deno_handler_next_job(linger);
+        if (slot < 0) return 0;
+        const status = dispatch(slot);
+        if (status === 2) linger = 0;
+        l.xla_ffi_deno_handler_job_done(status);
       }
-      l.xla_ffi_deno_handler_put_result(result);
-      return status;
+      return 1;
     },
   );
   threadCb.unref();
