@@ -41,6 +41,7 @@ export {
   ThreadPool,
 } from "./src/handler/mod.ts";
 export type {
+  AnyTypedArray,
   AttrKind,
   AttrValue,
   AttrValueOf,
@@ -48,5 +49,7 @@ export type {
   CtxValueOf,
   HandlerOptions,
   ScalarKind,
+  TypedArrayOf,
 } from "./src/handler/mod.ts";
 export { CountDownPromise, FfiPromise, Future } from "./src/future.ts";
+export type { ReadyCallback } from "./src/future.ts";

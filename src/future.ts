@@ -12,7 +12,8 @@
 import { ErrorCode } from "./abi/enums.ts";
 import { FfiError, toFfiError } from "./errors.ts";
 
-type ReadyCallback = (error: FfiError | undefined) => void;
+/** A callback run once when a {@link Future} completes: the error, or undefined. */
+export type ReadyCallback = (error: FfiError | undefined) => void;
 
 const enum State {
   Pending,
@@ -190,7 +191,11 @@ export class CountDownPromise {
   #error: FfiError | undefined;
   #future = new Future();
 
-  /** @param count how many count-downs complete the promise (≥ 1) */
+  /**
+   * Makes a promise completed by `count` count-downs.
+   *
+   * @param count how many count-downs complete the promise (≥ 1)
+   */
   constructor(count: number) {
     if (!Number.isInteger(count) || count < 1) {
       throw new RangeError(`CountDownPromise count must be a positive integer, got ${count}`);

@@ -11,3 +11,4 @@ export type { AttrKind, AttrValue, ScalarKind } from "./buffer.ts";
 export { ScratchAllocator, ThreadPool } from "./context.ts";
 export { handlerHostStats } from "./host.ts";
 export type { CtxKind } from "./host.ts";
+export type { AnyTypedArray, TypedArrayOf } from "./_dtype.ts";
