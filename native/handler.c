@@ -68,6 +68,7 @@ static uint8_t* g_aux;     /* results of context helpers (MSG_CAP) */
 static _Atomic(inline_cb_t) g_inline_cb;
 static _Atomic(thread_cb_t) g_thread_cb;
 static _Atomic int64_t g_failed_completions;
+static _Atomic int64_t g_wakeups, g_foreign_calls;
 
 /* ---------------------------------------------------------------------- */
 /* Errors                                                                  */
@@ -271,6 +272,12 @@ int32_t xla_ffi_deno_handler_complete(int32_t token, int32_t code, const uint8_t
   }
 }
 
+/* Foreign calls served and wake-ups of the JS thread they needed. */
+void xla_ffi_deno_handler_foreign_stats(double* out) {
+  out[0] = (double)atomic_load(&g_foreign_calls);
+  out[1] = (double)atomic_load(&g_wakeups);
+}
+
 int64_t xla_ffi_deno_handler_failed_completions(void) {
   return atomic_load(&g_failed_completions);
 }
@@ -375,8 +382,10 @@ static void drain(void) {
   thread_cb_t cb = atomic_load(&g_thread_cb);
   int32_t rc;
   /* 1: JS served its budget of calls and yields to its event loop; go on. */
-  do rc = cb ? cb() : -1;
-  while (rc == 1);
+  do {
+    atomic_fetch_add(&g_wakeups, 1);
+    rc = cb ? cb() : -1;
+  } while (rc == 1);
   if (rc != 0) {
     /* No JS host: fail whatever is queued so no caller waits forever. */
     call_result r;
@@ -439,6 +448,7 @@ int32_t xla_ffi_deno_handler_next_job(int32_t linger) {
     if (g_q_head == NULL) g_q_tail = NULL;
     pthread_mutex_unlock(&g_q_mu);
     g_cur_job = j;
+    atomic_fetch_add(&g_foreign_calls, 1);
     if (xla_ffi_deno_handler_flatten_into(j->frame, g_flat, g_flat_cap) >= 0) return j->slot;
     static const char too_big[] = "The call frame is too large for the TS handler flat buffer";
     memcpy(g_msg, too_big, sizeof too_big - 1);
@@ -706,8 +716,10 @@ static XLA_FFI_Handler* const g_entries[SLOT_COUNT] = {T1024(0b)};
 int32_t xla_ffi_deno_handler_slot_count(void) { return SLOT_COUNT; }
 int32_t xla_ffi_deno_handler_msg_cap(void) { return MSG_CAP; }
 
-void xla_ffi_deno_handler_init(int64_t* flat, int64_t cap_slots, uint8_t* msg, uint8_t* aux,
-                               void* inline_cb, void* thread_cb) {
+/* Returns 0, or -1 when another JS thread already hosts the handlers. */
+int32_t xla_ffi_deno_handler_init(int64_t* flat, int64_t cap_slots, uint8_t* msg, uint8_t* aux,
+                                  void* inline_cb, void* thread_cb) {
+  if (atomic_load(&g_js_thread_set) && !pthread_equal(pthread_self(), g_js_thread)) return -1;
   g_flat = flat;
   g_flat_cap = cap_slots;
   g_msg = msg;
@@ -716,6 +728,7 @@ void xla_ffi_deno_handler_init(int64_t* flat, int64_t cap_slots, uint8_t* msg, u
   atomic_store(&g_js_thread_set, 1);
   atomic_store(&g_inline_cb, (inline_cb_t)inline_cb);
   atomic_store(&g_thread_cb, (thread_cb_t)thread_cb);
+  return 0;
 }
 
 /* Claims a free slot; returns its index or -1 when all are taken. */

@@ -65,3 +65,23 @@ Deno.test({
     assert.equal(r2.message, "async boom");
   },
 });
+
+Deno.test({
+  name: "a second JS thread cannot host handlers: clear error instead of a stolen host",
+  ...opts,
+  fn: async () => {
+    using h = Ffi.bind().to(() => {});
+    const mod = new URL("../src/handler/mod.ts", import.meta.url).href;
+    const src = `import(${JSON.stringify(mod)}).then((m) => {
+      try { m.Ffi.bind().to(() => {}); postMessage("no error"); }
+      catch (e) { postMessage(String(e)); }
+    });`;
+    const w = new Worker(`data:application/javascript,${encodeURIComponent(src)}`, {
+      type: "module",
+    });
+    const msg = await new Promise<string>((resolve) => w.onmessage = (e) => resolve(e.data));
+    w.terminate();
+    assert.match(msg, /FAILED_PRECONDITION.*one JS thread per process/);
+    assert.ok(h.isOpen);
+  },
+});

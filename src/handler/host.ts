@@ -110,7 +110,7 @@ function init(): void {
     },
   );
   threadCb.unref();
-  l.xla_ffi_deno_handler_init(
+  const rc = l.xla_ffi_deno_handler_init(
     new BigInt64Array(flatBuffer),
     BigInt(FLAT_SLOTS),
     msgBytes,
@@ -118,6 +118,15 @@ function init(): void {
     inlineCb.pointer,
     threadCb.pointer,
   );
+  if (rc !== 0) {
+    inlineCb.close();
+    threadCb.close();
+    throw new FfiError(
+      ErrorCode.FAILED_PRECONDITION,
+      "TS handlers are hosted by one JS thread per process, and another thread (a Worker or " +
+        "the main thread) already hosts them",
+    );
+  }
   lib = l;
 }
 
@@ -559,8 +568,9 @@ export function _slotPointer(slot: number): Deno.PointerObject {
 
 /**
  * Statistics of the handler host: live handlers, TS states held for the
- * runtime, and future completions that failed (each also reported on
- * stderr).
+ * runtime, future completions that failed (each also reported on stderr),
+ * calls served from other threads and the wake-ups of the JS thread they
+ * needed.
  *
  * @example
  * ```ts ignore
@@ -572,8 +582,14 @@ export function handlerHostStats(): {
   liveHandlers: number;
   liveStates: number;
   failedCompletions: number;
+  foreignCalls: number;
+  wakeups: number;
 } {
-  if (lib !== undefined) drainDeadStates();
+  const foreign = new Float64Array(2);
+  if (lib !== undefined) {
+    drainDeadStates();
+    lib.xla_ffi_deno_handler_foreign_stats(foreign);
+  }
   const nativeFailed = lib === undefined
     ? 0
     : Number(lib.xla_ffi_deno_handler_failed_completions());
@@ -581,5 +597,7 @@ export function handlerHostStats(): {
     liveHandlers,
     liveStates: states.size,
     failedCompletions: Math.max(failedCompletions, nativeFailed),
+    foreignCalls: foreign[0]!,
+    wakeups: foreign[1]!,
   };
 }

@@ -5,7 +5,7 @@ export const HANDLER_SYMBOLS = {
   xla_ffi_deno_handler_msg_cap: { parameters: [], result: "i32" },
   xla_ffi_deno_handler_init: {
     parameters: ["buffer", "i64", "buffer", "buffer", "function", "function"],
-    result: "void",
+    result: "i32",
   },
   xla_ffi_deno_handler_slot_acquire: {
     parameters: ["i32", "i32", "i32", "u32", "i32"],
@@ -21,6 +21,7 @@ export const HANDLER_SYMBOLS = {
     parameters: ["i32", "i32", "buffer", "i32"],
     result: "i32",
   },
+  xla_ffi_deno_handler_foreign_stats: { parameters: ["buffer"], result: "void" },
   xla_ffi_deno_handler_failed_completions: { parameters: [], result: "i64" },
   xla_ffi_deno_handler_dead_state: { parameters: [], result: "f64" },
   xla_ffi_deno_ctx_run_id: { parameters: ["f64", "f64"], result: "i32" },
