@@ -44,6 +44,7 @@ typedef struct {
   int32_t minor;
   uint32_t traits;
   int32_t async;
+  _Atomic uint32_t generation; /* bumped on release: queued calls of a released handler fail */
 } slot_config;
 
 /* A result of one call, filled by TS through xla_ffi_deno_handler_put_result. */
@@ -348,6 +349,7 @@ void xla_ffi_deno_handler_put_result(void* result) {
 typedef struct job {
   struct job* next;
   int32_t slot;
+  uint32_t generation;
   int32_t async;
   XLA_FFI_CallFrame* frame;
   const XLA_FFI_Api* api;
@@ -449,6 +451,15 @@ int32_t xla_ffi_deno_handler_next_job(int32_t linger) {
     pthread_mutex_unlock(&g_q_mu);
     g_cur_job = j;
     atomic_fetch_add(&g_foreign_calls, 1);
+    if (atomic_load(&g_slots[j->slot].generation) != j->generation) {
+      char text[128];
+      int n = snprintf(text, sizeof text, "TS handler entry point %d was released", (int)j->slot);
+      memcpy(g_msg, text, (size_t)n);
+      ((int32_t*)g_flat)[0] = XLA_FFI_Error_Code_FAILED_PRECONDITION;
+      ((int32_t*)g_flat)[2] = n;
+      xla_ffi_deno_handler_job_done(1);
+      continue;
+    }
     if (xla_ffi_deno_handler_flatten_into(j->frame, g_flat, g_flat_cap) >= 0) return j->slot;
     static const char too_big[] = "The call frame is too large for the TS handler flat buffer";
     memcpy(g_msg, too_big, sizeof too_big - 1);
@@ -538,6 +549,7 @@ static XLA_FFI_Error* call_async_foreign(int32_t slot, XLA_FFI_CallFrame* f) {
     return err;
   }
   j->slot = slot;
+  j->generation = atomic_load(&g_slots[slot].generation);
   j->async = 1;
   j->frame = f;
   j->api = api;
@@ -568,6 +580,7 @@ static XLA_FFI_Error* call_sync_foreign(int32_t slot, XLA_FFI_CallFrame* f) {
   job j;
   memset(&j, 0, sizeof j);
   j.slot = slot;
+  j.generation = atomic_load(&g_slots[slot].generation);
   j.frame = f;
   j.api = f->api;
   j.result = r;
@@ -749,7 +762,9 @@ int32_t xla_ffi_deno_handler_slot_acquire(int32_t stage, int32_t major, int32_t 
 }
 
 void xla_ffi_deno_handler_slot_release(int32_t i) {
-  if (i >= 0 && i < SLOT_COUNT) atomic_store(&g_slots[i].in_use, 0);
+  if (i < 0 || i >= SLOT_COUNT) return;
+  atomic_fetch_add(&g_slots[i].generation, 1);
+  atomic_store(&g_slots[i].in_use, 0);
 }
 
 void* xla_ffi_deno_handler_slot_pointer(int32_t i) {

@@ -12,6 +12,7 @@ import { openLibrary } from "../src/native/lib.ts";
 const SYMBOLS = {
   hh_api: { parameters: [], result: "pointer" },
   hh_api_without_futures: { parameters: [], result: "pointer" },
+  hh_api_failing_completion: { parameters: [], result: "pointer" },
   hh_live_errors: { parameters: [], result: "i64" },
   hh_live_futures: { parameters: [], result: "i64" },
   hh_ctx_new: { parameters: ["f64", "i32", "i32", "f64"], result: "pointer" },

@@ -208,6 +208,22 @@ Deno.test({
 });
 
 Deno.test({
+  name: "a failed future completion is counted and reported (stderr), never dropped silently",
+  ...opts,
+  fn: async () => {
+    const before = handlerHostStats().failedCompletions;
+    using h = Ffi.bind().to(() => Promise.resolve());
+    using f = frame({ api: harness().hh_api_failing_completion() });
+    const { error, future } = callSync(h.pointer, f);
+    assert.equal(error, null);
+    await new Promise((r) => setTimeout(r, 1));
+    assert.equal(harness().hh_future_done(future), 0); // the runtime refused the completion
+    harness().hh_future_free(future);
+    assert.equal(handlerHostStats().failedCompletions, before + 1);
+  },
+});
+
+Deno.test({
   name: "thread pool: a handler completes its future from a native task on the pool",
   ...opts,
   fn: () =>

@@ -274,6 +274,18 @@ static XLA_FFI_Api g_api = {
     .XLA_FFI_DeviceOrdinal_Get = api_device_ordinal,
 };
 
+static XLA_FFI_Error* api_future_set_available_failing(XLA_FFI_Future_SetAvailable_Args* a) {
+  (void)a;
+  return new_error(XLA_FFI_Error_Code_INTERNAL, "SetAvailable refused by the test runtime");
+}
+static XLA_FFI_Api g_api_failing;
+/* An API table whose Future_SetAvailable always fails. */
+const XLA_FFI_Api* hh_api_failing_completion(void) {
+  g_api_failing = g_api;
+  g_api_failing.XLA_FFI_Future_SetAvailable = api_future_set_available_failing;
+  return &g_api_failing;
+}
+
 /* An API table with no futures, to test the error path. */
 static XLA_FFI_Api g_api_nofuture;
 

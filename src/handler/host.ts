@@ -517,10 +517,9 @@ function complete(token: number, error: unknown): void {
       .written;
   }
   const rc = lib!.xla_ffi_deno_handler_complete(token, code, completeBytes, written);
-  if (rc === -2) {
-    failedCompletions++;
-    console.error(`deno-xla-ffi: Failed to signal XLA_FFI_Future completion: ${_auxMessage()}`);
-  } else if (rc === -1) {
+  // rc -2: the native side counted it and printed "Failed to signal XLA_FFI_Future
+  // completion: <runtime message>" on stderr (it does so for every thread).
+  if (rc === -1) {
     failedCompletions++;
     console.error(`deno-xla-ffi: completion of an unknown TS handler future (token ${token})`);
   }
@@ -596,7 +595,7 @@ export function handlerHostStats(): {
   return {
     liveHandlers,
     liveStates: states.size,
-    failedCompletions: Math.max(failedCompletions, nativeFailed),
+    failedCompletions: failedCompletions + nativeFailed,
     foreignCalls: foreign[0]!,
     wakeups: foreign[1]!,
   };
