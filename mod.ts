@@ -47,6 +47,7 @@ export type {
   AttrValueOf,
   CtxKind,
   CtxValueOf,
+  FfiBinder,
   HandlerOptions,
   ScalarKind,
   TypedArrayOf,

@@ -337,6 +337,20 @@ export class Binding<P extends unknown[] = []> {
   }
 }
 
+/** The shape of {@link Ffi}. */
+export interface FfiBinder {
+  /** A binding for a stage (default execute). */
+  bind(stage?: ExecutionStage): Binding;
+  /** A binding for the instantiate stage (its handler may return a state object). */
+  bindInstantiate(): Binding;
+  /** A binding for the prepare stage. */
+  bindPrepare(): Binding;
+  /** A binding for the initialize stage. */
+  bindInitialize(): Binding;
+  /** A binding for the execute stage. */
+  bindExecute(): Binding;
+}
+
 /**
  * Entry to the binding DSL: `Ffi.bind()` binds the execute stage;
  * `bindInstantiate/Prepare/Initialize/Execute` choose the stage.
@@ -349,7 +363,7 @@ export class Binding<P extends unknown[] = []> {
  * });
  * ```
  */
-export const Ffi = {
+export const Ffi: FfiBinder = {
   /** A binding for the execute stage. */
   bind(stage: ExecutionStage = ExecutionStage.EXECUTE): Binding {
     return new Binding(stage);
@@ -370,4 +384,4 @@ export const Ffi = {
   bindExecute(): Binding {
     return new Binding(ExecutionStage.EXECUTE);
   },
-} as const;
+};

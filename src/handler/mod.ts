@@ -5,7 +5,7 @@
  * @module
  */
 export { Binding, Ffi, Handler, HandlerBundle } from "./binding.ts";
-export type { AttrValueOf, CtxValueOf, HandlerOptions } from "./binding.ts";
+export type { AttrValueOf, CtxValueOf, FfiBinder, HandlerOptions } from "./binding.ts";
 export { Dictionary, FfiBuffer, RemainingBuffers } from "./buffer.ts";
 export type { AttrKind, AttrValue, ScalarKind } from "./buffer.ts";
 export { ScratchAllocator, ThreadPool } from "./context.ts";
