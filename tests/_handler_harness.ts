@@ -49,7 +49,10 @@ const SYMBOLS = {
   hh_future_completions: { parameters: ["pointer"], result: "i32" },
   hh_future_message: { parameters: ["pointer"], result: "pointer" },
   hh_future_free: { parameters: ["pointer"], result: "void" },
-  hh_metadata: { parameters: ["pointer", "pointer", "buffer", "buffer"], result: "i32" },
+  hh_metadata: {
+    parameters: ["pointer", "pointer", "i32", "i32", "buffer", "buffer"],
+    result: "i32",
+  },
   hh_run_threads: {
     parameters: ["buffer", "buffer", "i32", "i32", "buffer", "buffer"],
     result: "i32",
@@ -259,10 +262,11 @@ export async function awaitFuture(fut: Deno.PointerObject): Promise<CallError | 
 export function metadata(
   handler: Deno.PointerValue,
   api: Deno.PointerValue = null,
+  sizes: { extension?: number; metadata?: number } = {},
 ): { major: number; minor: number; traits: number; code: number; message: string } {
   const out = new Int32Array(4);
   const msg = new Uint8Array(256);
-  harness().hh_metadata(handler, api, out, msg);
+  harness().hh_metadata(handler, api, sizes.extension ?? 0, sizes.metadata ?? 0, out, msg);
   const end = msg.indexOf(0);
   return {
     major: out[0]!,

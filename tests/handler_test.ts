@@ -116,3 +116,40 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "metadata: undersized extension or metadata structs get ffi.h's messages",
+  ...opts,
+  fn: async () => {
+    const { harness } = await import("./_handler_harness.ts");
+    using h = Ffi.bind().to(() => {});
+    const api = harness().hh_api();
+    assert.deepEqual(
+      metadata(h.pointer, api, { extension: 24 }).message,
+      "Unexpected XLA_FFI_Metadata_Extension size: expected at least 32 got 24. " +
+        "Check installed software versions.",
+    );
+    const m = metadata(h.pointer, api, { metadata: 20 });
+    assert.equal(m.code, ErrorCode.INVALID_ARGUMENT);
+    assert.equal(
+      m.message,
+      "Unexpected XLA_FFI_Metadata size: expected at least 36 got 20. " +
+        "Check installed software versions.",
+    );
+  },
+});
+
+Deno.test({
+  name: "a frame too large for the flat buffer is an error, not a crash",
+  ...opts,
+  fn: async () => {
+    using h = Ffi.bind().attr("big", "i64[]").to(() => {});
+    using f = frame({
+      attrs: { big: { array: DataType.S64, values: new Array(40_000).fill(1) } },
+    });
+    assert.deepEqual(await call(h.pointer, f), {
+      code: ErrorCode.RESOURCE_EXHAUSTED,
+      message: "The call frame is too large for the TS handler flat buffer",
+    });
+  },
+});

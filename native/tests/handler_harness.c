@@ -579,16 +579,18 @@ void hh_future_free(void* fp) {
 
 /* Metadata query as a 0.1 runtime does it (api may be NULL). out: major,
  * minor, traits, error code (0 ok); the message goes into msg (cap 256). */
-int32_t hh_metadata(void* handler, const void* api, int32_t* out, char* msg) {
+int32_t hh_metadata(void* handler, const void* api, int32_t ext_size, int32_t meta_size,
+                    int32_t* out, char* msg) {
   uint8_t meta_mem[48];
   memset(meta_mem, 0xEE, sizeof meta_mem);
   XLA_FFI_Metadata* m = (XLA_FFI_Metadata*)meta_mem;
   memset(m, 0, sizeof *m);
-  m->struct_size = XLA_FFI_Metadata_STRUCT_SIZE;
+  m->struct_size = meta_size > 0 ? (size_t)meta_size : XLA_FFI_Metadata_STRUCT_SIZE;
   m->api_version.struct_size = XLA_FFI_Api_Version_STRUCT_SIZE;
   XLA_FFI_Metadata_Extension ext;
   memset(&ext, 0, sizeof ext);
-  ext.extension_base.struct_size = XLA_FFI_Metadata_Extension_STRUCT_SIZE;
+  ext.extension_base.struct_size =
+      ext_size > 0 ? (size_t)ext_size : XLA_FFI_Metadata_Extension_STRUCT_SIZE;
   ext.extension_base.type = XLA_FFI_Extension_Metadata;
   ext.metadata = m;
   XLA_FFI_CallFrame f;
