@@ -15,7 +15,7 @@
  * @module
  */
 import { DataType } from "../src/abi/enums.ts";
-import { Ffi } from "../src/handler/mod.ts";
+import { Ffi, handlerHostStats } from "../src/handler/mod.ts";
 import { frame, harness, runThreads, type TestFrame } from "../tests/_handler_harness.ts";
 
 const REPS = Number(Deno.env.get("REPS") ?? 7);
@@ -101,12 +101,16 @@ async function threads(ptr: Deno.PointerValue, n: number, calls: number) {
 }
 for (const n of [1, 4]) {
   const calls = 5_000;
+  const s0 = handlerHostStats();
   const t = await threads(handler.pointer, n, calls);
+  const s1 = handlerHostStats();
+  const perWake = (s1.foreignCalls - s0.foreignCalls) / Math.max(1, s1.wakeups - s0.wakeups);
   const r = await threads(rawTs.pointer, n, calls);
   console.log(
     `P2 foreign thread x${n}: TS handler ${(t.median / 1e3).toFixed(1)} µs median round trip, ` +
       `${Math.round(t.rate / 1e3)}k calls/s (raw threadSafe ${(r.median / 1e3).toFixed(1)} µs, ` +
       `${Math.round(r.rate / 1e3)}k/s; latency ratio ${(t.median / r.median).toFixed(2)}x)` +
+      `; ${perWake.toFixed(1)} calls per JS wake-up` +
       (n === 4 ? " target ≤ 10 µs and ≥ 150k/s" : ""),
   );
 }

@@ -491,7 +491,7 @@ void xla_ffi_deno_handler_job_done(int32_t status) {
   xla_ffi_deno_handler_put_result(j->result);
   j->result->status = status;
   pthread_mutex_lock(&g_q_mu);
-  j->done = 1;
+  __atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
   pthread_cond_signal(&j->cv);
   pthread_mutex_unlock(&g_q_mu);
 }
@@ -595,6 +595,11 @@ static XLA_FFI_Error* call_sync_foreign(int32_t slot, XLA_FFI_CallFrame* f) {
   }
   push_locked(&j);
   if (!g_q_active) pthread_cond_signal(&g_q_cv);
+  pthread_mutex_unlock(&g_q_mu);
+  /* Short calls finish within microseconds: poll briefly before sleeping. */
+  int64_t until = mono_ns() + LINGER_NS;
+  while (!__atomic_load_n(&j.done, __ATOMIC_ACQUIRE) && mono_ns() < until) sched_yield();
+  pthread_mutex_lock(&g_q_mu);
   while (!j.done) pthread_cond_wait(&j.cv, &g_q_mu);
   pthread_mutex_unlock(&g_q_mu);
   pthread_cond_destroy(&j.cv);
