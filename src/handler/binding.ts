@@ -47,6 +47,9 @@ export interface HandlerOptions {
 /**
  * A TS function exposed as an `XLA_FFI_Handler*`. Close it when no runtime
  * will call it again; later calls into its entry point return an error.
+ * While any handler is open the process stays alive, since calls may arrive
+ * from other threads. Such calls run when the JS thread is free (awaiting);
+ * never wait for them in a blocking native call on the JS thread.
  *
  * @example
  * ```ts ignore
