@@ -21,6 +21,9 @@ export const NATIVE_SOURCES: readonly string[] = [
   "native/runtime_frame.c",
   "native/runtime_library.c",
   "native/runtime_cuda.c",
+  "native/handler_internal.h",
+  "native/handler.c",
+  "native/handler_flatten.c",
 ];
 
 /** Flags every native build uses (DESIGN.md). */

@@ -226,7 +226,7 @@ export {
   array,
   ArrayAttr,
   type AttrDictionary,
-  type AttrValue,
+  type AttrInput,
   type NumericTypedArray,
   scalar,
   ScalarAttr,
@@ -237,7 +237,12 @@ export {
   CallFrame,
   CallFrameBuilder,
 } from "./src/runtime/call_frame.ts";
-export { Handler, type HandlerBundle, HandlerLibrary } from "./src/runtime/handler_library.ts";
+export {
+  HandlerLibrary,
+  type HandlerRef,
+  type HandlerStages,
+  NativeHandler,
+} from "./src/runtime/handler_library.ts";
 export {
   type CallOptions,
   type HandlerMetadata,
@@ -252,3 +257,29 @@ export {
 export { runtimeDebugStats, type RuntimeStats } from "./src/runtime/debug_stats.ts";
 export { DeviceBuffer } from "./src/runtime/device_buffer.ts";
 export type { DeviceData } from "./src/runtime/call_frame.ts";
+export {
+  Binding,
+  Dictionary,
+  Ffi,
+  FfiBuffer,
+  Handler,
+  HandlerBundle,
+  handlerHostStats,
+  RemainingBuffers,
+  ScratchAllocator,
+  ThreadPool,
+} from "./src/handler/mod.ts";
+export type {
+  AnyTypedArray,
+  AttrKind,
+  AttrValue,
+  AttrValueOf,
+  CtxKind,
+  CtxValueOf,
+  FfiBinder,
+  HandlerOptions,
+  ScalarKind,
+  TypedArrayOf,
+} from "./src/handler/mod.ts";
+export { CountDownPromise, FfiPromise, Future } from "./src/future.ts";
+export type { ReadyCallback } from "./src/future.ts";

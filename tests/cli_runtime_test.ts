@@ -5,7 +5,7 @@ import { FfiError } from "../src/errors.ts";
 import { loadNpy, saveNpy } from "../src/npy.ts";
 import { type CliIo, embeddedRuntime, ExitCode, main, queryMetadata } from "../cli.ts";
 import { _decode, _encode, _moduleHandler } from "../src/cli/embedded.ts";
-import { Handler } from "../src/runtime/handler_library.ts";
+import { NativeHandler } from "../src/runtime/handler_library.ts";
 
 const DEMO = () =>
   buildSharedLibrary({
@@ -227,7 +227,7 @@ Deno.test("run: handler errors, stages, not-a-handler, module targets", async ()
   }
   const ptr = Deno.UnsafePointer.create(0x1000n)!;
   assert.equal(_moduleHandler("m.ts", "h", { pointer: ptr }).pointer, ptr);
-  const h = new Handler(ptr, "h");
+  const h = new NativeHandler(ptr, "h");
   assert.equal(_moduleHandler("m.ts", "h", h), h);
 });
 

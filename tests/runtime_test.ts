@@ -5,9 +5,9 @@ import {
   ErrorCode,
   ExecutionStage,
   FfiError,
-  Handler,
   HandlerLibrary,
   HandlerTraits,
+  NativeHandler,
   Runtime,
   runtimeDebugStats,
 } from "../mod.ts";
@@ -395,7 +395,7 @@ Deno.test("registration: aliases, traits, duplicates, version, missing execute, 
     ),
   );
   assert.throws(
-    () => rt.register("x", { execute: null as unknown as Handler }, { platform: "Host" }),
+    () => rt.register("x", { execute: null as unknown as NativeHandler }, { platform: "Host" }),
     isFfi(
       ErrorCode.INVALID_ARGUMENT,
       "FFI handler for x on a platform Host must provide an execute implementation",
@@ -575,7 +575,7 @@ Deno.test("call and callOnThreads keep the JS thread free for handlers that run 
   try {
     await using rt = new Runtime({ threads: 1 });
     using f = new CallFrameBuilder().build();
-    const h = new Handler(cb.pointer, "js_handler");
+    const h = new NativeHandler(cb.pointer, "js_handler");
     await rt.call(h, f);
     assert.equal(calls, 1);
     const r = await rt.callOnThreads(h, f, { threads: 2, iterations: 5 });

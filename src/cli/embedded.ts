@@ -17,11 +17,11 @@ import { FfiError, toFfiError } from "../errors.ts";
 import { loadNpy, saveNpy } from "../npy.ts";
 import type {
   AttrDictionary as FrameAttrs,
-  AttrValue as FrameAttr,
+  AttrInput as FrameAttr,
 } from "../runtime/attributes.ts";
 import { array, scalar } from "../runtime/attributes.ts";
 import { type CallFrame, CallFrameBuilder } from "../runtime/call_frame.ts";
-import { Handler, HandlerLibrary } from "../runtime/handler_library.ts";
+import { HandlerLibrary, NativeHandler } from "../runtime/handler_library.ts";
 import { type Instance, Runtime } from "../runtime/runtime.ts";
 import type { AttrDictionary, AttrValue, ParsedRun } from "./args.ts";
 import { type ProbeOptions, queryInChild } from "./probe.ts";
@@ -114,32 +114,33 @@ function _frameAttr(v: AttrValue): FrameAttr {
 
 /**
  * The handler a TS/JS module exports under `name`: an object carrying an
- * `XLA_FFI_Handler*` (a {@link Handler}, or anything with a `pointer`
- * property holding one). Plain TS functions need the TS-handler layer.
+ * `XLA_FFI_Handler*` (a TypeScript handler made with `Ffi.bind()…to(fn)`, a
+ * {@link NativeHandler}, or anything with a `pointer` property holding one).
  */
-export function _moduleHandler(path: string, name: string, value: unknown): Handler {
-  if (value instanceof Handler) return value;
+export function _moduleHandler(path: string, name: string, value: unknown): NativeHandler {
+  if (value instanceof NativeHandler) return value;
   if (typeof value === "object" && value !== null && "pointer" in value) {
     const p = (value as { pointer: unknown }).pointer;
-    if (typeof p === "object" && p !== null) return new Handler(p as Deno.PointerObject, name);
+    if (typeof p === "object" && p !== null) {
+      return new NativeHandler(p as Deno.PointerObject, name);
+    }
   }
   if (typeof value === "function") {
     throw new FfiError(
-      ErrorCode.UNAVAILABLE,
-      `'${name}' in ${path} is a TS function: turning TS functions into XLA FFI handlers is ` +
-        `not available in this build yet; export a Handler (an object with an XLA_FFI_Handler ` +
-        `pointer) instead`,
+      ErrorCode.INVALID_ARGUMENT,
+      `'${name}' in ${path} is a plain function: export a handler bound with its operands, ` +
+        `e.g. Ffi.bind().arg(DataType.F32).ret(DataType.F32).to(fn)`,
     );
   }
   throw new FfiError(
     ErrorCode.INVALID_ARGUMENT,
-    `'${name}' in ${path} is not a handler (a Handler object with an XLA_FFI_Handler pointer)`,
+    `'${name}' in ${path} is not a handler (an object with an XLA_FFI_Handler pointer)`,
   );
 }
 
 interface _Loaded {
-  handler: Handler;
-  instantiate?: Handler;
+  handler: NativeHandler;
+  instantiate?: NativeHandler;
   lib?: HandlerLibrary;
 }
 
@@ -183,7 +184,7 @@ async function _load(run: ParsedRun): Promise<_Loaded> {
   }
 }
 
-function _checkMetadata(rt: Runtime, handler: Handler): HandlerMetadata {
+function _checkMetadata(rt: Runtime, handler: NativeHandler): HandlerMetadata {
   let md: HandlerMetadata;
   try {
     md = rt.metadata(handler);
@@ -215,7 +216,7 @@ class _EmbeddedCall implements PreparedCall {
   #rt: Runtime;
   #lib: HandlerLibrary | undefined;
   #frame: CallFrame;
-  #handler: Handler;
+  #handler: NativeHandler;
   #stage: ExecutionStage;
   #rets: ({ dtype: DataType; dims: number[]; raw: _Raw } | null)[];
   #instance: Instance | undefined;
@@ -223,7 +224,7 @@ class _EmbeddedCall implements PreparedCall {
   constructor(
     rt: Runtime,
     lib: HandlerLibrary | undefined,
-    handler: Handler,
+    handler: NativeHandler,
     frame: CallFrame,
     stage: ExecutionStage,
     rets: ({ dtype: DataType; dims: number[]; raw: _Raw } | null)[],

@@ -1,2 +1,37 @@
 /** Native symbols of the TS handler entry points (`native/handler*.c`). */
-export const HANDLER_SYMBOLS = {} as const;
+export const HANDLER_SYMBOLS = {
+  xla_ffi_deno_dtype_width: { parameters: ["i32"], result: "i32" },
+  xla_ffi_deno_handler_slot_count: { parameters: [], result: "i32" },
+  xla_ffi_deno_handler_msg_cap: { parameters: [], result: "i32" },
+  xla_ffi_deno_handler_init: {
+    parameters: ["buffer", "i64", "buffer", "buffer", "function", "function"],
+    result: "i32",
+  },
+  xla_ffi_deno_handler_slot_acquire: {
+    parameters: ["i32", "i32", "i32", "u32", "i32"],
+    result: "i32",
+  },
+  xla_ffi_deno_handler_slot_release: { parameters: ["i32"], result: "void" },
+  xla_ffi_deno_handler_slot_pointer: { parameters: ["i32"], result: "pointer" },
+  xla_ffi_deno_handler_flatten: { parameters: ["pointer"], result: "i32" },
+  xla_ffi_deno_handler_next_job: { parameters: ["i32"], result: "i32" },
+  xla_ffi_deno_handler_job_done: { parameters: ["i32"], result: "void" },
+  xla_ffi_deno_handler_token_alloc: { parameters: [], result: "i32" },
+  xla_ffi_deno_handler_complete: {
+    parameters: ["i32", "i32", "buffer", "i32"],
+    result: "i32",
+  },
+  xla_ffi_deno_handler_foreign_stats: { parameters: ["buffer"], result: "void" },
+  xla_ffi_deno_handler_failed_completions: { parameters: [], result: "i64" },
+  xla_ffi_deno_handler_dead_state: { parameters: [], result: "f64" },
+  xla_ffi_deno_ctx_run_id: { parameters: ["f64", "f64"], result: "i32" },
+  xla_ffi_deno_ctx_device_ordinal: { parameters: ["f64", "f64"], result: "i32" },
+  xla_ffi_deno_ctx_stream: { parameters: ["f64", "f64"], result: "i32" },
+  xla_ffi_deno_ctx_user_data: { parameters: ["f64", "f64", "f64"], result: "i32" },
+  xla_ffi_deno_ctx_scratch_alloc: { parameters: ["f64", "f64", "f64", "f64"], result: "i32" },
+  xla_ffi_deno_ctx_scratch_free: { parameters: ["f64", "f64", "f64", "f64"], result: "i32" },
+  xla_ffi_deno_ctx_num_threads: { parameters: ["f64", "f64"], result: "i32" },
+  xla_ffi_deno_ctx_schedule: { parameters: ["f64", "f64", "f64", "f64"], result: "i32" },
+  xla_ffi_deno_ctx_state_set: { parameters: ["f64", "f64", "f64"], result: "i32" },
+  xla_ffi_deno_ctx_state_get: { parameters: ["f64", "f64"], result: "i32" },
+} as const;

@@ -80,7 +80,7 @@ export type NumericTypedArray =
  * type), `number[]` (S64 or F64 array), {@link ScalarAttr}, {@link ArrayAttr},
  * or a nested dictionary (plain object or `Map`).
  */
-export type AttrValue =
+export type AttrInput =
   | boolean
   | number
   | bigint
@@ -93,8 +93,8 @@ export type AttrValue =
 
 /** A dictionary of attributes (nested dictionaries allowed). */
 export type AttrDictionary =
-  | { readonly [name: string]: AttrValue }
-  | ReadonlyMap<string, AttrValue>;
+  | { readonly [name: string]: AttrInput }
+  | ReadonlyMap<string, AttrInput>;
 
 /** Scalar/array element types attributes may use, with byte width and range. */
 const NUMERIC: ReadonlyMap<
@@ -240,7 +240,7 @@ const TYPED: ReadonlyMap<unknown, DataType> = new Map<unknown, DataType>([
 ]);
 
 /** Normalises a value into an entry; throws FfiError INVALID_ARGUMENT. */
-export function _makeEntry(name: string, value: AttrValue, dtype?: DataType): _AttrEntry {
+export function _makeEntry(name: string, value: AttrInput, dtype?: DataType): _AttrEntry {
   if (typeof name !== "string") bad(`Attribute names must be strings, got ${typeof name}`);
   const ascii = isAscii(name);
   const nameBytes = ascii ? null : encoder.encode(name);
@@ -324,8 +324,8 @@ export function _makeEntry(name: string, value: AttrValue, dtype?: DataType): _A
   }
   if (value !== null && typeof value === "object") {
     const entries = value instanceof Map
-      ? [...(value as ReadonlyMap<string, AttrValue>)]
-      : Object.entries(value as { [k: string]: AttrValue });
+      ? [...(value as ReadonlyMap<string, AttrInput>)]
+      : Object.entries(value as { [k: string]: AttrInput });
     const dict: _AttrEntry[] = [];
     const seen = new Set<string>();
     e.size += 8;

@@ -12,7 +12,7 @@ import {
   _attrWidth,
   _makeEntry,
   type AttrDictionary,
-  type AttrValue,
+  type AttrInput,
 } from "./attributes.ts";
 import { DeviceMemory } from "../cuda/memory.ts";
 import { _bufferBytes, DeviceBuffer } from "./device_buffer.ts";
@@ -391,7 +391,7 @@ export class CallFrameBuilder {
    * Adds an attribute. `dtype` types a number, bigint, boolean or array
    * (e.g. `attr("n", 3, DataType.S32)`); a duplicate name is an error.
    */
-  attr(name: string, value: AttrValue, dtype?: DataType): this {
+  attr(name: string, value: AttrInput, dtype?: DataType): this {
     const attrs = this.#attrs;
     for (let i = 0; i < attrs.length; i++) {
       if (attrs[i]!.name === name) bad(`Duplicate attribute name '${name}'`);
@@ -405,8 +405,8 @@ export class CallFrameBuilder {
   /** Adds every entry of a dictionary as an attribute. */
   attrs(dict: AttrDictionary): this {
     const entries = dict instanceof Map
-      ? [...(dict as ReadonlyMap<string, AttrValue>)]
-      : Object.entries(dict as { [k: string]: AttrValue });
+      ? [...(dict as ReadonlyMap<string, AttrInput>)]
+      : Object.entries(dict as { [k: string]: AttrInput });
     for (const [k, v] of entries) this.attr(k, v);
     return this;
   }

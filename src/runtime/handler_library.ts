@@ -10,15 +10,32 @@ import { native } from "../native/lib.ts";
 import { _cString } from "./_native_error.ts";
 
 /**
- * An `XLA_FFI_Handler*`: a C function `XLA_FFI_Error* fn(XLA_FFI_CallFrame*)`.
+ * Anything that is an `XLA_FFI_Handler*`: a {@link NativeHandler} from a
+ * library, or a TypeScript handler made with `Ffi.bind()...to(fn)`.
  *
  * @example
  * ```ts ignore
- * import { Handler } from "@deno-xla/ffi";
- * const h = new Handler(pointerFromSomewhere, "my_handler");
+ * import type { HandlerRef } from "@deno-xla/ffi";
+ * const ref: HandlerRef = { pointer: somePointer };
  * ```
  */
-export class Handler {
+export interface HandlerRef {
+  /** The `XLA_FFI_Handler*` function pointer. */
+  readonly pointer: Deno.PointerObject;
+}
+
+/**
+ * An `XLA_FFI_Handler*` given as a C function pointer
+ * (`XLA_FFI_Error* fn(XLA_FFI_CallFrame*)`), e.g. a symbol of a handler
+ * library compiled against XLA's `ffi.h`.
+ *
+ * @example
+ * ```ts ignore
+ * import { NativeHandler } from "@deno-xla/ffi";
+ * const h = new NativeHandler(pointerFromSomewhere, "my_handler");
+ * ```
+ */
+export class NativeHandler implements HandlerRef {
   /** The function pointer. */
   readonly pointer: Deno.PointerObject;
   /** A name for messages (e.g. the symbol). */
@@ -35,16 +52,25 @@ export class Handler {
   }
 }
 
-/** A handler bundle as `XLA_FFI_Handler_Bundle`: execute is required. */
-export interface HandlerBundle {
+/**
+ * Handlers for the stages of one custom call, as `XLA_FFI_Handler_Bundle`:
+ * execute is required. A TypeScript `HandlerBundle` is one too.
+ *
+ * @example
+ * ```ts ignore
+ * import type { HandlerStages } from "@deno-xla/ffi";
+ * const stages: HandlerStages = { instantiate: lib.handler("init"), execute: lib.handler("run") };
+ * ```
+ */
+export interface HandlerStages {
   /** Instantiate stage. */
-  instantiate?: Handler | null;
+  readonly instantiate?: HandlerRef | null;
   /** Prepare stage. */
-  prepare?: Handler | null;
+  readonly prepare?: HandlerRef | null;
   /** Initialize stage. */
-  initialize?: Handler | null;
+  readonly initialize?: HandlerRef | null;
   /** Execute stage (required). */
-  execute: Handler;
+  readonly execute: HandlerRef;
 }
 
 /**
@@ -61,7 +87,7 @@ export interface HandlerBundle {
  */
 export class HandlerLibrary {
   #handle: Deno.PointerObject | null;
-  #cache = new Map<string, Handler>();
+  #cache = new Map<string, NativeHandler>();
   /** The path the library was opened from. */
   readonly path: string;
 
@@ -103,10 +129,10 @@ export class HandlerLibrary {
   }
 
   /** The handler exported under `name` (cached). */
-  handler(name: string): Handler {
+  handler(name: string): NativeHandler {
     let h = this.#cache.get(name);
     if (!h) {
-      h = new Handler(this.symbol(name), name);
+      h = new NativeHandler(this.symbol(name), name);
       this.#cache.set(name, h);
     }
     return h;

@@ -11,7 +11,7 @@ import { FfiError } from "../errors.ts";
 import { native } from "../native/lib.ts";
 import { _check, _cString, _takeError, _utf8 } from "./_native_error.ts";
 import type { CallFrame } from "./call_frame.ts";
-import { Handler, type HandlerBundle } from "./handler_library.ts";
+import { type HandlerRef, type HandlerStages, NativeHandler } from "./handler_library.ts";
 import { Context } from "../cuda/context.ts";
 import { _driverLibraryPath } from "../cuda/driver.ts";
 import { DeviceMemory } from "../cuda/memory.ts";
@@ -89,7 +89,11 @@ export interface ThreadCallResult {
 }
 
 /** A handler, a registered bundle's name, or a bundle. */
-export type HandlerTarget = Handler | HandlerBundle | string;
+export type HandlerTarget = HandlerRef | HandlerStages | string;
+
+function isStages(target: HandlerRef | HandlerStages): target is HandlerStages {
+  return "execute" in target;
+}
 
 const PLATFORMS: Record<string, number> = {
   Host: 0,
@@ -159,7 +163,7 @@ function attachCuda(ptr: Deno.PointerObject, options: RuntimeOptions): CudaParts
   }
 }
 
-function stageHandler(bundle: HandlerBundle, stage: ExecutionStage): Handler | null {
+function stageHandler(bundle: HandlerStages, stage: ExecutionStage): HandlerRef | null {
   switch (stage) {
     case ExecutionStage.INSTANTIATE:
       return bundle.instantiate ?? null;
@@ -262,7 +266,7 @@ export class Runtime {
   #ptr: Deno.PointerObject | null;
   #inflight = 0;
   #lookupOut = new BigUint64Array(5);
-  #cache = new Map<string, HandlerBundle>();
+  #cache = new Map<string, HandlerStages>();
   /** The canonical platform: "Host" or "CUDA". */
   readonly platform: "Host" | "CUDA";
   /** The thread-pool size. */
@@ -448,8 +452,8 @@ export class Runtime {
    * Registers a handler or bundle under `name` through `XLA_FFI_Handler_Register`
    * (XLA's checks and messages: execute required, version, duplicates).
    */
-  register(name: string, handler: Handler | HandlerBundle, options: RegisterOptions = {}): void {
-    const bundle: HandlerBundle = handler instanceof Handler ? { execute: handler } : handler;
+  register(name: string, handler: HandlerRef | HandlerStages, options: RegisterOptions = {}): void {
+    const bundle: HandlerStages = isStages(handler) ? handler : { execute: handler };
     const b = new BigUint64Array(4);
     const ptrs = [bundle.instantiate, bundle.prepare, bundle.initialize, bundle.execute];
     for (let i = 0; i < 4; i++) {
@@ -463,14 +467,14 @@ export class Runtime {
   }
 
   /** The bundle and traits registered under `name` (NOT_FOUND with XLA's message). */
-  lookup(name: string, platform?: string): { bundle: HandlerBundle; traits: number } {
+  lookup(name: string, platform?: string): { bundle: HandlerStages; traits: number } {
     const n = _utf8(name);
     const p = _utf8(platform ?? this.platform);
     const out = this.#lookupOut;
     _check(native().xrt_lookup(n, BigInt(n.length), p, BigInt(p.length), out));
     const h = (i: number) => {
       const v = out[i]!;
-      return v === 0n ? null : new Handler(Deno.UnsafePointer.create(v)!, name);
+      return v === 0n ? null : new NativeHandler(Deno.UnsafePointer.create(v)!, name);
     };
     return {
       bundle: { instantiate: h(0), prepare: h(1), initialize: h(2), execute: h(3)! },
@@ -479,7 +483,7 @@ export class Runtime {
   }
 
   /** Queries a handler's metadata (API version, traits) as XLA does at registration. */
-  metadata(handler: Handler): HandlerMetadata {
+  metadata(handler: HandlerRef): HandlerMetadata {
     const out = new BigInt64Array(4);
     _check(native().xrt_metadata(handler.pointer, out));
     return {
@@ -501,8 +505,8 @@ export class Runtime {
   }
 
   #resolve(target: HandlerTarget, stage: ExecutionStage): Deno.PointerObject | null {
-    if (target instanceof Handler) return target.pointer;
-    let bundle: HandlerBundle;
+    if (typeof target !== "string" && !isStages(target)) return target.pointer;
+    let bundle: HandlerStages;
     if (typeof target === "string") {
       let b = this.#cache.get(target);
       if (!b) {

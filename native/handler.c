@@ -1,0 +1,1014 @@
+/*
+ * handler.c: a fixed pool of XLA_FFI_Handler entry points that forward calls
+ * to TypeScript handlers.
+ *
+ * Each slot answers the metadata query in C, checks the frame size and stage
+ * as ffi.h does, then hands the call to JavaScript:
+ *   - on the JS thread: flattens the frame into the shared flat buffer and
+ *     calls the inline callback (no thread hop);
+ *   - on another thread, synchronous slot: calls the thread-safe callback,
+ *     which blocks this thread until JS returned;
+ *   - on another thread, async slot: creates the future with the caller's
+ *     Future_Create, queues the call for a dispatcher thread and returns at
+ *     once; the future completes when the JS Promise settles.
+ * Errors are always created with the calling runtime's Error_Create.
+ *
+ * Copyright 2026 The deno-xla-ffi Authors. Licensed under Apache-2.0.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sched.h>
+#include <string.h>
+#include <time.h>
+
+#include "handler_internal.h"
+
+#define SLOT_COUNT 1024
+#define TOKEN_COUNT 65536
+#define MSG_CAP 4096
+#define LINGER_NS 30000 /* how long a drainer waits for more foreign calls */
+#define AUX_MSG_OFFSET 16
+#define STATE_TYPE_ID 0x5453535441544531LL /* explicit id of the TS state type */
+
+typedef int32_t (*inline_cb_t)(int32_t slot);
+typedef int32_t (*thread_cb_t)(void);
+
+typedef struct {
+  _Atomic int32_t in_use;
+  int32_t stage;
+  int32_t major;
+  int32_t minor;
+  uint32_t traits;
+  int32_t async;
+  _Atomic uint32_t generation; /* bumped on release: queued calls of a released handler fail */
+} slot_config;
+
+/* A result of one call, filled by TS through xla_ffi_deno_handler_put_result. */
+typedef struct {
+  int32_t status; /* 0 ok, 1 error, 2 pending (token) */
+  int32_t code;
+  int32_t token;
+  int32_t len;
+  char msg[MSG_CAP];
+} call_result;
+
+void xla_ffi_deno_handler_put_result(void* result);
+void xla_ffi_deno_handler_job_done(int32_t status);
+
+static slot_config g_slots[SLOT_COUNT];
+static pthread_t g_js_thread;
+static _Atomic int g_js_thread_set;
+static int64_t* g_flat;
+static int64_t g_flat_cap;
+static uint8_t* g_msg;     /* message bytes written by TS (MSG_CAP) */
+static uint8_t* g_aux;     /* results of context helpers (MSG_CAP) */
+static _Atomic(inline_cb_t) g_inline_cb;
+static _Atomic(thread_cb_t) g_thread_cb;
+static _Atomic int64_t g_failed_completions;
+static _Atomic int64_t g_wakeups, g_foreign_calls;
+
+/* ---------------------------------------------------------------------- */
+/* Errors                                                                  */
+/* ---------------------------------------------------------------------- */
+
+static XLA_FFI_Error* make_error(const XLA_FFI_Api* api, int32_t code, const char* msg) {
+  if (api == NULL || api->XLA_FFI_Error_Create == NULL) {
+    fprintf(stderr, "deno-xla-ffi: cannot report a handler error (no XLA_FFI_Api): %s\n", msg);
+    return NULL;
+  }
+  XLA_FFI_Error_Create_Args a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = XLA_FFI_Error_Create_Args_STRUCT_SIZE;
+  a.message = msg;
+  a.errc = (XLA_FFI_Error_Code)code;
+  return api->XLA_FFI_Error_Create(&a);
+}
+
+/* Copies an error's message into buf and destroys the error. */
+static void take_message(const XLA_FFI_Api* api, XLA_FFI_Error* err, char* buf, size_t cap) {
+  const char* m = "";
+  XLA_FFI_Error_GetMessage_Args g;
+  memset(&g, 0, sizeof g);
+  g.struct_size = XLA_FFI_Error_GetMessage_Args_STRUCT_SIZE;
+  g.error = err;
+  if (api->XLA_FFI_Error_GetMessage) {
+    api->XLA_FFI_Error_GetMessage(&g);
+    if (g.message) m = g.message;
+  }
+  snprintf(buf, cap, "%s", m);
+  if (api->XLA_FFI_Error_Destroy) {
+    XLA_FFI_Error_Destroy_Args d;
+    memset(&d, 0, sizeof d);
+    d.struct_size = XLA_FFI_Error_Destroy_Args_STRUCT_SIZE;
+    d.error = err;
+    api->XLA_FFI_Error_Destroy(&d);
+  }
+}
+
+static void report_failure(const char* what, const char* msg) {
+  atomic_fetch_add(&g_failed_completions, 1);
+  fprintf(stderr, "deno-xla-ffi: %s: %s\n", what, msg);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Futures: tokens shared by TS (completion) and C (registration)          */
+/* ---------------------------------------------------------------------- */
+
+enum { TOKEN_FREE = 0, TOKEN_ALLOCATED, TOKEN_REGISTERED, TOKEN_EARLY, TOKEN_ABANDONED };
+
+typedef struct {
+  int32_t state;
+  const XLA_FFI_Api* api;
+  XLA_FFI_Future* future;
+  int32_t code;
+  char* msg;
+} token_entry;
+
+static pthread_mutex_t g_token_mu = PTHREAD_MUTEX_INITIALIZER;
+static token_entry g_tokens[TOKEN_COUNT];
+static int32_t g_token_next = 1;
+
+int32_t xla_ffi_deno_handler_token_alloc(void) {
+  pthread_mutex_lock(&g_token_mu);
+  for (int32_t n = 0; n < TOKEN_COUNT - 1; n++) {
+    int32_t t = g_token_next;
+    g_token_next = g_token_next + 1 >= TOKEN_COUNT ? 1 : g_token_next + 1;
+    if (g_tokens[t].state == TOKEN_FREE) {
+      g_tokens[t].state = TOKEN_ALLOCATED;
+      pthread_mutex_unlock(&g_token_mu);
+      return t;
+    }
+  }
+  pthread_mutex_unlock(&g_token_mu);
+  return 0;
+}
+
+/* Completes a future; returns 0 or -1 (message in buf). */
+static int complete_future(const XLA_FFI_Api* api, XLA_FFI_Future* fut, int32_t code,
+                           const char* msg, char* buf, size_t cap) {
+  XLA_FFI_Error* err;
+  if (code == 0) {
+    if (!api->XLA_FFI_Future_SetAvailable) {
+      snprintf(buf, cap, "the runtime has no Future_SetAvailable");
+      return -1;
+    }
+    XLA_FFI_Future_SetAvailable_Args a;
+    memset(&a, 0, sizeof a);
+    a.struct_size = XLA_FFI_Future_SetAvailable_Args_STRUCT_SIZE;
+    a.future = fut;
+    err = api->XLA_FFI_Future_SetAvailable(&a);
+  } else {
+    if (!api->XLA_FFI_Future_SetError) {
+      snprintf(buf, cap, "the runtime has no Future_SetError");
+      return -1;
+    }
+    XLA_FFI_Error* e = make_error(api, code, msg);
+    if (e == NULL) {
+      snprintf(buf, cap, "Error_Create returned NULL for: %s", msg);
+      return -1;
+    }
+    XLA_FFI_Future_SetError_Args a;
+    memset(&a, 0, sizeof a);
+    a.struct_size = XLA_FFI_Future_SetError_Args_STRUCT_SIZE;
+    a.future = fut;
+    a.error = e;
+    err = api->XLA_FFI_Future_SetError(&a);
+  }
+  if (err != NULL) {
+    take_message(api, err, buf, cap);
+    return -1;
+  }
+  return 0;
+}
+
+/* Called on the calling thread once the future exists. */
+static void token_register(int32_t token, const XLA_FFI_Api* api, XLA_FFI_Future* fut) {
+  pthread_mutex_lock(&g_token_mu);
+  token_entry* e = &g_tokens[token];
+  if (e->state == TOKEN_EARLY) {
+    int32_t code = e->code;
+    char* msg = e->msg;
+    e->msg = NULL;
+    e->state = TOKEN_FREE;
+    pthread_mutex_unlock(&g_token_mu);
+    char buf[MSG_CAP];
+    if (complete_future(api, fut, code, msg ? msg : "", buf, sizeof buf))
+      report_failure("Failed to signal XLA_FFI_Future completion", buf);
+    free(msg);
+    return;
+  }
+  e->state = TOKEN_REGISTERED;
+  e->api = api;
+  e->future = fut;
+  pthread_mutex_unlock(&g_token_mu);
+}
+
+static void token_abandon(int32_t token) {
+  pthread_mutex_lock(&g_token_mu);
+  token_entry* e = &g_tokens[token];
+  if (e->state == TOKEN_EARLY) {
+    free(e->msg);
+    e->msg = NULL;
+    e->state = TOKEN_FREE;
+  } else {
+    e->state = TOKEN_ABANDONED;
+  }
+  pthread_mutex_unlock(&g_token_mu);
+}
+
+/*
+ * Called by TS when a handler's Promise settled. Returns 0 completed, 1 kept
+ * until the calling thread registers the future, 2 dropped (future creation
+ * had failed and was reported to the caller), -1 unknown token, -2 the
+ * completion failed (message in aux).
+ */
+int32_t xla_ffi_deno_handler_complete(int32_t token, int32_t code, const uint8_t* msg,
+                                      int32_t len) {
+  if (token <= 0 || token >= TOKEN_COUNT) return -1;
+  char* text = malloc((size_t)len + 1);
+  if (text == NULL) return -2;
+  if (len > 0) memcpy(text, msg, (size_t)len);
+  text[len] = 0;
+  pthread_mutex_lock(&g_token_mu);
+  token_entry* e = &g_tokens[token];
+  switch (e->state) {
+    case TOKEN_ALLOCATED:
+      e->state = TOKEN_EARLY;
+      e->code = code;
+      e->msg = text;
+      pthread_mutex_unlock(&g_token_mu);
+      return 1;
+    case TOKEN_ABANDONED:
+      e->state = TOKEN_FREE;
+      pthread_mutex_unlock(&g_token_mu);
+      free(text);
+      return 2;
+    case TOKEN_REGISTERED: {
+      const XLA_FFI_Api* api = e->api;
+      XLA_FFI_Future* fut = e->future;
+      e->state = TOKEN_FREE;
+      pthread_mutex_unlock(&g_token_mu);
+      char buf[MSG_CAP];
+      int rc = complete_future(api, fut, code, text, buf, sizeof buf);
+      free(text);
+      if (rc) {
+        report_failure("Failed to signal XLA_FFI_Future completion", buf);
+        if (g_aux) {
+          int32_t n = (int32_t)strnlen(buf, MSG_CAP - AUX_MSG_OFFSET - 1);
+          memcpy(g_aux + AUX_MSG_OFFSET, buf, (size_t)n);
+          ((int32_t*)g_aux)[2] = n;
+        }
+        return -2;
+      }
+      return 0;
+    }
+    default:
+      pthread_mutex_unlock(&g_token_mu);
+      free(text);
+      return -1;
+  }
+}
+
+/* Foreign calls served and wake-ups of the JS thread they needed. */
+void xla_ffi_deno_handler_foreign_stats(double* out) {
+  out[0] = (double)atomic_load(&g_foreign_calls);
+  out[1] = (double)atomic_load(&g_wakeups);
+}
+
+int64_t xla_ffi_deno_handler_failed_completions(void) {
+  return atomic_load(&g_failed_completions);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Finishing a call                                                        */
+/* ---------------------------------------------------------------------- */
+
+static XLA_FFI_Error* finish(XLA_FFI_CallFrame* f, int32_t status, int32_t code, const char* msg,
+                             int32_t token) {
+  const XLA_FFI_Api* api = f->api;
+  switch (status) {
+    case 0:
+      return NULL;
+    case 1:
+      return make_error(api, code, msg);
+    case 2: {
+      if (api == NULL || api->XLA_FFI_Future_Create == NULL) {
+        token_abandon(token);
+        return make_error(api, XLA_FFI_Error_Code_UNIMPLEMENTED,
+                          "The runtime does not support futures (no Future_Create)");
+      }
+      XLA_FFI_Future_Create_Args a;
+      memset(&a, 0, sizeof a);
+      a.struct_size = XLA_FFI_Future_Create_Args_STRUCT_SIZE;
+      XLA_FFI_Error* err = api->XLA_FFI_Future_Create(&a);
+      if (err != NULL) {
+        token_abandon(token);
+        return err;
+      }
+      f->future = a.future;
+      token_register(token, api, a.future);
+      return NULL;
+    }
+    default:
+      return make_error(api, XLA_FFI_Error_Code_INTERNAL,
+                        "TS handler dispatch failed (no handler host)");
+  }
+}
+
+/* Copies the result TS wrote into the flat buffer into a thread's result. */
+void xla_ffi_deno_handler_put_result(void* result) {
+  call_result* r = (call_result*)result;
+  if (r == NULL || g_flat == NULL) return;
+  const int32_t* h = (const int32_t*)g_flat;
+  r->code = h[0];
+  r->len = h[2];
+  r->token = h[4];
+  if (r->len < 0) r->len = 0;
+  if (r->len > MSG_CAP - 1) r->len = MSG_CAP - 1;
+  memcpy(r->msg, g_msg, (size_t)r->len);
+  r->msg[r->len] = 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Calls from other threads: a native queue drained by the JS thread       */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * Foreign calls go into one queue. At most one "drainer" is active: the
+ * first caller that finds no drainer calls the thread-safe JS callback
+ * (blocking itself), and that callback serves every queued call, including
+ * those that arrive while it runs, until the queue is empty. Other callers
+ * only wait for their own call: one costly wake-up of the JS thread serves
+ * many calls. Async calls never wait: the dispatcher thread wakes the JS
+ * thread for them when no drainer is active.
+ */
+typedef struct job {
+  struct job* next;
+  int32_t slot;
+  uint32_t generation;
+  int32_t async;
+  XLA_FFI_CallFrame* frame;
+  const XLA_FFI_Api* api;
+  XLA_FFI_Future* future; /* async jobs */
+  int32_t done;           /* sync jobs: set by the JS thread */
+  pthread_cond_t cv;      /* sync jobs */
+  call_result* result;    /* sync jobs */
+} job;
+
+static pthread_mutex_t g_q_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_q_cv = PTHREAD_COND_INITIALIZER; /* dispatcher wake-up */
+static job* g_q_head;
+static job* g_q_tail;
+static int g_q_active; /* a drainer is inside the JS callback */
+static int g_dispatcher_started;
+static job* g_cur_job; /* JS thread only */
+
+static void finish_async(job* j, int32_t status, const call_result* r) {
+  char buf[MSG_CAP];
+  if (status == 2) {
+    token_register(r->token, j->api, j->future);
+    return;
+  }
+  int32_t code = status == 0 ? 0 : status == 1 ? r->code : XLA_FFI_Error_Code_INTERNAL;
+  const char* msg = status == 1 ? r->msg : "TS handler dispatch failed (no handler host)";
+  if (complete_future(j->api, j->future, code, msg, buf, sizeof buf))
+    report_failure("Failed to signal XLA_FFI_Future completion", buf);
+}
+
+/* Runs the JS drainer; returns when the queue was found empty. */
+static void drain(void) {
+  thread_cb_t cb = atomic_load(&g_thread_cb);
+  int32_t rc;
+  /* 1: JS served its budget of calls and yields to its event loop; go on. */
+  do {
+    atomic_fetch_add(&g_wakeups, 1);
+    rc = cb ? cb() : -1;
+  } while (rc == 1);
+  if (rc != 0) {
+    /* No JS host: fail whatever is queued so no caller waits forever. */
+    call_result r;
+    memset(&r, 0, offsetof(call_result, msg));
+    for (;;) {
+      pthread_mutex_lock(&g_q_mu);
+      job* j = g_q_head;
+      if (j == NULL) {
+        g_q_active = 0;
+        pthread_mutex_unlock(&g_q_mu);
+        return;
+      }
+      g_q_head = j->next;
+      if (g_q_head == NULL) g_q_tail = NULL;
+      if (j->async) {
+        pthread_mutex_unlock(&g_q_mu);
+        finish_async(j, -1, &r);
+        free(j);
+      } else {
+        j->result->code = XLA_FFI_Error_Code_INTERNAL;
+        j->result->status = -1;
+        j->done = 1;
+        pthread_cond_signal(&j->cv);
+        pthread_mutex_unlock(&g_q_mu);
+      }
+    }
+  }
+}
+
+/*
+ * JS thread: takes the next queued call, flattens its frame into the flat
+ * buffer and returns its slot; -1 when the queue is empty (the drainer then
+ * ends). A frame too large for the flat buffer is failed here.
+ */
+static int64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+int32_t xla_ffi_deno_handler_next_job(int32_t linger) {
+  for (;;) {
+    /* Linger briefly for the next call before giving up the wake-up: callers
+     * in a loop come back within microseconds, and a fresh wake-up of the JS
+     * thread costs tens of them. */
+    if (linger && __atomic_load_n(&g_q_head, __ATOMIC_ACQUIRE) == NULL) {
+      int64_t until = mono_ns() + LINGER_NS;
+      while (__atomic_load_n(&g_q_head, __ATOMIC_ACQUIRE) == NULL && mono_ns() < until)
+        sched_yield();
+    }
+    pthread_mutex_lock(&g_q_mu);
+    job* j = g_q_head;
+    if (j == NULL) {
+      g_q_active = 0;
+      pthread_mutex_unlock(&g_q_mu);
+      g_cur_job = NULL;
+      return -1;
+    }
+    g_q_head = j->next;
+    if (g_q_head == NULL) g_q_tail = NULL;
+    pthread_mutex_unlock(&g_q_mu);
+    g_cur_job = j;
+    atomic_fetch_add(&g_foreign_calls, 1);
+    if (atomic_load(&g_slots[j->slot].generation) != j->generation) {
+      char text[128];
+      int n = snprintf(text, sizeof text, "TS handler entry point %d was released", (int)j->slot);
+      memcpy(g_msg, text, (size_t)n);
+      ((int32_t*)g_flat)[0] = XLA_FFI_Error_Code_FAILED_PRECONDITION;
+      ((int32_t*)g_flat)[2] = n;
+      xla_ffi_deno_handler_job_done(1);
+      continue;
+    }
+    if (xla_ffi_deno_handler_flatten_into(j->frame, g_flat, g_flat_cap) >= 0) return j->slot;
+    static const char too_big[] = "The call frame is too large for the TS handler flat buffer";
+    memcpy(g_msg, too_big, sizeof too_big - 1);
+    ((int32_t*)g_flat)[0] = XLA_FFI_Error_Code_RESOURCE_EXHAUSTED;
+    ((int32_t*)g_flat)[2] = (int32_t)(sizeof too_big - 1);
+    xla_ffi_deno_handler_job_done(1);
+  }
+}
+
+/* JS thread: the current call returned `status` (result in the flat buffer). */
+void xla_ffi_deno_handler_job_done(int32_t status) {
+  job* j = g_cur_job;
+  g_cur_job = NULL;
+  if (j == NULL) return;
+  if (j->async) {
+    call_result* r = malloc(sizeof(call_result));
+    if (r == NULL) {
+      report_failure("Failed to signal XLA_FFI_Future completion", "out of memory");
+      free(j);
+      return;
+    }
+    r->status = status;
+    xla_ffi_deno_handler_put_result(r);
+    finish_async(j, status, r);
+    free(r);
+    free(j);
+    return;
+  }
+  xla_ffi_deno_handler_put_result(j->result);
+  j->result->status = status;
+  pthread_mutex_lock(&g_q_mu);
+  __atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
+  pthread_cond_signal(&j->cv);
+  pthread_mutex_unlock(&g_q_mu);
+}
+
+static void* dispatcher_main(void* unused) {
+  (void)unused;
+  for (;;) {
+    pthread_mutex_lock(&g_q_mu);
+    while (g_q_head == NULL || g_q_active) pthread_cond_wait(&g_q_cv, &g_q_mu);
+    g_q_active = 1;
+    pthread_mutex_unlock(&g_q_mu);
+    drain();
+  }
+  return NULL;
+}
+
+static void push_locked(job* j) {
+  j->next = NULL;
+  if (g_q_tail) g_q_tail->next = j; else __atomic_store_n(&g_q_head, j, __ATOMIC_RELEASE);
+  g_q_tail = j;
+}
+
+/* Starts the dispatcher thread once; returns 0 when it cannot start. */
+static int ensure_dispatcher_locked(void) {
+  if (g_dispatcher_started) return 1;
+  /* The dispatcher thread lives as long as the process: pin this library so
+   * that closing it (Deno does at exit) never unmaps code the thread runs. */
+  Dl_info info;
+  if (dladdr((void*)dispatcher_main, &info) && info.dli_fname != NULL)
+    (void)dlopen(info.dli_fname, RTLD_NOW | RTLD_NODELETE | RTLD_NOLOAD);
+  pthread_t t;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  int rc = pthread_create(&t, &attr, dispatcher_main, NULL);
+  pthread_attr_destroy(&attr);
+  if (rc != 0) return 0;
+  g_dispatcher_started = 1;
+  return 1;
+}
+
+static XLA_FFI_Error* call_async_foreign(int32_t slot, XLA_FFI_CallFrame* f) {
+  const XLA_FFI_Api* api = f->api;
+  if (api == NULL || api->XLA_FFI_Future_Create == NULL)
+    return make_error(api, XLA_FFI_Error_Code_UNIMPLEMENTED,
+                      "The runtime does not support futures (no Future_Create)");
+  job* j = calloc(1, sizeof(job));
+  if (j == NULL) return make_error(api, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, "Out of memory");
+  XLA_FFI_Future_Create_Args a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = XLA_FFI_Future_Create_Args_STRUCT_SIZE;
+  XLA_FFI_Error* err = api->XLA_FFI_Future_Create(&a);
+  if (err != NULL) {
+    free(j);
+    return err;
+  }
+  j->slot = slot;
+  j->generation = atomic_load(&g_slots[slot].generation);
+  j->async = 1;
+  j->frame = f;
+  j->api = api;
+  j->future = a.future;
+  f->future = a.future;
+  pthread_mutex_lock(&g_q_mu);
+  if (!ensure_dispatcher_locked()) {
+    pthread_mutex_unlock(&g_q_mu);
+    free(j);
+    char buf[MSG_CAP];
+    if (complete_future(api, a.future, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED,
+                        "Cannot start the TS handler dispatcher thread", buf, sizeof buf))
+      report_failure("Failed to signal XLA_FFI_Future completion", buf);
+    return NULL;
+  }
+  push_locked(j);
+  if (!g_q_active) pthread_cond_signal(&g_q_cv);
+  pthread_mutex_unlock(&g_q_mu);
+  return NULL;
+}
+
+static XLA_FFI_Error* call_sync_foreign(int32_t slot, XLA_FFI_CallFrame* f) {
+  call_result* r = malloc(sizeof(call_result));
+  if (r == NULL) return make_error(f->api, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, "Out of memory");
+  memset(r, 0, offsetof(call_result, msg));
+  r->msg[0] = 0;
+  r->status = -1;
+  job j;
+  memset(&j, 0, sizeof j);
+  j.slot = slot;
+  j.generation = atomic_load(&g_slots[slot].generation);
+  j.frame = f;
+  j.api = f->api;
+  j.result = r;
+  pthread_cond_init(&j.cv, NULL);
+  pthread_mutex_lock(&g_q_mu);
+  if (!ensure_dispatcher_locked()) {
+    pthread_mutex_unlock(&g_q_mu);
+    pthread_cond_destroy(&j.cv);
+    free(r);
+    return make_error(f->api, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED,
+                      "Cannot start the TS handler dispatcher thread");
+  }
+  push_locked(&j);
+  if (!g_q_active) pthread_cond_signal(&g_q_cv);
+  pthread_mutex_unlock(&g_q_mu);
+  /* Short calls finish within microseconds: poll briefly before sleeping. */
+  int64_t until = mono_ns() + LINGER_NS;
+  while (!__atomic_load_n(&j.done, __ATOMIC_ACQUIRE) && mono_ns() < until) sched_yield();
+  pthread_mutex_lock(&g_q_mu);
+  while (!j.done) pthread_cond_wait(&j.cv, &g_q_mu);
+  pthread_mutex_unlock(&g_q_mu);
+  pthread_cond_destroy(&j.cv);
+  XLA_FFI_Error* e = finish(f, r->status, r->code, r->msg, r->token);
+  free(r);
+  return e;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The entry point                                                         */
+/* ---------------------------------------------------------------------- */
+
+static const char* stage_name(int32_t s) {
+  switch (s) {
+    case 0: return "instantiate";
+    case 1: return "prepare";
+    case 2: return "initialize";
+    case 3: return "execute";
+    default: return "unknown";
+  }
+}
+
+static XLA_FFI_Error* answer_metadata(const slot_config* s, XLA_FFI_CallFrame* f) {
+  XLA_FFI_Metadata_Extension* ext = (XLA_FFI_Metadata_Extension*)f->extension_start;
+  char buf[256];
+  if (ext->extension_base.struct_size < XLA_FFI_Metadata_Extension_STRUCT_SIZE) {
+    snprintf(buf, sizeof buf,
+             "Unexpected XLA_FFI_Metadata_Extension size: expected at least %zu got %zu. "
+             "Check installed software versions.",
+             (size_t)XLA_FFI_Metadata_Extension_STRUCT_SIZE, ext->extension_base.struct_size);
+    return make_error(f->api, XLA_FFI_Error_Code_INVALID_ARGUMENT, buf);
+  }
+  XLA_FFI_Metadata* m = ext->metadata;
+  if (m == NULL || m->struct_size < XLA_FFI_Metadata_STRUCT_SIZE) {
+    snprintf(buf, sizeof buf,
+             "Unexpected XLA_FFI_Metadata size: expected at least %zu got %zu. "
+             "Check installed software versions.",
+             (size_t)XLA_FFI_Metadata_STRUCT_SIZE, m ? m->struct_size : (size_t)0);
+    return make_error(f->api, XLA_FFI_Error_Code_INVALID_ARGUMENT, buf);
+  }
+  m->api_version.struct_size = XLA_FFI_Api_Version_STRUCT_SIZE;
+  m->api_version.extension_start = NULL;
+  m->api_version.major_version = s->major;
+  m->api_version.minor_version = s->minor;
+  m->traits = s->traits;
+  if (s->major > 0 || s->minor >= 2) ((XLA_FFI_Metadata_V0_2*)m)->state_type_id.type_id = 0;
+  return NULL;
+}
+
+static XLA_FFI_Error* slot_entry(int32_t n, XLA_FFI_CallFrame* f) {
+  if (f == NULL) return NULL;
+  slot_config* s = &g_slots[n];
+  char buf[256];
+  if (f->struct_size != XLA_FFI_CallFrame_STRUCT_SIZE) {
+    snprintf(buf, sizeof buf,
+             "Unexpected XLA_FFI_CallFrame size: expected %zu got %zu. "
+             "Check installed software versions.",
+             (size_t)XLA_FFI_CallFrame_STRUCT_SIZE, f->struct_size);
+    return make_error(f->api, XLA_FFI_Error_Code_INVALID_ARGUMENT, buf);
+  }
+  int live = atomic_load(&s->in_use);
+  if (f->extension_start != NULL && f->extension_start->type == XLA_FFI_Extension_Metadata) {
+    if (live) return answer_metadata(s, f);
+  }
+  if (!live) {
+    snprintf(buf, sizeof buf, "TS handler entry point %d was released", (int)n);
+    return make_error(f->api, XLA_FFI_Error_Code_FAILED_PRECONDITION, buf);
+  }
+  if ((int32_t)f->stage != s->stage) {
+    snprintf(buf, sizeof buf, "Wrong execution stage: expected `%s` but got `%s`",
+             stage_name(s->stage), stage_name((int32_t)f->stage));
+    return make_error(f->api, XLA_FFI_Error_Code_INVALID_ARGUMENT, buf);
+  }
+  if (atomic_load(&g_js_thread_set) && pthread_equal(pthread_self(), g_js_thread)) {
+    inline_cb_t cb = atomic_load(&g_inline_cb);
+    if (cb == NULL) return finish(f, -1, 0, "", 0);
+    int32_t used = xla_ffi_deno_handler_flatten_into(f, g_flat, g_flat_cap);
+    if (used < 0)
+      return make_error(f->api, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED,
+                        "The call frame is too large for the TS handler flat buffer");
+    int32_t status = cb(n);
+    const int32_t* h = (const int32_t*)g_flat;
+    if (status == 1) {
+      int32_t len = h[2];
+      if (len < 0) len = 0;
+      if (len > MSG_CAP - 1) len = MSG_CAP - 1;
+      char msg[MSG_CAP];
+      memcpy(msg, g_msg, (size_t)len);
+      msg[len] = 0;
+      return finish(f, 1, h[0], msg, 0);
+    }
+    return finish(f, status, h[0], "", h[4]);
+  }
+  if (s->async) return call_async_foreign(n, f);
+  return call_sync_foreign(n, f);
+}
+
+/* 1024 distinct entry points, generated. */
+#define E1(n) static XLA_FFI_Error* entry_##n(XLA_FFI_CallFrame* f) { return slot_entry(n, f); }
+#define E2(n) E1(n##0) E1(n##1)
+#define E4(n) E2(n##0) E2(n##1)
+#define E8(n) E4(n##0) E4(n##1)
+#define E16(n) E8(n##0) E8(n##1)
+#define E32(n) E16(n##0) E16(n##1)
+#define E64(n) E32(n##0) E32(n##1)
+#define E128(n) E64(n##0) E64(n##1)
+#define E256(n) E128(n##0) E128(n##1)
+#define E512(n) E256(n##0) E256(n##1)
+#define E1024(n) E512(n##0) E512(n##1)
+
+/* Binary literals as slot numbers: 0b + 10 binary digits. */
+E1024(0b)
+
+#define T1(n) entry_##n,
+#define T2(n) T1(n##0) T1(n##1)
+#define T4(n) T2(n##0) T2(n##1)
+#define T8(n) T4(n##0) T4(n##1)
+#define T16(n) T8(n##0) T8(n##1)
+#define T32(n) T16(n##0) T16(n##1)
+#define T64(n) T32(n##0) T32(n##1)
+#define T128(n) T64(n##0) T64(n##1)
+#define T256(n) T128(n##0) T128(n##1)
+#define T512(n) T256(n##0) T256(n##1)
+#define T1024(n) T512(n##0) T512(n##1)
+
+static XLA_FFI_Handler* const g_entries[SLOT_COUNT] = {T1024(0b)};
+
+/* ---------------------------------------------------------------------- */
+/* Host set-up and slot management (called from TS on the JS thread)       */
+/* ---------------------------------------------------------------------- */
+
+int32_t xla_ffi_deno_handler_slot_count(void) { return SLOT_COUNT; }
+int32_t xla_ffi_deno_handler_msg_cap(void) { return MSG_CAP; }
+
+/* Returns 0, or -1 when another JS thread already hosts the handlers. */
+int32_t xla_ffi_deno_handler_init(int64_t* flat, int64_t cap_slots, uint8_t* msg, uint8_t* aux,
+                                  void* inline_cb, void* thread_cb) {
+  if (atomic_load(&g_js_thread_set) && !pthread_equal(pthread_self(), g_js_thread)) return -1;
+  g_flat = flat;
+  g_flat_cap = cap_slots;
+  g_msg = msg;
+  g_aux = aux;
+  g_js_thread = pthread_self();
+  atomic_store(&g_js_thread_set, 1);
+  atomic_store(&g_inline_cb, (inline_cb_t)inline_cb);
+  atomic_store(&g_thread_cb, (thread_cb_t)thread_cb);
+  return 0;
+}
+
+/* Claims a free slot; returns its index or -1 when all are taken. */
+int32_t xla_ffi_deno_handler_slot_acquire(int32_t stage, int32_t major, int32_t minor,
+                                          uint32_t traits, int32_t async) {
+  for (int32_t i = 0; i < SLOT_COUNT; i++) {
+    slot_config* s = &g_slots[i];
+    if (atomic_load(&s->in_use)) continue;
+    s->stage = stage;
+    s->major = major;
+    s->minor = minor;
+    s->traits = traits;
+    s->async = async;
+    atomic_store(&s->in_use, 1);
+    return i;
+  }
+  return -1;
+}
+
+void xla_ffi_deno_handler_slot_release(int32_t i) {
+  if (i < 0 || i >= SLOT_COUNT) return;
+  atomic_fetch_add(&g_slots[i].generation, 1);
+  atomic_store(&g_slots[i].in_use, 0);
+}
+
+void* xla_ffi_deno_handler_slot_pointer(int32_t i) {
+  return (i >= 0 && i < SLOT_COUNT) ? (void*)g_entries[i] : NULL;
+}
+
+/* Flattens a frame (thread-safe path; JS thread only). */
+int32_t xla_ffi_deno_handler_flatten(void* frame) {
+  if (frame == NULL || g_flat == NULL) return -1;
+  return xla_ffi_deno_handler_flatten_into((const XLA_FFI_CallFrame*)frame, g_flat, g_flat_cap);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Context helpers: addresses travel as doubles (exact below 2^53)         */
+/* ---------------------------------------------------------------------- */
+
+#define API(a) ((const XLA_FFI_Api*)(uintptr_t)(a))
+#define CTX(c) ((XLA_FFI_ExecutionContext*)(uintptr_t)(c))
+
+static void aux_value(double v) { if (g_aux) memcpy(g_aux, &v, 8); }
+
+static int32_t aux_error(const XLA_FFI_Api* api, XLA_FFI_Error* err) {
+  char buf[MSG_CAP];
+  take_message(api, err, buf, sizeof buf);
+  if (g_aux) {
+    int32_t n = (int32_t)strnlen(buf, MSG_CAP - AUX_MSG_OFFSET - 1);
+    memcpy(g_aux + AUX_MSG_OFFSET, buf, (size_t)n);
+    ((int32_t*)g_aux)[2] = n;
+  }
+  return 1;
+}
+
+static int32_t aux_text(const char* text) {
+  if (g_aux) {
+    int32_t n = (int32_t)strnlen(text, MSG_CAP - AUX_MSG_OFFSET - 1);
+    memcpy(g_aux + AUX_MSG_OFFSET, text, (size_t)n);
+    ((int32_t*)g_aux)[2] = n;
+  }
+  return 1;
+}
+
+#define NEED(api, fn)                                                     \
+  do {                                                                    \
+    if ((api) == NULL) return aux_text("no XLA_FFI_Api in the call frame"); \
+    if ((api)->fn == NULL) return aux_text("the runtime does not implement " #fn); \
+  } while (0)
+
+int32_t xla_ffi_deno_ctx_run_id(double api_d, double ctx) {
+  const XLA_FFI_Api* api = API(api_d);
+  NEED(api, XLA_FFI_RunId_Get);
+  XLA_FFI_RunId_Get_Args a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = XLA_FFI_RunId_Get_Args_STRUCT_SIZE;
+  a.ctx = CTX(ctx);
+  XLA_FFI_Error* e = api->XLA_FFI_RunId_Get(&a);
+  if (e) return aux_error(api, e);
+  aux_value((double)a.run_id);
+  return 0;
+}
+
+int32_t xla_ffi_deno_ctx_device_ordinal(double api_d, double ctx) {
+  const XLA_FFI_Api* api = API(api_d);
+  NEED(api, XLA_FFI_DeviceOrdinal_Get);
+  XLA_FFI_DeviceOrdinal_Get_Args a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = XLA_FFI_DeviceOrdinal_Get_Args_STRUCT_SIZE;
+  a.ctx = CTX(ctx);
+  XLA_FFI_Error* e = api->XLA_FFI_DeviceOrdinal_Get(&a);
+  if (e) return aux_error(api, e);
+  aux_value((double)a.device_ordinal);
+  return 0;
+}
+
+int32_t xla_ffi_deno_ctx_stream(double api_d, double ctx) {
+  const XLA_FFI_Api* api = API(api_d);
+  NEED(api, XLA_FFI_Stream_Get);
+  XLA_FFI_Stream_Get_Args a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = XLA_FFI_Stream_Get_Args_STRUCT_SIZE;
+  a.ctx = CTX(ctx);
+  XLA_FFI_Error* e = api->XLA_FFI_Stream_Get(&a);
+  if (e) return aux_error(api, e);
+  aux_value((double)(uintptr_t)a.stream);
+  return 0;
+}
+
+int32_t xla_ffi_deno_ctx_user_data(double api_d, double ctx, double type_id) {
+  const XLA_FFI_Api* api = API(api_d);
+  NEED(api, XLA_FFI_ExecutionContext_Get);
+  XLA_FFI_TypeId id = {(int64_t)type_id};
+  XLA_FFI_ExecutionContext_Get_Args a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = XLA_FFI_ExecutionContext_Get_Args_STRUCT_SIZE;
+  a.ctx = CTX(ctx);
+  a.type_id = &id;
+  XLA_FFI_Error* e = api->XLA_FFI_ExecutionContext_Get(&a);
+  if (e) return aux_error(api, e);
+  aux_value((double)(uintptr_t)a.data);
+  return 0;
+}
+
+int32_t xla_ffi_deno_ctx_scratch_alloc(double api_d, double ctx, double size, double align) {
+  const XLA_FFI_Api* api = API(api_d);
+  NEED(api, XLA_FFI_DeviceMemory_Allocate);
+  XLA_FFI_DeviceMemory_Allocate_Args a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = XLA_FFI_DeviceMemory_Allocate_Args_STRUCT_SIZE;
+  a.ctx = CTX(ctx);
+  a.size = (size_t)size;
+  a.alignment = (size_t)align;
+  XLA_FFI_Error* e = api->XLA_FFI_DeviceMemory_Allocate(&a);
+  if (e) return aux_error(api, e);
+  aux_value((double)(uintptr_t)a.data);
+  return 0;
+}
+
+int32_t xla_ffi_deno_ctx_scratch_free(double api_d, double ctx, double size, double data) {
+  const XLA_FFI_Api* api = API(api_d);
+  NEED(api, XLA_FFI_DeviceMemory_Free);
+  XLA_FFI_DeviceMemory_Free_Args a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = XLA_FFI_DeviceMemory_Free_Args_STRUCT_SIZE;
+  a.ctx = CTX(ctx);
+  a.size = (size_t)size;
+  a.data = (void*)(uintptr_t)data;
+  XLA_FFI_Error* e = api->XLA_FFI_DeviceMemory_Free(&a);
+  if (e) return aux_error(api, e);
+  return 0;
+}
+
+int32_t xla_ffi_deno_ctx_num_threads(double api_d, double ctx) {
+  const XLA_FFI_Api* api = API(api_d);
+  NEED(api, XLA_FFI_ThreadPool_NumThreads);
+  int64_t n = 0;
+  XLA_FFI_ThreadPool_NumThreads_Args a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = XLA_FFI_ThreadPool_NumThreads_Args_STRUCT_SIZE;
+  a.ctx = CTX(ctx);
+  a.num_threads = &n;
+  XLA_FFI_Error* e = api->XLA_FFI_ThreadPool_NumThreads(&a);
+  if (e) return aux_error(api, e);
+  aux_value((double)n);
+  return 0;
+}
+
+int32_t xla_ffi_deno_ctx_schedule(double api_d, double ctx, double task, double data) {
+  const XLA_FFI_Api* api = API(api_d);
+  NEED(api, XLA_FFI_ThreadPool_Schedule);
+  XLA_FFI_ThreadPool_Schedule_Args a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = XLA_FFI_ThreadPool_Schedule_Args_STRUCT_SIZE;
+  a.ctx = CTX(ctx);
+  a.task = (XLA_FFI_Task*)(uintptr_t)task;
+  a.data = (void*)(uintptr_t)data;
+  XLA_FFI_Error* e = api->XLA_FFI_ThreadPool_Schedule(&a);
+  if (e) return aux_error(api, e);
+  return 0;
+}
+
+/* ---- State: TS objects live in a TS table; the runtime holds a key box. ---- */
+
+static pthread_mutex_t g_dead_mu = PTHREAD_MUTEX_INITIALIZER;
+static int64_t* g_dead;
+static int64_t g_dead_n, g_dead_cap;
+
+static void state_deleter(void* p) {
+  int64_t key = *(int64_t*)p;
+  free(p);
+  pthread_mutex_lock(&g_dead_mu);
+  if (g_dead_n == g_dead_cap) {
+    int64_t cap = g_dead_cap ? g_dead_cap * 2 : 64;
+    int64_t* d = realloc(g_dead, (size_t)cap * sizeof(int64_t));
+    if (d) {
+      g_dead = d;
+      g_dead_cap = cap;
+    }
+  }
+  if (g_dead_n < g_dead_cap) g_dead[g_dead_n++] = key;
+  pthread_mutex_unlock(&g_dead_mu);
+}
+
+/* Returns the key of a state the runtime deleted, or -1 when none is left. */
+double xla_ffi_deno_handler_dead_state(void) {
+  double k = -1;
+  pthread_mutex_lock(&g_dead_mu);
+  if (g_dead_n > 0) k = (double)g_dead[--g_dead_n];
+  pthread_mutex_unlock(&g_dead_mu);
+  return k;
+}
+
+static int32_t register_state_type(const XLA_FFI_Api* api, XLA_FFI_TypeId* id) {
+  id->type_id = STATE_TYPE_ID;
+  if (api->XLA_FFI_TypeId_Register == NULL) return 0;
+  static const char name[] = "deno_xla_ffi.TsHandlerState";
+  XLA_FFI_TypeId_Register_Args a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = XLA_FFI_TypeId_Register_Args_STRUCT_SIZE;
+  a.name.ptr = name;
+  a.name.len = sizeof name - 1;
+  a.type_id = id;
+  XLA_FFI_Error* e = api->XLA_FFI_TypeId_Register(&a);
+  if (e) return aux_error(api, e);
+  return 0;
+}
+
+int32_t xla_ffi_deno_ctx_state_set(double api_d, double ctx, double key) {
+  const XLA_FFI_Api* api = API(api_d);
+  NEED(api, XLA_FFI_State_Set);
+  XLA_FFI_TypeId id;
+  if (register_state_type(api, &id)) return 1;
+  int64_t* box = malloc(sizeof(int64_t));
+  if (box == NULL) return aux_text("Out of memory");
+  *box = (int64_t)key;
+  XLA_FFI_State_Set_Args a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = XLA_FFI_State_Set_Args_STRUCT_SIZE;
+  a.ctx = CTX(ctx);
+  a.type_id = &id;
+  a.state = box;
+  a.deleter = state_deleter;
+  XLA_FFI_Error* e = api->XLA_FFI_State_Set(&a);
+  if (e) {
+    free(box);
+    return aux_error(api, e);
+  }
+  return 0;
+}
+
+int32_t xla_ffi_deno_ctx_state_get(double api_d, double ctx) {
+  const XLA_FFI_Api* api = API(api_d);
+  NEED(api, XLA_FFI_State_Get);
+  XLA_FFI_TypeId id = {STATE_TYPE_ID};
+  XLA_FFI_State_Get_Args a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = XLA_FFI_State_Get_Args_STRUCT_SIZE;
+  a.ctx = CTX(ctx);
+  a.type_id = &id;
+  XLA_FFI_Error* e = api->XLA_FFI_State_Get(&a);
+  if (e) return aux_error(api, e);
+  aux_value(a.state ? (double)*(int64_t*)a.state : -1);
+  return 0;
+}

@@ -1,0 +1,177 @@
+/**
+ * Decoding of flattened attribute records (layout in native/handler_flatten.c).
+ *
+ * @module
+ */
+import { AttrType, attrTypeName, DataType } from "../abi/enums.ts";
+import { dtypeName, dtypeWidth } from "./_dtype.ts";
+import { Dictionary } from "./buffer.ts";
+
+/** What a bound attribute expects. */
+export interface AttrSpec {
+  type: AttrType;
+  dtype: number;
+  pointer: boolean;
+  allowed?: readonly number[];
+}
+
+/** A decode diagnostic (allocated only on failure). */
+export class DecodeFailure {
+  constructor(readonly message: string) {}
+}
+
+const decoder = new TextDecoder();
+
+/** Reads `len` bytes at byte offset `o` as a string (ASCII fast path). */
+export function readString(dv: DataView, o: number, len: number): string {
+  let s = "";
+  for (let i = 0; i < len; i++) {
+    const c = dv.getUint8(o + i);
+    if (c >= 0x80) {
+      return decoder.decode(new Uint8Array(dv.buffer, dv.byteOffset + o, len));
+    }
+    s += String.fromCharCode(c);
+  }
+  return s;
+}
+
+/** Name of the attribute record at `o`. */
+export function readName(dv: DataView, o: number): string {
+  return readString(dv, o + 16, dv.getInt32(o + 8, true));
+}
+
+/** Byte offset of the value part of the attribute record at `o`. */
+export function valueOffset(dv: DataView, o: number): number {
+  return o + 16 + ((dv.getInt32(o + 8, true) + 7) & ~7);
+}
+
+/** Reads one element of dtype at byte offset `o` as a JS number (or boolean for PRED). */
+export function readScalar(dv: DataView, o: number, dtype: number): number | boolean {
+  switch (dtype) {
+    case DataType.PRED:
+      return dv.getUint8(o) !== 0;
+    case DataType.S8:
+      return dv.getInt8(o);
+    case DataType.S16:
+      return dv.getInt16(o, true);
+    case DataType.S32:
+      return dv.getInt32(o, true);
+    case DataType.S64:
+      return dv.getUint32(o, true) + dv.getInt32(o + 4, true) * 4294967296;
+    case DataType.U8:
+      return dv.getUint8(o);
+    case DataType.U16:
+      return dv.getUint16(o, true);
+    case DataType.U32:
+      return dv.getUint32(o, true);
+    case DataType.U64:
+      return dv.getUint32(o, true) + dv.getUint32(o + 4, true) * 4294967296;
+    case DataType.F16:
+      return dv.getFloat16(o, true);
+    case DataType.F32:
+      return dv.getFloat32(o, true);
+    case DataType.F64:
+      return dv.getFloat64(o, true);
+    default:
+      return NaN;
+  }
+}
+
+/** Offsets of `count` consecutive attribute records starting at `o`. */
+export function recordOffsets(dv: DataView, o: number, count: number): number[] {
+  const out = new Array<number>(count);
+  for (let i = 0; i < count; i++) {
+    out[i] = o;
+    o += dv.getInt32(o + 4, true) * 8;
+  }
+  return out;
+}
+
+/** A Dictionary over a private copy of the dictionary record at `o`. */
+export function dictionaryAt(dv: DataView, o: number): Dictionary {
+  const end = o + dv.getInt32(o + 4, true) * 8;
+  const copy = new DataView(dv.buffer.slice(dv.byteOffset + o, dv.byteOffset + end));
+  const v = valueOffset(copy, 0);
+  return new Dictionary(copy, recordOffsets(copy, v + 8, copy.getInt32(v, true)));
+}
+
+/** The value of the attribute record at `o` checked against `spec`. */
+export function attrRecordValue(dv: DataView, o: number, spec: AttrSpec): unknown {
+  const type = dv.getInt32(o, true);
+  if (spec.pointer) {
+    const v = valueOffset(dv, o);
+    if (type !== AttrType.SCALAR || dv.getInt32(v, true) !== DataType.S64) {
+      return new DecodeFailure(
+        `Wrong attribute type: expected i64 scalar for passing pointer but got ${
+          type === AttrType.SCALAR ? dtypeName(dv.getInt32(v, true)) : attrTypeName(type)
+        }`,
+      );
+    }
+    return readScalar(dv, v + 8, DataType.S64);
+  }
+  if (type !== spec.type) {
+    return new DecodeFailure(
+      `Wrong attribute type: expected ${attrTypeName(spec.type)} but got ${attrTypeName(type)}`,
+    );
+  }
+  const v = valueOffset(dv, o);
+  switch (type) {
+    case AttrType.SCALAR: {
+      const dt = dv.getInt32(v, true);
+      if (dt !== spec.dtype) {
+        return new DecodeFailure(
+          `Wrong scalar data type: expected ${dtypeName(spec.dtype)} but got ${dtypeName(dt)}`,
+        );
+      }
+      const value = readScalar(dv, v + 8, dt);
+      if (spec.allowed !== undefined && !spec.allowed.includes(value as number)) {
+        return new DecodeFailure(
+          `Wrong enum value: ${value} is not one of ${spec.allowed.join(", ")}`,
+        );
+      }
+      return value;
+    }
+    case AttrType.ARRAY: {
+      const dt = dv.getInt32(v, true);
+      if (dt !== spec.dtype) {
+        return new DecodeFailure(
+          `Wrong array data type: expected ${dtypeName(spec.dtype)} but got ${dtypeName(dt)}`,
+        );
+      }
+      return readArray(dv, v);
+    }
+    case AttrType.STRING:
+      return readString(dv, v + 8, dv.getInt32(v, true));
+    case AttrType.DICTIONARY:
+      return dictionaryAt(dv, o);
+    default:
+      return new DecodeFailure(`Unsupported attribute type ${type}`);
+  }
+}
+
+function readArray(dv: DataView, v: number): unknown[] {
+  const dt = dv.getInt32(v, true);
+  const n = dv.getInt32(v + 4, true);
+  const w = dtypeWidth(dt);
+  const out = new Array(n);
+  for (let i = 0; i < n; i++) out[i] = readScalar(dv, v + 8 + i * w, dt);
+  return out;
+}
+
+/** The value of the attribute record at `o` in its natural JS type. */
+export function naturalAttrValue(dv: DataView, o: number): unknown {
+  const type = dv.getInt32(o, true);
+  const v = valueOffset(dv, o);
+  switch (type) {
+    case AttrType.SCALAR:
+      return readScalar(dv, v + 8, dv.getInt32(v, true));
+    case AttrType.ARRAY:
+      return readArray(dv, v);
+    case AttrType.STRING:
+      return readString(dv, v + 8, dv.getInt32(v, true));
+    case AttrType.DICTIONARY:
+      return dictionaryAt(dv, o);
+    default:
+      return undefined;
+  }
+}

@@ -1,0 +1,14 @@
+/**
+ * TS handlers for the XLA FFI: the binding DSL, buffers, dictionaries,
+ * context values and handler bundles.
+ *
+ * @module
+ */
+export { Binding, Ffi, Handler, HandlerBundle } from "./binding.ts";
+export type { AttrValueOf, CtxValueOf, FfiBinder, HandlerOptions } from "./binding.ts";
+export { Dictionary, FfiBuffer, RemainingBuffers } from "./buffer.ts";
+export type { AttrKind, AttrValue, ScalarKind } from "./buffer.ts";
+export { ScratchAllocator, ThreadPool } from "./context.ts";
+export { handlerHostStats } from "./host.ts";
+export type { CtxKind } from "./host.ts";
+export type { AnyTypedArray, TypedArrayOf } from "./_dtype.ts";
