@@ -217,8 +217,8 @@ Deno.test("run: handler errors, stages, not-a-handler, module targets", async ()
   try {
     Deno.writeTextFileSync(`${dir}/h.ts`, "export function scale() {}\nexport const n = 1;\n");
     const fn = await cli(["run", `${dir}/h.ts`, "scale"]);
-    assert.equal(fn.code, ExitCode.UNAVAILABLE);
-    assert.match(fn.err, /turning TS functions into XLA FFI handlers is not available/);
+    assert.equal(fn.code, ExitCode.LIBRARY);
+    assert.match(fn.err, /'scale' in .* is a plain function: export a handler bound/);
     const n = await cli(["run", `${dir}/h.ts`, "n"]);
     assert.equal(n.code, ExitCode.LIBRARY);
     assert.match(n.err, /'n' in .* is not a handler/);
