@@ -13,7 +13,7 @@ import {
   _outF32,
   _sym,
 } from "./driver.ts";
-import { _streamHandle, type Stream } from "./stream.ts";
+import { _streamHandle, type StreamLike } from "./stream.ts";
 
 /** `CU_EVENT_DISABLE_TIMING`. */
 const DISABLE_TIMING = 2;
@@ -91,7 +91,7 @@ export class Event {
   }
 
   /** Records the event on a stream (default: the legacy default stream). */
-  record(stream?: Stream | null): void {
+  record(stream?: StreamLike): void {
     _check(_sym("cuEventRecord")(this.handle, _streamHandle(stream)), "cuEventRecord");
   }
 
@@ -109,7 +109,7 @@ export class Event {
   }
 
   /** Makes `stream` wait for this event before running later work (`cuStreamWaitEvent`). */
-  wait(stream?: Stream | null): void {
+  wait(stream?: StreamLike): void {
     _check(
       _sym("cuStreamWaitEvent")(_streamHandle(stream), this.handle, 0),
       "cuStreamWaitEvent",

@@ -8,7 +8,7 @@ import { ErrorCode } from "../abi/enums.ts";
 import { FfiError } from "../errors.ts";
 import { _check, _driverGeneration, _sym } from "./driver.ts";
 import { DeviceMemory } from "./memory.ts";
-import { _streamHandle, type Stream } from "./stream.ts";
+import { _streamHandle, type StreamLike } from "./stream.ts";
 
 /** Kernel parameter types: C scalars and pointers (`T*` is `"pointer"`). */
 export type ScalarType =
@@ -140,13 +140,24 @@ export function ptr(address: bigint | number): Scalar {
 }
 
 /**
- * A kernel argument: a typed {@link Scalar}; {@link DeviceMemory} (its
- * device address); a bigint (a 64-bit value or address); a pointer object
- * or `null`; a number or boolean (converted by the kernel's signature).
+ * Anything that names device memory by its address: a handler's `FfiBuffer`
+ * (`data`, a number), a runtime `DeviceBuffer` or {@link DeviceMemory}
+ * (`ptr`, a bigint). Passed to a kernel, it becomes that address.
+ */
+export type DeviceAddressLike =
+  | { readonly data: number | bigint }
+  | { readonly ptr: bigint };
+
+/**
+ * A kernel argument: a typed {@link Scalar}; {@link DeviceMemory}, a
+ * handler's `FfiBuffer` or any {@link DeviceAddressLike} (its device
+ * address); a bigint (a 64-bit value or address); a pointer object or
+ * `null`; a number or boolean (converted by the kernel's signature).
  */
 export type KernelArg =
   | Scalar
   | DeviceMemory
+  | DeviceAddressLike
   | bigint
   | number
   | boolean
@@ -158,7 +169,9 @@ export type Dim3 = number | readonly [number, number?, number?];
 
 /**
  * How to launch a kernel: grid and block dimensions, dynamic shared memory
- * in bytes (default 0), and the stream (default: the legacy default stream).
+ * in bytes (default 0), and the stream (default: the legacy default stream):
+ * a `Stream`, or a raw `CUstream` such as the number a TS handler's
+ * `.ctx("stream")` receives.
  */
 export interface LaunchConfig {
   /** Blocks in the grid. */
@@ -168,7 +181,7 @@ export interface LaunchConfig {
   /** Dynamic shared memory per block, bytes. */
   sharedMem?: number;
   /** The stream to queue the launch on. */
-  stream?: Stream | null;
+  stream?: StreamLike;
 }
 
 const SLOT = 8;
@@ -252,7 +265,7 @@ export class _ArgPack {
       } else if (a === null) {
         view.setBigUint64(off, 0n, true);
       } else if (typeof a === "object") {
-        view.setBigUint64(off, Deno.UnsafePointer.value(a), true);
+        view.setBigUint64(off, addressOf(a, i, declared), true);
       } else {
         throw invalid(`Kernel argument ${i} has an unsupported type ${typeof a}`);
       }
@@ -319,6 +332,28 @@ export class _ArgPack {
         throw invalid(`Kernel argument ${i} has an unknown type ${type as string}`);
     }
   }
+}
+
+/**
+ * The device address of an object argument: `data` (a handler's FfiBuffer),
+ * `ptr` (DeviceBuffer and the like), or a pointer object.
+ */
+function addressOf(a: object, i: number, declared: ScalarType | undefined): bigint {
+  if (declared && declared !== "pointer" && declared !== "u64" && declared !== "i64") {
+    throw invalid(`Kernel argument ${i} is an address but the kernel takes ${declared}`);
+  }
+  if (Object.getPrototypeOf(a) === null) {
+    // Pointer objects have no prototype.
+    return Deno.UnsafePointer.value(a as Deno.PointerObject);
+  }
+  const o = a as { data?: unknown; ptr?: unknown };
+  const v = o.data !== undefined ? o.data : o.ptr;
+  if (typeof v === "number" && Number.isSafeInteger(v) && v >= 0) return BigInt(v);
+  if (typeof v === "bigint" && v >= 0n && v < 1n << 64n) return v;
+  throw invalid(
+    `Kernel argument ${i} is an object without a device address: pass a Scalar, ` +
+      `DeviceMemory, a buffer (data or ptr), a pointer, a bigint or a number`,
+  );
 }
 
 function dim(d: Dim3, k: 0 | 1 | 2, what: string): number {

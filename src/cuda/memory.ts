@@ -7,7 +7,7 @@
 import { ErrorCode } from "../abi/enums.ts";
 import { FfiError } from "../errors.ts";
 import { _check, _closedError, _out64, _sym } from "./driver.ts";
-import { _streamHandle, type Stream } from "./stream.ts";
+import { _streamHandle, type StreamLike } from "./stream.ts";
 
 /** Host memory a copy reads or writes: any typed array, DataView or ArrayBuffer. */
 export type HostBuffer = ArrayBufferView | ArrayBuffer;
@@ -80,7 +80,7 @@ export class DeviceMemory {
    * stream.synchronize();
    * ```
    */
-  static allocAsync(bytes: number, stream?: Stream | null): DeviceMemory {
+  static allocAsync(bytes: number, stream?: StreamLike): DeviceMemory {
     const alloc = _sym("cuMemAllocAsync");
     byteSize(bytes, "Allocation size");
     _check(alloc(_out64, BigInt(bytes), _streamHandle(stream)), "cuMemAllocAsync");
@@ -148,7 +148,7 @@ export class DeviceMemory {
   }
 
   /** Queues a copy of `src` to the device on `stream` (`cuMemcpyHtoDAsync`). */
-  copyFromHostAsync(src: HostBuffer, stream: Stream | null, offset = 0): void {
+  copyFromHostAsync(src: HostBuffer, stream: StreamLike, offset = 0): void {
     const fn = _sym("cuMemcpyHtoDAsync_v2");
     const dst = this.#range(offset, src.byteLength, "Copy");
     _check(
@@ -165,7 +165,7 @@ export class DeviceMemory {
   }
 
   /** Queues a copy into `dst` on `stream` (`cuMemcpyDtoHAsync`). */
-  copyToHostAsync(dst: HostBuffer, stream: Stream | null, offset = 0): void {
+  copyToHostAsync(dst: HostBuffer, stream: StreamLike, offset = 0): void {
     const fn = _sym("cuMemcpyDtoHAsync_v2");
     const src = this.#range(offset, dst.byteLength, "Copy");
     _check(
@@ -186,7 +186,7 @@ export class DeviceMemory {
   }
 
   /** Queues a device-to-device copy on `stream` (`cuMemcpyDtoDAsync`). */
-  copyFromDeviceAsync(src: DeviceMemory, stream: Stream | null, bytes: number = src.bytes): void {
+  copyFromDeviceAsync(src: DeviceMemory, stream: StreamLike, bytes: number = src.bytes): void {
     const fn = _sym("cuMemcpyDtoDAsync_v2");
     const d = this.#range(0, bytes, "Copy");
     const s = src.#range(0, bytes, "Copy");
@@ -197,7 +197,7 @@ export class DeviceMemory {
    * Sets every byte to `value` (`cuMemsetD8`); with a stream, queued on it
    * (`cuMemsetD8Async`).
    */
-  fill(value: number, stream?: Stream | null): void {
+  fill(value: number, stream?: StreamLike): void {
     const p = this.ptr;
     if (!Number.isInteger(value) || value < 0 || value > 255) {
       throw new FfiError(ErrorCode.INVALID_ARGUMENT, `Byte value must be 0..255, got ${value}`);
@@ -214,7 +214,7 @@ export class DeviceMemory {
    * Sets every 32-bit word to `value` (`cuMemsetD32`, e.g. a float's bits);
    * the size must be a multiple of 4. With a stream, queued on it.
    */
-  fill32(value: number, stream?: Stream | null): void {
+  fill32(value: number, stream?: StreamLike): void {
     const p = this.ptr;
     if (!Number.isInteger(value) || value < -(2 ** 31) || value > 2 ** 32 - 1) {
       throw new FfiError(
@@ -238,7 +238,7 @@ export class DeviceMemory {
   }
 
   /** Frees the memory in stream order (`cuMemFreeAsync`) and closes this object. */
-  freeAsync(stream?: Stream | null): void {
+  freeAsync(stream?: StreamLike): void {
     const fn = _sym("cuMemFreeAsync");
     const p = this.ptr;
     const h = _streamHandle(stream);

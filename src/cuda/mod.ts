@@ -42,10 +42,11 @@ export {
 export { Device, DeviceAttribute, deviceCount, driverVersion } from "./device.ts";
 export { Context, init } from "./context.ts";
 export { DeviceMemory, type HostBuffer } from "./memory.ts";
-export { Stream } from "./stream.ts";
+export { Stream, type StreamLike } from "./stream.ts";
 export { Event } from "./event.ts";
 export { Kernel, launch, Module } from "./module.ts";
 export {
+  type DeviceAddressLike,
   type Dim3,
   f32,
   f64,

@@ -59,25 +59,20 @@ export class Stream {
    *
    * @example
    * ```ts ignore
-   * import { Stream } from "@deno-xla/ffi/cuda";
-   * declare const xlaStream: Deno.PointerValue;
-   * using stream = Stream.wrap(xlaStream);
+   * import { DataType, Ffi } from "@deno-xla/ffi";
+   * import { DeviceMemory, Stream } from "@deno-xla/ffi/cuda";
+   * // A TS handler's `.ctx("stream")` is the stream's address (a number).
+   * Ffi.bind().ret(DataType.F32, 1).ctx("stream").to((out, stream) => {
+   *   using s = Stream.wrap(stream); // closing the wrapper leaves XLA's stream alone
+   *   DeviceMemory.wrap(out.data, out.byteSize).fill(0, s);
+   * });
    * ```
    */
   static wrap(handle: Deno.PointerValue | bigint | number): Stream {
     _sym("cuStreamSynchronize"); // CUDA must be usable.
-    let p: Deno.PointerValue;
-    if (typeof handle === "bigint" || typeof handle === "number") {
-      if (typeof handle === "number" && (!Number.isSafeInteger(handle) || handle < 0)) {
-        throw new FfiError(ErrorCode.INVALID_ARGUMENT, `Invalid stream address ${handle}`);
-      }
-      if (typeof handle === "bigint" && (handle < 0n || handle >= 1n << 64n)) {
-        throw new FfiError(ErrorCode.INVALID_ARGUMENT, `Invalid stream address ${handle}`);
-      }
-      p = Deno.UnsafePointer.create(BigInt(handle));
-    } else {
-      p = handle;
-    }
+    const p = typeof handle === "bigint" || typeof handle === "number"
+      ? _streamPointer(handle)
+      : handle;
     return new Stream(p, false);
   }
 
@@ -131,7 +126,35 @@ export class Stream {
   }
 }
 
+/**
+ * A stream where one is queued on: a {@link Stream}, or a raw `CUstream` as
+ * a pointer, bigint or number (e.g. the value a TS handler's
+ * `.ctx("stream")` receives); `null`/`undefined`/0: the legacy default stream.
+ */
+export type StreamLike = Stream | Deno.PointerValue | bigint | number | undefined;
+
+let lastAddress: number | bigint = 0;
+let lastPointer: Deno.PointerValue = null;
+
 /** The stream handle of an optional stream (null: the legacy default stream). */
-export function _streamHandle(stream: Stream | null | undefined): Deno.PointerValue {
-  return stream ? stream.handle : null;
+export function _streamHandle(stream: StreamLike): Deno.PointerValue {
+  if (stream instanceof Stream) return stream.handle;
+  if (stream === null || stream === undefined) return null;
+  if (typeof stream === "object") return stream;
+  if (stream === lastAddress) return lastPointer; // a handler's stream, call after call
+  const p = _streamPointer(stream);
+  lastAddress = stream;
+  lastPointer = p;
+  return p;
+}
+
+/** A `CUstream` address as a pointer; INVALID_ARGUMENT when it is not an address. */
+function _streamPointer(handle: bigint | number): Deno.PointerValue {
+  if (typeof handle === "number" && (!Number.isSafeInteger(handle) || handle < 0)) {
+    throw new FfiError(ErrorCode.INVALID_ARGUMENT, `Invalid stream address ${handle}`);
+  }
+  if (typeof handle === "bigint" && (handle < 0n || handle >= 1n << 64n)) {
+    throw new FfiError(ErrorCode.INVALID_ARGUMENT, `Invalid stream address ${handle}`);
+  }
+  return Deno.UnsafePointer.create(BigInt(handle));
 }
