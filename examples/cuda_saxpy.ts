@@ -10,11 +10,11 @@
  * XLA_FFI_DENO_CUDA names another driver library (the tests use a host
  * stand-in).
  *
- * Run: deno run --allow-ffi --allow-read --allow-env examples/cuda_saxpy.ts
+ * Run: deno run --allow-ffi --allow-read --allow-write --allow-run --allow-env examples/cuda_saxpy.ts
  *
  * @module
  */
-import { CallFrameBuilder, DataType, Ffi, FfiError, Runtime } from "../mod.ts";
+import { CallFrameBuilder, DataType, Ffi, type FfiError, Runtime } from "../mod.ts";
 import { cudaUnavailableReason, DeviceMemory, Module, Stream } from "../src/cuda/mod.ts";
 
 const BLOCK = 256;
@@ -33,7 +33,9 @@ async function main(): Promise<void> {
     .to((x, y, out, alpha, stream) => {
       const n = out.elementCount;
       if (x.elementCount !== n || y.elementCount !== n) {
-        throw new RangeError(`x, y and out need the same length: ${x.dims}, ${y.dims}, ${out.dims}`);
+        throw new RangeError(
+          `x, y and out need the same length: ${x.dims}, ${y.dims}, ${out.dims}`,
+        );
       }
       if (n === 0) return;
       using s = Stream.wrap(stream); // not owned: closing it leaves XLA's stream alone
@@ -68,7 +70,9 @@ async function main(): Promise<void> {
   // From another thread: the runtime waits for the handler there; the JS event loop stays free.
   await rt.call("example.cuda_saxpy", frame);
   rt.synchronize();
-  console.log(`again through rt.call: ${rt.toHost(out)[n - 1]} (expect ${2 * xs[n - 1]! + ys[n - 1]!})`);
+  console.log(
+    `again through rt.call: ${rt.toHost(out)[n - 1]} (expect ${2 * xs[n - 1]! + ys[n - 1]!})`,
+  );
 
   // Bad input is the handler's XLA error, with ffi.h's words.
   using bad = new CallFrameBuilder().arg(x).arg(x).ret(out).build(); // no alpha

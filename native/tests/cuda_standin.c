@@ -8,6 +8,7 @@
  * blocks, out-parameters, strides, offsets) and error plumbing for real.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -142,12 +143,30 @@ CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total) {
   return OK;
 }
 
+/* The live allocations' ranges, so cuPointerGetAttribute can tell "device"
+ * memory from host memory as the driver does (a list under a mutex: the
+ * embedded runtime allocates from several threads). */
+struct range { CUdeviceptr base; size_t bytes; struct range *next; };
+static struct range *ranges;
+static pthread_mutex_t ranges_mu = PTHREAD_MUTEX_INITIALIZER;
+
 CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) {
   if (!current_ctx) return INVALID_CONTEXT;
   if (bytes == 0) return INVALID_VALUE;
   if (bytes > STANDIN_MAX_ALLOC) return OUT_OF_MEMORY;
   void *m = malloc(bytes);
-  if (!m) return OUT_OF_MEMORY;
+  struct range *r = malloc(sizeof *r);
+  if (!m || !r) {
+    free(m);
+    free(r);
+    return OUT_OF_MEMORY;
+  }
+  r->base = (CUdeviceptr)(uintptr_t)m;
+  r->bytes = bytes;
+  pthread_mutex_lock(&ranges_mu);
+  r->next = ranges;
+  ranges = r;
+  pthread_mutex_unlock(&ranges_mu);
   live_allocations++;
   *p = (CUdeviceptr)(uintptr_t)m;
   return OK;
@@ -156,9 +175,31 @@ CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) {
 CUresult cuMemFree_v2(CUdeviceptr p) {
   if (!current_ctx) return INVALID_CONTEXT;
   if (p == 0) return OK;
+  pthread_mutex_lock(&ranges_mu);
+  struct range **at = &ranges;
+  while (*at && (*at)->base != p) at = &(*at)->next;
+  struct range *r = *at;
+  if (r) *at = r->next;
+  pthread_mutex_unlock(&ranges_mu);
+  if (!r) return INVALID_VALUE;
+  free(r);
   free((void *)(uintptr_t)p);
   live_allocations--;
   return OK;
+}
+
+/* Memory type (2) and managed flag (8) of an address: device memory for
+ * addresses inside a live allocation; anything else is unregistered host
+ * memory, for which the driver answers CUDA_ERROR_INVALID_VALUE. */
+CUresult cuPointerGetAttribute(void *data, int attribute, CUdeviceptr p) {
+  pthread_mutex_lock(&ranges_mu);
+  const struct range *r = ranges;
+  while (r && !(p >= r->base && p - r->base < r->bytes)) r = r->next;
+  pthread_mutex_unlock(&ranges_mu);
+  if (!r) return INVALID_VALUE;
+  if (attribute == 2) { *(unsigned *)data = 2; return OK; } /* CU_MEMORYTYPE_DEVICE */
+  if (attribute == 8) { *(unsigned *)data = 0; return OK; } /* not managed */
+  return INVALID_VALUE;
 }
 
 /* Stream-ordered allocation: counts calls and keeps the last stream used,

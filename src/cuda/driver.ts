@@ -8,6 +8,7 @@
  */
 import { ErrorCode } from "../abi/enums.ts";
 import { FfiError } from "../errors.ts";
+import { _setDeviceMemoryCheck } from "../handler/_device_memory.ts";
 import { CUDA_SYMBOLS, type CudaSymbols } from "./symbols.ts";
 
 /** The driver's symbols; a symbol the driver lacks is `null`. */
@@ -108,7 +109,27 @@ export function _driver(): CudaDriver {
     throw initError;
   }
   initialized = true;
+  if (lib.symbols.cuPointerGetAttribute) _setDeviceMemoryCheck(deviceMemoryReason);
   return lib.symbols;
+}
+
+const MEMORY_TYPE = 2; // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
+const MEMORYTYPE_DEVICE = 2; // CU_MEMORYTYPE_DEVICE
+const IS_MANAGED = 8; // CU_POINTER_ATTRIBUTE_IS_MANAGED
+
+/**
+ * "CUDA device memory" when `address` is device memory the host cannot
+ * read (managed memory can be read), else undefined. Never throws.
+ */
+function deviceMemoryReason(address: number): string | undefined {
+  const fn = initialized ? library?.symbols.cuPointerGetAttribute : undefined;
+  if (!fn) return undefined;
+  const p = BigInt(address);
+  _out32[0] = 0;
+  if (fn(_out32, MEMORY_TYPE, p) !== 0 || _out32[0] !== MEMORYTYPE_DEVICE) return undefined;
+  _out32[0] = 0;
+  if (fn(_out32, IS_MANAGED, p) === 0 && (_out32[0]! & 0xff) !== 0) return undefined;
+  return "CUDA device memory";
 }
 
 /**

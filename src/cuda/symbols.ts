@@ -77,6 +77,7 @@ export const CUDA_SYMBOLS = {
   cuModuleUnload: { parameters: ["pointer"], result: r, optional: opt },
   cuModuleGetFunction: { parameters: ["buffer", "pointer", "buffer"], result: r, optional: opt },
   cuFuncGetAttribute: { parameters: ["buffer", "i32", "pointer"], result: r, optional: opt },
+  cuPointerGetAttribute: { parameters: ["buffer", "i32", "u64"], result: r, optional: opt },
   cuLaunchKernel: {
     parameters: [
       "pointer",

@@ -8,6 +8,7 @@
  */
 import { AttrType, DataType, ErrorCode } from "../abi/enums.ts";
 import { FfiError } from "../errors.ts";
+import { _deviceMemoryCheck } from "./_device_memory.ts";
 import {
   type AnyTypedArray,
   dtypeName,
@@ -75,12 +76,25 @@ export class FfiBuffer<D extends DataType = DataType> {
   /**
    * A TypedArray over the buffer's host memory (no copy; valid while the
    * runtime keeps the buffer alive, i.e. during the handler call). Made on
-   * first use and then reused.
+   * first use and then reused. A buffer in CUDA device memory (a CUDA
+   * runtime's buffers) has no host view: FfiError FAILED_PRECONDITION; pass
+   * such a buffer to a kernel launch, or copy it with the CUDA bindings.
    */
   typed(): TypedArrayOf<D> {
     if (this.#view === undefined) {
       const bytes = this.byteSize;
       const ptr = this.pointer;
+      const why = _deviceMemoryCheck !== undefined && ptr !== null && bytes > 0
+        ? _deviceMemoryCheck(this.data)
+        : undefined;
+      if (why !== undefined) {
+        throw new FfiError(
+          ErrorCode.FAILED_PRECONDITION,
+          `FfiBuffer.typed(): the buffer at 0x${this.data.toString(16)} is ${why}, which the ` +
+            `host cannot read: pass the buffer to a kernel (launch(kernel, config, buffer)) or ` +
+            `copy it with DeviceMemory.wrap(buffer.data, buffer.byteSize)`,
+        );
+      }
       const ab = ptr === null || bytes === 0
         ? new ArrayBuffer(0)
         : Deno.UnsafePointerView.getArrayBuffer(ptr, bytes);

@@ -1,0 +1,323 @@
+/**
+ * TS handlers on the GPU: a handler bound with `.ctx("stream")` in a CUDA
+ * runtime gets the runtime's stream, launches the saxpy kernel on it with
+ * its buffers' device addresses, and a failed launch becomes the handler's
+ * XLA error with the CUDA error name. Also examples/cuda_saxpy.ts end to end.
+ *
+ * - Everywhere a C compiler exists: on the stand-in driver
+ *   (native/tests/cuda_standin.c), which runs saxpy on the host by reading
+ *   kernelParams and records the stream of the last launch.
+ * - With a CUDA device: the same on the GPU (skipped with the reason otherwise).
+ * - Without any driver: UNAVAILABLE, and the example reports why it skipped.
+ */
+import assert from "node:assert/strict";
+import { buildSharedLibrary, findCompiler } from "../build.ts";
+import {
+  CallFrameBuilder,
+  DataType,
+  ErrorCode,
+  Ffi,
+  type FfiBuffer,
+  FfiError,
+  Runtime,
+} from "../mod.ts";
+import { _useDriverLibrary } from "../src/cuda/driver.ts";
+import {
+  cudaAvailable,
+  cudaUnavailableReason,
+  DeviceMemory,
+  type Kernel,
+  launch,
+  Module,
+  Stream,
+} from "../src/cuda/mod.ts";
+
+const gpuReason = cudaUnavailableReason();
+const hasCuda = gpuReason === undefined;
+if (!hasCuda) console.log(`CUDA TS-handler GPU tests skipped: ${gpuReason}`);
+
+let standinPath: string | undefined;
+try {
+  findCompiler();
+  standinPath = buildSharedLibrary({
+    name: "cuda_standin",
+    sources: ["native/tests/cuda_standin.c"],
+  });
+} catch (e) {
+  console.log(`CUDA TS-handler stand-in tests skipped: ${(e as Error).message}`);
+}
+
+/** Test hooks of the stand-in (the same loaded copy the bindings and the runtime use). */
+const standin = standinPath
+  ? Deno.dlopen(standinPath, {
+    standin_last_stream_is: { parameters: ["pointer"], result: "i32" },
+    standin_last_launch: { parameters: ["i32"], result: "u32" },
+    standin_live_allocations: { parameters: [], result: "i64" },
+  }).symbols
+  : undefined;
+
+if (standinPath) {
+  // Open the driver once outside any test, so no test sees a new resource.
+  _useDriverLibrary(standinPath);
+  assert.ok(cudaAvailable());
+  _useDriverLibrary(undefined);
+}
+
+const MISSING_DRIVER = "/nonexistent/libcuda-missing.so.1";
+const PTX = Deno.readTextFileSync(new URL("../examples/kernels/saxpy.ptx", import.meta.url));
+
+function withDriver(path: string | undefined, fn: () => void | Promise<void>) {
+  return async () => {
+    _useDriverLibrary(path);
+    try {
+      await fn();
+    } finally {
+      _useDriverLibrary(undefined);
+    }
+  };
+}
+
+function isFfi(code: ErrorCode, message?: RegExp) {
+  return (e: unknown) => {
+    assert.ok(e instanceof FfiError, `expected FfiError, got ${e}`);
+    assert.equal(ErrorCode[e.code], ErrorCode[code], e.message);
+    if (message) assert.match(e.message, message);
+    return true;
+  };
+}
+
+/** What the saxpy handler saw in its last call. */
+interface Seen {
+  stream: number;
+  calls: number;
+}
+
+/**
+ * out = alpha * x + y as a TS handler: copies y to out and launches saxpy,
+ * both on the stream from the context, passing the raw stream value and the
+ * FfiBuffers themselves (no wrappers); `block` sets the launch's block size.
+ */
+function saxpyHandler(kernel: Kernel, seen: Seen, block = 128) {
+  return Ffi.bind()
+    .arg(DataType.F32, 1)
+    .arg(DataType.F32, 1)
+    .ret(DataType.F32, 1)
+    .attr("alpha", "f32")
+    .ctx("stream")
+    .to((x: FfiBuffer, y: FfiBuffer, out: FfiBuffer, alpha: number, stream: number) => {
+      seen.stream = stream;
+      seen.calls++;
+      const n = out.elementCount;
+      DeviceMemory.wrap(out.data, out.byteSize)
+        .copyFromDeviceAsync(DeviceMemory.wrap(y.data, y.byteSize), stream);
+      launch(kernel, { grid: Math.ceil(n / block), block, stream }, alpha, x, out, n);
+    });
+}
+
+/** The scenario on whichever driver is in use (`probe`: the stand-in's hooks). */
+async function saxpyScenario(probe: typeof standin): Promise<void> {
+  using rt = new Runtime({ platform: "CUDA" });
+  using mod = Module.load(PTX);
+  const kernel = mod.kernel("saxpy", ["f32", "pointer", "pointer", "i32"]);
+  const seen: Seen = { stream: -1, calls: 0 };
+  using h = saxpyHandler(kernel, seen);
+
+  const n = 1000;
+  const xs = new Float32Array(n).map((_, i) => i - 300);
+  const ys = new Float32Array(n).map((_, i) => (i % 9) * 0.5);
+  using x = rt.deviceArg(xs);
+  using y = rt.deviceArg(ys);
+  using out = rt.deviceBuffer(DataType.F32, [n]);
+  using frame = new CallFrameBuilder().arg(x).arg(y).ret(out).attr("alpha", 3, DataType.F32)
+    .build();
+  const expect = xs.map((v, i) => 3 * v + ys[i]!);
+
+  rt.callSync(h, frame);
+  assert.equal(seen.stream, Number(Deno.UnsafePointer.value(rt.stream!.handle)));
+  assert.notEqual(seen.stream, 0);
+  assert.deepEqual(rt.toHost(out), expect);
+  assert.deepEqual(rt.toHost(y), ys); // y untouched: out got the copy
+  if (probe) {
+    assert.equal(
+      probe.standin_last_stream_is(rt.stream!.handle),
+      1,
+      "launched on the runtime's stream",
+    );
+    assert.deepEqual([0, 1, 2, 3, 4, 5].map((i) => probe.standin_last_launch(i)), [
+      8,
+      1,
+      1,
+      128,
+      1,
+      1,
+    ]);
+  }
+
+  // From a runtime thread: the handler still runs on the JS thread, same stream.
+  await rt.call(h, frame, { runId: 2 });
+  assert.equal(seen.calls, 2);
+  assert.equal(seen.stream, Number(Deno.UnsafePointer.value(rt.stream!.handle)));
+  assert.deepEqual(rt.toHost(out), expect);
+
+  // Registered by name for the runtime's platform, as XLA looks it up.
+  const name = `test.cuda_handler_saxpy.${probe ? "standin" : "gpu"}`;
+  rt.register(name, h);
+  rt.callSync(name, frame);
+  assert.equal(seen.calls, 3);
+  assert.deepEqual(rt.toHost(out), expect);
+}
+
+/** A launch the driver refuses (2048 threads per block) fails the call with its name. */
+async function failedLaunchScenario(): Promise<void> {
+  using rt = new Runtime({ platform: "CUDA" });
+  using mod = Module.load(PTX);
+  const kernel = mod.kernel("saxpy", ["f32", "pointer", "pointer", "i32"]);
+  const seen: Seen = { stream: -1, calls: 0 };
+  using h = saxpyHandler(kernel, seen, 2048);
+  using x = rt.deviceArg(new Float32Array(4096).fill(1));
+  using out = rt.deviceBuffer(DataType.F32, [4096]);
+  using frame = new CallFrameBuilder().arg(x).arg(x).ret(out).attr("alpha", 2, DataType.F32)
+    .build();
+  const launchError = /CUDA_ERROR_INVALID_VALUE: invalid argument \(cuLaunchKernel\)/;
+  assert.throws(() => rt.callSync(h, frame), isFfi(ErrorCode.INVALID_ARGUMENT, launchError));
+  await assert.rejects(rt.call(h, frame), isFfi(ErrorCode.INVALID_ARGUMENT, launchError));
+  assert.equal(seen.calls, 2);
+  // The runtime and the stream stay usable.
+  rt.synchronize();
+  assert.deepEqual(rt.toHost(out), new Float32Array(4096).fill(1)); // the copy before the launch
+}
+
+/** `typed()` on a device buffer is a clear error, not a host read of device memory. */
+function typedOnDeviceScenario(): void {
+  using rt = new Runtime({ platform: "CUDA" });
+  let address = -1;
+  using h = Ffi.bind().arg(DataType.F32, 1).to((x) => {
+    address = x.data;
+    x.typed();
+  });
+  using x = rt.deviceArg(new Float32Array([1, 2, 3]));
+  using frame = new CallFrameBuilder().arg(x).build();
+  assert.throws(
+    () => rt.callSync(h, frame),
+    isFfi(ErrorCode.FAILED_PRECONDITION, /FfiBuffer\.typed\(\): .* is CUDA device memory/),
+  );
+  assert.equal(BigInt(address), x.ptr);
+}
+
+Deno.test({
+  name: "stand-in: a TS handler launches saxpy on the runtime's stream with its buffers",
+  ignore: !standinPath,
+  fn: withDriver(standinPath, () => saxpyScenario(standin)),
+});
+
+Deno.test({
+  name: "stand-in: a failed launch is the handler's XLA error with the CUDA error name",
+  ignore: !standinPath,
+  fn: withDriver(standinPath, failedLaunchScenario),
+});
+
+Deno.test({
+  name: "stand-in: typed() refuses device buffers; host buffers still read while CUDA is up",
+  ignore: !standinPath,
+  fn: withDriver(standinPath, () => {
+    const live = standin!.standin_live_allocations();
+    typedOnDeviceScenario();
+    // A Host runtime's buffers are host memory: typed() works with the driver initialised.
+    using rt = new Runtime();
+    let sum = 0;
+    using h = Ffi.bind().arg(DataType.F32, 1).to((x) => {
+      for (const v of x.typed()) sum += v;
+    });
+    using frame = new CallFrameBuilder().arg(new Float32Array([1, 2, 3])).build();
+    rt.callSync(h, frame);
+    assert.equal(sum, 6);
+    assert.equal(standin!.standin_live_allocations(), live);
+  }),
+});
+
+Deno.test({
+  name: "GPU: a TS handler launches saxpy on the runtime's stream with its buffers",
+  ignore: !hasCuda,
+  fn: () => saxpyScenario(undefined),
+});
+
+Deno.test({
+  name: "GPU: a failed launch is the handler's XLA error with the CUDA error name",
+  ignore: !hasCuda,
+  fn: failedLaunchScenario,
+});
+
+Deno.test({
+  name: "GPU: typed() refuses device buffers",
+  ignore: !hasCuda,
+  fn: typedOnDeviceScenario,
+});
+
+Deno.test(
+  "without a CUDA driver: the CUDA runtime and CUDA calls in a handler are UNAVAILABLE",
+  withDriver(MISSING_DRIVER, () => {
+    const unavailable = /CUDA is not available: cannot load the CUDA driver/;
+    assert.throws(
+      () => new Runtime({ platform: "CUDA" }),
+      isFfi(ErrorCode.UNAVAILABLE, unavailable),
+    );
+    using rt = new Runtime();
+    using h = Ffi.bind().ret(DataType.F32, 1).to((out) => {
+      using s = Stream.wrap(0);
+      DeviceMemory.wrap(out.data, out.byteSize).fill(0, s);
+    });
+    using frame = new CallFrameBuilder().ret(new Float32Array(4)).build();
+    assert.throws(() => rt.callSync(h, frame), isFfi(ErrorCode.UNAVAILABLE, unavailable));
+    // A Host runtime has no stream to hand out: ffi.h's decode error.
+    using hs = Ffi.bind().ret(DataType.F32, 1).ctx("stream").to(() => {});
+    assert.throws(() => rt.callSync(hs, frame), /XLA FFI GPU context is not available/);
+  }),
+);
+
+async function runExample(driver: string | undefined): Promise<string> {
+  const env: Record<string, string> = {};
+  if (driver !== undefined) env.XLA_FFI_DENO_CUDA = driver;
+  const url = new URL("../examples/cuda_saxpy.ts", import.meta.url);
+  const r = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-ffi",
+      "--allow-read",
+      "--allow-write",
+      "--allow-run",
+      "--allow-env",
+      url.pathname,
+    ],
+    env,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const out = new TextDecoder().decode(r.stdout);
+  assert.equal(r.code, 0, `examples/cuda_saxpy.ts:\n${out}\n${new TextDecoder().decode(r.stderr)}`);
+  return out;
+}
+
+function checkExampleOutput(out: string): void {
+  assert.match(out, /device 0: out = 2 \* x \+ y over 100000 floats/);
+  assert.match(out, /out\[0\.\.4\] = \[1, 2, 3, 4, 5\]/);
+  assert.match(out, /all results correct/);
+  assert.match(out, /again through rt\.call: 1995 \(expect 1995\)/);
+  assert.match(out, /without alpha: Wrong number of attributes: expected 1 but got 0/);
+}
+
+Deno.test("examples/cuda_saxpy.ts without a driver prints why it skipped and exits 0", async () => {
+  const out = await runExample(MISSING_DRIVER);
+  assert.match(out, /^skipped: CUDA is not available: cannot load the CUDA driver /);
+});
+
+Deno.test({
+  name: "examples/cuda_saxpy.ts on the stand-in driver",
+  ignore: !standinPath,
+  fn: async () => checkExampleOutput(await runExample(standinPath)),
+});
+
+Deno.test({
+  name: "examples/cuda_saxpy.ts on the GPU",
+  ignore: !hasCuda,
+  fn: async () => checkExampleOutput(await runExample(undefined)),
+});
