@@ -1,8 +1,9 @@
 /**
  * `deno task demo`: the main examples, end to end, each in its own process
  * (as a user would run it): C handlers in the embedded runtime, an async
- * handler, a stateful handler, attributes of every kind, and the command
- * line on the C library.
+ * handler, a stateful handler, attributes of every kind, the command line
+ * on the C library, and (optional) a TS handler launching a kernel on a
+ * CUDA runtime's stream, which reports `skipped: <reason>` without a driver.
  *
  * Run: deno run --allow-ffi --allow-read --allow-write --allow-run --allow-env examples/demo.ts
  *
@@ -17,7 +18,11 @@ export const DEMO_EXAMPLES: readonly string[] = [
   "stateful_handler.ts",
   "attributes.ts",
   "cli_demo.ts",
+  "cuda_saxpy.ts",
 ];
+
+/** Examples that need hardware: they print `skipped: <reason>` and exit 0 without it. */
+export const OPTIONAL_EXAMPLES: ReadonlySet<string> = new Set(["cuda_saxpy.ts"]);
 
 const PERMISSIONS = [
   "--allow-ffi",
@@ -36,7 +41,8 @@ if (import.meta.main) {
     } catch {
       continue; // an example not in this checkout
     }
-    console.log(`\n== examples/${name} ==`);
+    const note = OPTIONAL_EXAMPLES.has(name) ? " (optional: needs a CUDA driver and device)" : "";
+    console.log(`\n== examples/${name}${note} ==`);
     const { code } = await new Deno.Command(Deno.execPath(), {
       args: ["run", ...PERMISSIONS, url.pathname],
       stdout: "inherit",

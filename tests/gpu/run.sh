@@ -9,7 +9,8 @@
 # *.tgz under .carry/, else a `deno` on PATH.
 #
 # Steps: build the native library (and the PTX when nvcc exists), run every
-# test (the GPU tests run when a CUDA device is present), then the benches:
+# test (the GPU tests run when a CUDA device is present), the TS-handler GPU
+# example (examples/cuda_saxpy.ts), then the benches:
 # bench/gpu/driver_bench.c (the driver API called from C) and
 # bench/gpu/cuda_bench.ts (the same through the bindings) in one run, and
 # the ratios against the targets: bandwidth >= 0.9x the C program, launch
@@ -61,6 +62,22 @@ log="$work/test.log"
 test_status=${PIPESTATUS[0]}
 summary=$(grep -E '^(ok|FAILED) \| [0-9]+ passed' "$log" | tail -n 1)
 echo "tests: ${summary:-no summary} (exit ${test_status})"
+
+# --- Examples on the GPU ----------------------------------------------------
+# A TS handler launching saxpy on a CUDA runtime's stream (tests/cuda_handler_test.ts runs it
+# too; here its output is in the log). Without a device it prints "skipped: <reason>".
+echo "== examples/cuda_saxpy.ts"
+example_out=$("$DENO" run --allow-ffi --allow-read --allow-write --allow-run --allow-env \
+  examples/cuda_saxpy.ts 2>&1)
+example_status=$?
+echo "$example_out"
+if [ "$example_status" -ne 0 ]; then
+  echo "examples/cuda_saxpy.ts failed (exit ${example_status})" >&2
+  test_status=1
+elif command -v nvidia-smi >/dev/null 2>&1 && ! grep -q "all results correct" <<<"$example_out"; then
+  echo "examples/cuda_saxpy.ts did not check its results on this GPU machine" >&2
+  test_status=1
+fi
 
 # --- Benches ----------------------------------------------------------------
 echo "== benches"
