@@ -15,9 +15,10 @@ import { buildSharedLibrary, findCompiler } from "../build.ts";
 import {
   CallFrameBuilder,
   DataType,
+  DeviceBuffer,
   ErrorCode,
   Ffi,
-  type FfiBuffer,
+  FfiBuffer,
   FfiError,
   Runtime,
 } from "../mod.ts";
@@ -26,6 +27,9 @@ import {
   cudaAvailable,
   cudaUnavailableReason,
   DeviceMemory,
+  f32,
+  i32,
+  init,
   type Kernel,
   launch,
   Module,
@@ -232,6 +236,85 @@ Deno.test({
     rt.callSync(h, frame);
     assert.equal(sum, 6);
     assert.equal(standin!.standin_live_allocations(), live);
+  }),
+});
+
+Deno.test({
+  name: "stand-in: launches take buffers, { ptr }, pointer objects and raw stream values",
+  ignore: !standinPath,
+  fn: withDriver(standinPath, () => {
+    using _ctx = init();
+    using mod = Module.load(PTX);
+    const typed = mod.kernel("saxpy", ["f32", "pointer", "pointer", "i32"]);
+    const untyped = mod.kernel("saxpy");
+    using stream = Stream.create();
+    const raw = Number(Deno.UnsafePointer.value(stream.handle));
+    using x = DeviceMemory.alloc(16);
+    using y = DeviceMemory.alloc(16);
+    x.copyFromHost(new Float32Array([1, 2, 3, 4]));
+    y.copyFromHost(new Float32Array([10, 20, 30, 40]));
+    const got = new Float32Array(4);
+    const xb = new FfiBuffer(DataType.F32, Number(x.ptr), [4]);
+    const yb = new FfiBuffer(DataType.F32, Number(y.ptr), [4]);
+
+    // A handler's FfiBuffers and its stream as a number.
+    launch(typed, { grid: 1, block: 4, stream: raw }, 2, xb, yb, 4);
+    assert.equal(standin!.standin_last_stream_is(stream.handle), 1);
+    y.copyToHost(got);
+    assert.deepEqual(got, new Float32Array([12, 24, 36, 48]));
+    // { ptr } objects (a runtime DeviceBuffer) and a bigint stream.
+    using yd = DeviceBuffer.wrap(y, DataType.F32, [4]);
+    typed.launch({ grid: 1, block: 4, stream: BigInt(raw) }, 1, { ptr: x.ptr }, yd, 4);
+    y.copyToHost(got);
+    assert.deepEqual(got, new Float32Array([13, 26, 39, 52]));
+    // Pointer objects, without a signature, on a wrapped stream.
+    using wrapped = Stream.wrap(raw);
+    const xp = Deno.UnsafePointer.create(x.ptr);
+    untyped.launch({ grid: 1, block: 4, stream: wrapped }, f32(-1), xp, yb, i32(4));
+    y.copyToHost(got);
+    assert.deepEqual(got, new Float32Array([12, 24, 36, 48]));
+    assert.equal(standin!.standin_last_stream_is(stream.handle), 1);
+  }),
+});
+
+Deno.test({
+  name: "stand-in: launch arguments that are not addresses, and bad streams, are INVALID_ARGUMENT",
+  ignore: !standinPath,
+  fn: withDriver(standinPath, () => {
+    using _ctx = init();
+    using mod = Module.load(PTX);
+    const typed = mod.kernel("saxpy", ["f32", "pointer", "pointer", "i32"]);
+    using x = DeviceMemory.alloc(16);
+    const xb = new FfiBuffer(DataType.F32, Number(x.ptr), [4]);
+    const config = { grid: 1, block: 4 };
+    assert.throws(
+      () => launch(typed, config, xb, xb, xb, 4),
+      isFfi(
+        ErrorCode.INVALID_ARGUMENT,
+        /^Kernel argument 0 is an address but the kernel takes f32$/,
+      ),
+    );
+    assert.throws(
+      () => launch(typed, config, 2, { size: 4 } as never, xb, 4),
+      isFfi(ErrorCode.INVALID_ARGUMENT, /^Kernel argument 1 is an object without a device address/),
+    );
+    assert.throws(
+      () => launch(typed, config, 2, { data: -8 }, xb, 4),
+      isFfi(ErrorCode.INVALID_ARGUMENT, /^Kernel argument 1 is an object without a device address/),
+    );
+    for (const stream of [-1, 0.5, -1n, 1n << 64n]) {
+      assert.throws(
+        () => launch(typed, { ...config, stream }, 2, xb, xb, 4),
+        isFfi(ErrorCode.INVALID_ARGUMENT, /^Invalid stream address /),
+      );
+    }
+    const mem = DeviceMemory.alloc(16);
+    using closed = DeviceBuffer.wrap(mem, DataType.F32, [4]);
+    mem.close();
+    assert.throws(
+      () => launch(typed, config, 2, xb, closed, 4),
+      isFfi(ErrorCode.FAILED_PRECONDITION, /closed/),
+    );
   }),
 });
 
