@@ -241,6 +241,19 @@ export class Kernel {
  * const out = new Float32Array(n);
  * y.copyToHost(out); // every element is 3 * 1 + 2 = 5
  * ```
+ *
+ * @example In a TS handler: the stream from the context and the buffers as they come.
+ * ```ts ignore
+ * import { DataType, Ffi } from "@deno-xla/ffi";
+ * import { type Kernel, launch } from "@deno-xla/ffi/cuda";
+ * declare const saxpy: Kernel; // (f32 a, f32* x, f32* y, i32 n)
+ * using h = Ffi.bind().arg(DataType.F32, 1).ret(DataType.F32, 1).attr("alpha", "f32")
+ *   .ctx("stream")
+ *   .to((x, y, alpha, stream) => {
+ *     const n = y.elementCount;
+ *     launch(saxpy, { grid: Math.ceil(n / 256), block: 256, stream }, alpha, x, y, n);
+ *   });
+ * ```
  */
 export function launch(kernel: Kernel, config: LaunchConfig, ...args: KernelArg[]): void {
   _launch(kernel.handle, packOf(kernel), config, args);
