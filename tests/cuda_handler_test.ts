@@ -19,10 +19,17 @@ import {
   ErrorCode,
   Ffi,
   FfiBuffer,
-  FfiError,
   Runtime,
 } from "../mod.ts";
 import { _useDriverLibrary } from "../src/cuda/driver.ts";
+import {
+  failedLaunchScenario,
+  isFfi,
+  PTX,
+  saxpyScenario,
+  STANDIN_HOOKS,
+  typedOnDeviceScenario,
+} from "./_cuda_handler_scenarios.ts";
 import {
   cudaAvailable,
   cudaUnavailableReason,
@@ -30,7 +37,6 @@ import {
   f32,
   i32,
   init,
-  type Kernel,
   launch,
   Module,
   Stream,
@@ -52,13 +58,7 @@ try {
 }
 
 /** Test hooks of the stand-in (the same loaded copy the bindings and the runtime use). */
-const standin = standinPath
-  ? Deno.dlopen(standinPath, {
-    standin_last_stream_is: { parameters: ["pointer"], result: "i32" },
-    standin_last_launch: { parameters: ["i32"], result: "u32" },
-    standin_live_allocations: { parameters: [], result: "i64" },
-  }).symbols
-  : undefined;
+const standin = standinPath ? Deno.dlopen(standinPath, STANDIN_HOOKS).symbols : undefined;
 
 if (standinPath) {
   // Open the driver once outside any test, so no test sees a new resource.
@@ -68,7 +68,6 @@ if (standinPath) {
 }
 
 const MISSING_DRIVER = "/nonexistent/libcuda-missing.so.1";
-const PTX = Deno.readTextFileSync(new URL("../examples/kernels/saxpy.ptx", import.meta.url));
 
 function withDriver(path: string | undefined, fn: () => void | Promise<void>) {
   return async () => {
@@ -81,143 +80,16 @@ function withDriver(path: string | undefined, fn: () => void | Promise<void>) {
   };
 }
 
-function isFfi(code: ErrorCode, message?: RegExp) {
-  return (e: unknown) => {
-    assert.ok(e instanceof FfiError, `expected FfiError, got ${e}`);
-    assert.equal(ErrorCode[e.code], ErrorCode[code], e.message);
-    if (message) assert.match(e.message, message);
-    return true;
-  };
-}
-
-/** What the saxpy handler saw in its last call. */
-interface Seen {
-  stream: number;
-  calls: number;
-}
-
-/**
- * out = alpha * x + y as a TS handler: copies y to out and launches saxpy,
- * both on the stream from the context, passing the raw stream value and the
- * FfiBuffers themselves (no wrappers); `block` sets the launch's block size.
- */
-function saxpyHandler(kernel: Kernel, seen: Seen, block = 128) {
-  return Ffi.bind()
-    .arg(DataType.F32, 1)
-    .arg(DataType.F32, 1)
-    .ret(DataType.F32, 1)
-    .attr("alpha", "f32")
-    .ctx("stream")
-    .to((x: FfiBuffer, y: FfiBuffer, out: FfiBuffer, alpha: number, stream: number) => {
-      seen.stream = stream;
-      seen.calls++;
-      const n = out.elementCount;
-      DeviceMemory.wrap(out.data, out.byteSize)
-        .copyFromDeviceAsync(DeviceMemory.wrap(y.data, y.byteSize), stream);
-      launch(kernel, { grid: Math.ceil(n / block), block, stream }, alpha, x, out, n);
-    });
-}
-
-/** The scenario on whichever driver is in use (`probe`: the stand-in's hooks). */
-async function saxpyScenario(probe: typeof standin): Promise<void> {
-  using rt = new Runtime({ platform: "CUDA" });
-  using mod = Module.load(PTX);
-  const kernel = mod.kernel("saxpy", ["f32", "pointer", "pointer", "i32"]);
-  const seen: Seen = { stream: -1, calls: 0 };
-  using h = saxpyHandler(kernel, seen);
-
-  const n = 1000;
-  const xs = new Float32Array(n).map((_, i) => i - 300);
-  const ys = new Float32Array(n).map((_, i) => (i % 9) * 0.5);
-  using x = rt.deviceArg(xs);
-  using y = rt.deviceArg(ys);
-  using out = rt.deviceBuffer(DataType.F32, [n]);
-  using frame = new CallFrameBuilder().arg(x).arg(y).ret(out).attr("alpha", 3, DataType.F32)
-    .build();
-  const expect = xs.map((v, i) => 3 * v + ys[i]!);
-
-  rt.callSync(h, frame);
-  assert.equal(seen.stream, Number(Deno.UnsafePointer.value(rt.stream!.handle)));
-  assert.notEqual(seen.stream, 0);
-  assert.deepEqual(rt.toHost(out), expect);
-  assert.deepEqual(rt.toHost(y), ys); // y untouched: out got the copy
-  if (probe) {
-    assert.equal(
-      probe.standin_last_stream_is(rt.stream!.handle),
-      1,
-      "launched on the runtime's stream",
-    );
-    assert.deepEqual([0, 1, 2, 3, 4, 5].map((i) => probe.standin_last_launch(i)), [
-      8,
-      1,
-      1,
-      128,
-      1,
-      1,
-    ]);
-  }
-
-  // From a runtime thread: the handler still runs on the JS thread, same stream.
-  await rt.call(h, frame, { runId: 2 });
-  assert.equal(seen.calls, 2);
-  assert.equal(seen.stream, Number(Deno.UnsafePointer.value(rt.stream!.handle)));
-  assert.deepEqual(rt.toHost(out), expect);
-
-  // Registered by name for the runtime's platform, as XLA looks it up.
-  const name = `test.cuda_handler_saxpy.${probe ? "standin" : "gpu"}`;
-  rt.register(name, h);
-  rt.callSync(name, frame);
-  assert.equal(seen.calls, 3);
-  assert.deepEqual(rt.toHost(out), expect);
-}
-
-/** A launch the driver refuses (2048 threads per block) fails the call with its name. */
-async function failedLaunchScenario(): Promise<void> {
-  using rt = new Runtime({ platform: "CUDA" });
-  using mod = Module.load(PTX);
-  const kernel = mod.kernel("saxpy", ["f32", "pointer", "pointer", "i32"]);
-  const seen: Seen = { stream: -1, calls: 0 };
-  using h = saxpyHandler(kernel, seen, 2048);
-  using x = rt.deviceArg(new Float32Array(4096).fill(1));
-  using out = rt.deviceBuffer(DataType.F32, [4096]);
-  using frame = new CallFrameBuilder().arg(x).arg(x).ret(out).attr("alpha", 2, DataType.F32)
-    .build();
-  const launchError = /CUDA_ERROR_INVALID_VALUE: invalid argument \(cuLaunchKernel\)/;
-  assert.throws(() => rt.callSync(h, frame), isFfi(ErrorCode.INVALID_ARGUMENT, launchError));
-  await assert.rejects(rt.call(h, frame), isFfi(ErrorCode.INVALID_ARGUMENT, launchError));
-  assert.equal(seen.calls, 2);
-  // The runtime and the stream stay usable.
-  rt.synchronize();
-  assert.deepEqual(rt.toHost(out), new Float32Array(4096).fill(1)); // the copy before the launch
-}
-
-/** `typed()` on a device buffer is a clear error, not a host read of device memory. */
-function typedOnDeviceScenario(): void {
-  using rt = new Runtime({ platform: "CUDA" });
-  let address = -1;
-  using h = Ffi.bind().arg(DataType.F32, 1).to((x) => {
-    address = x.data;
-    x.typed();
-  });
-  using x = rt.deviceArg(new Float32Array([1, 2, 3]));
-  using frame = new CallFrameBuilder().arg(x).build();
-  assert.throws(
-    () => rt.callSync(h, frame),
-    isFfi(ErrorCode.FAILED_PRECONDITION, /FfiBuffer\.typed\(\): .* is CUDA device memory/),
-  );
-  assert.equal(BigInt(address), x.ptr);
-}
-
 Deno.test({
   name: "stand-in: a TS handler launches saxpy on the runtime's stream with its buffers",
   ignore: !standinPath,
-  fn: withDriver(standinPath, () => saxpyScenario(standin)),
+  fn: withDriver(standinPath, () => saxpyScenario(standin, false)),
 });
 
 Deno.test({
   name: "stand-in: a failed launch is the handler's XLA error with the CUDA error name",
   ignore: !standinPath,
-  fn: withDriver(standinPath, failedLaunchScenario),
+  fn: withDriver(standinPath, () => failedLaunchScenario(false)),
 });
 
 Deno.test({
@@ -318,16 +190,61 @@ Deno.test({
   }),
 });
 
+/**
+ * Runs tests/_cuda_handler_calls.ts (the scenarios through `rt.call` too) in
+ * its own process: the JS thread that serves foreign-thread handler calls
+ * stays the process's handler host, so later test modules (which Deno may
+ * run on another thread) could not bind TS handlers.
+ */
+async function runCallScenarios(driver: string | undefined): Promise<void> {
+  const env: Record<string, string> = {};
+  if (driver !== undefined) {
+    env.XLA_FFI_DENO_CUDA = driver;
+    env.XLA_FFI_DENO_CUDA_STANDIN = "1";
+  }
+  const url = new URL("./_cuda_handler_calls.ts", import.meta.url);
+  const r = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-ffi",
+      "--allow-read",
+      "--allow-write",
+      "--allow-run",
+      "--allow-env",
+      url.pathname,
+    ],
+    env,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const out = new TextDecoder().decode(r.stdout);
+  const err = new TextDecoder().decode(r.stderr);
+  assert.equal(r.code, 0, `tests/_cuda_handler_calls.ts:\n${out}\n${err}`);
+  assert.match(out, /rt\.call scenarios passed/);
+}
+
+Deno.test({
+  name: "stand-in: through rt.call (from a runtime thread): same stream, results, launch errors",
+  ignore: !standinPath,
+  fn: () => runCallScenarios(standinPath),
+});
+
+Deno.test({
+  name: "GPU: through rt.call (from a runtime thread): same stream, results, launch errors",
+  ignore: !hasCuda,
+  fn: () => runCallScenarios(undefined),
+});
+
 Deno.test({
   name: "GPU: a TS handler launches saxpy on the runtime's stream with its buffers",
   ignore: !hasCuda,
-  fn: () => saxpyScenario(undefined),
+  fn: () => saxpyScenario(undefined, false),
 });
 
 Deno.test({
   name: "GPU: a failed launch is the handler's XLA error with the CUDA error name",
   ignore: !hasCuda,
-  fn: failedLaunchScenario,
+  fn: () => failedLaunchScenario(false),
 });
 
 Deno.test({
