@@ -43,6 +43,7 @@ import type {
   MetadataAnswer,
 } from "./src/cli/runtime_api.ts";
 import { embeddedRuntime } from "./src/cli/embedded.ts";
+import { _closeRunModule, _importForRun } from "./src/cli/module_target.ts";
 import {
   formatArray,
   formatRunJson,
@@ -314,10 +315,9 @@ async function _checkTarget(run: ParsedRun): Promise<void> {
     throw new FfiError(ErrorCode.NOT_FOUND, `${path}: ${(e as Error).message}`, { cause: e });
   }
   if (!info.isFile) throw new FfiError(ErrorCode.INVALID_ARGUMENT, `${path}: not a file`);
-  const url = new URL(path, `file://${Deno.cwd()}/`).href;
   let mod: Record<string, unknown>;
   try {
-    mod = await import(url);
+    mod = await _importForRun(run, path);
   } catch (e) {
     throw new FfiError(
       ErrorCode.INVALID_ARGUMENT,
@@ -374,6 +374,15 @@ function _checkFiles(run: ParsedRun): void {
 }
 
 async function _run(run: ParsedRun, io: CliIo, runtime: CliRuntime): Promise<ExitCode> {
+  try {
+    return await _runTarget(run, io, runtime);
+  } finally {
+    // The module instance imported for this run: its TS handlers would keep the process alive.
+    _closeRunModule(run);
+  }
+}
+
+async function _runTarget(run: ParsedRun, io: CliIo, runtime: CliRuntime): Promise<ExitCode> {
   await _phase(ExitCode.LIBRARY, () => _checkTarget(run));
   await _phase(ExitCode.FILE, () => _checkFiles(run));
   const args: CallArg[] = [];
