@@ -1,6 +1,7 @@
 /**
  * The `@deno-xla/ffi` command line: run an XLA FFI handler from a shared
- * library or a TS module with arguments and attributes given on the command
+ * library or a TS module (TS handlers and handler bundles), on the Host or
+ * CUDA platform, with arguments and attributes given on the command
  * line or in `.npy` files, and inspect which handlers a library exports.
  *
  * ```sh
@@ -11,8 +12,9 @@
  * ```
  *
  * Exit codes: 0 success, 1 the handler returned an error, 2 usage error,
- * 3 file error (.npy), 4 library error, 5 not available, 70 internal error
- * (see {@link ExitCode}).
+ * 3 file error (.npy), 4 library or module error, 5 not available (e.g.
+ * `--platform cuda` without a CUDA driver), 70 internal error (see
+ * {@link ExitCode}).
  *
  * The parsers and formatters are exported for tools that build on them.
  *
