@@ -6,7 +6,6 @@ import { loadNpy, saveNpy } from "../src/npy.ts";
 import { type CliIo, embeddedRuntime, ExitCode, main, queryMetadata } from "../cli.ts";
 import { _decode, _encode, _moduleHandler } from "../src/cli/embedded.ts";
 import { NativeHandler } from "../src/runtime/handler_library.ts";
-import { handlerHostStats } from "../src/handler/host.ts";
 
 const DEMO = () =>
   buildSharedLibrary({
@@ -293,191 +292,223 @@ Deno.test("element encoding round-trips through the buffer formats", () => {
 
 const HANDLERS = new URL("../examples/handlers.ts", import.meta.url).pathname;
 
-/** The module's handlers and states are all released after each run. */
-function assertReleased(before: ReturnType<typeof handlerHostStats>) {
-  const after = handlerHostStats();
-  assert.equal(after.liveHandlers, before.liveHandlers, "TS handlers left open");
-  assert.equal(after.liveStates, before.liveStates, "TS states left alive");
+/**
+ * Runs the command lines in one child process (tests/_cli_in_child.ts) and
+ * checks it ended by itself with every TS handler and state released.
+ */
+async function tsRuns<K extends string>(
+  runs: Record<K, string[]>,
+): Promise<Record<K, { code: number; out: string; err: string }>> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-ffi",
+      "--allow-read",
+      "--allow-write",
+      "--allow-run",
+      "--allow-env",
+      new URL("./_cli_in_child.ts", import.meta.url).pathname,
+    ],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+    signal: AbortSignal.timeout(30_000),
+  }).spawn();
+  const w = child.stdin.getWriter();
+  await w.write(new TextEncoder().encode(JSON.stringify(Object.values(runs))));
+  await w.close();
+  const r = await child.output();
+  const text = new TextDecoder();
+  assert.equal(
+    r.code,
+    0,
+    `the process did not end by itself (a TS handler left open?): ${text.decode(r.stderr)}`,
+  );
+  const { runs: results, stats } = JSON.parse(text.decode(r.stdout));
+  assert.deepEqual(stats, { liveHandlers: 0, liveStates: 0 }, "TS handlers or states left");
+  return Object.fromEntries(Object.keys(runs).map((k, i) => [k, results[i]])) as Record<
+    K,
+    { code: number; out: string; err: string }
+  >;
 }
 
 Deno.test("run: TS handlers from a module: inline args, attrs, async, --json, --repeat", async () => {
-  const before = handlerHostStats();
-  const scale = await cli([
-    "run",
-    HANDLERS,
-    "scale",
-    "--arg",
-    "f32[2,2]=1,2,3,4",
-    "--ret",
-    "f32[2,2]",
-    "--attr",
-    "alpha=f32:2.5",
-  ]);
-  assert.equal(scale.code, ExitCode.OK, scale.err);
-  assert.equal(scale.out, "result 0: f32[2,2]\n[[ 2.5,  5.0],\n [ 7.5, 10.0]]\n");
-  assertReleased(before);
+  const r = await tsRuns({
+    scale: [
+      "run",
+      HANDLERS,
+      "scale",
+      "--arg",
+      "f32[2,2]=1,2,3,4",
+      "--ret",
+      "f32[2,2]",
+      "--attr",
+      "alpha=f32:2.5",
+    ],
+    again: [
+      "run",
+      HANDLERS,
+      "scale",
+      "--arg",
+      "f32[3]=1",
+      "--ret",
+      "f32[3]",
+      "--attr",
+      "alpha=f32:-2",
+      "--repeat",
+      "25",
+      "--json",
+    ],
+    mean: [
+      "run",
+      HANDLERS,
+      "mean",
+      "--arg",
+      "f64[4]=1,2,3,5",
+      "--ret",
+      "f64",
+      "--repeat",
+      "10",
+      "--threads",
+      "2",
+    ],
+    attrs: [
+      "run",
+      HANDLERS,
+      "describe",
+      "--ret",
+      "u8[160]",
+      "--attr",
+      "mode=reflect",
+      "--attr",
+      "alpha=f32:2.5",
+      "--attr",
+      "axes=i64[]:0,2",
+      "--attr",
+      "cfg.scale=f64:2",
+      "--attr",
+      "cfg.on=bool:true",
+      "--attr",
+      "n=u8:7",
+      "--json",
+    ],
+    thrown: [
+      "run",
+      HANDLERS,
+      "scale",
+      "--arg",
+      "f32[3]=1",
+      "--ret",
+      "f32[2]",
+      "--attr",
+      "alpha=f32:1",
+    ],
+    dtype: [
+      "run",
+      HANDLERS,
+      "scale",
+      "--arg",
+      "f64[1]=1",
+      "--ret",
+      "f32[1]",
+      "--attr",
+      "alpha=f32:1",
+    ],
+    typo: ["run", HANDLERS, "Scale"],
+  });
+  assert.equal(r.scale.code, ExitCode.OK, r.scale.err);
+  assert.equal(r.scale.out, "result 0: f32[2,2]\n[[ 2.5,  5.0],\n [ 7.5, 10.0]]\n");
   // The same module again: each run has its own module instance.
-  const again = await cli([
-    "run",
-    HANDLERS,
-    "scale",
-    "--arg",
-    "f32[3]=1",
-    "--ret",
-    "f32[3]",
-    "--attr",
-    "alpha=f32:-2",
-    "--repeat",
-    "25",
-    "--json",
-  ]);
-  assert.equal(again.code, ExitCode.OK, again.err);
-  const j = JSON.parse(again.out);
+  assert.equal(r.again.code, ExitCode.OK, r.again.err);
+  const j = JSON.parse(r.again.out);
   assert.deepEqual(j.results[0].values, [-2, -2, -2]);
   assert.equal(j.timing.calls, 25);
   assert.equal(j.target, HANDLERS);
   // An async handler (its Promise settles on the JS thread while Runtime.call waits).
-  const mean = await cli([
-    "run",
-    HANDLERS,
-    "mean",
-    "--arg",
-    "f64[4]=1,2,3,5",
-    "--ret",
-    "f64",
-    "--repeat",
-    "10",
-    "--threads",
-    "2",
-  ]);
-  assert.equal(mean.code, ExitCode.OK, mean.err);
-  assert.match(mean.out, /^result 0: f64\[\]\n2\.75\ntiming: 10 calls: /);
-  const attrs = await cli([
-    "run",
-    HANDLERS,
-    "describe",
-    "--ret",
-    "u8[160]",
-    "--attr",
-    "mode=reflect",
-    "--attr",
-    "alpha=f32:2.5",
-    "--attr",
-    "axes=i64[]:0,2",
-    "--attr",
-    "cfg.scale=f64:2",
-    "--attr",
-    "cfg.on=bool:true",
-    "--attr",
-    "n=u8:7",
-    "--json",
-  ]);
-  assert.equal(attrs.code, ExitCode.OK, attrs.err);
-  const bytes = Uint8Array.from(JSON.parse(attrs.out).results[0].values as number[]);
+  assert.equal(r.mean.code, ExitCode.OK, r.mean.err);
+  assert.match(r.mean.out, /^result 0: f64\[\]\n2\.75\ntiming: 10 calls: /);
+  assert.equal(r.attrs.code, ExitCode.OK, r.attrs.err);
+  const bytes = Uint8Array.from(JSON.parse(r.attrs.out).results[0].values as number[]);
   assert.equal(
     new TextDecoder().decode(bytes.subarray(0, bytes.indexOf(0))),
     'alpha: 2.5\naxes: [0, 2]\ncfg:\n  on: true\n  scale: 2\nmode: "reflect"\nn: 7\n',
   );
   // Handler errors: a TS exception and a binding mismatch, with ffi.h's words.
-  const thrown = await cli([
-    "run",
-    HANDLERS,
-    "scale",
-    "--arg",
-    "f32[3]=1",
-    "--ret",
-    "f32[2]",
-    "--attr",
-    "alpha=f32:1",
-  ]);
-  assert.equal(thrown.code, ExitCode.HANDLER_ERROR);
-  assert.match(thrown.err, /failed \(INVALID_ARGUMENT\): .*x has 3 elements but y has 2/);
-  const dtype = await cli([
-    "run",
-    HANDLERS,
-    "scale",
-    "--arg",
-    "f64[1]=1",
-    "--ret",
-    "f32[1]",
-    "--attr",
-    "alpha=f32:1",
-  ]);
-  assert.equal(dtype.code, ExitCode.HANDLER_ERROR);
-  assert.match(dtype.err, /Wrong buffer dtype: expected F32 but got F64/);
-  const typo = await cli(["run", HANDLERS, "Scale"]);
-  assert.equal(typo.code, ExitCode.LIBRARY);
-  assert.match(typo.err, /has no export 'Scale' \(did you mean 'scale'\?\)/);
-  assertReleased(before);
+  assert.equal(r.thrown.code, ExitCode.HANDLER_ERROR);
+  assert.match(r.thrown.err, /failed \(INVALID_ARGUMENT\): .*x has 3 elements but y has 2/);
+  assert.equal(r.dtype.code, ExitCode.HANDLER_ERROR);
+  assert.match(r.dtype.err, /Wrong buffer dtype: expected F32 but got F64/);
+  assert.equal(r.typo.code, ExitCode.LIBRARY);
+  assert.match(r.typo.err, /has no export 'Scale' \(did you mean 'scale'\?\)/);
 });
 
 Deno.test("run: TS handler bundles: the instantiate stage, --stage, --instantiate", async () => {
-  const before = handlerHostStats();
+  const r = await tsRuns({
+    counted: [
+      "run",
+      HANDLERS,
+      "counter",
+      "--attr",
+      "start=i64:41",
+      "--ret",
+      "s64",
+      "--repeat",
+      "3",
+      "--json",
+    ],
+    inst: [
+      "run",
+      HANDLERS,
+      "counter",
+      "--stage",
+      "instantiate",
+      "--attr",
+      "start=i64:1",
+    ],
+    noPrepare: ["run", HANDLERS, "counter", "--stage", "prepare", "--ret", "s64"],
+    noStart: ["run", HANDLERS, "counter", "--ret", "s64"],
+    notBundle: [
+      "run",
+      HANDLERS,
+      "counter",
+      "--instantiate",
+      "scale",
+      "--ret",
+      "s64",
+    ],
+    explicit: [
+      "run",
+      HANDLERS,
+      "counter",
+      "--instantiate",
+      "counter",
+      "--attr",
+      "start=i64:-5",
+      "--ret",
+      "s64",
+    ],
+  });
   // The bundle's instantiate stage runs once; its state counts the calls.
-  const counted = await cli([
-    "run",
-    HANDLERS,
-    "counter",
-    "--attr",
-    "start=i64:41",
-    "--ret",
-    "s64",
-    "--repeat",
-    "3",
-    "--json",
-  ]);
-  assert.equal(counted.code, ExitCode.OK, counted.err);
-  assert.deepEqual(JSON.parse(counted.out).results[0].values, [44]);
-  const inst = await cli([
-    "run",
-    HANDLERS,
-    "counter",
-    "--stage",
-    "instantiate",
-    "--attr",
-    "start=i64:1",
-  ]);
-  assert.equal(inst.code, ExitCode.OK, inst.err);
-  const noPrepare = await cli(["run", HANDLERS, "counter", "--stage", "prepare", "--ret", "s64"]);
-  assert.equal(noPrepare.code, ExitCode.LIBRARY);
+  assert.equal(r.counted.code, ExitCode.OK, r.counted.err);
+  assert.deepEqual(JSON.parse(r.counted.out).results[0].values, [44]);
+  assert.equal(r.inst.code, ExitCode.OK, r.inst.err);
+  assert.equal(r.noPrepare.code, ExitCode.LIBRARY);
   assert.match(
-    noPrepare.err,
+    r.noPrepare.err,
     /'counter' in .* is a handler bundle without a prepare handler \(--stage prepare; it has instantiate, execute\)/,
   );
-  const noStart = await cli(["run", HANDLERS, "counter", "--ret", "s64"]);
-  assert.equal(noStart.code, ExitCode.LIBRARY);
+  assert.equal(r.noStart.code, ExitCode.LIBRARY);
   assert.match(
-    noStart.err,
+    r.noStart.err,
     /--instantiate counter\.instantiate failed \(INVALID_ARGUMENT\): Wrong number of attributes/,
   );
-  const notBundle = await cli([
-    "run",
-    HANDLERS,
-    "counter",
-    "--instantiate",
-    "scale",
-    "--ret",
-    "s64",
-  ]);
-  assert.equal(notBundle.code, ExitCode.LIBRARY);
+  assert.equal(r.notBundle.code, ExitCode.LIBRARY);
   assert.match(
-    notBundle.err,
+    r.notBundle.err,
     /--instantiate scale failed \(INVALID_ARGUMENT\): Wrong execution stage: expected `execute` but got `instantiate`/,
   );
-  const explicit = await cli([
-    "run",
-    HANDLERS,
-    "counter",
-    "--instantiate",
-    "counter",
-    "--attr",
-    "start=i64:-5",
-    "--ret",
-    "s64",
-  ]);
-  assert.equal(explicit.code, ExitCode.OK, explicit.err);
-  assert.equal(explicit.out, "result 0: s64[]\n-4\n");
-  assertReleased(before);
+  assert.equal(r.explicit.code, ExitCode.OK, r.explicit.err);
+  assert.equal(r.explicit.out, "result 0: s64[]\n-4\n");
 });
 
 Deno.test("run: TS handler with .npy in and out", async () => {
@@ -488,21 +519,23 @@ Deno.test("run: TS handler with .npy in and out", async () => {
       shape: [2, 3],
       data: new Float32Array([1, 2, 3, 4, 5, 6]),
     });
-    const r = await cli([
-      "run",
-      HANDLERS,
-      "scale",
-      "--arg",
-      `${dir}/x.npy`,
-      "--ret",
-      "f32[2,3]",
-      "--out",
-      `${dir}/y.npy`,
-      "--attr",
-      "alpha=f32:0.5",
-    ]);
-    assert.equal(r.code, ExitCode.OK, r.err);
-    assert.equal(r.out, `result 0: f32[2,3] written to ${dir}/y.npy\n`);
+    const r = await tsRuns({
+      scaled: [
+        "run",
+        HANDLERS,
+        "scale",
+        "--arg",
+        `${dir}/x.npy`,
+        "--ret",
+        "f32[2,3]",
+        "--out",
+        `${dir}/y.npy`,
+        "--attr",
+        "alpha=f32:0.5",
+      ],
+    });
+    assert.equal(r.scaled.code, ExitCode.OK, r.scaled.err);
+    assert.equal(r.scaled.out, `result 0: f32[2,3] written to ${dir}/y.npy\n`);
     const y = loadNpy(`${dir}/y.npy`);
     assert.deepEqual(y.shape, [2, 3]);
     assert.deepEqual([...y.data as Float32Array], [0.5, 1, 1.5, 2, 2.5, 3]);
