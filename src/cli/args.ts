@@ -139,8 +139,10 @@ export interface ParsedRun {
   /** Number of calls (default 1); timing is reported when more than 1. */
   repeat: number;
   /**
-   * A handler (same library or module) run once in the instantiate stage
-   * before the calls, whose state the calls then use (stateful handlers).
+   * A handler (same library or module; of a bundle, its instantiate stage)
+   * run once in the instantiate stage, with the attributes only, before the
+   * calls, whose state the calls then use (stateful handlers). A module's
+   * bundle runs its own instantiate stage when this is not given.
    */
   instantiate?: string;
   /** Worker threads of the runtime's pool, when given. */
