@@ -6,6 +6,7 @@ import { loadNpy, saveNpy } from "../src/npy.ts";
 import { type CliIo, embeddedRuntime, ExitCode, main, queryMetadata } from "../cli.ts";
 import { _decode, _encode, _moduleHandler } from "../src/cli/embedded.ts";
 import { NativeHandler } from "../src/runtime/handler_library.ts";
+import { cudaUnavailableReason } from "../src/cuda/mod.ts";
 
 const DEMO = () =>
   buildSharedLibrary({
@@ -653,6 +654,29 @@ Deno.test("run --platform cuda: device buffers in, results copied back (stand-in
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }
+});
+
+const gpuReason = cudaUnavailableReason();
+
+Deno.test({
+  name: "run --platform cuda on the GPU: device buffers in, results copied back",
+  ignore: gpuReason !== undefined,
+  async fn() {
+    const r = await cliProcess([
+      "run",
+      CUDA_HANDLERS(),
+      "cli_cuda_reverse",
+      "--platform",
+      "cuda",
+      "--arg",
+      "f64[5]=1,2,3,4,5",
+      "--ret",
+      "f64[5]",
+      "--json",
+    ], {});
+    assert.equal(r.code, ExitCode.OK, r.err);
+    assert.deepEqual(JSON.parse(r.out).results[0].values, [5, 4, 3, 2, 1]);
+  },
 });
 
 Deno.test("inspect: the traits C handlers report (examples/native/demo_handlers.c)", async () => {
