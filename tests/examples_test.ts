@@ -80,6 +80,6 @@ Deno.test("examples/cli_demo.ts: inspect and run through the command line", asyn
   assert.match(out, /written to <tmp>\/y\.npy/);
   assert.match(out, /"values":\[42\]/);
   assert.match(out, /failed \(INVALID_ARGUMENT\): saxpy: 2 args, 1 result\n\(exit code 1\)/);
-  assert.match(out, /\[\[ 2\.5,  5\.0\],\n \[ 7\.5, 10\.0\]\]\n\(exit code 0\)/);
+  assert.match(out, /\[\[ 2\.5, {2}5\.0\],\n \[ 7\.5, 10\.0\]\]\n\(exit code 0\)/);
   assert.match(out, /result 0: s64\[\]\n44\ntiming: 3 calls: /);
 });
