@@ -1,6 +1,7 @@
 /**
  * The `@deno-xla/ffi` command line: run an XLA FFI handler from a shared
- * library or a TS module with arguments and attributes given on the command
+ * library or a TS module (TS handlers and handler bundles), on the Host or
+ * CUDA platform, with arguments and attributes given on the command
  * line or in `.npy` files, and inspect which handlers a library exports.
  *
  * ```sh
@@ -11,8 +12,9 @@
  * ```
  *
  * Exit codes: 0 success, 1 the handler returned an error, 2 usage error,
- * 3 file error (.npy), 4 library error, 5 not available, 70 internal error
- * (see {@link ExitCode}).
+ * 3 file error (.npy), 4 library or module error, 5 not available (e.g.
+ * `--platform cuda` without a CUDA driver), 70 internal error (see
+ * {@link ExitCode}).
  *
  * The parsers and formatters are exported for tools that build on them.
  *
@@ -43,6 +45,7 @@ import type {
   MetadataAnswer,
 } from "./src/cli/runtime_api.ts";
 import { embeddedRuntime } from "./src/cli/embedded.ts";
+import { _closeRunModule, _importForRun } from "./src/cli/module_target.ts";
 import {
   formatArray,
   formatRunJson,
@@ -314,10 +317,9 @@ async function _checkTarget(run: ParsedRun): Promise<void> {
     throw new FfiError(ErrorCode.NOT_FOUND, `${path}: ${(e as Error).message}`, { cause: e });
   }
   if (!info.isFile) throw new FfiError(ErrorCode.INVALID_ARGUMENT, `${path}: not a file`);
-  const url = new URL(path, `file://${Deno.cwd()}/`).href;
   let mod: Record<string, unknown>;
   try {
-    mod = await import(url);
+    mod = await _importForRun(run, path);
   } catch (e) {
     throw new FfiError(
       ErrorCode.INVALID_ARGUMENT,
@@ -374,6 +376,15 @@ function _checkFiles(run: ParsedRun): void {
 }
 
 async function _run(run: ParsedRun, io: CliIo, runtime: CliRuntime): Promise<ExitCode> {
+  try {
+    return await _runTarget(run, io, runtime);
+  } finally {
+    // The module instance imported for this run: its TS handlers would keep the process alive.
+    _closeRunModule(run);
+  }
+}
+
+async function _runTarget(run: ParsedRun, io: CliIo, runtime: CliRuntime): Promise<ExitCode> {
   await _phase(ExitCode.LIBRARY, () => _checkTarget(run));
   await _phase(ExitCode.FILE, () => _checkFiles(run));
   const args: CallArg[] = [];

@@ -1,7 +1,7 @@
 /**
  * The command line on the C handler library: `inspect` lists its handlers,
  * `run` calls them with inline arrays, attributes, .npy files, a stateful
- * instance and timing. Each command runs as a subprocess, as from a shell:
+ * instance and timing; then on TS handlers exported by examples/handlers.ts. Each command runs as a subprocess, as from a shell:
  *
  *   deno task cli inspect libdemo_handlers.so
  *   deno task cli run libdemo_handlers.so demo_saxpy --arg f32[2,3]=1,2,3,4,5,6 \
@@ -100,6 +100,20 @@ try {
     "--json",
   );
   await cli("run", lib, "demo_saxpy", "--arg", "f32[2]=1,2", "--ret", "f32[2]");
+  // TS handlers: a module's exports (examples/handlers.ts), a handler and a stateful bundle.
+  const handlers = new URL("./handlers.ts", import.meta.url).pathname;
+  await cli(
+    "run",
+    handlers,
+    "scale",
+    "--arg",
+    "f32[2,2]=1,2,3,4",
+    "--ret",
+    "f32[2,2]",
+    "--attr",
+    "alpha=f32:2.5",
+  );
+  await cli("run", handlers, "counter", "--attr", "start=i64:41", "--ret", "s64", "--repeat", "3");
 } finally {
   Deno.removeSync(dir, { recursive: true });
 }

@@ -6,6 +6,7 @@ import { loadNpy, saveNpy } from "../src/npy.ts";
 import { type CliIo, embeddedRuntime, ExitCode, main, queryMetadata } from "../cli.ts";
 import { _decode, _encode, _moduleHandler } from "../src/cli/embedded.ts";
 import { NativeHandler } from "../src/runtime/handler_library.ts";
+import { cudaUnavailableReason } from "../src/cuda/mod.ts";
 
 const DEMO = () =>
   buildSharedLibrary({
@@ -210,9 +211,6 @@ Deno.test("run: handler errors, stages, not-a-handler, module targets", async ()
     crash.err,
     /'probe_crashes' ended the query process \((signal SIGSEGV|exit code 1)\)/,
   );
-  const cuda = await cli(["run", lib, "demo_saxpy", "--platform", "cuda"]);
-  assert.equal(cuda.code, ExitCode.UNAVAILABLE);
-  assert.match(cuda.err, /--platform cuda is not available/);
   const dir = Deno.makeTempDirSync();
   try {
     Deno.writeTextFileSync(`${dir}/h.ts`, "export function scale() {}\nexport const n = 1;\n");
@@ -221,12 +219,21 @@ Deno.test("run: handler errors, stages, not-a-handler, module targets", async ()
     assert.match(fn.err, /'scale' in .* is a plain function: export a handler bound/);
     const n = await cli(["run", `${dir}/h.ts`, "n"]);
     assert.equal(n.code, ExitCode.LIBRARY);
-    assert.match(n.err, /'n' in .* is not a handler/);
+    assert.match(
+      n.err,
+      /'n' in .* is not a handler \(an object with an XLA_FFI_Handler pointer\) or a handler bundle/,
+    );
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }
   const ptr = Deno.UnsafePointer.create(0x1000n)!;
-  assert.equal(_moduleHandler("m.ts", "h", { pointer: ptr }).pointer, ptr);
+  assert.equal((_moduleHandler("m.ts", "h", { pointer: ptr }) as NativeHandler).pointer, ptr);
+  const stages = _moduleHandler("m.ts", "b", { execute: { pointer: ptr }, prepare: null });
+  assert.ok(!(stages instanceof NativeHandler) && stages.execute.name === "b.execute");
+  assert.throws(
+    () => _moduleHandler("m.ts", "b", { execute: { pointer: ptr }, prepare: 3 }),
+    /'b' in m\.ts: its prepare stage is not a handler/,
+  );
   const h = new NativeHandler(ptr, "h");
   assert.equal(_moduleHandler("m.ts", "h", h), h);
 });
@@ -282,4 +289,412 @@ Deno.test("element encoding round-trips through the buffer formats", () => {
     );
   }
   assert.throws(() => _encode(DataType.F32, [2], [1]), /1 values for the 2 elements of F32\[2\]/);
+});
+
+const HANDLERS = new URL("../examples/handlers.ts", import.meta.url).pathname;
+
+/**
+ * Runs the command lines in one child process (tests/_cli_in_child.ts) and
+ * checks it ended by itself with every TS handler and state released.
+ */
+async function tsRuns<K extends string>(
+  runs: Record<K, string[]>,
+): Promise<Record<K, { code: number; out: string; err: string }>> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-ffi",
+      "--allow-read",
+      "--allow-write",
+      "--allow-run",
+      "--allow-env",
+      new URL("./_cli_in_child.ts", import.meta.url).pathname,
+    ],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+    signal: AbortSignal.timeout(30_000),
+  }).spawn();
+  const w = child.stdin.getWriter();
+  await w.write(new TextEncoder().encode(JSON.stringify(Object.values(runs))));
+  await w.close();
+  const r = await child.output();
+  const text = new TextDecoder();
+  assert.equal(
+    r.code,
+    0,
+    `the process did not end by itself (a TS handler left open?): ${text.decode(r.stderr)}`,
+  );
+  const { runs: results, stats } = JSON.parse(text.decode(r.stdout));
+  assert.deepEqual(stats, { liveHandlers: 0, liveStates: 0 }, "TS handlers or states left");
+  return Object.fromEntries(Object.keys(runs).map((k, i) => [k, results[i]])) as Record<
+    K,
+    { code: number; out: string; err: string }
+  >;
+}
+
+Deno.test("run: TS handlers from a module: inline args, attrs, async, --json, --repeat", async () => {
+  const r = await tsRuns({
+    scale: [
+      "run",
+      HANDLERS,
+      "scale",
+      "--arg",
+      "f32[2,2]=1,2,3,4",
+      "--ret",
+      "f32[2,2]",
+      "--attr",
+      "alpha=f32:2.5",
+    ],
+    again: [
+      "run",
+      HANDLERS,
+      "scale",
+      "--arg",
+      "f32[3]=1",
+      "--ret",
+      "f32[3]",
+      "--attr",
+      "alpha=f32:-2",
+      "--repeat",
+      "25",
+      "--json",
+    ],
+    mean: [
+      "run",
+      HANDLERS,
+      "mean",
+      "--arg",
+      "f64[4]=1,2,3,5",
+      "--ret",
+      "f64",
+      "--repeat",
+      "10",
+      "--threads",
+      "2",
+    ],
+    attrs: [
+      "run",
+      HANDLERS,
+      "describe",
+      "--ret",
+      "u8[160]",
+      "--attr",
+      "mode=reflect",
+      "--attr",
+      "alpha=f32:2.5",
+      "--attr",
+      "axes=i64[]:0,2",
+      "--attr",
+      "cfg.scale=f64:2",
+      "--attr",
+      "cfg.on=bool:true",
+      "--attr",
+      "n=u8:7",
+      "--json",
+    ],
+    thrown: [
+      "run",
+      HANDLERS,
+      "scale",
+      "--arg",
+      "f32[3]=1",
+      "--ret",
+      "f32[2]",
+      "--attr",
+      "alpha=f32:1",
+    ],
+    dtype: [
+      "run",
+      HANDLERS,
+      "scale",
+      "--arg",
+      "f64[1]=1",
+      "--ret",
+      "f32[1]",
+      "--attr",
+      "alpha=f32:1",
+    ],
+    typo: ["run", HANDLERS, "Scale"],
+  });
+  assert.equal(r.scale.code, ExitCode.OK, r.scale.err);
+  assert.equal(r.scale.out, "result 0: f32[2,2]\n[[ 2.5,  5.0],\n [ 7.5, 10.0]]\n");
+  // The same module again: each run has its own module instance.
+  assert.equal(r.again.code, ExitCode.OK, r.again.err);
+  const j = JSON.parse(r.again.out);
+  assert.deepEqual(j.results[0].values, [-2, -2, -2]);
+  assert.equal(j.timing.calls, 25);
+  assert.equal(j.target, HANDLERS);
+  // An async handler (its Promise settles on the JS thread while Runtime.call waits).
+  assert.equal(r.mean.code, ExitCode.OK, r.mean.err);
+  assert.match(r.mean.out, /^result 0: f64\[\]\n2\.75\ntiming: 10 calls: /);
+  assert.equal(r.attrs.code, ExitCode.OK, r.attrs.err);
+  const bytes = Uint8Array.from(JSON.parse(r.attrs.out).results[0].values as number[]);
+  assert.equal(
+    new TextDecoder().decode(bytes.subarray(0, bytes.indexOf(0))),
+    'alpha: 2.5\naxes: [0, 2]\ncfg:\n  on: true\n  scale: 2\nmode: "reflect"\nn: 7\n',
+  );
+  // Handler errors: a TS exception and a binding mismatch, with ffi.h's words.
+  assert.equal(r.thrown.code, ExitCode.HANDLER_ERROR);
+  assert.match(r.thrown.err, /failed \(INVALID_ARGUMENT\): .*x has 3 elements but y has 2/);
+  assert.equal(r.dtype.code, ExitCode.HANDLER_ERROR);
+  assert.match(r.dtype.err, /Wrong buffer dtype: expected F32 but got F64/);
+  assert.equal(r.typo.code, ExitCode.LIBRARY);
+  assert.match(r.typo.err, /has no export 'Scale' \(did you mean 'scale'\?\)/);
+});
+
+Deno.test("run: TS handler bundles: the instantiate stage, --stage, --instantiate", async () => {
+  const r = await tsRuns({
+    counted: [
+      "run",
+      HANDLERS,
+      "counter",
+      "--attr",
+      "start=i64:41",
+      "--ret",
+      "s64",
+      "--repeat",
+      "3",
+      "--json",
+    ],
+    inst: [
+      "run",
+      HANDLERS,
+      "counter",
+      "--stage",
+      "instantiate",
+      "--attr",
+      "start=i64:1",
+    ],
+    noPrepare: ["run", HANDLERS, "counter", "--stage", "prepare", "--ret", "s64"],
+    noStart: ["run", HANDLERS, "counter", "--ret", "s64"],
+    notBundle: [
+      "run",
+      HANDLERS,
+      "counter",
+      "--instantiate",
+      "scale",
+      "--ret",
+      "s64",
+    ],
+    explicit: [
+      "run",
+      HANDLERS,
+      "counter",
+      "--instantiate",
+      "counter",
+      "--attr",
+      "start=i64:-5",
+      "--ret",
+      "s64",
+    ],
+  });
+  // The bundle's instantiate stage runs once; its state counts the calls.
+  assert.equal(r.counted.code, ExitCode.OK, r.counted.err);
+  assert.deepEqual(JSON.parse(r.counted.out).results[0].values, [44]);
+  assert.equal(r.inst.code, ExitCode.OK, r.inst.err);
+  assert.equal(r.noPrepare.code, ExitCode.LIBRARY);
+  assert.match(
+    r.noPrepare.err,
+    /'counter' in .* is a handler bundle without a prepare handler \(--stage prepare; it has instantiate, execute\)/,
+  );
+  assert.equal(r.noStart.code, ExitCode.LIBRARY);
+  assert.match(
+    r.noStart.err,
+    /--instantiate counter\.instantiate failed \(INVALID_ARGUMENT\): Wrong number of attributes/,
+  );
+  assert.equal(r.notBundle.code, ExitCode.LIBRARY);
+  assert.match(
+    r.notBundle.err,
+    /--instantiate scale failed \(INVALID_ARGUMENT\): Wrong execution stage: expected `execute` but got `instantiate`/,
+  );
+  assert.equal(r.explicit.code, ExitCode.OK, r.explicit.err);
+  assert.equal(r.explicit.out, "result 0: s64[]\n-4\n");
+});
+
+Deno.test("run: TS handler with .npy in and out", async () => {
+  const dir = Deno.makeTempDirSync();
+  try {
+    saveNpy(`${dir}/x.npy`, {
+      dtype: DataType.F32,
+      shape: [2, 3],
+      data: new Float32Array([1, 2, 3, 4, 5, 6]),
+    });
+    const r = await tsRuns({
+      scaled: [
+        "run",
+        HANDLERS,
+        "scale",
+        "--arg",
+        `${dir}/x.npy`,
+        "--ret",
+        "f32[2,3]",
+        "--out",
+        `${dir}/y.npy`,
+        "--attr",
+        "alpha=f32:0.5",
+      ],
+    });
+    assert.equal(r.scaled.code, ExitCode.OK, r.scaled.err);
+    assert.equal(r.scaled.out, `result 0: f32[2,3] written to ${dir}/y.npy\n`);
+    const y = loadNpy(`${dir}/y.npy`);
+    assert.deepEqual(y.shape, [2, 3]);
+    assert.deepEqual([...y.data as Float32Array], [0.5, 1, 1.5, 2, 2.5, 3]);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+/** Runs cli.ts in a child process with the given environment. */
+async function cliProcess(argv: string[], env: Record<string, string>) {
+  const r = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-ffi",
+      "--allow-read",
+      "--allow-write",
+      "--allow-run",
+      "--allow-env",
+      new URL("../cli.ts", import.meta.url).pathname,
+      ...argv,
+    ],
+    env,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder();
+  return { code: r.code, out: text.decode(r.stdout), err: text.decode(r.stderr) };
+}
+
+const CUDA_HANDLERS = () =>
+  buildSharedLibrary({
+    name: "cli_cuda_handlers",
+    sources: [new URL("../native/tests/cli_cuda_handlers.c", import.meta.url)],
+  });
+
+Deno.test("run --platform cuda without a driver: exit code 5 with the loader's message", async () => {
+  const r = await cliProcess(
+    ["run", CUDA_HANDLERS(), "cli_cuda_reverse", "--platform", "cuda", "--arg", "f32[2]=1,2"],
+    { XLA_FFI_DENO_CUDA: "/nonexistent/libcuda.so.1" },
+  );
+  assert.equal(r.code, ExitCode.UNAVAILABLE, r.err);
+  assert.match(
+    r.err,
+    /^error: --platform cuda: .*\/nonexistent\/libcuda\.so\.1: cannot open shared object file/,
+  );
+});
+
+Deno.test("run --platform cuda: device buffers in, results copied back (stand-in driver)", async () => {
+  const standin = buildSharedLibrary({
+    name: "cuda_standin",
+    sources: [new URL("../native/tests/cuda_standin.c", import.meta.url)],
+  });
+  const lib = CUDA_HANDLERS();
+  const env = { XLA_FFI_DENO_CUDA: standin };
+  const r = await cliProcess([
+    "run",
+    lib,
+    "cli_cuda_reverse",
+    "--platform",
+    "cuda",
+    "--arg",
+    "f32[2,3]=1,2,3,4,5,6",
+    "--ret",
+    "f32[2,3]",
+    "--repeat",
+    "3",
+    "--json",
+  ], env);
+  assert.equal(r.code, ExitCode.OK, r.err);
+  const j = JSON.parse(r.out);
+  assert.equal(j.platform, "cuda");
+  assert.deepEqual(j.results[0].values, [6, 5, 4, 3, 2, 1]);
+  assert.equal(j.timing.calls, 3);
+  // The same handler on Host has no stream: XLA's message, exit code 1.
+  const host = await cliProcess(
+    ["run", lib, "cli_cuda_reverse", "--arg", "f32[2]=1,2", "--ret", "f32[2]"],
+    env,
+  );
+  assert.equal(host.code, ExitCode.HANDLER_ERROR);
+  assert.match(host.err, /\(UNIMPLEMENTED\): XLA FFI GPU context is not available/);
+  // The handler's error on CUDA, and .npy out from device memory.
+  const dir = Deno.makeTempDirSync();
+  try {
+    const bad = await cliProcess(
+      [
+        "run",
+        lib,
+        "cli_cuda_reverse",
+        "--platform",
+        "cuda",
+        "--arg",
+        "f32[2]=1,2",
+        "--ret",
+        "s32[2]",
+      ],
+      env,
+    );
+    assert.equal(bad.code, ExitCode.HANDLER_ERROR);
+    assert.match(bad.err, /reverse: the result needs the argument's dtype and element count/);
+    const out = await cliProcess([
+      "run",
+      lib,
+      "cli_cuda_reverse",
+      "--platform",
+      "cuda",
+      "--arg",
+      "s64[3]=7,8,9",
+      "--ret",
+      "s64[3]",
+      "--out",
+      `${dir}/r.npy`,
+    ], env);
+    assert.equal(out.code, ExitCode.OK, out.err);
+    assert.deepEqual([...loadNpy(`${dir}/r.npy`).data as BigInt64Array], [9n, 8n, 7n]);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+const gpuReason = cudaUnavailableReason();
+
+Deno.test({
+  name: "run --platform cuda on the GPU: device buffers in, results copied back",
+  ignore: gpuReason !== undefined,
+  async fn() {
+    const r = await cliProcess([
+      "run",
+      CUDA_HANDLERS(),
+      "cli_cuda_reverse",
+      "--platform",
+      "cuda",
+      "--arg",
+      "f64[5]=1,2,3,4,5",
+      "--ret",
+      "f64[5]",
+      "--json",
+    ], {});
+    assert.equal(r.code, ExitCode.OK, r.err);
+    assert.deepEqual(JSON.parse(r.out).results[0].values, [5, 4, 3, 2, 1]);
+  },
+});
+
+Deno.test("inspect: the traits C handlers report (examples/native/demo_handlers.c)", async () => {
+  const r = await cli(["inspect", "--json", DEMO()]);
+  assert.equal(r.code, ExitCode.OK, r.err);
+  const traits = Object.fromEntries(
+    (JSON.parse(r.out).handlers as { symbol: string; traits: string[] }[]).map((
+      h,
+    ) => [h.symbol, h.traits]),
+  );
+  assert.deepEqual(traits, {
+    demo_saxpy: ["command_buffer_compatible"],
+    demo_sum_async: [],
+    demo_counter_instantiate: [],
+    demo_counter_execute: [],
+    demo_describe_attrs: [],
+  });
+  const text = await cli(["inspect", DEMO()]);
+  assert.match(text.out, /^demo_saxpy\s+0\.1\s+command_buffer_compatible$/m);
+  assert.match(text.out, /^demo_sum_async\s+0\.1\s+-$/m);
 });

@@ -12,6 +12,7 @@ import {
   type ParsedRun,
   type PreparedCall,
   unavailableRuntime,
+  usage,
 } from "../cli.ts";
 
 const LIB = () =>
@@ -282,4 +283,26 @@ Deno.test("the script's process exit code and output", async () => {
   }).output();
   assert.equal(res.code, ExitCode.USAGE);
   assert.match(new TextDecoder().decode(res.stderr), /error: --stage 'later': expected one of/);
+});
+
+Deno.test("exit codes: ExitCode, the help text and the README list the same codes", () => {
+  const codes = Object.values(ExitCode).filter((v): v is number => typeof v === "number").sort((
+    a,
+    b,
+  ) => a - b);
+  const help = usage();
+  const helpCodes = [...help.slice(help.indexOf("Exit codes:")).matchAll(/^ {2}(\d+) +\S/gm)]
+    .map((m) => Number(m[1]));
+  assert.deepEqual(helpCodes, codes);
+  const readme = Deno.readTextFileSync(new URL("../README.md", import.meta.url));
+  const section = readme.slice(readme.indexOf("### Command line"));
+  const table = section.slice(section.indexOf("| exit code |"));
+  const readmeCodes = [...table.slice(0, table.indexOf("\n\n")).matchAll(/^\| (\d+) +\|/gm)]
+    .map((m) => Number(m[1]));
+  assert.deepEqual(readmeCodes, codes);
+  // The same wording for the codes whose meaning grew: modules, CUDA.
+  assert.match(help, /4 {3}library or module error/);
+  assert.match(table, /\| 4 +\| library or module error/);
+  assert.match(help, /--platform cuda without a CUDA driver/);
+  assert.match(table, /`--platform cuda` without a CUDA driver/);
 });

@@ -29,7 +29,7 @@ Deno.test("examples/build_native.ts builds the C library", async () => {
 
 Deno.test("examples/c_handlers.ts: metadata, results, a handler error", async () => {
   const out = await runExample("c_handlers.ts");
-  assert.match(out, /demo_saxpy: API 0\.1, traits 0/);
+  assert.match(out, /demo_saxpy: API 0\.1, traits 1/);
   assert.match(out, /2 \* x \+ y = \[ 12, 24, 36, 48, 60, 72 \]/);
   assert.match(out, /2 \* x' \+ y = \[ 10, 20, 30, 40, 50, 62 \]/);
   assert.match(out, /error: FfiError \[INVALID_ARGUMENT\]: saxpy: 2 args, 1 result/);
@@ -80,4 +80,6 @@ Deno.test("examples/cli_demo.ts: inspect and run through the command line", asyn
   assert.match(out, /written to <tmp>\/y\.npy/);
   assert.match(out, /"values":\[42\]/);
   assert.match(out, /failed \(INVALID_ARGUMENT\): saxpy: 2 args, 1 result\n\(exit code 1\)/);
+  assert.match(out, /\[\[ 2\.5, {2}5\.0\],\n \[ 7\.5, 10\.0\]\]\n\(exit code 0\)/);
+  assert.match(out, /result 0: s64\[\]\n44\ntiming: 3 calls: /);
 });

@@ -26,13 +26,15 @@
 
 #include "xla_ffi.h"
 
-static XLA_FFI_Error* answer_metadata(XLA_FFI_CallFrame* cf) {
+/* traits: XLA_FFI_HANDLER_TRAITS_* bits (demo_saxpy: command-buffer compatible, as a pure
+ * computation on its buffers is). */
+static XLA_FFI_Error* answer_metadata(XLA_FFI_CallFrame* cf, XLA_FFI_Handler_Traits traits) {
   XLA_FFI_Metadata* md = ((XLA_FFI_Metadata_Extension*)cf->extension_start)->metadata;
   md->api_version.struct_size = XLA_FFI_Api_Version_STRUCT_SIZE;
   md->api_version.extension_start = NULL;
   md->api_version.major_version = XLA_FFI_API_MAJOR;
   md->api_version.minor_version = XLA_FFI_API_MINOR;
-  md->traits = 0;
+  md->traits = traits;
   return NULL;
 }
 
@@ -53,7 +55,9 @@ static size_t count(const XLA_FFI_Buffer* b) {
 }
 
 XLA_FFI_Error* demo_saxpy(XLA_FFI_CallFrame* cf) {
-  if (is_metadata_query(cf)) return answer_metadata(cf);
+  if (is_metadata_query(cf)) {
+    return answer_metadata(cf, XLA_FFI_HANDLER_TRAITS_COMMAND_BUFFER_COMPATIBLE);
+  }
   if (cf->args.size != 2 || cf->rets.size != 1) return fail(cf->api, "saxpy: 2 args, 1 result");
   /* Attributes are sorted by name: look "alpha" up. */
   float alpha = 1.0f;
@@ -102,7 +106,7 @@ static void sum_task(void* p) {
 }
 
 XLA_FFI_Error* demo_sum_async(XLA_FFI_CallFrame* cf) {
-  if (is_metadata_query(cf)) return answer_metadata(cf);
+  if (is_metadata_query(cf)) return answer_metadata(cf, 0);
   XLA_FFI_Future_Create_Args fc = {XLA_FFI_Future_Create_Args_STRUCT_SIZE, NULL, NULL};
   XLA_FFI_Error* e = cf->api->XLA_FFI_Future_Create(&fc);
   if (e) return e;
@@ -164,7 +168,7 @@ static const XLA_FFI_Scalar* find_scalar(const XLA_FFI_Attrs* attrs, const char*
 }
 
 XLA_FFI_Error* demo_counter_instantiate(XLA_FFI_CallFrame* cf) {
-  if (is_metadata_query(cf)) return answer_metadata(cf);
+  if (is_metadata_query(cf)) return answer_metadata(cf, 0);
   if (cf->stage != XLA_FFI_ExecutionStage_INSTANTIATE)
     return fail_code(cf->api, XLA_FFI_Error_Code_INTERNAL,
                      "demo_counter_instantiate: called outside the instantiate stage");
@@ -190,7 +194,7 @@ XLA_FFI_Error* demo_counter_instantiate(XLA_FFI_CallFrame* cf) {
 }
 
 XLA_FFI_Error* demo_counter_execute(XLA_FFI_CallFrame* cf) {
-  if (is_metadata_query(cf)) return answer_metadata(cf);
+  if (is_metadata_query(cf)) return answer_metadata(cf, 0);
   if (cf->stage != XLA_FFI_ExecutionStage_EXECUTE)
     return fail_code(cf->api, XLA_FFI_Error_Code_INTERNAL,
                      "demo_counter_execute: called outside the execute stage");
@@ -336,7 +340,7 @@ static int describe(text_out* o, const XLA_FFI_Attrs* attrs, int depth) {
 }
 
 XLA_FFI_Error* demo_describe_attrs(XLA_FFI_CallFrame* cf) {
-  if (is_metadata_query(cf)) return answer_metadata(cf);
+  if (is_metadata_query(cf)) return answer_metadata(cf, 0);
   if (cf->rets.size != 1) return fail(cf->api, "demo_describe_attrs: 1 result (u8 text)");
   XLA_FFI_Buffer* out = cf->rets.rets[0];
   if (out->dtype != XLA_FFI_DataType_U8) return fail(cf->api, "demo_describe_attrs: u8 result");

@@ -30,11 +30,11 @@ import { lookupTypeName, TYPE_NAMES, typeFacts, typeName } from "./type_names.ts
  * | code | meaning |
  * |---|---|
  * | 0 | success |
- * | 1 | the handler returned an error (or failed while running) |
+ * | 1 | the handler returned an error (or its CUDA work failed) |
  * | 2 | usage error: unknown or malformed option, spec, value or shape |
- * | 3 | file error: a `.npy` file or an output path cannot be read or written |
- * | 4 | library error: not loadable, not ELF, symbol missing or not a handler |
- * | 5 | not available: a feature or platform this build or machine lacks |
+ * | 3 | file error: a `.npy` input cannot be read, or an output cannot be written |
+ * | 4 | library or module error: not loadable, not ELF, handler missing, not a handler, wrong API version, `--instantiate` failed |
+ * | 5 | not available: a feature or platform this machine lacks (`--platform cuda` without a CUDA driver) |
  * | 70 | internal error (a bug: please report it) |
  *
  * @example
@@ -139,8 +139,10 @@ export interface ParsedRun {
   /** Number of calls (default 1); timing is reported when more than 1. */
   repeat: number;
   /**
-   * A handler (same library or module) run once in the instantiate stage
-   * before the calls, whose state the calls then use (stateful handlers).
+   * A handler (same library or module; of a bundle, its instantiate stage)
+   * run once in the instantiate stage, with the attributes only, before the
+   * calls, whose state the calls then use (stateful handlers). A module's
+   * bundle runs its own instantiate stage when this is not given.
    */
   instantiate?: string;
   /** Worker threads of the runtime's pool, when given. */
@@ -746,17 +748,22 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommand {
 
 const EXIT_CODES_TEXT = `Exit codes:
   0   success
-  1   the handler returned an error
+  1   the handler returned an error (or its CUDA work failed)
   2   usage error (bad option, spec, value or shape)
   3   file error (.npy input or output)
-  4   library error (not loadable, not ELF, symbol missing, not a handler)
-  5   not available (feature or platform missing in this build or machine)
-  70  internal error`;
+  4   library or module error (not loadable, not ELF, handler missing, not a
+      handler, wrong API version, --instantiate failed)
+  5   not available (a feature or platform this machine lacks, e.g.
+      --platform cuda without a CUDA driver)
+  70  internal error (a bug: please report it)`;
 
 const RUN_TEXT = `Usage: cli run <lib.so | handlers.ts> <handler> [options]
 
 Calls one XLA FFI handler (a symbol of a shared library, or an export of a
-TS/JS module) in the embedded runtime and prints its results.
+TS/JS module) in the embedded runtime and prints its results. A module's
+export is a TS handler (Ffi.bind()...to(fn)) or a HandlerBundle; a bundle's
+instantiate stage runs once before the calls, and the module's handlers are
+closed after them.
 
 Options:
   --arg SPEC         an argument, in order: dtype[d0,d1,...]=v0,v1,...
@@ -769,9 +776,12 @@ Options:
                      str:TEXT; NAME may be dotted (cfg.scale=f32:2 makes a
                      dictionary cfg)
   --stage STAGE      execute (default), instantiate, prepare or initialize
-  --instantiate H    first run handler H (same library) in the instantiate
-                     stage; the calls use the state it sets (stateful handlers)
-  --platform P       host (default) or cuda
+  --instantiate H    first run handler H (same library or module; of a
+                     bundle, its instantiate stage) in the instantiate stage
+                     with the attributes only; the calls use the state it sets
+  --platform P       host (default) or cuda: arguments are copied to device
+                     buffers and results back after each call (exit code 5
+                     without a CUDA driver; $XLA_FFI_DENO_CUDA names one)
   --repeat N         call N times and report median/min/max time
   --threads N        worker threads of the runtime's pool
   --json             print one JSON object instead of text
@@ -781,9 +791,11 @@ Types: pred (bool), s8 s16 s32 s64 (i8 ... i64), u8 u16 u32 u64, f16 bf16
 f32 f64, c64 c128 (values 1+2j), f8 types (f8e5m2, f8e4m3fn, ...), token.
 Integers may be written 0x.., 0o.., 0b..; floats as inf, -inf, nan.
 
-Example:
+Examples:
   cli run ./libscale.so scale --arg f32[2,3]=1,2,3,4,5,6 --ret f32[2,3] \\
-      --attr alpha=f32:2.5 --repeat 100`;
+      --attr alpha=f32:2.5 --repeat 100
+  cli run examples/handlers.ts counter --attr start=i64:41 --ret s64
+  cli run ./libgpu.so scale --platform cuda --arg x.npy --ret f32[1024]`;
 
 const INSPECT_TEXT = `Usage: cli inspect <lib.so> [--json]
 

@@ -12,7 +12,7 @@ import {
   numberToSubByte,
   subByteToNumber,
 } from "../abi/dtype.ts";
-import { DataType, ErrorCode, ExecutionStage } from "../abi/enums.ts";
+import { DataType, ErrorCode, ExecutionStage, stageName } from "../abi/enums.ts";
 import { FfiError, toFfiError } from "../errors.ts";
 import { loadNpy, saveNpy } from "../npy.ts";
 import type {
@@ -22,8 +22,10 @@ import type {
 import { array, scalar } from "../runtime/attributes.ts";
 import { type CallFrame, CallFrameBuilder } from "../runtime/call_frame.ts";
 import { HandlerLibrary, NativeHandler } from "../runtime/handler_library.ts";
+import type { DeviceBuffer } from "../runtime/device_buffer.ts";
 import { type Instance, Runtime } from "../runtime/runtime.ts";
 import type { AttrDictionary, AttrValue, ParsedRun } from "./args.ts";
+import { _closeRunModule, _importForRun } from "./module_target.ts";
 import { type ProbeOptions, queryInChild } from "./probe.ts";
 import type { CallArg, CliRuntime, HandlerMetadata, PreparedCall } from "./runtime_api.ts";
 
@@ -112,18 +114,72 @@ function _frameAttr(v: AttrValue): FrameAttr {
   }
 }
 
+/** A handler bundle a module exports: one handler per execution stage. */
+export interface _Stages {
+  instantiate?: NativeHandler;
+  prepare?: NativeHandler;
+  initialize?: NativeHandler;
+  execute: NativeHandler;
+}
+
+const _STAGE_KEYS = ["instantiate", "prepare", "initialize", "execute"] as const;
+
+function _stageKey(stage: ExecutionStage): (typeof _STAGE_KEYS)[number] {
+  switch (stage) {
+    case ExecutionStage.INSTANTIATE:
+      return "instantiate";
+    case ExecutionStage.PREPARE:
+      return "prepare";
+    case ExecutionStage.INITIALIZE:
+      return "initialize";
+    default:
+      return "execute";
+  }
+}
+
+function _pointerOf(value: unknown): Deno.PointerObject | undefined {
+  if (typeof value !== "object" || value === null || !("pointer" in value)) return undefined;
+  let p: unknown;
+  try {
+    p = (value as { pointer: unknown }).pointer;
+  } catch (e) {
+    // A closed TS handler throws here.
+    throw new FfiError(ErrorCode.INVALID_ARGUMENT, toFfiError(e).message, { cause: e });
+  }
+  return typeof p === "object" && p !== null ? p as Deno.PointerObject : undefined;
+}
+
 /**
  * The handler a TS/JS module exports under `name`: an object carrying an
  * `XLA_FFI_Handler*` (a TypeScript handler made with `Ffi.bind()…to(fn)`, a
- * {@link NativeHandler}, or anything with a `pointer` property holding one).
+ * {@link NativeHandler}, or anything with a `pointer` property holding one),
+ * or a bundle of them by stage (a `HandlerBundle`, or any object with an
+ * `execute` handler and optional `instantiate`, `prepare`, `initialize`).
  */
-export function _moduleHandler(path: string, name: string, value: unknown): NativeHandler {
+export function _moduleHandler(
+  path: string,
+  name: string,
+  value: unknown,
+): NativeHandler | _Stages {
   if (value instanceof NativeHandler) return value;
-  if (typeof value === "object" && value !== null && "pointer" in value) {
-    const p = (value as { pointer: unknown }).pointer;
-    if (typeof p === "object" && p !== null) {
-      return new NativeHandler(p as Deno.PointerObject, name);
+  const p = _pointerOf(value);
+  if (p !== undefined) return new NativeHandler(p, name);
+  if (typeof value === "object" && value !== null && "execute" in value) {
+    const v = value as Record<string, unknown>;
+    const stages: Partial<_Stages> = {};
+    for (const key of _STAGE_KEYS) {
+      const h = v[key];
+      if (h === undefined || h === null) continue;
+      const hp = _pointerOf(h);
+      if (hp === undefined) {
+        throw new FfiError(
+          ErrorCode.INVALID_ARGUMENT,
+          `'${name}' in ${path}: its ${key} stage is not a handler`,
+        );
+      }
+      stages[key] = new NativeHandler(hp, `${name}.${key}`);
     }
+    if (stages.execute) return stages as _Stages;
   }
   if (typeof value === "function") {
     throw new FfiError(
@@ -134,7 +190,27 @@ export function _moduleHandler(path: string, name: string, value: unknown): Nati
   }
   throw new FfiError(
     ErrorCode.INVALID_ARGUMENT,
-    `'${name}' in ${path} is not a handler (an object with an XLA_FFI_Handler pointer)`,
+    `'${name}' in ${path} is not a handler (an object with an XLA_FFI_Handler pointer) ` +
+      `or a handler bundle`,
+  );
+}
+
+/** The bundle's handler of `stage`, or a message naming the stages it has. */
+function _stageOf(
+  path: string,
+  name: string,
+  h: NativeHandler | _Stages,
+  stage: ExecutionStage,
+  option: string,
+): NativeHandler {
+  if (h instanceof NativeHandler) return h;
+  const key = _stageKey(stage);
+  const found = h[key];
+  if (found) return found;
+  const has = _STAGE_KEYS.filter((k) => h[k] !== undefined).join(", ");
+  throw new FfiError(
+    ErrorCode.INVALID_ARGUMENT,
+    `'${name}' in ${path} is a handler bundle without a ${key} handler (${option}; it has ${has})`,
   );
 }
 
@@ -147,18 +223,25 @@ interface _Loaded {
 async function _load(run: ParsedRun): Promise<_Loaded> {
   const { path, kind } = run.target;
   if (kind === "module") {
-    const mod = await import(new URL(path, `file://${Deno.cwd()}/`).href) as Record<
-      string,
-      unknown
-    >;
+    const mod = await _importForRun(run, path);
+    if (!(run.handler in mod)) {
+      throw new FfiError(ErrorCode.NOT_FOUND, `${path} has no export '${run.handler}'`);
+    }
     const inst = run.instantiate;
     if (inst !== undefined && !(inst in mod)) {
       throw new FfiError(ErrorCode.NOT_FOUND, `${path} has no export '${inst}' (--instantiate)`);
     }
-    return {
-      handler: _moduleHandler(path, run.handler, mod[run.handler]),
-      instantiate: inst === undefined ? undefined : _moduleHandler(path, inst, mod[inst]),
-    };
+    const main = _moduleHandler(path, run.handler, mod[run.handler]);
+    const handler = _stageOf(path, run.handler, main, run.stage, `--stage ${stageName(run.stage)}`);
+    let instantiate: NativeHandler | undefined;
+    if (inst !== undefined) {
+      const i = _moduleHandler(path, inst, mod[inst]);
+      instantiate = _stageOf(path, inst, i, ExecutionStage.INSTANTIATE, "--instantiate");
+    } else if (!(main instanceof NativeHandler) && run.stage !== ExecutionStage.INSTANTIATE) {
+      // A bundle's own instantiate stage runs first, as XLA runs it once per call site.
+      instantiate = main.instantiate;
+    }
+    return { handler, instantiate };
   }
   let lib: HandlerLibrary;
   try {
@@ -212,44 +295,57 @@ function _checkMetadata(rt: Runtime, handler: NativeHandler): HandlerMetadata {
   return md;
 }
 
+/** A result: its host bytes, and on CUDA the device buffer they are copied back from. */
+interface _Ret {
+  dtype: DataType;
+  dims: number[];
+  raw: Uint8Array;
+  device?: DeviceBuffer;
+}
+
 class _EmbeddedCall implements PreparedCall {
   #rt: Runtime;
+  #run: ParsedRun;
   #lib: HandlerLibrary | undefined;
   #frame: CallFrame;
   #handler: NativeHandler;
-  #stage: ExecutionStage;
-  #rets: ({ dtype: DataType; dims: number[]; raw: _Raw } | null)[];
+  #rets: (_Ret | null)[];
+  #devices: DeviceBuffer[];
   #instance: Instance | undefined;
 
   constructor(
     rt: Runtime,
+    run: ParsedRun,
     lib: HandlerLibrary | undefined,
     handler: NativeHandler,
     frame: CallFrame,
-    stage: ExecutionStage,
-    rets: ({ dtype: DataType; dims: number[]; raw: _Raw } | null)[],
+    rets: (_Ret | null)[],
+    devices: DeviceBuffer[],
     instance: Instance | undefined,
   ) {
-    this.#instance = instance;
     this.#rt = rt;
+    this.#run = run;
     this.#lib = lib;
     this.#handler = handler;
     this.#frame = frame;
-    this.#stage = stage;
     this.#rets = rets;
+    this.#devices = devices;
+    this.#instance = instance;
   }
 
   async call(): Promise<FfiError | undefined> {
     try {
-      if (this.#stage === ExecutionStage.INSTANTIATE) {
+      if (this.#run.stage === ExecutionStage.INSTANTIATE) {
         const inst = await this.#rt.instantiate(this.#handler, this.#frame);
         inst.close();
       } else {
         await this.#rt.call(this.#handler, this.#frame, {
-          stage: this.#stage,
+          stage: this.#run.stage,
           instance: this.#instance,
         });
       }
+      // On CUDA the call is done when the work it queued on the stream is.
+      this.#rt.synchronize();
       return undefined;
     } catch (e) {
       return toFfiError(e);
@@ -257,24 +353,54 @@ class _EmbeddedCall implements PreparedCall {
   }
 
   results(): CallArg[] {
-    return this.#rets.map((r) =>
-      r === null
-        ? { kind: "token" as const }
-        : { kind: "buffer" as const, dtype: r.dtype, dims: r.dims, values: _decode(r.dtype, r.raw) }
-    );
+    return this.#rets.map((r) => {
+      if (r === null) return { kind: "token" as const };
+      if (r.device) this.#rt.toHost(r.device, r.raw);
+      return {
+        kind: "buffer" as const,
+        dtype: r.dtype,
+        dims: r.dims,
+        values: _decode(r.dtype, r.raw),
+      };
+    });
   }
 
   close(): void {
     this.#instance?.close();
     this.#instance = undefined;
     this.#frame.close();
+    for (const d of this.#devices) d.close();
+    this.#devices = [];
     this.#rt.close();
     this.#lib?.close();
     this.#lib = undefined;
+    _closeRunModule(this.#run);
   }
 
   [Symbol.dispose](): void {
     this.close();
+  }
+}
+
+function _newRuntime(run: ParsedRun): Runtime {
+  if (run.platform !== "cuda") return new Runtime({ platform: "Host", threads: run.threads });
+  try {
+    return new Runtime({ platform: "CUDA", threads: run.threads });
+  } catch (e) {
+    const err = toFfiError(e);
+    throw new FfiError(err.code, `--platform cuda: ${err.message}`, { cause: e });
+  }
+}
+
+function _hostBytes(bytes: number, index: number, dims: readonly number[]): Uint8Array {
+  try {
+    return new Uint8Array(bytes);
+  } catch (e) {
+    throw new FfiError(
+      ErrorCode.RESOURCE_EXHAUSTED,
+      `--ret ${index + 1}: ${bytes} bytes for [${dims.join(",")}] cannot be allocated`,
+      { cause: e },
+    );
   }
 }
 
@@ -283,13 +409,6 @@ async function _prepare(
   args: readonly CallArg[],
   probe: ProbeOptions | undefined,
 ): Promise<PreparedCall> {
-  if (run.platform === "cuda") {
-    throw new FfiError(
-      ErrorCode.UNAVAILABLE,
-      "--platform cuda is not available in the command line yet (its buffers live in host " +
-        "memory); run CUDA handlers through Runtime({ platform: 'CUDA' }) and @deno-xla/ffi/cuda",
-    );
-  }
   if (run.target.kind === "library") {
     // Calling a symbol that is no handler may crash: ask in a child process first.
     const symbols = run.instantiate === undefined ? [run.handler] : [run.instantiate, run.handler];
@@ -304,20 +423,34 @@ async function _prepare(
       }
     }
   }
-  const { handler, instantiate, lib } = await _load(run);
+  let loaded: _Loaded | undefined;
   let rt: Runtime | undefined;
   let frame: CallFrame | undefined;
   let instance: Instance | undefined;
+  const devices: DeviceBuffer[] = [];
   try {
-    rt = new Runtime({ platform: "Host", threads: run.threads });
+    loaded = await _load(run);
+    const { handler, instantiate, lib } = loaded;
+    rt = _newRuntime(run);
+    const cuda = rt.platform === "CUDA";
     _checkMetadata(rt, handler);
     if (instantiate) _checkMetadata(rt, instantiate);
     const b = new CallFrameBuilder();
     for (const a of args) {
-      if (a.kind === "token") b.tokenArg();
-      else b.arg(_encode(a.dtype, a.dims, a.values), a.dims, a.dtype);
+      if (a.kind === "token") {
+        b.tokenArg();
+        continue;
+      }
+      const data = _encode(a.dtype, a.dims, a.values);
+      if (cuda) {
+        const d = rt.deviceArg(data, a.dims, a.dtype);
+        devices.push(d);
+        b.arg(d);
+      } else {
+        b.arg(data, a.dims, a.dtype);
+      }
     }
-    const rets: ({ dtype: DataType; dims: number[]; raw: _Raw } | null)[] = [];
+    const rets: (_Ret | null)[] = [];
     for (const r of run.rets) {
       if (r.kind === "token") {
         b.tokenRet();
@@ -325,24 +458,25 @@ async function _prepare(
         continue;
       }
       const bytes = _count(r.dims) * dataTypeInfo(r.dtype).byteWidth;
-      let raw: Uint8Array;
-      try {
-        raw = new Uint8Array(bytes);
-      } catch (e) {
-        throw new FfiError(
-          ErrorCode.RESOURCE_EXHAUSTED,
-          `--ret ${rets.length + 1}: ${bytes} bytes for [${r.dims.join(",")}] cannot be allocated`,
-          { cause: e },
-        );
+      const raw = _hostBytes(bytes, rets.length, r.dims);
+      if (cuda) {
+        const d = rt.deviceBuffer(r.dtype, r.dims);
+        devices.push(d);
+        b.ret(d);
+        rets.push({ dtype: r.dtype, dims: r.dims, raw, device: d });
+      } else {
+        b.ret(raw, r.dims, r.dtype);
+        rets.push({ dtype: r.dtype, dims: r.dims, raw });
       }
-      b.ret(raw, r.dims, r.dtype);
-      rets.push({ dtype: r.dtype, dims: r.dims, raw });
     }
     b.attrs(_frameAttrs(run.attrs));
     frame = b.build();
     if (instantiate) {
+      // As XLA does, the instantiate stage gets the attributes only (no buffers).
+      using attrsOnly = new CallFrameBuilder().attrs(_frameAttrs(run.attrs)).build();
       try {
-        instance = await rt.instantiate(instantiate, frame);
+        instance = await rt.instantiate(instantiate, attrsOnly);
+        rt.synchronize();
       } catch (e) {
         const err = toFfiError(e);
         throw new FfiError(
@@ -352,18 +486,22 @@ async function _prepare(
         );
       }
     }
-    return new _EmbeddedCall(rt, lib, handler, frame, run.stage, rets, instance);
+    return new _EmbeddedCall(rt, run, lib, handler, frame, rets, devices, instance);
   } catch (e) {
     instance?.close();
     frame?.close();
+    for (const d of devices) d.close();
     rt?.close();
-    lib?.close();
+    loaded?.lib?.close();
+    _closeRunModule(run);
     throw e;
   }
 }
 
 /**
- * The command line's runtime: the embedded XLA FFI runtime (Host platform),
+ * The command line's runtime: the embedded XLA FFI runtime (Host, or CUDA
+ * with `--platform cuda`: arguments copied to device buffers, results copied
+ * back after each call),
  * `.npy` files, and metadata queries in child processes (a symbol that is no
  * handler may crash or hang when called; the child takes that, not the CLI).
  *

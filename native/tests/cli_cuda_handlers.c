@@ -1,0 +1,112 @@
+/*
+ * cli_cuda_handlers.c: a C handler for `cli run --platform cuda` tests,
+ * written against the project's own xla_ffi.h. It does what an XLA:GPU
+ * handler does: takes the runtime's stream (Stream_Get), scratch device
+ * memory (DeviceMemory_Allocate/Free), and queues driver copies on that
+ * stream; it never reads device memory on the host. Runs on a real GPU and
+ * on the stand-in driver (native/tests/cuda_standin.c).
+ *
+ * Copyright 2026 The deno-xla-ffi Authors. Licensed under Apache-2.0.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xla_ffi.h"
+
+typedef int (*memcpy_dtod_async_fn)(uint64_t dst, uint64_t src, size_t n, void* stream);
+
+static XLA_FFI_Error* error(const XLA_FFI_Api* api, XLA_FFI_Error_Code code, const char* msg) {
+  XLA_FFI_Error_Create_Args a = {XLA_FFI_Error_Create_Args_STRUCT_SIZE, NULL, msg, code};
+  return api->XLA_FFI_Error_Create(&a);
+}
+
+static size_t element_bytes(XLA_FFI_DataType t) {
+  switch (t) {
+    case XLA_FFI_DataType_S16: case XLA_FFI_DataType_U16: case XLA_FFI_DataType_F16:
+    case XLA_FFI_DataType_BF16: return 2;
+    case XLA_FFI_DataType_S32: case XLA_FFI_DataType_U32: case XLA_FFI_DataType_F32: return 4;
+    case XLA_FFI_DataType_S64: case XLA_FFI_DataType_U64: case XLA_FFI_DataType_F64:
+    case XLA_FFI_DataType_C64: return 8;
+    case XLA_FFI_DataType_C128: return 16;
+    case XLA_FFI_DataType_S8: case XLA_FFI_DataType_U8: case XLA_FFI_DataType_PRED: return 1;
+    default: return 0;
+  }
+}
+
+static size_t elements(const XLA_FFI_Buffer* b) {
+  size_t n = 1;
+  for (int64_t i = 0; i < b->rank; i++) n *= (size_t)b->dims[i];
+  return n;
+}
+
+/*
+ * ret0 = arg0 in reverse element order (same dtype and element count), via
+ * scratch device memory: arg0 -> scratch, then scratch[i] -> ret0[n-1-i],
+ * all queued on the runtime's stream. The driver is the one the runtime
+ * uses: $XLA_FFI_DENO_CUDA, else libcuda.so.1.
+ */
+XLA_FFI_Error* cli_cuda_reverse(XLA_FFI_CallFrame* cf) {
+  if (cf->extension_start && cf->extension_start->type == XLA_FFI_Extension_Metadata) {
+    XLA_FFI_Metadata_Extension* ext = (XLA_FFI_Metadata_Extension*)cf->extension_start;
+    ext->metadata->api_version.major_version = XLA_FFI_API_MAJOR;
+    ext->metadata->api_version.minor_version = XLA_FFI_API_MINOR;
+    ext->metadata->traits = 0;
+    return NULL;
+  }
+  const XLA_FFI_Api* api = cf->api;
+  if (cf->args.size != 1 || cf->rets.size != 1)
+    return error(api, XLA_FFI_Error_Code_INVALID_ARGUMENT, "reverse: one argument, one result");
+  XLA_FFI_Buffer* x = cf->args.args[0];
+  XLA_FFI_Buffer* y = cf->rets.rets[0];
+  size_t w = element_bytes(x->dtype);
+  size_t n = elements(x);
+  if (w == 0 || y->dtype != x->dtype || elements(y) != n)
+    return error(api, XLA_FFI_Error_Code_INVALID_ARGUMENT,
+                 "reverse: the result needs the argument's dtype and element count");
+  if (n == 0) return NULL;
+
+  XLA_FFI_Stream_Get_Args sg = {XLA_FFI_Stream_Get_Args_STRUCT_SIZE, NULL, cf->ctx, NULL};
+  XLA_FFI_Error* e = api->XLA_FFI_Stream_Get(&sg);
+  if (e) return e;
+
+  const char* path = getenv("XLA_FFI_DENO_CUDA");
+  void* lib = dlopen(path && path[0] ? path : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) return error(api, XLA_FFI_Error_Code_UNAVAILABLE, "reverse: cannot open the driver");
+  memcpy_dtod_async_fn copy = (memcpy_dtod_async_fn)dlsym(lib, "cuMemcpyDtoDAsync_v2");
+  if (!copy) {
+    dlclose(lib);
+    return error(api, XLA_FFI_Error_Code_UNAVAILABLE, "reverse: cuMemcpyDtoDAsync_v2 missing");
+  }
+
+  XLA_FFI_DeviceMemory_Allocate_Args al = {XLA_FFI_DeviceMemory_Allocate_Args_STRUCT_SIZE, NULL,
+                                           cf->ctx, n * w, 16, NULL};
+  if ((e = api->XLA_FFI_DeviceMemory_Allocate(&al))) {
+    dlclose(lib);
+    return e;
+  }
+  uint64_t scratch = (uint64_t)(uintptr_t)al.data;
+  uint64_t src = (uint64_t)(uintptr_t)x->data;
+  uint64_t dst = (uint64_t)(uintptr_t)y->data;
+  int rc = copy(scratch, src, n * w, sg.stream);
+  for (size_t i = 0; rc == 0 && i < n; i++) {
+    rc = copy(dst + (n - 1 - i) * w, scratch + i * w, w, sg.stream);
+  }
+  dlclose(lib);
+  XLA_FFI_DeviceMemory_Free_Args fr = {XLA_FFI_DeviceMemory_Free_Args_STRUCT_SIZE, NULL, cf->ctx,
+                                       n * w, al.data};
+  e = api->XLA_FFI_DeviceMemory_Free(&fr);
+  if (rc != 0) {
+    if (e) {
+      XLA_FFI_Error_Destroy_Args d = {XLA_FFI_Error_Destroy_Args_STRUCT_SIZE, NULL, e};
+      api->XLA_FFI_Error_Destroy(&d);
+    }
+    char msg[64];
+    snprintf(msg, sizeof msg, "reverse: cuMemcpyDtoDAsync failed with %d", rc);
+    return error(api, XLA_FFI_Error_Code_INTERNAL, msg);
+  }
+  return e;
+}

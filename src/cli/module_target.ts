@@ -1,0 +1,61 @@
+/**
+ * Handler modules (`run handlers.ts <export>`): each run imports its own
+ * instance of the module, so the handlers it makes belong to that run, and
+ * closes them when the run ends (an open TS handler keeps the process alive).
+ *
+ * @module
+ */
+
+/** A module's exports. */
+export type ModuleExports = Record<string, unknown>;
+
+const _loaded = new WeakMap<object, ModuleExports>();
+let _instances = 0;
+
+/**
+ * Imports a new instance of the module at `path` (relative to the working
+ * folder) for the run `key`, or returns the one already imported for it.
+ *
+ * @example
+ * ```ts ignore
+ * const mod = await _importForRun(run, "./handlers.ts");
+ * ```
+ */
+export async function _importForRun(key: object, path: string): Promise<ModuleExports> {
+  const known = _loaded.get(key);
+  if (known) return known;
+  const url = new URL(path, `file://${Deno.cwd()}/`);
+  url.searchParams.set("xla-ffi-cli-run", String(++_instances));
+  const mod = await import(url.href) as ModuleExports;
+  _loaded.set(key, mod);
+  return mod;
+}
+
+/** True for a TS handler or bundle: has `close()` and an entry point or an execute stage. */
+function _closable(v: unknown): v is { close(): void } {
+  return typeof v === "object" && v !== null && typeof (v as { close?: unknown }).close ===
+      "function" &&
+    ("pointer" in v || "execute" in v);
+}
+
+/**
+ * Closes every handler and handler bundle the module instance of run `key`
+ * exports, and forgets the instance. Errors of `close()` are ignored (the
+ * run's outcome is already decided).
+ *
+ * @example
+ * ```ts ignore
+ * _closeRunModule(run);
+ * ```
+ */
+export function _closeRunModule(key: object): void {
+  const mod = _loaded.get(key);
+  if (!mod) return;
+  _loaded.delete(key);
+  for (const v of Object.values(mod)) {
+    if (!_closable(v)) continue;
+    try {
+      v.close();
+    } catch { /* already closed or not ours to report */ }
+  }
+}
