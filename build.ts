@@ -20,6 +20,7 @@ export const NATIVE_SOURCES: readonly string[] = [
   "native/runtime.c",
   "native/runtime_frame.c",
   "native/runtime_library.c",
+  "native/runtime_guard.c",
 ];
 
 /** Flags every native build uses (DESIGN.md). */
