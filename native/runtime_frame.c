@@ -114,8 +114,11 @@ static int build_buffer(builder* b, XLA_FFI_Buffer* buf) {
   int64_t* d = rank ? bump(b, 8 * (size_t)rank) : NULL;
   if (rank && !d) return 0;
   if (rank) memcpy(d, dims, 8 * (size_t)rank);
-  for (uint32_t i = 0; i < rank; i++)
-    if (d[i] < 0) return b->failed = 1, 0;
+  int64_t elements = 1;
+  for (uint32_t i = 0; i < rank; i++) {
+    if (d[i] < 0 || (d[i] != 0 && elements > INT64_MAX / d[i])) return b->failed = 1, 0;
+    elements *= d[i];
+  }
   buf->struct_size = XLA_FFI_Buffer_STRUCT_SIZE;
   buf->extension_start = NULL;
   buf->dtype = (XLA_FFI_DataType)u32_at(h, 0);
@@ -147,6 +150,7 @@ static int build_dict(builder* b, XLA_FFI_Attrs* out, int depth) {
     XLA_FFI_ByteSpan* name = bump(b, sizeof *name);
     char* ncopy = bump(b, (size_t)nlen + 1);
     if (!nb || !name || !ncopy) return 0;
+    if (!xrt_utf8_valid(nb, nlen)) return b->failed = 1, 0;
     memcpy(ncopy, nb, nlen);
     ncopy[nlen] = '\0';
     name->ptr = ncopy;
@@ -225,6 +229,9 @@ static int build_dict(builder* b, XLA_FFI_Attrs* out, int depth) {
     out->names[j] = nm;
     out->attrs[j] = v;
   }
+  /* Names are unique (a dictionary maps each name to one value). */
+  for (uint32_t i = 1; i < n; i++)
+    if (!span_less(out->names[i - 1], out->names[i])) return b->failed = 1, 0;
   return 1;
 }
 

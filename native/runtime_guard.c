@@ -173,7 +173,7 @@ int xrt_dtype_valid(int64_t dt) {
 
 #define BAD(...) xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT, __VA_ARGS__)
 
-static int utf8_valid(const unsigned char* s, size_t n) {
+int xrt_utf8_valid(const unsigned char* s, size_t n) {
   size_t i = 0;
   while (i < n) {
     unsigned c = s[i];
@@ -267,7 +267,7 @@ static XLA_FFI_Error* check_attrs(const XLA_FFI_Attrs* a, int depth) {
     XLA_FFI_Error* e = check_span(a->names[i], XRT_MAX_NAME, "name", where);
     if (e) return e;
     const XLA_FFI_ByteSpan* nm = a->names[i];
-    if (!utf8_valid((const unsigned char*)nm->ptr, nm->len))
+    if (!xrt_utf8_valid((const unsigned char*)nm->ptr, nm->len))
       return BAD("%sthe name is not valid UTF-8", where);
     if (i > 0 && span_cmp(a->names[i - 1], nm) >= 0)
       return BAD("%sname '%.*s' is not after '%.*s' (names must be sorted and unique)", where,

@@ -103,6 +103,7 @@ int xrt_live_lock(const void* p, int kind);
 void xrt_live_unlock(const void* p);
 void xrt_warn(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 int xrt_dtype_valid(int64_t dtype);
+int xrt_utf8_valid(const unsigned char* s, size_t n);
 XLA_FFI_Error* xrt_check_call_frame(const XLA_FFI_CallFrame* cf);
 
 XLA_FFI_Error* xrt_error_new(XLA_FFI_Error_Code code, const char* fmt, ...)
