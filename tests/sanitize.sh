@@ -22,6 +22,8 @@ fi
 export XLA_FFI_DENO_SANITIZE=address,undefined
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:halt_on_error=1:allocator_may_return_null=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# The fuzzer's default (1M cases) is slow under ASan: 100k unless set.
+export XLA_FFI_DENO_FUZZ_CASES=${XLA_FFI_DENO_FUZZ_CASES:-100000}
 DENO=${DENO:-deno}
 # Child processes (the C compiler, Deno subprocesses) inherit the preload:
 # they are not instrumented, so only our libraries are checked.

@@ -35,6 +35,24 @@ export class Handler {
   }
 }
 
+/** Addresses of handlers whose library was closed → the library's path. */
+const deadHandlers = new Map<bigint, string>();
+
+/**
+ * @internal Throws FAILED_PRECONDITION if `p` is a handler of a closed
+ * {@link HandlerLibrary} (calling it would jump into unmapped code).
+ */
+export function _checkHandler(p: Deno.PointerObject, name: string): void {
+  if (deadHandlers.size === 0) return;
+  const path = deadHandlers.get(BigInt(Deno.UnsafePointer.value(p)));
+  if (path !== undefined) {
+    throw new FfiError(
+      ErrorCode.FAILED_PRECONDITION,
+      `The handler ${name} belongs to the closed handler library ${path}`,
+    );
+  }
+}
+
 /** A handler bundle as `XLA_FFI_Handler_Bundle`: execute is required. */
 export interface HandlerBundle {
   /** Instantiate stage. */
@@ -62,6 +80,7 @@ export interface HandlerBundle {
 export class HandlerLibrary {
   #handle: Deno.PointerObject | null;
   #cache = new Map<string, Handler>();
+  #resolved = new Set<bigint>();
   /** The path the library was opened from. */
   readonly path: string;
 
@@ -99,6 +118,9 @@ export class HandlerLibrary {
         `Symbol '${name}' not found in handler library ${this.path}: ${lastError()}`,
       );
     }
+    const v = BigInt(Deno.UnsafePointer.value(p));
+    deadHandlers.delete(v); // a library loaded again at the same address
+    this.#resolved.add(v);
     return p;
   }
 
@@ -113,14 +135,16 @@ export class HandlerLibrary {
   }
 
   /**
-   * Closes the library. Handlers from it must not be called afterwards (also
-   * not through a registration).
+   * Closes the library. Calling a handler from it afterwards (directly, in a
+   * bundle or through a registration) is an FfiError FAILED_PRECONDITION.
    */
   close(): void {
     if (this.#handle === null) return;
     native().xrt_dlclose(this.#handle);
     this.#handle = null;
     this.#cache.clear();
+    for (const v of this.#resolved) deadHandlers.set(v, this.path);
+    this.#resolved.clear();
   }
 
   /** Same as {@link close}. */

@@ -9,7 +9,7 @@ import { FfiError } from "../errors.ts";
 import { native } from "../native/lib.ts";
 import { _check, _takeError, _utf8 } from "./_native_error.ts";
 import type { CallFrame } from "./call_frame.ts";
-import { Handler, type HandlerBundle } from "./handler_library.ts";
+import { _checkHandler, Handler, type HandlerBundle } from "./handler_library.ts";
 
 /** Options of {@link Runtime}. */
 export interface RuntimeOptions {
@@ -229,11 +229,13 @@ export class Runtime {
    * (XLA's checks and messages: execute required, version, duplicates).
    */
   register(name: string, handler: Handler | HandlerBundle, options: RegisterOptions = {}): void {
+    this.#live();
     const bundle: HandlerBundle = handler instanceof Handler ? { execute: handler } : handler;
     const b = new BigUint64Array(4);
     const ptrs = [bundle.instantiate, bundle.prepare, bundle.initialize, bundle.execute];
     for (let i = 0; i < 4; i++) {
       const h = ptrs[i];
+      if (h) _checkHandler(h.pointer, h.name);
       b[i] = h ? Deno.UnsafePointer.value(h.pointer) : 0n;
     }
     const n = _utf8(name);
@@ -244,6 +246,7 @@ export class Runtime {
 
   /** The bundle and traits registered under `name` (NOT_FOUND with XLA's message). */
   lookup(name: string, platform?: string): { bundle: HandlerBundle; traits: number } {
+    this.#live();
     const n = _utf8(name);
     const p = _utf8(platform ?? this.platform);
     const out = this.#lookupOut;
@@ -260,6 +263,8 @@ export class Runtime {
 
   /** Queries a handler's metadata (API version, traits) as XLA does at registration. */
   metadata(handler: Handler): HandlerMetadata {
+    this.#live();
+    _checkHandler(handler.pointer, handler.name);
     const out = new BigInt64Array(4);
     _check(native().xrt_metadata(handler.pointer, out));
     return {
@@ -274,6 +279,7 @@ export class Runtime {
    * id (`id` 0 = assign the next free one).
    */
   registerType(name: string, id: number | bigint = 0): number {
+    this.#live();
     const n = _utf8(name);
     const io = new BigInt64Array([BigInt(id)]);
     _check(native().xrt_register_type(n, BigInt(n.length), io));
@@ -281,7 +287,10 @@ export class Runtime {
   }
 
   #resolve(target: HandlerTarget, stage: ExecutionStage): Deno.PointerObject | null {
-    if (target instanceof Handler) return target.pointer;
+    if (target instanceof Handler) {
+      _checkHandler(target.pointer, target.name);
+      return target.pointer;
+    }
     let bundle: HandlerBundle;
     if (typeof target === "string") {
       let b = this.#cache.get(target);
@@ -293,7 +302,10 @@ export class Runtime {
     } else {
       bundle = target;
     }
-    return stageHandler(bundle, stage)?.pointer ?? null;
+    const h = stageHandler(bundle, stage);
+    if (h === null) return null;
+    _checkHandler(h.pointer, h.name);
+    return h.pointer;
   }
 
   #configure(frame: CallFrame, options: CallOptions | undefined): void {

@@ -1,0 +1,66 @@
+/**
+ * The runtime's call paths, each run `n` times, for the leak check (a test
+ * with a modest count; bench/leak_check.ts with 1e6).
+ */
+import { CallFrameBuilder, DataType, FfiError, Runtime } from "../mod.ts";
+import type { HandlerLibrary } from "../src/runtime/handler_library.ts";
+
+/** One path: runs `n` calls. */
+export type LeakPath = (n: number) => Promise<void>;
+
+/** The paths by name, over a runtime and the C test handlers. */
+export function leakPaths(rt: Runtime, lib: HandlerLibrary): Record<string, LeakPath> {
+  const x = new Float32Array([1]);
+  const y = new Float32Array(1);
+  const noop = lib.handler("test_noop");
+  const asyncH = lib.handler("test_async");
+  const failH = lib.handler("test_return_error");
+  const stateful = lib.handler("test_stateful");
+  return {
+    callSync: (n) => {
+      using f = new CallFrameBuilder().build();
+      for (let i = 0; i < n; i++) rt.callSync(noop, f);
+      return Promise.resolve();
+    },
+    "call (async future)": async (n) => {
+      using f = new CallFrameBuilder().arg(x).ret(y).build();
+      for (let i = 0; i < n; i++) await rt.call(asyncH, f);
+    },
+    "error-returning": (n) => {
+      using f = new CallFrameBuilder().attr("code", 9, DataType.S32).build();
+      for (let i = 0; i < n; i++) {
+        try {
+          rt.callSync(failH, f);
+          throw new Error("no error");
+        } catch (e) {
+          if (!(e instanceof FfiError) || e.code !== 9) throw e;
+        }
+      }
+      return Promise.resolve();
+    },
+    "instantiate + state": async (n) => {
+      using f = new CallFrameBuilder().attr("type_id", 5, DataType.S64)
+        .attr("value", 11, DataType.S64).build();
+      for (let i = 0; i < n; i++) {
+        const inst = await rt.instantiate({ execute: stateful, instantiate: stateful }, f);
+        inst.close();
+      }
+    },
+    "frame build/close": (n) => {
+      const b = new CallFrameBuilder().arg(x).ret(y).attr("k", 1, DataType.S32).attr("s", "text");
+      for (let i = 0; i < n; i++) b.build().close();
+      return Promise.resolve();
+    },
+    callOnThreads: async (n) => {
+      using f = new CallFrameBuilder().build();
+      const r = await rt.callOnThreads(noop, f, { threads: 4, iterations: Math.ceil(n / 4) });
+      if (r.failed !== 0) throw r.firstError;
+    },
+  };
+}
+
+/** Resident memory of this process in bytes (/proc/self/statm). */
+export function residentBytes(): number {
+  const statm = Deno.readTextFileSync("/proc/self/statm").split(" ");
+  return Number(statm[1]) * 4096;
+}
