@@ -2,7 +2,7 @@
  * The runtime's call paths, each run `n` times, for the leak check (a test
  * with a modest count; bench/leak_check.ts with 1e6).
  */
-import { CallFrameBuilder, DataType, FfiError, Runtime } from "../mod.ts";
+import { CallFrameBuilder, DataType, FfiError, type Runtime } from "../mod.ts";
 import type { HandlerLibrary } from "../src/runtime/handler_library.ts";
 
 /** One path: runs `n` calls. */
@@ -59,8 +59,13 @@ export function leakPaths(rt: Runtime, lib: HandlerLibrary): Record<string, Leak
   };
 }
 
-/** Resident memory of this process in bytes (/proc/self/statm). */
-export function residentBytes(): number {
-  const statm = Deno.readTextFileSync("/proc/self/statm").split(" ");
-  return Number(statm[1]) * 4096;
+/**
+ * Resident memory of this process in bytes (the OS's RSS, as /proc/self/statm)
+ * and the part of it outside V8's JS heap (RSS minus the heap's reserved
+ * total): the JS heap grows its reservation in steps of megabytes on its own,
+ * which says nothing about native leaks.
+ */
+export function residentBytes(): { rss: number; native: number } {
+  const m = Deno.memoryUsage();
+  return { rss: m.rss, native: m.rss - m.heapTotal };
 }
