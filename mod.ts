@@ -250,3 +250,4 @@ export {
   type ThreadCallResult,
 } from "./src/runtime/runtime.ts";
 export { runtimeDebugStats, type RuntimeStats } from "./src/runtime/debug_stats.ts";
+export { checkCallFrame } from "./src/runtime/check.ts";

@@ -1,12 +1,14 @@
 import assert from "node:assert/strict";
 import {
   CallFrameBuilder,
+  checkCallFrame,
   ErrorCode,
   FfiError,
   HandlerLibrary,
   Runtime,
   runtimeDebugStats,
 } from "../mod.ts";
+import { buildSharedLibrary } from "../build.ts";
 import { openTestHandlers, testHandlersPath } from "./_runtime_handlers.ts";
 import { leakPaths } from "./_leak_paths.ts";
 
@@ -56,7 +58,12 @@ Deno.test("use after close: runtime, instance, frame give FfiError", async () =>
 });
 
 Deno.test("use after close: handlers of a closed library give FfiError, also registered", () => {
-  const lib = HandlerLibrary.open(testHandlersPath());
+  // A copy of the test handlers that nothing else opens, so closing unloads it.
+  const path = buildSharedLibrary({
+    name: "xrt_closed_handlers",
+    sources: ["native/tests/runtime_handlers.c"],
+  });
+  const lib = HandlerLibrary.open(path);
   const noop = lib.handler("test_noop");
   using rt = new Runtime({ threads: 0 });
   const name = `reliab.closed_lib.${Deno.pid}`;
@@ -76,8 +83,12 @@ Deno.test("use after close: handlers of a closed library give FfiError, also reg
   using rt3 = new Runtime({ threads: 0 });
   assert.throws(() => rt3.callSync(name, f), libClosed);
   // Opening it again makes its handlers callable again.
-  using again = HandlerLibrary.open(testHandlersPath());
+  using again = HandlerLibrary.open(path);
   rt.callSync(again.handler("test_noop"), f);
+  rt3.callSync(name, f);
+  // A handle of another library object at work does not hide the check.
+  using other = HandlerLibrary.open(testHandlersPath());
+  rt.callSync(other.handler("test_noop"), f);
 });
 
 Deno.test("stress: 8 runtime threads × 100k calls mixing sync, async and error handlers", async () => {
@@ -141,4 +152,30 @@ Deno.test("leaks: every call path releases what it creates (counts match)", asyn
   // The counters saw each kind of object.
   const s = runtimeDebugStats();
   assert.ok(s.statesSet > 0 && s.futuresCreated > 0 && s.errorsCreated > 0);
+});
+
+Deno.test("checkCallFrame: built frames pass; null and foreign frames are INVALID_ARGUMENT", () => {
+  using f = new CallFrameBuilder().arg(new Float32Array(4), [2, 2]).attr("b", 1).attr("a", "s")
+    .build();
+  checkCallFrame(f.pointer);
+  const invalid = (pattern: RegExp) => (e: unknown) => {
+    assert.ok(e instanceof FfiError);
+    assert.equal(e.code, ErrorCode.INVALID_ARGUMENT);
+    assert.match(e.message, pattern);
+    return true;
+  };
+  assert.throws(() => checkCallFrame(null), invalid(/call frame is null/));
+  const zeros = new BigUint64Array(32); // readable memory that is no call frame
+  assert.throws(
+    () => checkCallFrame(Deno.UnsafePointer.of(zeros)),
+    invalid(/Unexpected XLA_FFI_CallFrame size: expected \d+, got 0/),
+  );
+  const copy = new BigUint64Array(32);
+  const view = new Deno.UnsafePointerView(f.pointer);
+  for (let i = 0; i < 32; i++) copy[i] = view.getBigUint64(8 * i);
+  copy[3] = 0n; // ctx
+  assert.throws(
+    () => checkCallFrame(Deno.UnsafePointer.of(copy)),
+    invalid(/execution context is null/),
+  );
 });

@@ -35,22 +35,41 @@ export class Handler {
   }
 }
 
-/** Addresses of handlers whose library was closed → the library's path. */
-const deadHandlers = new Map<bigint, string>();
+/**
+ * Handlers whose library was closed: address → the library's path and the
+ * loaded object (file name) that held the address before the close.
+ */
+const deadHandlers = new Map<bigint, { path: string; object: string | null }>();
+
+const dladdrBuf = new Uint8Array(4096);
+
+/** The file name of the loaded object containing `p`, or null if none does. */
+function loadedObject(p: Deno.PointerObject): string | null {
+  if (native().xrt_dladdr(p, dladdrBuf, dladdrBuf.length) === 0) return null;
+  const end = dladdrBuf.indexOf(0);
+  return new TextDecoder().decode(dladdrBuf.subarray(0, end < 0 ? dladdrBuf.length : end));
+}
 
 /**
  * @internal Throws FAILED_PRECONDITION if `p` is a handler of a closed
- * {@link HandlerLibrary} (calling it would jump into unmapped code).
+ * {@link HandlerLibrary} whose code is no longer loaded (calling it would jump
+ * into unmapped code). A library that another handle keeps loaded, or that was
+ * loaded again, still counts as loaded.
  */
 export function _checkHandler(p: Deno.PointerObject, name: string): void {
   if (deadHandlers.size === 0) return;
-  const path = deadHandlers.get(BigInt(Deno.UnsafePointer.value(p)));
-  if (path !== undefined) {
-    throw new FfiError(
-      ErrorCode.FAILED_PRECONDITION,
-      `The handler ${name} belongs to the closed handler library ${path}`,
-    );
+  const v = BigInt(Deno.UnsafePointer.value(p));
+  const dead = deadHandlers.get(v);
+  if (dead === undefined) return;
+  const now = loadedObject(p);
+  if (now !== null && now === dead.object) {
+    deadHandlers.delete(v); // still (or again) loaded: the code is there
+    return;
   }
+  throw new FfiError(
+    ErrorCode.FAILED_PRECONDITION,
+    `The handler ${name} belongs to the closed handler library ${dead.path}`,
+  );
 }
 
 /** A handler bundle as `XLA_FFI_Handler_Bundle`: execute is required. */
@@ -80,7 +99,7 @@ export interface HandlerBundle {
 export class HandlerLibrary {
   #handle: Deno.PointerObject | null;
   #cache = new Map<string, Handler>();
-  #resolved = new Set<bigint>();
+  #resolved = new Map<bigint, Deno.PointerObject>();
   /** The path the library was opened from. */
   readonly path: string;
 
@@ -120,7 +139,7 @@ export class HandlerLibrary {
     }
     const v = BigInt(Deno.UnsafePointer.value(p));
     deadHandlers.delete(v); // a library loaded again at the same address
-    this.#resolved.add(v);
+    this.#resolved.set(v, p);
     return p;
   }
 
@@ -135,15 +154,17 @@ export class HandlerLibrary {
   }
 
   /**
-   * Closes the library. Calling a handler from it afterwards (directly, in a
-   * bundle or through a registration) is an FfiError FAILED_PRECONDITION.
+   * Closes the library. Once it is unloaded, calling a handler from it
+   * (directly, in a bundle or through a registration) is an FfiError
+   * FAILED_PRECONDITION.
    */
   close(): void {
     if (this.#handle === null) return;
+    const objects = [...this.#resolved].map(([v, p]) => [v, loadedObject(p)] as const);
     native().xrt_dlclose(this.#handle);
     this.#handle = null;
     this.#cache.clear();
-    for (const v of this.#resolved) deadHandlers.set(v, this.path);
+    for (const [v, object] of objects) deadHandlers.set(v, { path: this.path, object });
     this.#resolved.clear();
   }
 
