@@ -8,7 +8,7 @@
  */
 import { Runtime, runtimeDebugStats } from "../mod.ts";
 import { openTestHandlers } from "../tests/_runtime_handlers.ts";
-import { leakPaths, residentBytes } from "../tests/_leak_paths.ts";
+import { leakPaths, residentBytes, settledStats } from "../tests/_leak_paths.ts";
 
 const n = Number(Deno.args[0] ?? 1_000_000);
 const only = Deno.args[1]; // optional: run only the paths whose name contains this
@@ -38,7 +38,7 @@ for (const [name, run] of Object.entries(leakPaths(rt, lib))) {
   const t0 = performance.now();
   await run(n);
   const ms = performance.now() - t0;
-  const s1 = runtimeDebugStats();
+  const s1 = await settledStats();
   gc();
   const rss1 = residentBytes();
   const growth = rss1.native - rss0.native;

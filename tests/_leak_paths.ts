@@ -2,7 +2,14 @@
  * The runtime's call paths, each run `n` times, for the leak check (a test
  * with a modest count; bench/leak_check.ts with 1e6).
  */
-import { CallFrameBuilder, DataType, FfiError, type Runtime } from "../mod.ts";
+import {
+  CallFrameBuilder,
+  DataType,
+  FfiError,
+  type Runtime,
+  runtimeDebugStats,
+  type RuntimeStats,
+} from "../mod.ts";
 import type { HandlerLibrary } from "../src/runtime/handler_library.ts";
 
 /** One path: runs `n` calls. */
@@ -68,4 +75,19 @@ export function leakPaths(rt: Runtime, lib: HandlerLibrary): Record<string, Leak
 export function residentBytes(): { rss: number; native: number } {
   const m = Deno.memoryUsage();
   return { rss: m.rss, native: m.rss - m.heapTotal };
+}
+
+/**
+ * The runtime's counters once the pool has counted the tasks it ran: a task
+ * that completes a future wakes the caller before the pool thread counts it,
+ * so wait (at most `ms`) for tasksRun to catch up with tasksScheduled.
+ */
+export async function settledStats(ms = 2000): Promise<RuntimeStats> {
+  const end = performance.now() + ms;
+  let s = runtimeDebugStats();
+  while (s.tasksRun < s.tasksScheduled && performance.now() < end) {
+    await new Promise((r) => setTimeout(r, 1));
+    s = runtimeDebugStats();
+  }
+  return s;
 }

@@ -10,7 +10,7 @@ import {
 } from "../mod.ts";
 import { buildSharedLibrary } from "../build.ts";
 import { openTestHandlers, testHandlersPath } from "./_runtime_handlers.ts";
-import { leakPaths } from "./_leak_paths.ts";
+import { leakPaths, settledStats } from "./_leak_paths.ts";
 
 function closedError(pattern: RegExp) {
   return (e: unknown) => {
@@ -139,7 +139,7 @@ Deno.test("leaks: every call path releases what it creates (counts match)", asyn
   for (const [name, run] of Object.entries(leakPaths(rt, lib))) {
     const before = runtimeDebugStats();
     await run(2000);
-    const after = runtimeDebugStats();
+    const after = await settledStats();
     const d = (k: keyof typeof after) => after[k] - before[k];
     assert.equal(d("errorsCreated"), d("errorsDestroyed"), `${name}: errors`);
     assert.equal(d("futuresCreated"), d("futuresDestroyed"), `${name}: futures`);
