@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the whole test suite with the native library (and every test library)
 # built with -fsanitize=address,undefined, the sanitizer runtimes preloaded
-# into Deno. Usage: tests/sanitize.sh [extra deno test args]
+# into Deno. Usage: tests/sanitize.sh [extra deno test args] (or `deno task test:sanitize`);
+# .ci/run runs it after the normal suite.
 #
 # What is checked: every memory error (ASan) and undefined behaviour (UBSan)
 # in code compiled from native/ and native/tests/ aborts the run.
