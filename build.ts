@@ -24,6 +24,7 @@ export const NATIVE_SOURCES: readonly string[] = [
   "native/handler_internal.h",
   "native/handler.c",
   "native/handler_flatten.c",
+  "native/runtime_guard.c",
 ];
 
 /** Flags every native build uses (DESIGN.md). */

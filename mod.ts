@@ -283,3 +283,4 @@ export type {
 } from "./src/handler/mod.ts";
 export { CountDownPromise, FfiPromise, Future } from "./src/future.ts";
 export type { ReadyCallback } from "./src/future.ts";
+export { checkCallFrame } from "./src/runtime/check.ts";

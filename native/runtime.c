@@ -30,11 +30,15 @@ struct XLA_FFI_Error {
 static XLA_FFI_Error* error_from(XLA_FFI_Error_Code code, const char* msg, size_t len) {
   XLA_FFI_Error* e = malloc(sizeof *e);
   if (!e) abort();
-  e->code = code;
+  /* Codes outside XLA's enum become UNKNOWN (callers map codes to names). */
+  e->code = (uint32_t)code > (uint32_t)XLA_FFI_Error_Code_UNAUTHENTICATED
+                ? XLA_FFI_Error_Code_UNKNOWN
+                : code;
   e->message = malloc(len + 1);
   if (!e->message) abort();
   memcpy(e->message, msg, len);
   e->message[len] = '\0';
+  xrt_live_add(e, XRT_LIVE_ERROR);
   XRT_COUNT(XRT_STAT_ERRORS_CREATED);
   return e;
 }
@@ -52,6 +56,12 @@ XLA_FFI_Error* xrt_error_new(XLA_FFI_Error_Code code, const char* fmt, ...) {
 
 void xrt_error_free(XLA_FFI_Error* err) {
   if (!err) return;
+  if (!xrt_live_remove(err, XRT_LIVE_ERROR)) {
+    xrt_warn("xla_ffi_deno: ignored an XLA_FFI_Error* that is not live (foreign, or already "
+             "destroyed): %p",
+             (void*)err);
+    return;
+  }
   free(err->message);
   free(err);
   XRT_COUNT(XRT_STAT_ERRORS_DESTROYED);
@@ -66,15 +76,23 @@ static XLA_FFI_Error* size_error(const char* name, size_t expected, size_t actua
 
 #define CHECK_SIZE(NAME, ARGS)                                                         \
   do {                                                                                 \
+    if (!(ARGS))                                                                       \
+      return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,                        \
+                           #NAME ": the args pointer is null");                        \
     if ((ARGS)->struct_size < NAME##_Args_STRUCT_SIZE)                                 \
       return size_error(#NAME, NAME##_Args_STRUCT_SIZE, (ARGS)->struct_size);          \
   } while (0)
 
 /* Void API functions only log a failed size check (as XLA does). */
-static int check_size_log(const char* name, size_t expected, size_t actual) {
+static int check_size_log(const char* name, size_t expected, const size_t* actual_p) {
+  if (!actual_p) {
+    xrt_warn("%s: the args pointer is null", name);
+    return 0;
+  }
+  size_t actual = *actual_p;
   if (actual >= expected) return 1;
   XLA_FFI_Error* e = size_error(name, expected, actual);
-  fprintf(stderr, "%s\n", e->message);
+  xrt_warn("%s", e->message);
   xrt_error_free(e);
   return 0;
 }
@@ -87,8 +105,12 @@ static XLA_FFI_Error* api_error_create(XLA_FFI_Error_Create_Args* args) {
 
 static void api_error_get_message(XLA_FFI_Error_GetMessage_Args* args) {
   if (!check_size_log("XLA_FFI_Error_GetMessage", XLA_FFI_Error_GetMessage_Args_STRUCT_SIZE,
-                      args->struct_size))
+                      args ? &args->struct_size : NULL))
     return;
+  if (args->error && !xrt_live_has(args->error, XRT_LIVE_ERROR)) {
+    args->message = "Invalid XLA_FFI_Error*: not created by this runtime, or already destroyed";
+    return;
+  }
   args->message = args->error ? (args->error->code == XLA_FFI_Error_Code_OK ? ""
                                                                             : args->error->message)
                               : "";
@@ -96,7 +118,7 @@ static void api_error_get_message(XLA_FFI_Error_GetMessage_Args* args) {
 
 static void api_error_destroy(XLA_FFI_Error_Destroy_Args* args) {
   if (!check_size_log("XLA_FFI_Error_Destroy", XLA_FFI_Error_Destroy_Args_STRUCT_SIZE,
-                      args->struct_size))
+                      args ? &args->struct_size : NULL))
     return;
   xrt_error_free(args->error);
 }
@@ -157,8 +179,23 @@ static XLA_FFI_Error* query_metadata(XLA_FFI_Handler* h, XLA_FFI_Metadata_V0_2* 
   return err;
 }
 
+/* A name's ByteSpan: not null with a length, at most XRT_MAX_NAME bytes. */
+static XLA_FFI_Error* check_name(const XLA_FFI_ByteSpan* s, const char* what) {
+  if (s->len > XRT_MAX_NAME)
+    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
+                         "The %s is %zu bytes long: the limit is %d", what, s->len,
+                         XRT_MAX_NAME);
+  if (!s->ptr && s->len > 0)
+    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
+                         "The %s is null with length %zu", what, s->len);
+  return NULL;
+}
+
 static XLA_FFI_Error* api_handler_register(XLA_FFI_Handler_Register_Args* args) {
   CHECK_SIZE(XLA_FFI_Handler_Register, args);
+  XLA_FFI_Error* bad = check_name(&args->name, "handler name");
+  if (!bad) bad = check_name(&args->platform, "platform name");
+  if (bad) return bad;
   const char* name = args->name.ptr ? args->name.ptr : "";
   int nl = (int)args->name.len;
   const char* plat = args->platform.ptr ? args->platform.ptr : "";
@@ -244,11 +281,16 @@ static int type_id_used(int64_t id) {
 
 static XLA_FFI_Error* api_type_id_register(XLA_FFI_TypeId_Register_Args* args) {
   /* XLA checks this struct against ExecutionContext_Get's size (both 40). */
+  if (!args)
+    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
+                         "XLA_FFI_TypeId_Register: the args pointer is null");
   if (args->struct_size < XLA_FFI_ExecutionContext_Get_Args_STRUCT_SIZE)
     return size_error("XLA_FFI_TypeId_Register", XLA_FFI_ExecutionContext_Get_Args_STRUCT_SIZE,
                       args->struct_size);
   if (!args->type_id)
     return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT, "type_id must not be null");
+  XLA_FFI_Error* bad = check_name(&args->name, "type name");
+  if (bad) return bad;
   const char* name = args->name.ptr ? args->name.ptr : "";
   size_t len = args->name.len;
   pthread_mutex_lock(&type_mu);
@@ -297,9 +339,24 @@ static XLA_FFI_Error* no_ctx(void) {
                        "XLA FFI execution context is not available (ctx is null)");
 }
 
+/* A null context, or one this runtime did not create (checked by its magic;
+ * a pointer to unmapped memory cannot be checked). */
+static XLA_FFI_Error* ctx_error(const XLA_FFI_ExecutionContext* ctx) {
+  if (!ctx) return no_ctx();
+  if (ctx->magic != XRT_CTX_MAGIC)
+    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
+                         "XLA_FFI_ExecutionContext* was not created by this runtime");
+  return NULL;
+}
+#define CHECK_CTX(CTX)                          \
+  do {                                          \
+    XLA_FFI_Error* ctx_err_ = ctx_error(CTX);   \
+    if (ctx_err_) return ctx_err_;              \
+  } while (0)
+
 static XLA_FFI_Error* api_stream_get(XLA_FFI_Stream_Get_Args* args) {
   CHECK_SIZE(XLA_FFI_Stream_Get, args);
-  if (!args->ctx) return no_ctx();
+  CHECK_CTX(args->ctx);
   xrt_runtime* rt = args->ctx->rt;
   if (!rt || rt->platform != XRT_PLATFORM_CUDA)
     return xrt_error_new(XLA_FFI_Error_Code_UNIMPLEMENTED, "XLA FFI GPU context is not available");
@@ -311,7 +368,7 @@ static XLA_FFI_Error* api_stream_get(XLA_FFI_Stream_Get_Args* args) {
 
 static XLA_FFI_Error* api_execution_context_get(XLA_FFI_ExecutionContext_Get_Args* args) {
   CHECK_SIZE(XLA_FFI_ExecutionContext_Get, args);
-  if (!args->ctx) return no_ctx();
+  CHECK_CTX(args->ctx);
   if (!args->type_id)
     return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT, "type_id must not be null");
   int64_t id = args->type_id->type_id;
@@ -335,7 +392,7 @@ static XLA_FFI_Error* no_state(void) {
 
 static XLA_FFI_Error* api_state_set(XLA_FFI_State_Set_Args* args) {
   CHECK_SIZE(XLA_FFI_State_Set, args);
-  if (!args->ctx) return no_ctx();
+  CHECK_CTX(args->ctx);
   xrt_instance* in = args->ctx->instance;
   if (!in) return no_state();
   if (!args->type_id)
@@ -358,7 +415,7 @@ static XLA_FFI_Error* api_state_set(XLA_FFI_State_Set_Args* args) {
 
 static XLA_FFI_Error* api_state_get(XLA_FFI_State_Get_Args* args) {
   CHECK_SIZE(XLA_FFI_State_Get, args);
-  if (!args->ctx) return no_ctx();
+  CHECK_CTX(args->ctx);
   xrt_instance* in = args->ctx->instance;
   if (!in) return no_state();
   if (!args->type_id)
@@ -379,7 +436,7 @@ static XLA_FFI_Error* api_state_get(XLA_FFI_State_Get_Args* args) {
 
 static XLA_FFI_Error* api_device_memory_allocate(XLA_FFI_DeviceMemory_Allocate_Args* args) {
   CHECK_SIZE(XLA_FFI_DeviceMemory_Allocate, args);
-  if (!args->ctx) return no_ctx();
+  CHECK_CTX(args->ctx);
   size_t a = args->alignment;
   if (a == 0 || (a & (a - 1)) != 0 || a > 16)
     return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT, "Unsupported alignment: %zu", a);
@@ -392,7 +449,7 @@ static XLA_FFI_Error* api_device_memory_allocate(XLA_FFI_DeviceMemory_Allocate_A
 
 static XLA_FFI_Error* api_device_memory_free(XLA_FFI_DeviceMemory_Free_Args* args) {
   CHECK_SIZE(XLA_FFI_DeviceMemory_Free, args);
-  if (!args->ctx) return no_ctx();
+  CHECK_CTX(args->ctx);
   xrt_runtime* rt = args->ctx->rt;
   if (!rt || rt->platform != XRT_PLATFORM_CUDA)
     return xrt_error_new(XLA_FFI_Error_Code_UNIMPLEMENTED, "XLA FFI GPU context is not available");
@@ -400,7 +457,7 @@ static XLA_FFI_Error* api_device_memory_free(XLA_FFI_DeviceMemory_Free_Args* arg
 }
 
 static XLA_FFI_Error* cpu_pool(XLA_FFI_ExecutionContext* ctx, xrt_runtime** out) {
-  if (!ctx) return no_ctx();
+  CHECK_CTX(ctx);
   xrt_runtime* rt = ctx->rt;
   if (!rt || rt->platform != XRT_PLATFORM_HOST)
     return xrt_error_new(XLA_FFI_Error_Code_UNIMPLEMENTED, "XLA FFI CPU context is not available");
@@ -454,14 +511,14 @@ static XLA_FFI_Error* api_thread_pool_num_threads(XLA_FFI_ThreadPool_NumThreads_
 
 static XLA_FFI_Error* api_run_id_get(XLA_FFI_RunId_Get_Args* args) {
   CHECK_SIZE(XLA_FFI_RunId_Get, args);
-  if (!args->ctx) return no_ctx();
+  CHECK_CTX(args->ctx);
   args->run_id = args->ctx->run_id;
   return NULL;
 }
 
 static XLA_FFI_Error* api_device_ordinal_get(XLA_FFI_DeviceOrdinal_Get_Args* args) {
   CHECK_SIZE(XLA_FFI_DeviceOrdinal_Get, args);
-  if (!args->ctx) return no_ctx();
+  CHECK_CTX(args->ctx);
   xrt_runtime* rt = args->ctx->rt;
   args->device_ordinal = rt && rt->cuda ? xrt_cuda_device(rt) : args->ctx->device_ordinal;
   return NULL;
@@ -482,6 +539,7 @@ struct XLA_FFI_Future {
 };
 
 static void future_free(XLA_FFI_Future* f) {
+  xrt_live_remove(f, XRT_LIVE_FUTURE);
   xrt_error_free(f->error);
   pthread_mutex_destroy(&f->mu);
   pthread_cond_destroy(&f->cv);
@@ -495,15 +553,28 @@ static XLA_FFI_Error* api_future_create(XLA_FFI_Future_Create_Args* args) {
   if (!f) abort();
   pthread_mutex_init(&f->mu, NULL);
   pthread_cond_init(&f->cv, NULL);
+  xrt_live_add(f, XRT_LIVE_FUTURE);
   XRT_COUNT(XRT_STAT_FUTURES_CREATED);
   args->future = f;
   return NULL;
 }
 
+/* The registry's shard lock is held while the future's mutex is used: the
+ * waiter cannot release the future (future_free unregisters it first) until
+ * this completer is done with it. A future that is not live (foreign, or
+ * completed and released) is an error, not undefined behaviour. */
 static XLA_FFI_Error* future_complete(XLA_FFI_Future* f, XLA_FFI_Error* error) {
+  if (!xrt_live_lock(f, XRT_LIVE_FUTURE)) {
+    xrt_live_unlock(f);
+    xrt_error_free(error);
+    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
+                         "XLA_FFI_Future* is not a live future of this runtime (not created by "
+                         "it, or already completed and released)");
+  }
   pthread_mutex_lock(&f->mu);
   if (f->state != FUT_PENDING) {
     pthread_mutex_unlock(&f->mu);
+    xrt_live_unlock(f);
     xrt_error_free(error);
     return xrt_error_new(XLA_FFI_Error_Code_FAILED_PRECONDITION,
                          "XLA_FFI_Future is already completed");
@@ -513,6 +584,7 @@ static XLA_FFI_Error* future_complete(XLA_FFI_Future* f, XLA_FFI_Error* error) {
   int orphaned = f->orphaned;
   if (!orphaned) pthread_cond_broadcast(&f->cv);
   pthread_mutex_unlock(&f->mu);
+  xrt_live_unlock(f);
   if (orphaned) future_free(f);
   return NULL;
 }
@@ -530,6 +602,9 @@ static XLA_FFI_Error* api_future_set_error(XLA_FFI_Future_SetError_Args* args) {
     xrt_error_free(args->error);
     return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT, "Future must not be null");
   }
+  if (args->error && !xrt_live_has(args->error, XRT_LIVE_ERROR))
+    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
+                         "Error is not a live XLA_FFI_Error of this runtime");
   if (args->error == NULL || args->error->code == XLA_FFI_Error_Code_OK) {
     xrt_error_free(args->error);
     return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT, "Error must not be null or OK");
@@ -716,6 +791,10 @@ void xrt_instance_free(xrt_instance* in) {
 /* ------------------------------------------------------------------------ */
 
 static XLA_FFI_Error* normalize(XLA_FFI_Error* err) {
+  if (err && !xrt_live_has(err, XRT_LIVE_ERROR))
+    return xrt_error_new(XLA_FFI_Error_Code_INTERNAL,
+                         "The handler returned an XLA_FFI_Error* that is not a live error of "
+                         "this runtime (not created by it, or already destroyed)");
   if (err && err->code == XLA_FFI_Error_Code_OK) {
     xrt_error_free(err);
     return NULL;
@@ -735,18 +814,26 @@ static void drop_future(XLA_FFI_Future* f) {
  * call frame and context. A pending future is orphaned and reported as
  * FAILED_PRECONDITION. Returns NULL on success.
  */
-XLA_FFI_Error* xrt_call_sync(xrt_runtime* rt, XLA_FFI_Handler* h, xrt_frame* fr) {
+static XLA_FFI_Error* bad_future(XLA_FFI_Error* err) {
+  xrt_error_free(err);
+  return xrt_error_new(XLA_FFI_Error_Code_INTERNAL,
+                       "The handler set XLA_FFI_CallFrame.future to a pointer that is not a "
+                       "live XLA_FFI_Future of this runtime");
+}
+
+static XLA_FFI_Error* call_frame_sync(xrt_runtime* rt, XLA_FFI_Handler* h,
+                                      XLA_FFI_CallFrame* cf) {
   XRT_COUNT(XRT_STAT_CALLS);
-  fr->ctx.rt = rt;
-  fr->cf.future = NULL;
+  cf->future = NULL;
   xrt_cuda_scope scope;
   XLA_FFI_Error* err = xrt_cuda_enter(rt, &scope);
   if (err) return err;
-  err = normalize(h(&fr->cf));
+  err = normalize(h(cf));
   xrt_cuda_leave(rt, &scope);
-  XLA_FFI_Future* f = fr->cf.future;
+  XLA_FFI_Future* f = cf->future;
   if (!f) return err;
-  fr->cf.future = NULL;
+  cf->future = NULL;
+  if (!xrt_live_has(f, XRT_LIVE_FUTURE)) return bad_future(err);
   if (err) {
     drop_future(f);
     return err;
@@ -759,6 +846,30 @@ XLA_FFI_Error* xrt_call_sync(xrt_runtime* rt, XLA_FFI_Handler* h, xrt_frame* fr)
                        "handlers that finish synchronously)");
 }
 
+XLA_FFI_Error* xrt_call_sync(xrt_runtime* rt, XLA_FFI_Handler* h, xrt_frame* fr) {
+  if (!rt || !h || !fr)
+    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
+                         "xrt_call_sync: runtime, handler and frame must not be null");
+  fr->ctx.rt = rt;
+  return call_frame_sync(rt, h, &fr->cf);
+}
+
+/**
+ * Calls a handler on the calling thread with a call frame laid out elsewhere
+ * (whose context is one of this runtime's frames), after checking the frame's
+ * structure with xrt_check_call_frame: a malformed frame is an
+ * INVALID_ARGUMENT error and the handler is not called.
+ */
+XLA_FFI_Error* xrt_call_checked(xrt_runtime* rt, XLA_FFI_Handler* h, XLA_FFI_CallFrame* cf) {
+  if (!rt || !h)
+    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
+                         "xrt_call_checked: runtime and handler must not be null");
+  XLA_FFI_Error* bad = xrt_check_call_frame(cf);
+  if (bad) return bad;
+  cf->ctx->rt = rt;
+  return call_frame_sync(rt, h, cf);
+}
+
 /* A snapshot of a frame's header and context, taken on the calling thread so
  * that later changes to the frame's configuration do not affect the call. */
 typedef struct xrt_call {
@@ -769,6 +880,7 @@ typedef struct xrt_call {
 
 /** Snapshots a frame for xrt_call_run / xrt_call_threads (which free it). */
 xrt_call* xrt_call_new(xrt_runtime* rt, const xrt_frame* fr) {
+  if (!rt || !fr) return NULL;
   xrt_call* c = malloc(sizeof *c);
   if (!c) return NULL;
   c->cf = fr->cf;
@@ -807,6 +919,7 @@ static XLA_FFI_Error* call_copy(const xrt_call* tmpl, XLA_FFI_Handler* h) {
   err = normalize(h(&cf));
   xrt_cuda_leave(ctx.rt, &scope);
   if (!cf.future) return err;
+  if (!xrt_live_has(cf.future, XRT_LIVE_FUTURE)) return bad_future(err);
   if (err) {
     /* Keep ctx alive until the stray future completes. */
     XLA_FFI_Error* fe = future_wait_take(cf.future);
@@ -823,6 +936,11 @@ static XLA_FFI_Error* call_copy(const xrt_call* tmpl, XLA_FFI_Handler* h) {
  * need it.
  */
 XLA_FFI_Error* xrt_call_run(xrt_call* c, XLA_FFI_Handler* h) {
+  if (!c || !h) {
+    if (c) call_free(c);
+    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
+                         "xrt_call_run: call and handler must not be null");
+  }
   XLA_FFI_Error* e = call_copy(c, h);
   call_free(c);
   return e;
@@ -867,6 +985,10 @@ static void* stress_main(void* p) {
  */
 int32_t xrt_call_threads(xrt_call* c, XLA_FFI_Handler* h, int32_t threads, int64_t iterations,
                          int64_t* out, char* msg, int32_t msg_cap) {
+  if (!c || !h || !out) {
+    if (c) call_free(c);
+    return -1;
+  }
   if (threads <= 0) threads = 1;
   pthread_mutex_t mu;
   pthread_mutex_init(&mu, NULL);
@@ -889,13 +1011,22 @@ int32_t xrt_call_threads(xrt_call* c, XLA_FFI_Handler* h, int32_t threads, int64
 /* Entry points for TypeScript: errors, registry, types, metadata, stats     */
 /* ------------------------------------------------------------------------ */
 
-int32_t xrt_error_code(XLA_FFI_Error* e) { return e ? (int32_t)e->code : 0; }
-const char* xrt_error_message(XLA_FFI_Error* e) { return e ? e->message : ""; }
+int32_t xrt_error_code(XLA_FFI_Error* e) {
+  if (e && !xrt_live_has(e, XRT_LIVE_ERROR)) return XLA_FFI_Error_Code_INVALID_ARGUMENT;
+  return e ? (int32_t)e->code : 0;
+}
+const char* xrt_error_message(XLA_FFI_Error* e) {
+  if (e && !xrt_live_has(e, XRT_LIVE_ERROR))
+    return "Invalid XLA_FFI_Error*: not created by this runtime, or already destroyed";
+  return e ? e->message : "";
+}
 void xrt_error_destroy(XLA_FFI_Error* e) { xrt_error_free(e); }
 
 /** Registers a bundle (4 pointers as u64) through the API's Handler_Register. */
 XLA_FFI_Error* xrt_register(const char* name, int64_t name_len, const char* platform,
                             int64_t platform_len, const uint64_t* bundle, uint32_t traits) {
+  if (!bundle)
+    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT, "The handler bundle is null");
   XLA_FFI_Handler_Register_Args a;
   memset(&a, 0, sizeof a);
   a.struct_size = XLA_FFI_Handler_Register_Args_STRUCT_SIZE;
@@ -914,6 +1045,13 @@ XLA_FFI_Error* xrt_register(const char* name, int64_t name_len, const char* plat
 /** Looks a registration up; writes 4 bundle pointers and the traits into out. */
 XLA_FFI_Error* xrt_lookup(const char* name, int64_t name_len, const char* platform,
                           int64_t platform_len, uint64_t* out) {
+  XLA_FFI_ByteSpan ns = {name, (size_t)name_len}, ps = {platform, (size_t)platform_len};
+  XLA_FFI_Error* bad = check_name(&ns, "handler name");
+  if (!bad) bad = check_name(&ps, "platform name");
+  if (!bad && !out) bad = xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT, "out is null");
+  if (bad) return bad;
+  if (!name) name = "";
+  if (!platform) platform = "";
   int nl = (int)name_len, pl = (int)platform_len;
   int32_t canon = canonical_platform(platform, (size_t)platform_len);
   if (canon < 0)
@@ -942,6 +1080,8 @@ XLA_FFI_Error* xrt_lookup(const char* name, int64_t name_len, const char* platfo
 
 /** Registers a type name through TypeId_Register; *type_id is in-out. */
 XLA_FFI_Error* xrt_register_type(const char* name, int64_t len, int64_t* type_id) {
+  if (!type_id)
+    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT, "type_id must not be null");
   XLA_FFI_TypeId id = {*type_id};
   XLA_FFI_TypeId_Register_Args a;
   memset(&a, 0, sizeof a);
@@ -956,6 +1096,9 @@ XLA_FFI_Error* xrt_register_type(const char* name, int64_t len, int64_t* type_id
 
 /** Queries a handler's metadata: out = [major, minor, traits, state_type_id]. */
 XLA_FFI_Error* xrt_metadata(XLA_FFI_Handler* h, int64_t* out) {
+  if (!h || !out)
+    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
+                         "xrt_metadata: handler and out must not be null");
   XLA_FFI_Metadata_V0_2 md;
   XLA_FFI_Error* e = query_metadata(h, &md);
   if (e) return e;

@@ -64,6 +64,14 @@ static size_t dtype_width(uint32_t dt) {
     case XLA_FFI_DataType_PRED:
     case XLA_FFI_DataType_S8:
     case XLA_FFI_DataType_U8:
+    case XLA_FFI_DataType_F8E5M2:
+    case XLA_FFI_DataType_F8E4M3FN:
+    case XLA_FFI_DataType_F8E4M3B11FNUZ:
+    case XLA_FFI_DataType_F8E5M2FNUZ:
+    case XLA_FFI_DataType_F8E4M3FNUZ:
+    case XLA_FFI_DataType_F8E4M3:
+    case XLA_FFI_DataType_F8E3M4:
+    case XLA_FFI_DataType_F8E8M0FNU:
       return 1;
     case XLA_FFI_DataType_S16:
     case XLA_FFI_DataType_U16:
@@ -96,6 +104,9 @@ static int build_buffer(builder* b, XLA_FFI_Buffer* buf) {
   const uint8_t* h = take(b, 16);
   if (!h) return 0;
   uint32_t rank = u32_at(h, 1);
+  uint32_t dtype = u32_at(h, 0);
+  if (rank > XRT_MAX_RANK || (!xrt_dtype_valid(dtype) && dtype != XLA_FFI_DataType_TOKEN))
+    return b->failed = 1, 0;
   double addr;
   memcpy(&addr, h + 8, 8);
   const uint8_t* dims = take(b, 8 * (size_t)rank);
@@ -103,6 +114,11 @@ static int build_buffer(builder* b, XLA_FFI_Buffer* buf) {
   int64_t* d = rank ? bump(b, 8 * (size_t)rank) : NULL;
   if (rank && !d) return 0;
   if (rank) memcpy(d, dims, 8 * (size_t)rank);
+  int64_t elements = 1;
+  for (uint32_t i = 0; i < rank; i++) {
+    if (d[i] < 0 || (d[i] != 0 && elements > INT64_MAX / d[i])) return b->failed = 1, 0;
+    elements *= d[i];
+  }
   buf->struct_size = XLA_FFI_Buffer_STRUCT_SIZE;
   buf->extension_start = NULL;
   buf->dtype = (XLA_FFI_DataType)u32_at(h, 0);
@@ -117,6 +133,7 @@ static int build_dict(builder* b, XLA_FFI_Attrs* out, int depth) {
   const uint8_t* h = take(b, 8);
   if (!h) return 0;
   uint32_t n = u32_at(h, 0);
+  if (n > XRT_MAX_ATTRS) return b->failed = 1, 0;
   out->struct_size = XLA_FFI_Attrs_STRUCT_SIZE;
   out->extension_start = NULL;
   out->size = n;
@@ -128,10 +145,12 @@ static int build_dict(builder* b, XLA_FFI_Attrs* out, int depth) {
     const uint8_t* eh = take(b, 8);
     if (!eh) return 0;
     uint32_t type = u32_at(eh, 0), nlen = u32_at(eh, 1);
+    if (nlen > XRT_MAX_NAME) return b->failed = 1, 0;
     const uint8_t* nb = take(b, nlen);
     XLA_FFI_ByteSpan* name = bump(b, sizeof *name);
     char* ncopy = bump(b, (size_t)nlen + 1);
     if (!nb || !name || !ncopy) return 0;
+    if (!xrt_utf8_valid(nb, nlen)) return b->failed = 1, 0;
     memcpy(ncopy, nb, nlen);
     ncopy[nlen] = '\0';
     name->ptr = ncopy;
@@ -145,6 +164,7 @@ static int build_dict(builder* b, XLA_FFI_Attrs* out, int depth) {
         void* v = bump(b, 8);
         if (!p || !s || !v) return 0;
         s->dtype = (XLA_FFI_DataType)u32_at(p, 0);
+        if (!dtype_width(s->dtype)) return b->failed = 1, 0;
         memcpy(v, p + 8, 8);
         s->value = v;
         out->attrs[i] = s;
@@ -154,6 +174,7 @@ static int build_dict(builder* b, XLA_FFI_Attrs* out, int depth) {
         const uint8_t* p = take(b, 8);
         if (!p) return 0;
         uint32_t dt = u32_at(p, 0), count = u32_at(p, 1);
+        if (!dtype_width(dt)) return b->failed = 1, 0;
         size_t bytes = dtype_width(dt) * count;
         const uint8_t* data = take(b, bytes);
         XLA_FFI_Array* arr = bump(b, sizeof *arr);
@@ -208,6 +229,9 @@ static int build_dict(builder* b, XLA_FFI_Attrs* out, int depth) {
     out->names[j] = nm;
     out->attrs[j] = v;
   }
+  /* Names are unique (a dictionary maps each name to one value). */
+  for (uint32_t i = 1; i < n; i++)
+    if (!span_less(out->names[i - 1], out->names[i])) return b->failed = 1, 0;
   return 1;
 }
 
@@ -216,7 +240,7 @@ static int build_dict(builder* b, XLA_FFI_Attrs* out, int depth) {
  * description; NULL if the description is malformed.
  */
 xrt_frame* xrt_frame_build(const uint8_t* desc, int32_t len) {
-  if (len < 8) return NULL;
+  if (!desc || len < 8) return NULL;
   size_t cap = sizeof(xrt_frame) + 256 + 8 * (size_t)len;
   char* mem = malloc(cap); /* every byte handed out below is written */
   if (!mem) return NULL;
@@ -225,6 +249,10 @@ xrt_frame* xrt_frame_build(const uint8_t* desc, int32_t len) {
   builder b = {desc, desc + len, mem + pad8(sizeof(xrt_frame)), mem + cap, 0};
   const uint8_t* h = take(&b, 8);
   uint32_t nargs = u32_at(h, 0), nrets = u32_at(h, 1);
+  if (nargs > XRT_MAX_OPERANDS || nrets > XRT_MAX_OPERANDS) {
+    free(mem);
+    return NULL;
+  }
   fr->args = nargs ? bump(&b, sizeof(XLA_FFI_Buffer) * nargs) : NULL;
   fr->rets = nrets ? bump(&b, sizeof(XLA_FFI_Buffer) * nrets) : NULL;
   XLA_FFI_ArgType* at = nargs ? bump(&b, sizeof(XLA_FFI_ArgType) * nargs) : NULL;
@@ -253,20 +281,23 @@ xrt_frame* xrt_frame_build(const uint8_t* desc, int32_t len) {
   fr->cf.args = (XLA_FFI_Args){XLA_FFI_Args_STRUCT_SIZE, NULL, nargs, at, ap};
   fr->cf.rets = (XLA_FFI_Rets){XLA_FFI_Rets_STRUCT_SIZE, NULL, nrets, rt, rp};
   fr->ctx.stage = XLA_FFI_ExecutionStage_EXECUTE;
+  fr->ctx.magic = XRT_CTX_MAGIC;
   XRT_COUNT(XRT_STAT_FRAMES_CREATED);
   return fr;
 }
 
 /** The XLA_FFI_CallFrame inside a built frame (for inspection). */
-XLA_FFI_CallFrame* xrt_frame_call_frame(xrt_frame* fr) { return &fr->cf; }
+XLA_FFI_CallFrame* xrt_frame_call_frame(xrt_frame* fr) { return fr ? &fr->cf : NULL; }
 
-/** Swaps the data pointer of argument i (no bounds check: TS checks). */
+/** Swaps the data pointer of argument i (ignored when i is out of range). */
 void xrt_frame_set_arg(xrt_frame* fr, int32_t i, double addr) {
+  if (!fr || i < 0 || i >= fr->cf.args.size) return;
   fr->args[i].data = (void*)(uintptr_t)addr;
 }
 
 /** Swaps the data pointer of result i. */
 void xrt_frame_set_ret(xrt_frame* fr, int32_t i, double addr) {
+  if (!fr || i < 0 || i >= fr->cf.rets.size) return;
   fr->rets[i].data = (void*)(uintptr_t)addr;
 }
 
@@ -276,6 +307,7 @@ void xrt_frame_set_ret(xrt_frame* fr, int32_t i, double addr) {
  */
 void xrt_frame_configure(xrt_frame* fr, int32_t stage, int64_t run_id, int32_t device_ordinal,
                          xrt_instance* instance, const int64_t* user, int32_t n_user) {
+  if (!fr) return;
   fr->cf.stage = (XLA_FFI_ExecutionStage)stage;
   fr->ctx.stage = stage;
   fr->ctx.run_id = run_id;

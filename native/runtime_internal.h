@@ -65,6 +65,7 @@ typedef struct xrt_instance {
 } xrt_instance;
 
 struct XLA_FFI_ExecutionContext {
+  uint64_t magic; /* XRT_CTX_MAGIC: tells our contexts from foreign pointers */
   xrt_runtime* rt;
   int64_t run_id;
   int32_t device_ordinal;
@@ -83,6 +84,28 @@ typedef struct xrt_frame {
   int64_t* user_store;
   XLA_FFI_Error* last_error;
 } xrt_frame;
+
+/* Guards (runtime_guard.c). Limits of xrt_check_call_frame and of the API
+ * functions' inputs; documented in the README's Reliability section. */
+#define XRT_CTX_MAGIC 0x58525443545856ull /* "VXTCTRX" */
+#define XRT_MAX_OPERANDS 65536          /* args or rets per call frame */
+#define XRT_MAX_RANK 256                /* buffer rank */
+#define XRT_MAX_ATTRS 65536             /* attributes per dictionary */
+#define XRT_MAX_DEPTH 64                /* dictionary nesting */
+#define XRT_MAX_NAME 4096               /* attribute, handler, platform, type names (bytes) */
+#define XRT_MAX_STRING (1ll << 30)      /* string attribute (bytes) */
+#define XRT_MAX_ARRAY (1ll << 31)       /* array attribute elements */
+#define XRT_MAX_WARNINGS 16             /* stderr warnings per process */
+enum { XRT_LIVE_ERROR = 1, XRT_LIVE_FUTURE = 2 };
+void xrt_live_add(const void* p, int kind);
+int xrt_live_remove(const void* p, int kind);
+int xrt_live_has(const void* p, int kind);
+int xrt_live_lock(const void* p, int kind);
+void xrt_live_unlock(const void* p);
+void xrt_warn(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+int xrt_dtype_valid(int64_t dtype);
+int xrt_utf8_valid(const unsigned char* s, size_t n);
+XLA_FFI_Error* xrt_check_call_frame(const XLA_FFI_CallFrame* cf);
 
 XLA_FFI_Error* xrt_error_new(XLA_FFI_Error_Code code, const char* fmt, ...)
     __attribute__((format(printf, 2, 3)));

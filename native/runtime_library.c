@@ -40,3 +40,14 @@ int32_t xrt_dlclose(void* handle) {
 
 /** The calling thread's last loader error. */
 const char* xrt_dlerror(void) { return last_error; }
+
+/**
+ * Writes the file name of the loaded object that contains addr into buf;
+ * returns 0 when no loaded object contains it (e.g. its library was unloaded).
+ */
+int32_t xrt_dladdr(const void* addr, char* buf, int32_t cap) {
+  Dl_info info;
+  if (!addr || !buf || cap <= 0 || !dladdr(addr, &info) || !info.dli_fname) return 0;
+  snprintf(buf, (size_t)cap, "%s", info.dli_fname);
+  return 1;
+}

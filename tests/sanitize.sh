@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the whole test suite with the native library (and every test library)
 # built with -fsanitize=address,undefined, the sanitizer runtimes preloaded
-# into Deno. Usage: tests/sanitize.sh [extra deno test args]
+# into Deno. Usage: tests/sanitize.sh [extra deno test args] (or `deno task test:sanitize`);
+# .ci/run runs it after the normal suite.
 #
 # What is checked: every memory error (ASan) and undefined behaviour (UBSan)
 # in code compiled from native/ and native/tests/ aborts the run.
@@ -22,6 +23,8 @@ fi
 export XLA_FFI_DENO_SANITIZE=address,undefined
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:halt_on_error=1:allocator_may_return_null=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# The fuzzer's default (1M cases) is slow under ASan: 100k unless set.
+export XLA_FFI_DENO_FUZZ_CASES=${XLA_FFI_DENO_FUZZ_CASES:-100000}
 DENO=${DENO:-deno}
 # Child processes (the C compiler, Deno subprocesses) inherit the preload:
 # they are not instrumented, so only our libraries are checked.

@@ -629,3 +629,59 @@ XLA_FFI_Error* test_register_static(const XLA_FFI_Api* api, const char* platform
   a.bundle.execute = test_echo;
   return api->XLA_FFI_Handler_Register(&a);
 }
+
+/* ------------------------------------------------------------------------ */
+/* Stress: one handler mixing synchronous, asynchronous and failing calls    */
+/* ------------------------------------------------------------------------ */
+
+static _Atomic int64_t g_mixed[5]; /* calls, sync, async started, async done, errors */
+
+/** Reads (and with reset != 0 zeroes) test_mixed's counters into out[5]. */
+void test_mixed_counts(int64_t* out, int32_t reset) {
+  for (int i = 0; i < 5; i++) out[i] = reset ? atomic_exchange(&g_mixed[i], 0) : atomic_load(&g_mixed[i]);
+}
+
+static void mixed_task(void* p) {
+  XLA_FFI_Future_SetAvailable_Args a = {XLA_FFI_Future_SetAvailable_Args_STRUCT_SIZE, NULL, NULL};
+  const XLA_FFI_Api* api = ((const XLA_FFI_Api**)p)[0];
+  a.future = ((XLA_FFI_Future**)p)[1];
+  free(p);
+  atomic_fetch_add(&g_mixed[3], 1);
+  if (api->XLA_FFI_Future_SetAvailable(&a)) abort();
+}
+
+/**
+ * Call k (a process-wide count) is synchronous when k % 3 == 0, completes a
+ * future from the pool when k % 3 == 1 (inline when the pool refuses), and
+ * returns an error when k % 3 == 2.
+ */
+XLA_FFI_Error* test_mixed(XLA_FFI_CallFrame* cf) {
+  METADATA(cf, 0);
+  int64_t k = atomic_fetch_add(&g_mixed[0], 1);
+  switch (k % 3) {
+    case 0:
+      atomic_fetch_add(&g_mixed[1], 1);
+      return NULL;
+    case 1: {
+      XLA_FFI_Future_Create_Args fc = {XLA_FFI_Future_Create_Args_STRUCT_SIZE, NULL, NULL};
+      XLA_FFI_Error* e = cf->api->XLA_FFI_Future_Create(&fc);
+      if (e) return e;
+      void** job = malloc(2 * sizeof(void*));
+      job[0] = (void*)cf->api;
+      job[1] = fc.future;
+      atomic_fetch_add(&g_mixed[2], 1);
+      cf->future = fc.future;
+      XLA_FFI_ThreadPool_Schedule_Args s = {XLA_FFI_ThreadPool_Schedule_Args_STRUCT_SIZE, NULL,
+                                            cf->ctx, mixed_task, job};
+      e = cf->api->XLA_FFI_ThreadPool_Schedule(&s);
+      if (e) {
+        destroy_error(cf->api, e);
+        mixed_task(job);
+      }
+      return NULL;
+    }
+    default:
+      atomic_fetch_add(&g_mixed[4], 1);
+      return make_error(cf->api, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, "mixed: error call");
+  }
+}

@@ -42,8 +42,11 @@ export const RUNTIME_SYMBOLS = {
     result: "void",
   },
   xrt_frame_free: { parameters: ["pointer"], result: "void" },
+  xrt_check_call_frame: { parameters: ["pointer"], result: "pointer" },
+  xrt_call_checked: { parameters: ["pointer", "pointer", "pointer"], result: "pointer" },
   xrt_dlopen: { parameters: ["buffer"], result: "pointer" },
   xrt_dlsym: { parameters: ["pointer", "buffer"], result: "pointer" },
   xrt_dlclose: { parameters: ["pointer"], result: "i32" },
   xrt_dlerror: { parameters: [], result: "pointer" },
+  xrt_dladdr: { parameters: ["pointer", "buffer", "i32"], result: "i32" },
 } as const;

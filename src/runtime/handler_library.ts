@@ -22,6 +22,8 @@ import { _cString } from "./_native_error.ts";
 export interface HandlerRef {
   /** The `XLA_FFI_Handler*` function pointer. */
   readonly pointer: Deno.PointerObject;
+  /** A name for messages, if it has one. */
+  readonly name?: string;
 }
 
 /**
@@ -50,6 +52,43 @@ export class NativeHandler implements HandlerRef {
     this.pointer = pointer;
     this.name = name;
   }
+}
+
+/**
+ * Handlers whose library was closed: address → the library's path and the
+ * loaded object (file name) that held the address before the close.
+ */
+const deadHandlers = new Map<bigint, { path: string; object: string | null }>();
+
+const dladdrBuf = new Uint8Array(4096);
+
+/** The file name of the loaded object containing `p`, or null if none does. */
+function loadedObject(p: Deno.PointerObject): string | null {
+  if (native().xrt_dladdr(p, dladdrBuf, dladdrBuf.length) === 0) return null;
+  const end = dladdrBuf.indexOf(0);
+  return new TextDecoder().decode(dladdrBuf.subarray(0, end < 0 ? dladdrBuf.length : end));
+}
+
+/**
+ * @internal Throws FAILED_PRECONDITION if `p` is a handler of a closed
+ * {@link HandlerLibrary} whose code is no longer loaded (calling it would jump
+ * into unmapped code). A library that another handle keeps loaded, or that was
+ * loaded again, still counts as loaded.
+ */
+export function _checkHandler(p: Deno.PointerObject, name = "handler"): void {
+  if (deadHandlers.size === 0) return;
+  const v = BigInt(Deno.UnsafePointer.value(p));
+  const dead = deadHandlers.get(v);
+  if (dead === undefined) return;
+  const now = loadedObject(p);
+  if (now !== null && now === dead.object) {
+    deadHandlers.delete(v); // still (or again) loaded: the code is there
+    return;
+  }
+  throw new FfiError(
+    ErrorCode.FAILED_PRECONDITION,
+    `The handler ${name} belongs to the closed handler library ${dead.path}`,
+  );
 }
 
 /**
@@ -88,6 +127,7 @@ export interface HandlerStages {
 export class HandlerLibrary {
   #handle: Deno.PointerObject | null;
   #cache = new Map<string, NativeHandler>();
+  #resolved = new Map<bigint, Deno.PointerObject>();
   /** The path the library was opened from. */
   readonly path: string;
 
@@ -125,6 +165,9 @@ export class HandlerLibrary {
         `Symbol '${name}' not found in handler library ${this.path}: ${lastError()}`,
       );
     }
+    const v = BigInt(Deno.UnsafePointer.value(p));
+    deadHandlers.delete(v); // a library loaded again at the same address
+    this.#resolved.set(v, p);
     return p;
   }
 
@@ -139,14 +182,18 @@ export class HandlerLibrary {
   }
 
   /**
-   * Closes the library. Handlers from it must not be called afterwards (also
-   * not through a registration).
+   * Closes the library. Once it is unloaded, calling a handler from it
+   * (directly, in a bundle or through a registration) is an FfiError
+   * FAILED_PRECONDITION.
    */
   close(): void {
     if (this.#handle === null) return;
+    const objects = [...this.#resolved].map(([v, p]) => [v, loadedObject(p)] as const);
     native().xrt_dlclose(this.#handle);
     this.#handle = null;
     this.#cache.clear();
+    for (const [v, object] of objects) deadHandlers.set(v, { path: this.path, object });
+    this.#resolved.clear();
   }
 
   /** Same as {@link close}. */

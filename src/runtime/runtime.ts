@@ -11,7 +11,12 @@ import { FfiError } from "../errors.ts";
 import { native } from "../native/lib.ts";
 import { _check, _cString, _takeError, _utf8 } from "./_native_error.ts";
 import type { CallFrame } from "./call_frame.ts";
-import { type HandlerRef, type HandlerStages, NativeHandler } from "./handler_library.ts";
+import {
+  _checkHandler,
+  type HandlerRef,
+  type HandlerStages,
+  NativeHandler,
+} from "./handler_library.ts";
 import { Context } from "../cuda/context.ts";
 import { _driverLibraryPath } from "../cuda/driver.ts";
 import { DeviceMemory } from "../cuda/memory.ts";
@@ -453,11 +458,13 @@ export class Runtime {
    * (XLA's checks and messages: execute required, version, duplicates).
    */
   register(name: string, handler: HandlerRef | HandlerStages, options: RegisterOptions = {}): void {
+    this.#live();
     const bundle: HandlerStages = isStages(handler) ? handler : { execute: handler };
     const b = new BigUint64Array(4);
     const ptrs = [bundle.instantiate, bundle.prepare, bundle.initialize, bundle.execute];
     for (let i = 0; i < 4; i++) {
       const h = ptrs[i];
+      if (h) _checkHandler(h.pointer, h.name);
       b[i] = h ? Deno.UnsafePointer.value(h.pointer) : 0n;
     }
     const n = _utf8(name);
@@ -468,6 +475,7 @@ export class Runtime {
 
   /** The bundle and traits registered under `name` (NOT_FOUND with XLA's message). */
   lookup(name: string, platform?: string): { bundle: HandlerStages; traits: number } {
+    this.#live();
     const n = _utf8(name);
     const p = _utf8(platform ?? this.platform);
     const out = this.#lookupOut;
@@ -484,6 +492,8 @@ export class Runtime {
 
   /** Queries a handler's metadata (API version, traits) as XLA does at registration. */
   metadata(handler: HandlerRef): HandlerMetadata {
+    this.#live();
+    _checkHandler(handler.pointer, handler.name);
     const out = new BigInt64Array(4);
     _check(native().xrt_metadata(handler.pointer, out));
     return {
@@ -498,6 +508,7 @@ export class Runtime {
    * id (`id` 0 = assign the next free one).
    */
   registerType(name: string, id: number | bigint = 0): number {
+    this.#live();
     const n = _utf8(name);
     const io = new BigInt64Array([BigInt(id)]);
     _check(native().xrt_register_type(n, BigInt(n.length), io));
@@ -505,7 +516,10 @@ export class Runtime {
   }
 
   #resolve(target: HandlerTarget, stage: ExecutionStage): Deno.PointerObject | null {
-    if (typeof target !== "string" && !isStages(target)) return target.pointer;
+    if (typeof target !== "string" && !isStages(target)) {
+      _checkHandler(target.pointer, target.name);
+      return target.pointer;
+    }
     let bundle: HandlerStages;
     if (typeof target === "string") {
       let b = this.#cache.get(target);
@@ -517,7 +531,10 @@ export class Runtime {
     } else {
       bundle = target;
     }
-    return stageHandler(bundle, stage)?.pointer ?? null;
+    const h = stageHandler(bundle, stage);
+    if (h === null) return null;
+    _checkHandler(h.pointer, h.name);
+    return h.pointer;
   }
 
   #configure(frame: CallFrame, options: CallOptions | undefined): void {

@@ -1,0 +1,135 @@
+/**
+ * Builds and runs the runtime fuzzer (native/tests/fuzz.c with the C test
+ * handlers). Shared by tests/fuzz_test.ts and bench/fuzz.ts.
+ */
+import { buildSharedLibrary, nativeLibraryPath } from "../build.ts";
+import { native } from "../src/native/lib.ts";
+
+/** Targets of fuzz.c, in order (out[4 + t]). */
+export const FUZZ_TARGETS = [
+  "Error_Create",
+  "Error_GetMessage",
+  "Error_Destroy",
+  "Handler_Register",
+  "Stream_Get",
+  "TypeId_Register",
+  "ExecutionContext_Get",
+  "State_Set",
+  "State_Get",
+  "DeviceMemory_Allocate",
+  "DeviceMemory_Free",
+  "ThreadPool_Schedule",
+  "ThreadPool_NumThreads",
+  "Future_Create",
+  "Future_SetAvailable",
+  "Future_SetError",
+  "RunId_Get",
+  "DeviceOrdinal_Get",
+  "frame description (xrt_frame_build)",
+  "mutated call frame (check + checked call)",
+  "runtime C entry points",
+  "misbehaving handlers",
+  "handler entry points (raw frames)",
+] as const;
+
+/** Result of one fuzz run. */
+export interface FuzzResult {
+  cases: number;
+  errors: number;
+  successes: number;
+  violations: number;
+  firstViolation: string;
+  perTarget: Record<string, number>;
+  tasksScheduled: number;
+  tasksRun: number;
+  ms: number;
+}
+
+/** Default case count: XLA_FFI_DENO_FUZZ_CASES, else 1 000 000. */
+export function fuzzCases(): number {
+  const v = Deno.env.get("XLA_FFI_DENO_FUZZ_CASES");
+  const n = v === undefined ? 1_000_000 : Number(v);
+  if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`bad XLA_FFI_DENO_FUZZ_CASES ${v}`);
+  return n;
+}
+
+/** Default seed: XLA_FFI_DENO_FUZZ_SEED, else a fixed one. */
+export function fuzzSeed(): bigint {
+  const v = Deno.env.get("XLA_FFI_DENO_FUZZ_SEED");
+  return v === undefined ? 20260101n : BigInt(v);
+}
+
+let lib:
+  | Deno.DynamicLibrary<{
+    fuzz_run: {
+      parameters: ["buffer", "u64", "i64", "buffer", "i32", "buffer", "buffer", "i32"];
+      result: "i32";
+    };
+  }>
+  | undefined;
+
+function fuzzLibrary() {
+  lib ??= Deno.dlopen(
+    buildSharedLibrary({
+      name: "xrt_fuzz",
+      sources: ["native/tests/fuzz.c", "native/tests/runtime_handlers.c"],
+    }),
+    {
+      fuzz_run: {
+        parameters: ["buffer", "u64", "i64", "buffer", "i32", "buffer", "buffer", "i32"],
+        result: "i32",
+      },
+    } as const,
+  );
+  return lib;
+}
+
+/**
+ * Runs `cases` cases from `seed`. `raw` are extra handler entry points (e.g.
+ * TS handlers) fed mutated frames directly.
+ */
+export function runFuzz(
+  seed: bigint,
+  cases: number,
+  raw: readonly Deno.PointerObject[] = [],
+): FuzzResult {
+  native(); // the runtime library is loaded (fuzz.c resolves it by path)
+  const path = new TextEncoder().encode(nativeLibraryPath() + "\0");
+  const rawPtrs = new BigUint64Array(raw.map((p) => BigInt(Deno.UnsafePointer.value(p))));
+  const out = new BigInt64Array(32);
+  const msg = new Uint8Array(2048);
+  const t0 = performance.now();
+  const rc = fuzzLibrary().symbols.fuzz_run(
+    path,
+    seed,
+    BigInt(cases),
+    rawPtrs,
+    raw.length,
+    out,
+    msg,
+    msg.length,
+  );
+  const ms = performance.now() - t0;
+  const end = msg.indexOf(0);
+  const text = new TextDecoder().decode(msg.subarray(0, end < 0 ? msg.length : end));
+  if (rc !== 0) throw new Error(`fuzz_run failed: ${text}`);
+  const perTarget: Record<string, number> = {};
+  FUZZ_TARGETS.forEach((t, i) => perTarget[t] = Number(out[4 + i]));
+  return {
+    cases: Number(out[0]),
+    errors: Number(out[1]),
+    successes: Number(out[2]),
+    violations: Number(out[3]),
+    firstViolation: text,
+    perTarget,
+    tasksScheduled: Number(out[27]),
+    tasksRun: Number(out[28]),
+    ms,
+  };
+}
+
+/** Closes the fuzz library (tests call it at the end). */
+export function closeFuzzLibrary(): void {
+  lib?.close();
+  lib = undefined;
+}
