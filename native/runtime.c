@@ -7,6 +7,7 @@
  * Copyright 2026 The deno-xla-ffi Authors. Licensed under Apache-2.0.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -601,8 +602,8 @@ const XLA_FFI_Api* xrt_api(void) { return &xrt_api_table; }
 
 static void* pool_main(void* arg) {
   xrt_runtime* rt = arg;
+  pthread_mutex_lock(&rt->mu);
   for (;;) {
-    pthread_mutex_lock(&rt->mu);
     while (!rt->head && !rt->stopping) pthread_cond_wait(&rt->cv, &rt->mu);
     xrt_task* t = rt->head;
     if (!t) { /* stopping and drained */
@@ -611,10 +612,13 @@ static void* pool_main(void* arg) {
     }
     rt->head = t->next;
     if (!rt->head) rt->tail = NULL;
+    rt->running++;
     pthread_mutex_unlock(&rt->mu);
     t->fn(t->data);
     free(t);
     XRT_COUNT(XRT_STAT_TASKS_RUN);
+    pthread_mutex_lock(&rt->mu);
+    rt->running--;
   }
 }
 
@@ -662,20 +666,61 @@ void xrt_runtime_set_stream(xrt_runtime* rt, void* stream) { rt->stream = stream
 
 int32_t xrt_runtime_num_threads(xrt_runtime* rt) { return rt->num_threads; }
 
-/** Drains the pool's queue, joins its threads and frees the runtime. */
-void xrt_runtime_free(xrt_runtime* rt) {
-  if (!rt) return;
-  xrt_cuda_detach(rt);
-  pthread_mutex_lock(&rt->mu);
-  rt->stopping = 1;
-  pthread_cond_broadcast(&rt->cv);
-  pthread_mutex_unlock(&rt->mu);
+static void runtime_join_free(xrt_runtime* rt) {
   for (int32_t i = 0; i < rt->num_threads; i++) pthread_join(rt->threads[i], NULL);
   free(rt->threads);
   pthread_mutex_destroy(&rt->mu);
   pthread_cond_destroy(&rt->cv);
   free(rt);
   XRT_COUNT(XRT_STAT_RUNTIMES_DESTROYED);
+}
+
+static void* reaper_main(void* arg) {
+  runtime_join_free(arg);
+  return NULL;
+}
+
+/**
+ * Stops the pool (queued tasks still run) and frees the runtime. When the
+ * pool is idle its threads are joined here; while tasks are queued or running
+ * (one may wait for the caller's thread, e.g. a TS handler needing the JS
+ * thread) a detached thread joins them and frees the runtime afterwards, so
+ * the caller never blocks on them. Returns 1 when the free was deferred.
+ */
+static int runtime_stop(xrt_runtime* rt) {
+  xrt_cuda_detach(rt);
+  pthread_mutex_lock(&rt->mu);
+  rt->stopping = 1;
+  pthread_cond_broadcast(&rt->cv);
+  int busy = rt->head != NULL || rt->running > 0;
+  pthread_mutex_unlock(&rt->mu);
+  return busy;
+}
+
+int32_t xrt_runtime_free(xrt_runtime* rt) {
+  if (!rt) return 0;
+  if (runtime_stop(rt)) {
+    /* The reaper outlives this call: keep the library mapped for it. */
+    Dl_info info;
+    if (dladdr((void*)reaper_main, &info) && info.dli_fname != NULL)
+      (void)dlopen(info.dli_fname, RTLD_NOW | RTLD_NODELETE | RTLD_NOLOAD);
+    pthread_t t;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&t, &attr, reaper_main, rt);
+    pthread_attr_destroy(&attr);
+    if (rc == 0) return 1;
+  }
+  runtime_join_free(rt);
+  return 0;
+}
+
+/** Like xrt_runtime_free but always joins the pool here (call it nonblocking). */
+void xrt_runtime_free_join(xrt_runtime* rt) {
+  if (!rt) return;
+  runtime_stop(rt);
+  runtime_join_free(rt);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -742,7 +787,9 @@ XLA_FFI_Error* xrt_call_sync(xrt_runtime* rt, XLA_FFI_Handler* h, xrt_frame* fr)
   xrt_cuda_scope scope;
   XLA_FFI_Error* err = xrt_cuda_enter(rt, &scope);
   if (err) return err;
+  int64_t blocked = xla_ffi_deno_js_block_enter();
   err = normalize(h(&fr->cf));
+  xla_ffi_deno_js_block_leave(blocked);
   xrt_cuda_leave(rt, &scope);
   XLA_FFI_Future* f = fr->cf.future;
   if (!f) return err;

@@ -534,3 +534,27 @@ Deno.test({
     }
   },
 });
+
+for (const scenario of ["close", "callSync-native"]) {
+  Deno.test(`no deadlock: ${scenario} (in a child process with a timeout)`, async () => {
+    const child = new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--allow-ffi",
+        "--allow-read",
+        "--allow-write",
+        "--allow-run",
+        "--allow-env",
+        new URL("./_no_deadlock_child.ts", import.meta.url).pathname,
+        scenario,
+      ],
+      stdout: "piped",
+      stderr: "piped",
+      signal: AbortSignal.timeout(60_000),
+    });
+    const { code, stdout, stderr } = await child.output();
+    const out = new TextDecoder().decode(stdout), err = new TextDecoder().decode(stderr);
+    assert.equal(code, 0, `exit ${code}\n${out}\n${err}`);
+    assert.match(out, new RegExp(`ok ${scenario}`));
+  });
+}

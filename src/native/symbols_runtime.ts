@@ -2,9 +2,9 @@
 export const RUNTIME_SYMBOLS = {
   xrt_api: { parameters: [], result: "pointer" },
   xrt_runtime_new: { parameters: ["i32", "i32"], result: "pointer" },
-  xrt_runtime_free: { parameters: ["pointer"], result: "void" },
+  xrt_runtime_free: { parameters: ["pointer"], result: "i32" },
   xrt_runtime_free_async: {
-    name: "xrt_runtime_free",
+    name: "xrt_runtime_free_join",
     parameters: ["pointer"],
     result: "void",
     nonblocking: true,
