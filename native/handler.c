@@ -47,6 +47,7 @@ typedef struct {
   uint32_t traits;
   int32_t async;
   _Atomic uint32_t generation; /* bumped on release: queued calls of a released handler fail */
+  _Atomic int32_t pinned;      /* registered by name: never reused, even after release */
 } slot_config;
 
 /* A result of one call, filled by TS through xla_ffi_deno_handler_put_result. */
@@ -841,7 +842,7 @@ int32_t xla_ffi_deno_handler_slot_acquire(int32_t stage, int32_t major, int32_t 
                                           uint32_t traits, int32_t async) {
   for (int32_t i = 0; i < SLOT_COUNT; i++) {
     slot_config* s = &g_slots[i];
-    if (atomic_load(&s->in_use)) continue;
+    if (atomic_load(&s->in_use) || atomic_load(&s->pinned)) continue;
     s->stage = stage;
     s->major = major;
     s->minor = minor;
@@ -857,6 +858,28 @@ void xla_ffi_deno_handler_slot_release(int32_t i) {
   if (i < 0 || i >= SLOT_COUNT) return;
   atomic_fetch_add(&g_slots[i].generation, 1);
   atomic_store(&g_slots[i].in_use, 0);
+}
+
+/*
+ * A runtime registered `ptr` by name (registrations are never removed): if it
+ * is a TS entry point, its slot is never handed to another handler, so the
+ * name cannot come to call a different function. Returns the slot or -1.
+ */
+int32_t xla_ffi_deno_handler_pin(void* ptr) {
+  for (int32_t i = 0; i < SLOT_COUNT; i++) {
+    if ((void*)g_entries[i] == ptr) {
+      atomic_store(&g_slots[i].pinned, 1);
+      return i;
+    }
+  }
+  return -1;
+}
+
+/* Slots kept out of reuse by registrations. */
+int32_t xla_ffi_deno_handler_pinned_count(void) {
+  int32_t n = 0;
+  for (int32_t i = 0; i < SLOT_COUNT; i++) n += atomic_load(&g_slots[i].pinned) ? 1 : 0;
+  return n;
 }
 
 void* xla_ffi_deno_handler_slot_pointer(int32_t i) {

@@ -455,6 +455,22 @@ Deno.test("metadata and traits through rt.metadata; registration and duplicate r
   assert.deepEqual(calls, ["prepare", "execute"]);
 });
 
+Deno.test("a registered TS entry point is never reused: the name reports its release", () => {
+  using rt = new Runtime({ threads: 0 });
+  const n = name("pinned");
+  const h = Ffi.bind().to(() => {});
+  const slot = h.slot;
+  rt.register(n, h);
+  h.close();
+  using again = Ffi.bind().to(() => {});
+  assert.notEqual(again.slot, slot);
+  using f = empty();
+  assert.throws(
+    () => rt.callSync(n, f),
+    isFfi(ErrorCode.FAILED_PRECONDITION, `TS handler entry point ${slot} was released`),
+  );
+});
+
 Deno.test("thread pool from TS: size, and a task scheduled on the runtime's pool", async () => {
   using rt = new Runtime({ threads: 3 });
   let n = -1;

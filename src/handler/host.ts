@@ -584,7 +584,8 @@ export function _slotPointer(slot: number): Deno.PointerObject {
  * Statistics of the handler host: live handlers, TS states held for the
  * runtime, future completions that failed (each also reported on stderr),
  * calls served from other threads and the wake-ups of the JS thread they
- * needed.
+ * needed, and entry points kept out of reuse because a runtime registered
+ * them by name (`registeredEntryPoints`).
  *
  * @example
  * ```ts ignore
@@ -598,6 +599,7 @@ export function handlerHostStats(): {
   failedCompletions: number;
   foreignCalls: number;
   wakeups: number;
+  registeredEntryPoints: number;
 } {
   const foreign = new Float64Array(2);
   if (lib !== undefined) {
@@ -613,5 +615,6 @@ export function handlerHostStats(): {
     failedCompletions: failedCompletions + nativeFailed,
     foreignCalls: foreign[0]!,
     wakeups: foreign[1]!,
+    registeredEntryPoints: native().xla_ffi_deno_handler_pinned_count(),
   };
 }

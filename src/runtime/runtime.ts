@@ -451,6 +451,9 @@ export class Runtime {
   /**
    * Registers a handler or bundle under `name` through `XLA_FFI_Handler_Register`
    * (XLA's checks and messages: execute required, version, duplicates).
+   * Registrations are process-wide and permanent, as in XLA: the entry point
+   * of a registered TS handler (`Handler`) is never reused for another handler,
+   * so after its `close()` the name reports that the handler was released.
    */
   register(name: string, handler: HandlerRef | HandlerStages, options: RegisterOptions = {}): void {
     const bundle: HandlerStages = isStages(handler) ? handler : { execute: handler };
@@ -462,7 +465,11 @@ export class Runtime {
     }
     const n = _utf8(name);
     const p = _utf8(options.platform ?? this.platform);
-    _check(native().xrt_register(n, BigInt(n.length), p, BigInt(p.length), b, options.traits ?? 0));
+    const sym = native();
+    _check(sym.xrt_register(n, BigInt(n.length), p, BigInt(p.length), b, options.traits ?? 0));
+    // A registration lasts as long as the process: a TS entry point it names
+    // is never reused for another handler (after close() it reports an error).
+    for (let i = 0; i < 4; i++) if (ptrs[i]) sym.xla_ffi_deno_handler_pin(ptrs[i]!.pointer);
     this.#cache.delete(name);
   }
 
