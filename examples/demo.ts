@@ -1,6 +1,6 @@
 /**
  * `deno task demo`: the main examples, end to end, each in its own process
- * (as a user would run it): C handlers in the embedded runtime, an async
+ * (as a user would run it): a TS handler and C handlers in the embedded runtime, an async
  * handler, a stateful handler, attributes of every kind, and the command
  * line on the C library.
  *
