@@ -36,7 +36,10 @@ Deno.test("examples/saxpy.ts: a TS handler registered in the runtime, called thr
     out,
     /4 runtime threads x 250 calls: 1000 ok, 0 failed; y = \[ 2014, 4028, 6042, 8056 \]/,
   );
-  assert.match(out, /error: FfiError \\[INVALID_ARGUMENT\\]: Failed to decode all FFI handler operands/);
+  assert.match(
+    out,
+    /error: FfiError \[INVALID_ARGUMENT\]: Failed to decode all FFI handler operands/,
+  );
   assert.match(out, /Wrong buffer dtype: expected F32 but got S32/);
 });
 
