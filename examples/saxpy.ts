@@ -34,8 +34,8 @@ using frame = new CallFrameBuilder().arg(x).ret(y).attr("alpha", scalar(DataType
 rt.callSync("example.saxpy", frame);
 console.log("y = 2 * x + y =", [...y]); // [12, 24, 36, 48]
 
-await rt.call("example.saxpy", frame); // the handler is called from another thread
-console.log("again from another thread:", [...y]); // [14, 28, 42, 56]
+await rt.call("example.saxpy", frame); // settles once the runtime saw the call complete
+console.log("again with Runtime.call:", [...y]); // [14, 28, 42, 56]
 
 const r = await rt.callOnThreads("example.saxpy", frame, { threads: 4, iterations: 250 });
 console.log(`4 runtime threads x 250 calls: ${r.ok} ok, ${r.failed} failed; y =`, [...y]);

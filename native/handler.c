@@ -860,19 +860,27 @@ void xla_ffi_deno_handler_slot_release(int32_t i) {
   atomic_store(&g_slots[i].in_use, 0);
 }
 
+/* The slot whose entry point is `ptr`, or -1 when it is none. */
+int32_t xla_ffi_deno_handler_slot_of(void* ptr) {
+  for (int32_t i = 0; i < SLOT_COUNT; i++)
+    if ((void*)g_entries[i] == ptr) return i;
+  return -1;
+}
+
+/* Whether the calling thread is the JS thread that hosts TS handlers. */
+int32_t xla_ffi_deno_handler_is_host(void) {
+  return atomic_load(&g_js_thread_set) && pthread_equal(pthread_self(), g_js_thread);
+}
+
 /*
  * A runtime registered `ptr` by name (registrations are never removed): if it
  * is a TS entry point, its slot is never handed to another handler, so the
  * name cannot come to call a different function. Returns the slot or -1.
  */
 int32_t xla_ffi_deno_handler_pin(void* ptr) {
-  for (int32_t i = 0; i < SLOT_COUNT; i++) {
-    if ((void*)g_entries[i] == ptr) {
-      atomic_store(&g_slots[i].pinned, 1);
-      return i;
-    }
-  }
-  return -1;
+  int32_t i = xla_ffi_deno_handler_slot_of(ptr);
+  if (i >= 0) atomic_store(&g_slots[i].pinned, 1);
+  return i;
 }
 
 /* Slots kept out of reuse by registrations. */

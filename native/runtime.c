@@ -480,7 +480,15 @@ struct XLA_FFI_Future {
   int state;
   int orphaned; /* the waiter gave up: the completer frees the future */
   XLA_FFI_Error* error;
+  void* notify; /* when set: passed to g_notify once the future completes */
 };
+
+/* Called (outside the future's lock) when a future with `notify` completes. */
+typedef void (*xrt_notify_fn)(void* handle);
+static _Atomic(xrt_notify_fn) g_notify;
+
+/** Sets the completion callback of xrt_call_begin's pending calls. */
+void xrt_set_notify(void* fn) { atomic_store(&g_notify, (xrt_notify_fn)fn); }
 
 static void future_free(XLA_FFI_Future* f) {
   xrt_error_free(f->error);
@@ -512,9 +520,15 @@ static XLA_FFI_Error* future_complete(XLA_FFI_Future* f, XLA_FFI_Error* error) {
   f->state = error ? FUT_ERROR : FUT_OK;
   f->error = error;
   int orphaned = f->orphaned;
+  void* notify = f->notify;
   if (!orphaned) pthread_cond_broadcast(&f->cv);
   pthread_mutex_unlock(&f->mu);
-  if (orphaned) future_free(f);
+  if (orphaned) {
+    future_free(f);
+  } else if (notify != NULL) {
+    xrt_notify_fn fn = atomic_load(&g_notify);
+    if (fn) fn(notify);
+  }
   return NULL;
 }
 
@@ -812,6 +826,7 @@ typedef struct xrt_call {
   XLA_FFI_CallFrame cf;
   XLA_FFI_ExecutionContext ctx;
   int64_t* user;
+  XLA_FFI_Future* future; /* xrt_call_begin: the pending future */
 } xrt_call;
 
 /** Snapshots a frame for xrt_call_run / xrt_call_threads (which free it). */
@@ -871,6 +886,59 @@ static XLA_FFI_Error* call_copy(const xrt_call* tmpl, XLA_FFI_Handler* h) {
  */
 XLA_FFI_Error* xrt_call_run(xrt_call* c, XLA_FFI_Handler* h) {
   XLA_FFI_Error* e = call_copy(c, h);
+  call_free(c);
+  return e;
+}
+
+/**
+ * Calls a handler with a snapshot on the calling thread without waiting for
+ * its future: returns 0 when the call is over (its error, or NULL, in *out;
+ * the snapshot is freed), or 1 when the handler left a pending future: then
+ * the notify callback (xrt_set_notify) gets the snapshot once the future
+ * completes, and xrt_call_finish takes the result. For handlers that complete
+ * their futures on another thread than the caller's, or whose waiting would
+ * block the caller (TS handlers on the JS thread: the Promise settles later).
+ */
+int32_t xrt_call_begin(xrt_call* c, XLA_FFI_Handler* h, XLA_FFI_Error** out) {
+  XRT_COUNT(XRT_STAT_CALLS);
+  c->cf.ctx = &c->ctx;
+  c->cf.future = NULL;
+  c->future = NULL;
+  *out = NULL;
+  xrt_cuda_scope scope;
+  XLA_FFI_Error* err = xrt_cuda_enter(c->ctx.rt, &scope);
+  if (err) {
+    *out = err;
+    call_free(c);
+    return 0;
+  }
+  err = normalize(h(&c->cf));
+  xrt_cuda_leave(c->ctx.rt, &scope);
+  XLA_FFI_Future* f = c->cf.future;
+  if (f == NULL || err != NULL) {
+    if (f != NULL) drop_future(f);
+    *out = err;
+    call_free(c);
+    return 0;
+  }
+  pthread_mutex_lock(&f->mu);
+  if (f->state != FUT_PENDING) {
+    *out = f->error;
+    f->error = NULL;
+    pthread_mutex_unlock(&f->mu);
+    future_free(f);
+    call_free(c);
+    return 0;
+  }
+  f->notify = c;
+  c->future = f;
+  pthread_mutex_unlock(&f->mu);
+  return 1;
+}
+
+/** After the notify callback: the future's error (or NULL); frees the snapshot. */
+XLA_FFI_Error* xrt_call_finish(xrt_call* c) {
+  XLA_FFI_Error* e = c->future ? future_wait_take(c->future) : NULL;
   call_free(c);
   return e;
 }

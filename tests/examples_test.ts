@@ -31,7 +31,7 @@ Deno.test("examples/saxpy.ts: a TS handler registered in the runtime, called thr
   const out = await runExample("saxpy.ts");
   assert.match(out, /example\.saxpy: API 0\.1, traits 0/);
   assert.match(out, /y = 2 \* x \+ y = \[ 12, 24, 36, 48 \]/);
-  assert.match(out, /again from another thread: \[ 14, 28, 42, 56 \]/);
+  assert.match(out, /again with Runtime.call: \[ 14, 28, 42, 56 \]/);
   assert.match(
     out,
     /4 runtime threads x 250 calls: 1000 ok, 0 failed; y = \[ 2014, 4028, 6042, 8056 \]/,

@@ -60,7 +60,11 @@ Deno.test("buffers: typed, ranked, any and token args/rets through callSync and 
   assert.equal(got[1]!.rank, 0);
   assert.equal(got[2]!.byteSize, 0);
   y.fill(0);
-  await rt.call(h, f); // from another thread: served by the JS thread's queue
+  await rt.call(h, f);
+  assert.deepEqual([...y], [2, 4, 6, 8, 10, 12]);
+  y.fill(0);
+  const r = await rt.callOnThreads(h, f, { threads: 2 }); // served by the JS thread's queue
+  assert.equal(r.ok, 2);
   assert.deepEqual([...y], [2, 4, 6, 8, 10, 12]);
 });
 

@@ -14,6 +14,8 @@ export const HANDLER_SYMBOLS = {
   xla_ffi_deno_handler_slot_release: { parameters: ["i32"], result: "void" },
   xla_ffi_deno_handler_slot_pointer: { parameters: ["i32"], result: "pointer" },
   xla_ffi_deno_handler_pin: { parameters: ["pointer"], result: "i32" },
+  xla_ffi_deno_handler_slot_of: { parameters: ["pointer"], result: "i32" },
+  xla_ffi_deno_handler_is_host: { parameters: [], result: "i32" },
   xla_ffi_deno_handler_pinned_count: { parameters: [], result: "i32" },
   xla_ffi_deno_handler_flatten: { parameters: ["pointer"], result: "i32" },
   xla_ffi_deno_handler_next_job: { parameters: ["i32"], result: "i32" },

@@ -17,6 +17,9 @@ export const RUNTIME_SYMBOLS = {
   xrt_call_sync: { parameters: ["pointer", "pointer", "pointer"], result: "pointer" },
   xrt_call_new: { parameters: ["pointer", "pointer"], result: "pointer" },
   xrt_call_run: { parameters: ["pointer", "pointer"], result: "pointer", nonblocking: true },
+  xrt_call_begin: { parameters: ["pointer", "pointer", "buffer"], result: "i32" },
+  xrt_call_finish: { parameters: ["pointer"], result: "pointer" },
+  xrt_set_notify: { parameters: ["pointer"], result: "void" },
   xrt_call_threads: {
     parameters: ["pointer", "pointer", "i32", "i64", "buffer", "buffer", "i32"],
     result: "i32",

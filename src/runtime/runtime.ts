@@ -112,6 +112,49 @@ const PLATFORMS: Record<string, number> = {
 
 const NO_USER = new BigInt64Array(0);
 
+/** Whether an address is a TS handler entry point (fixed per address). */
+const tsEntry = new Map<number | bigint, boolean>();
+
+function isTsEntry(fn: Deno.PointerObject): boolean {
+  const a = Deno.UnsafePointer.value(fn);
+  let v = tsEntry.get(a);
+  if (v === undefined) {
+    v = native().xla_ffi_deno_handler_slot_of(fn) >= 0;
+    tsEntry.set(a, v);
+  }
+  return v;
+}
+
+/** Calls of `call` waiting for their future, by snapshot address. */
+const waiting = new Map<number | bigint, () => void>();
+let notifyCb:
+  | Deno.UnsafeCallback<{ readonly parameters: ["pointer"]; readonly result: "void" }>
+  | undefined;
+const beginOut = new BigUint64Array(1);
+
+/** Waits for the future of a call begun with xrt_call_begin. */
+function awaitBegun(snap: Deno.PointerObject): Promise<void> {
+  if (notifyCb === undefined) {
+    notifyCb = new Deno.UnsafeCallback(
+      { parameters: ["pointer"], result: "void" } as const,
+      (handle) => {
+        const k = Deno.UnsafePointer.value(handle);
+        const resolve = waiting.get(k);
+        if (resolve === undefined) return;
+        waiting.delete(k);
+        if (waiting.size === 0) notifyCb!.unref();
+        resolve();
+      },
+    );
+    notifyCb.unref();
+    native().xrt_set_notify(notifyCb.pointer);
+  }
+  return new Promise<void>((resolve) => {
+    if (waiting.size === 0) notifyCb!.ref();
+    waiting.set(Deno.UnsafePointer.value(snap), resolve);
+  });
+}
+
 /** What a CUDA runtime holds: the retained primary context and its stream. */
 interface CudaParts {
   context: Context;
@@ -608,7 +651,9 @@ export class Runtime {
 
   /**
    * Calls a handler off the JS thread and settles when it returned and, if it
-   * returned a future, when that future completed.
+   * returned a future, when that future completed. A TS handler hosted by
+   * this thread runs here at once (it would run on this thread anyway); the
+   * call settles when the runtime sees its future complete.
    */
   async call(target: HandlerTarget, frame: CallFrame, options?: CallOptions): Promise<void> {
     const rt = this.#live();
@@ -623,7 +668,17 @@ export class Runtime {
     if (inst) inst._inflight++;
     let err: Deno.PointerObject | null;
     try {
-      err = await native().xrt_call_run(snap, fn);
+      const sym = native();
+      if (isTsEntry(fn) && sym.xla_ffi_deno_handler_is_host() === 1) {
+        if (sym.xrt_call_begin(snap, fn, beginOut) === 1) {
+          await awaitBegun(snap);
+          err = sym.xrt_call_finish(snap);
+        } else {
+          err = Deno.UnsafePointer.create(beginOut[0]!);
+        }
+      } else {
+        err = await sym.xrt_call_run(snap, fn);
+      }
     } finally {
       this.#inflight--;
       frame._inflight--;
