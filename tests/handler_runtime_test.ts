@@ -17,6 +17,7 @@ import {
   handlerHostStats,
   HandlerTraits,
   Runtime,
+  runtimeDebugStats,
   scalar,
 } from "../mod.ts";
 
@@ -365,6 +366,8 @@ Deno.test("async: Promise → XLA future → call resolves; callSync with a pend
   using e = empty();
   await assert.rejects(rt.call(rejects, e), isFfi(ErrorCode.ABORTED, "async abort"));
   assert.equal(handlerHostStats().failedCompletions, 0);
+  const s = runtimeDebugStats();
+  assert.equal(s.futuresCreated, s.futuresDestroyed); // every future was released
 });
 
 function empty() {
