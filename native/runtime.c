@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "runtime_internal.h"
@@ -633,6 +634,7 @@ static void* pool_main(void* arg) {
     XRT_COUNT(XRT_STAT_TASKS_RUN);
     pthread_mutex_lock(&rt->mu);
     rt->running--;
+    if (rt->stopping && rt->running == 0 && !rt->head) pthread_cond_broadcast(&rt->cv);
   }
 }
 
@@ -689,9 +691,44 @@ static void runtime_join_free(xrt_runtime* rt) {
   XRT_COUNT(XRT_STAT_RUNTIMES_DESTROYED);
 }
 
+/* Runtimes whose busy pool a reaper thread still joins, and the handler
+ * libraries whose dlclose waits for them (a pool task may still run their
+ * code). */
+static pthread_mutex_t g_reap_mu = PTHREAD_MUTEX_INITIALIZER;
+static int32_t g_reapers;
+static void** g_deferred_dlclose;
+static int32_t g_deferred_n, g_deferred_cap;
+
+/** dlclose of a handler library while runtimes are reaped: 1 = deferred. */
+int32_t xrt_defer_dlclose(void* handle) {
+  pthread_mutex_lock(&g_reap_mu);
+  if (g_reapers == 0) {
+    pthread_mutex_unlock(&g_reap_mu);
+    return 0;
+  }
+  if (g_deferred_n == g_deferred_cap) {
+    int32_t cap = g_deferred_cap ? g_deferred_cap * 2 : 8;
+    void** d = realloc(g_deferred_dlclose, (size_t)cap * sizeof(void*));
+    if (!d) abort();
+    g_deferred_dlclose = d;
+    g_deferred_cap = cap;
+  }
+  g_deferred_dlclose[g_deferred_n++] = handle;
+  pthread_mutex_unlock(&g_reap_mu);
+  return 1;
+}
+
 static void* reaper_main(void* arg) {
   runtime_join_free(arg);
-  return NULL;
+  for (;;) {
+    pthread_mutex_lock(&g_reap_mu);
+    void* h = NULL;
+    if (g_reapers == 1 && g_deferred_n > 0) h = g_deferred_dlclose[--g_deferred_n];
+    if (h == NULL) g_reapers--;
+    pthread_mutex_unlock(&g_reap_mu);
+    if (h == NULL) return NULL;
+    dlclose(h); /* the last reaper closes the libraries whose close waited */
+  }
 }
 
 /**
@@ -701,11 +738,21 @@ static void* reaper_main(void* arg) {
  * thread) a detached thread joins them and frees the runtime afterwards, so
  * the caller never blocks on them. Returns 1 when the free was deferred.
  */
-static int runtime_stop(xrt_runtime* rt) {
+/* Stops the pool; waits up to grace_ms for its tasks to finish. Returns
+ * whether tasks are still queued or running. */
+static int runtime_stop(xrt_runtime* rt, int grace_ms) {
   xrt_cuda_detach(rt);
   pthread_mutex_lock(&rt->mu);
   rt->stopping = 1;
   pthread_cond_broadcast(&rt->cv);
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_nsec += (long)grace_ms * 1000000L;
+  until.tv_sec += until.tv_nsec / 1000000000L;
+  until.tv_nsec %= 1000000000L;
+  while ((rt->head != NULL || rt->running > 0) &&
+         pthread_cond_timedwait(&rt->cv, &rt->mu, &until) == 0) {
+  }
   int busy = rt->head != NULL || rt->running > 0;
   pthread_mutex_unlock(&rt->mu);
   return busy;
@@ -713,11 +760,16 @@ static int runtime_stop(xrt_runtime* rt) {
 
 int32_t xrt_runtime_free(xrt_runtime* rt) {
   if (!rt) return 0;
-  if (runtime_stop(rt)) {
+  /* Tasks about to finish are joined here; ones still busy after the grace
+   * (e.g. waiting for the JS thread) are left to a reaper. */
+  if (runtime_stop(rt, 50)) {
     /* The reaper outlives this call: keep the library mapped for it. */
     Dl_info info;
     if (dladdr((void*)reaper_main, &info) && info.dli_fname != NULL)
       (void)dlopen(info.dli_fname, RTLD_NOW | RTLD_NODELETE | RTLD_NOLOAD);
+    pthread_mutex_lock(&g_reap_mu);
+    g_reapers++;
+    pthread_mutex_unlock(&g_reap_mu);
     pthread_t t;
     pthread_attr_t attr;
     pthread_attr_init(&attr);
@@ -725,6 +777,9 @@ int32_t xrt_runtime_free(xrt_runtime* rt) {
     int rc = pthread_create(&t, &attr, reaper_main, rt);
     pthread_attr_destroy(&attr);
     if (rc == 0) return 1;
+    pthread_mutex_lock(&g_reap_mu);
+    g_reapers--;
+    pthread_mutex_unlock(&g_reap_mu);
   }
   runtime_join_free(rt);
   return 0;
@@ -733,7 +788,7 @@ int32_t xrt_runtime_free(xrt_runtime* rt) {
 /** Like xrt_runtime_free but always joins the pool here (call it nonblocking). */
 void xrt_runtime_free_join(xrt_runtime* rt) {
   if (!rt) return;
-  runtime_stop(rt);
+  runtime_stop(rt, 0);
   runtime_join_free(rt);
 }
 

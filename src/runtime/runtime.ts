@@ -774,11 +774,12 @@ export class Runtime {
 
   /**
    * Stops the thread pool (queued tasks still run) and frees the runtime.
-   * Fails while calls are in flight. Never blocks the JS thread on pool
-   * tasks: an idle pool is joined at once; while tasks are queued or running
-   * (one may wait for the JS thread, e.g. a TS handler or a JS callback) the
-   * pool is joined and the runtime freed by a native thread once they
-   * finished. {@link closeAsync} waits for that.
+   * Fails while calls are in flight. Never waits long on pool tasks: it
+   * joins the pool when its tasks finish within 50 ms; tasks still queued or
+   * running after that (one may wait for the JS thread, e.g. a TS handler
+   * or a JS callback) are joined, and the runtime freed, by a native thread
+   * once they finished; a `HandlerLibrary` closed meanwhile is unloaded
+   * after that. {@link closeAsync} waits for everything.
    */
   close(): void {
     if (this.#ptr === null) return;
