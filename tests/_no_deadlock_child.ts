@@ -33,8 +33,15 @@ if (scenario === "close") {
   const rt = new Runtime({ threads: 2 });
   using h = Ffi.bind().ctx("threadPool").to((p) => p.schedule(task.pointer, null));
   using f = new CallFrameBuilder().build();
+  const lib = HandlerLibrary.open(buildSharedLibrary({
+    name: "ts_caller",
+    sources: ["native/tests/ts_caller.c"],
+  }));
   rt.callSync(h, f);
-  rt.close(); // returns at once; the pool is joined once the task ran
+  const t0 = performance.now();
+  rt.close(); // returns after its 50 ms grace; the pool is joined once the task ran
+  assert.ok(performance.now() - t0 < 5000);
+  lib.close(); // unloaded once the reaper is done
   await finished;
   for (let i = 0; i < 500 && runtimeDebugStats().runtimesDestroyed === destroyed; i++) {
     await new Promise((r) => setTimeout(r, 2));
