@@ -12,10 +12,17 @@
  * P5: async round trip: the handler returns a resolved Promise, the runtime
  *     sees the future complete, the caller's await resumes.
  *
+ * Each is measured twice: through the independent C harness
+ * (native/tests/handler_harness.c) and through the embedded runtime with a
+ * CallFrameBuilder frame (P1 `Runtime.callSync`, P2 `Runtime.callOnThreads`
+ * with 4 threads, P5 `Runtime.call`), each beside the raw callback called the
+ * same way.
+ *
  * @module
  */
 import { DataType } from "../src/abi/enums.ts";
 import { Ffi, handlerHostStats } from "../src/handler/mod.ts";
+import { array, CallFrameBuilder, Runtime, scalar } from "../mod.ts";
 import { frame, harness, runThreads, type TestFrame } from "../tests/_handler_harness.ts";
 
 const REPS = Number(Deno.env.get("REPS") ?? 7);
@@ -138,6 +145,83 @@ console.log(
   `P5 async round trip, same thread: ${(median(p5) / 1e3).toFixed(2)} µs median ` +
     `(from a foreign thread: ${(p5t.median / 1e3).toFixed(1)} µs) target ≤ 10 µs`,
 );
+
+// The same through the embedded runtime.
+{
+  using rt = new Runtime({ threads: 0 });
+  const buf = (dims: number[]) => new Float32Array(dims.reduce((a, b) => a * b, 1));
+  using rf = new CallFrameBuilder()
+    .arg(buf([2, 3]), [2, 3]).arg(buf([4]), [4]).arg(buf([2, 2, 2]), [2, 2, 2])
+    .arg(buf([1, 2, 3, 4]), [1, 2, 3, 4]).ret(buf([2, 3]), [2, 3])
+    .attr("alpha", scalar(F32, 0.5)).attr("n", scalar(DataType.S32, 7)).attr("mode", "reflect")
+    .attr("axes", array(DataType.S64, [0, 2, 3])).build();
+  const rawRef = { pointer: raw.pointer }, rawTsRef = { pointer: rawTs.pointer };
+  const loop = (target: { pointer: Deno.PointerObject }, n: number) => {
+    const t0 = performance.now();
+    for (let i = 0; i < n; i++) rt.callSync(target, rf);
+    return ((performance.now() - t0) * 1e6) / n;
+  };
+  loop(handler, 20_000);
+  loop(rawRef, 20_000);
+  const q1: number[] = [], q1raw: number[] = [];
+  for (let r = 0; r < REPS; r++) {
+    q1.push(loop(handler, N1));
+    q1raw.push(loop(rawRef, N1));
+  }
+  const q1m = median(q1), q1r = median(q1raw);
+  console.log(
+    `P1 runtime: Runtime.callSync of the TS handler, standard frame: ${
+      (q1m / 1e3).toFixed(3)
+    } µs ` +
+      `median (raw UnsafeCallback through callSync ${(q1r / 1e3).toFixed(3)} µs; ratio ` +
+      `${(q1m / q1r).toFixed(2)}x) target ≤ 1.0 µs`,
+  );
+
+  // Each runtime thread calls back to back: its mean round trip is threads / rate.
+  const onThreads = async (target: { pointer: Deno.PointerObject }, threads: number) => {
+    const iterations = 10_000;
+    const rates: number[] = [];
+    for (let r = 0; r < REPS; r++) {
+      const t0 = performance.now();
+      const res = await rt.callOnThreads(target, rf, { threads, iterations });
+      const ms = performance.now() - t0;
+      if (res.failed) throw res.firstError;
+      rates.push((threads * iterations) / (ms / 1e3));
+    }
+    return { rate: median(rates) };
+  };
+  for (const n of [1, 4]) {
+    const t = await onThreads(handler, n);
+    const r = await onThreads(rawTsRef, n);
+    const rtT = (n * 1e6) / t.rate, rtR = (n * 1e6) / r.rate; // µs per call per thread
+    console.log(
+      `P2 runtime: Runtime.callOnThreads x${n}: TS handler ${rtT.toFixed(1)} µs mean round trip ` +
+        `per thread, ${Math.round(t.rate / 1e3)}k calls/s (raw threadSafe ${rtR.toFixed(1)} µs, ` +
+        `${Math.round(r.rate / 1e3)}k/s; ratio ${(rtT / rtR).toFixed(2)}x)` +
+        (n === 4 ? " target ≤ 10 µs and ≥ 150k/s" : ""),
+    );
+  }
+
+  const N5r = 10_000;
+  const asyncLoop = async (target: { pointer: Deno.PointerObject }) => {
+    const t0 = performance.now();
+    for (let i = 0; i < N5r; i++) await rt.call(target, rf);
+    return ((performance.now() - t0) * 1e6) / N5r;
+  };
+  await asyncLoop(asyncHandler);
+  const q5: number[] = [], q5raw: number[] = [];
+  for (let r = 0; r < REPS; r++) {
+    q5.push(await asyncLoop(asyncHandler));
+    q5raw.push(await asyncLoop(rawTsRef));
+  }
+  const q5m = median(q5), q5r = median(q5raw);
+  console.log(
+    `P5 runtime: await Runtime.call of the async TS handler: ${(q5m / 1e3).toFixed(2)} µs median ` +
+      `(raw threadSafe callback through Runtime.call ${(q5r / 1e3).toFixed(2)} µs; ratio ` +
+      `${(q5m / q5r).toFixed(2)}x) target ≤ 10 µs`,
+  );
+}
+
 raw.close();
 rawTs.close();
 if (sink < 0) console.log(sink);

@@ -1,9 +1,10 @@
 /**
  * `deno task demo`: the main examples, end to end, each in its own process
- * (as a user would run it): C handlers in the embedded runtime, an async
- * handler, a stateful handler, attributes of every kind, the command line
- * on the C library, and (optional) a TS handler launching a kernel on a
- * CUDA runtime's stream, which reports `skipped: <reason>` without a driver.
+ * (as a user would run it): a TS handler and C handlers in the embedded
+ * runtime, an async handler, a stateful handler, attributes of every kind,
+ * the command line on the C library, and (optional) a TS handler launching a
+ * kernel on a CUDA runtime's stream, which reports `skipped: <reason>`
+ * without a driver.
  *
  * Run: deno run --allow-ffi --allow-read --allow-write --allow-run --allow-env examples/demo.ts
  *

@@ -23,7 +23,9 @@
 #include <stdlib.h>
 #include <sched.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "handler_internal.h"
 
@@ -45,6 +47,7 @@ typedef struct {
   uint32_t traits;
   int32_t async;
   _Atomic uint32_t generation; /* bumped on release: queued calls of a released handler fail */
+  _Atomic int32_t pinned;      /* registered by name: never reused, even after release */
 } slot_config;
 
 /* A result of one call, filled by TS through xla_ffi_deno_handler_put_result. */
@@ -334,6 +337,36 @@ void xla_ffi_deno_handler_put_result(void* result) {
 }
 
 /* ---------------------------------------------------------------------- */
+/* The JS thread blocked in a native handler                               */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * While the JS thread runs a native handler synchronously (Runtime.callSync),
+ * it cannot serve calls from other threads. If that handler waits for such a
+ * call (e.g. it runs a TS handler on a thread of its own and joins it), both
+ * would wait forever. g_js_blocked holds the epoch of the blocking call (0:
+ * none; inline TS handlers clear it, since the JS thread then runs JS): a
+ * foreign caller still queued after BLOCK_GRACE_NS of one blocking call fails
+ * with FAILED_PRECONDITION instead.
+ */
+#define BLOCK_GRACE_NS 500000000LL
+static _Atomic int64_t g_js_blocked;
+static _Atomic int64_t g_js_block_seq;
+
+/* Called by the runtime around a synchronous call; returns what to restore. */
+int64_t xla_ffi_deno_js_block_enter(void) {
+  if (!atomic_load_explicit(&g_js_thread_set, memory_order_relaxed) ||
+      !pthread_equal(pthread_self(), g_js_thread))
+    return -1;
+  int64_t e = atomic_fetch_add(&g_js_block_seq, 1) + 1;
+  return atomic_exchange(&g_js_blocked, e);
+}
+
+void xla_ffi_deno_js_block_leave(int64_t saved) {
+  if (saved >= 0) atomic_store(&g_js_blocked, saved);
+}
+
+/* ---------------------------------------------------------------------- */
 /* Calls from other threads: a native queue drained by the JS thread       */
 /* ---------------------------------------------------------------------- */
 
@@ -355,6 +388,7 @@ typedef struct job {
   const XLA_FFI_Api* api;
   XLA_FFI_Future* future; /* async jobs */
   int32_t done;           /* sync jobs: set by the JS thread */
+  int32_t taken;          /* the JS thread took it from the queue */
   pthread_cond_t cv;      /* sync jobs */
   call_result* result;    /* sync jobs */
 } job;
@@ -448,6 +482,7 @@ int32_t xla_ffi_deno_handler_next_job(int32_t linger) {
     }
     g_q_head = j->next;
     if (g_q_head == NULL) g_q_tail = NULL;
+    j->taken = 1;
     pthread_mutex_unlock(&g_q_mu);
     g_cur_job = j;
     atomic_fetch_add(&g_foreign_calls, 1);
@@ -600,7 +635,43 @@ static XLA_FFI_Error* call_sync_foreign(int32_t slot, XLA_FFI_CallFrame* f) {
   int64_t until = mono_ns() + LINGER_NS;
   while (!__atomic_load_n(&j.done, __ATOMIC_ACQUIRE) && mono_ns() < until) sched_yield();
   pthread_mutex_lock(&g_q_mu);
-  while (!j.done) pthread_cond_wait(&j.cv, &g_q_mu);
+  int64_t seen = 0, since = 0;
+  while (!j.done) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += 50000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+      ts.tv_sec++;
+      ts.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(&j.cv, &g_q_mu, &ts);
+    if (j.done || j.taken) continue;
+    int64_t b = atomic_load(&g_js_blocked);
+    if (b == 0 || b != seen) {
+      seen = b;
+      since = mono_ns();
+      continue;
+    }
+    if (mono_ns() - since < BLOCK_GRACE_NS) continue;
+    /* Still queued while the JS thread stays blocked in one native call. */
+    job** pp = &g_q_head;
+    job* prev = NULL;
+    while (*pp != NULL && *pp != &j) {
+      prev = *pp;
+      pp = &(*pp)->next;
+    }
+    if (*pp == &j) {
+      *pp = j.next;
+      if (g_q_tail == &j) g_q_tail = prev;
+    }
+    r->status = 1;
+    r->code = XLA_FFI_Error_Code_FAILED_PRECONDITION;
+    snprintf(r->msg, MSG_CAP, "%s",
+             "A TS handler called from another thread cannot run: the JS thread is blocked in a "
+             "native handler called with Runtime.callSync, which waits for it. Call that "
+             "handler with Runtime.call so the JS thread stays free");
+    break;
+  }
   pthread_mutex_unlock(&g_q_mu);
   pthread_cond_destroy(&j.cv);
   XLA_FFI_Error* e = finish(f, r->status, r->code, r->msg, r->token);
@@ -680,7 +751,9 @@ static XLA_FFI_Error* slot_entry(int32_t n, XLA_FFI_CallFrame* f) {
     if (used < 0)
       return make_error(f->api, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED,
                         "The call frame is too large for the TS handler flat buffer");
+    int64_t blocked = atomic_exchange(&g_js_blocked, 0); /* the JS thread runs JS now */
     int32_t status = cb(n);
+    atomic_store(&g_js_blocked, blocked);
     const int32_t* h = (const int32_t*)g_flat;
     if (status == 1) {
       int32_t len = h[2];
@@ -735,9 +808,24 @@ int32_t xla_ffi_deno_handler_slot_count(void) { return SLOT_COUNT; }
 int32_t xla_ffi_deno_handler_msg_cap(void) { return MSG_CAP; }
 
 /* Returns 0, or -1 when another JS thread already hosts the handlers. */
+static pid_t g_js_tid;
+
+/* Whether the hosting JS thread still runs (a thread id of this process). */
+static int host_alive(void) {
+  return syscall(SYS_tgkill, getpid(), g_js_tid, 0) == 0;
+}
+
 int32_t xla_ffi_deno_handler_init(int64_t* flat, int64_t cap_slots, uint8_t* msg, uint8_t* aux,
                                   void* inline_cb, void* thread_cb) {
-  if (atomic_load(&g_js_thread_set) && !pthread_equal(pthread_self(), g_js_thread)) return -1;
+  /* Another JS thread takes over when the host ended (a finished Worker) or
+   * holds no handler any more (e.g. an earlier module of `deno test`, whose
+   * isolate ran on another thread of the same process). */
+  if (atomic_load(&g_js_thread_set) && !pthread_equal(pthread_self(), g_js_thread) &&
+      host_alive()) {
+    for (int32_t i = 0; i < SLOT_COUNT; i++)
+      if (atomic_load(&g_slots[i].in_use)) return -1;
+  }
+  g_js_tid = (pid_t)syscall(SYS_gettid);
   g_flat = flat;
   g_flat_cap = cap_slots;
   g_msg = msg;
@@ -754,7 +842,7 @@ int32_t xla_ffi_deno_handler_slot_acquire(int32_t stage, int32_t major, int32_t 
                                           uint32_t traits, int32_t async) {
   for (int32_t i = 0; i < SLOT_COUNT; i++) {
     slot_config* s = &g_slots[i];
-    if (atomic_load(&s->in_use)) continue;
+    if (atomic_load(&s->in_use) || atomic_load(&s->pinned)) continue;
     s->stage = stage;
     s->major = major;
     s->minor = minor;
@@ -770,6 +858,36 @@ void xla_ffi_deno_handler_slot_release(int32_t i) {
   if (i < 0 || i >= SLOT_COUNT) return;
   atomic_fetch_add(&g_slots[i].generation, 1);
   atomic_store(&g_slots[i].in_use, 0);
+}
+
+/* The slot whose entry point is `ptr`, or -1 when it is none. */
+int32_t xla_ffi_deno_handler_slot_of(void* ptr) {
+  for (int32_t i = 0; i < SLOT_COUNT; i++)
+    if ((void*)g_entries[i] == ptr) return i;
+  return -1;
+}
+
+/* Whether the calling thread is the JS thread that hosts TS handlers. */
+int32_t xla_ffi_deno_handler_is_host(void) {
+  return atomic_load(&g_js_thread_set) && pthread_equal(pthread_self(), g_js_thread);
+}
+
+/*
+ * A runtime registered `ptr` by name (registrations are never removed): if it
+ * is a TS entry point, its slot is never handed to another handler, so the
+ * name cannot come to call a different function. Returns the slot or -1.
+ */
+int32_t xla_ffi_deno_handler_pin(void* ptr) {
+  int32_t i = xla_ffi_deno_handler_slot_of(ptr);
+  if (i >= 0) atomic_store(&g_slots[i].pinned, 1);
+  return i;
+}
+
+/* Slots kept out of reuse by registrations. */
+int32_t xla_ffi_deno_handler_pinned_count(void) {
+  int32_t n = 0;
+  for (int32_t i = 0; i < SLOT_COUNT; i++) n += atomic_load(&g_slots[i].pinned) ? 1 : 0;
+  return n;
 }
 
 void* xla_ffi_deno_handler_slot_pointer(int32_t i) {

@@ -7,11 +7,13 @@
  * Copyright 2026 The deno-xla-ffi Authors. Licensed under Apache-2.0.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "runtime_internal.h"
@@ -536,7 +538,15 @@ struct XLA_FFI_Future {
   int state;
   int orphaned; /* the waiter gave up: the completer frees the future */
   XLA_FFI_Error* error;
+  void* notify; /* when set: passed to g_notify once the future completes */
 };
+
+/* Called (outside the future's lock) when a future with `notify` completes. */
+typedef void (*xrt_notify_fn)(void* handle);
+static _Atomic(xrt_notify_fn) g_notify;
+
+/** Sets the completion callback of xrt_call_begin's pending calls. */
+void xrt_set_notify(void* fn) { atomic_store(&g_notify, (xrt_notify_fn)fn); }
 
 static void future_free(XLA_FFI_Future* f) {
   xrt_live_remove(f, XRT_LIVE_FUTURE);
@@ -582,10 +592,16 @@ static XLA_FFI_Error* future_complete(XLA_FFI_Future* f, XLA_FFI_Error* error) {
   f->state = error ? FUT_ERROR : FUT_OK;
   f->error = error;
   int orphaned = f->orphaned;
+  void* notify = f->notify;
   if (!orphaned) pthread_cond_broadcast(&f->cv);
   pthread_mutex_unlock(&f->mu);
   xrt_live_unlock(f);
-  if (orphaned) future_free(f);
+  if (orphaned) {
+    future_free(f);
+  } else if (notify != NULL) {
+    xrt_notify_fn fn = atomic_load(&g_notify);
+    if (fn) fn(notify);
+  }
   return NULL;
 }
 
@@ -676,8 +692,8 @@ const XLA_FFI_Api* xrt_api(void) { return &xrt_api_table; }
 
 static void* pool_main(void* arg) {
   xrt_runtime* rt = arg;
+  pthread_mutex_lock(&rt->mu);
   for (;;) {
-    pthread_mutex_lock(&rt->mu);
     while (!rt->head && !rt->stopping) pthread_cond_wait(&rt->cv, &rt->mu);
     xrt_task* t = rt->head;
     if (!t) { /* stopping and drained */
@@ -686,10 +702,14 @@ static void* pool_main(void* arg) {
     }
     rt->head = t->next;
     if (!rt->head) rt->tail = NULL;
+    rt->running++;
     pthread_mutex_unlock(&rt->mu);
     t->fn(t->data);
     free(t);
     XRT_COUNT(XRT_STAT_TASKS_RUN);
+    pthread_mutex_lock(&rt->mu);
+    rt->running--;
+    if (rt->stopping && rt->running == 0 && !rt->head) pthread_cond_broadcast(&rt->cv);
   }
 }
 
@@ -737,20 +757,114 @@ void xrt_runtime_set_stream(xrt_runtime* rt, void* stream) { rt->stream = stream
 
 int32_t xrt_runtime_num_threads(xrt_runtime* rt) { return rt->num_threads; }
 
-/** Drains the pool's queue, joins its threads and frees the runtime. */
-void xrt_runtime_free(xrt_runtime* rt) {
-  if (!rt) return;
-  xrt_cuda_detach(rt);
-  pthread_mutex_lock(&rt->mu);
-  rt->stopping = 1;
-  pthread_cond_broadcast(&rt->cv);
-  pthread_mutex_unlock(&rt->mu);
+static void runtime_join_free(xrt_runtime* rt) {
   for (int32_t i = 0; i < rt->num_threads; i++) pthread_join(rt->threads[i], NULL);
   free(rt->threads);
   pthread_mutex_destroy(&rt->mu);
   pthread_cond_destroy(&rt->cv);
   free(rt);
   XRT_COUNT(XRT_STAT_RUNTIMES_DESTROYED);
+}
+
+/* Runtimes whose busy pool a reaper thread still joins, and the handler
+ * libraries whose dlclose waits for them (a pool task may still run their
+ * code). */
+static pthread_mutex_t g_reap_mu = PTHREAD_MUTEX_INITIALIZER;
+static int32_t g_reapers;
+static void** g_deferred_dlclose;
+static int32_t g_deferred_n, g_deferred_cap;
+
+/** dlclose of a handler library while runtimes are reaped: 1 = deferred. */
+int32_t xrt_defer_dlclose(void* handle) {
+  pthread_mutex_lock(&g_reap_mu);
+  if (g_reapers == 0) {
+    pthread_mutex_unlock(&g_reap_mu);
+    return 0;
+  }
+  if (g_deferred_n == g_deferred_cap) {
+    int32_t cap = g_deferred_cap ? g_deferred_cap * 2 : 8;
+    void** d = realloc(g_deferred_dlclose, (size_t)cap * sizeof(void*));
+    if (!d) abort();
+    g_deferred_dlclose = d;
+    g_deferred_cap = cap;
+  }
+  g_deferred_dlclose[g_deferred_n++] = handle;
+  pthread_mutex_unlock(&g_reap_mu);
+  return 1;
+}
+
+static void* reaper_main(void* arg) {
+  runtime_join_free(arg);
+  for (;;) {
+    pthread_mutex_lock(&g_reap_mu);
+    void* h = NULL;
+    if (g_reapers == 1 && g_deferred_n > 0) h = g_deferred_dlclose[--g_deferred_n];
+    if (h == NULL) g_reapers--;
+    pthread_mutex_unlock(&g_reap_mu);
+    if (h == NULL) return NULL;
+    dlclose(h); /* the last reaper closes the libraries whose close waited */
+  }
+}
+
+/**
+ * Stops the pool (queued tasks still run) and frees the runtime. When the
+ * pool is idle its threads are joined here; while tasks are queued or running
+ * (one may wait for the caller's thread, e.g. a TS handler needing the JS
+ * thread) a detached thread joins them and frees the runtime afterwards, so
+ * the caller never blocks on them. Returns 1 when the free was deferred.
+ */
+/* Stops the pool; waits up to grace_ms for its tasks to finish. Returns
+ * whether tasks are still queued or running. */
+static int runtime_stop(xrt_runtime* rt, int grace_ms) {
+  xrt_cuda_detach(rt);
+  pthread_mutex_lock(&rt->mu);
+  rt->stopping = 1;
+  pthread_cond_broadcast(&rt->cv);
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_nsec += (long)grace_ms * 1000000L;
+  until.tv_sec += until.tv_nsec / 1000000000L;
+  until.tv_nsec %= 1000000000L;
+  while ((rt->head != NULL || rt->running > 0) &&
+         pthread_cond_timedwait(&rt->cv, &rt->mu, &until) == 0) {
+  }
+  int busy = rt->head != NULL || rt->running > 0;
+  pthread_mutex_unlock(&rt->mu);
+  return busy;
+}
+
+int32_t xrt_runtime_free(xrt_runtime* rt) {
+  if (!rt) return 0;
+  /* Tasks about to finish are joined here; ones still busy after the grace
+   * (e.g. waiting for the JS thread) are left to a reaper. */
+  if (runtime_stop(rt, 50)) {
+    /* The reaper outlives this call: keep the library mapped for it. */
+    Dl_info info;
+    if (dladdr((void*)reaper_main, &info) && info.dli_fname != NULL)
+      (void)dlopen(info.dli_fname, RTLD_NOW | RTLD_NODELETE | RTLD_NOLOAD);
+    pthread_mutex_lock(&g_reap_mu);
+    g_reapers++;
+    pthread_mutex_unlock(&g_reap_mu);
+    pthread_t t;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&t, &attr, reaper_main, rt);
+    pthread_attr_destroy(&attr);
+    if (rc == 0) return 1;
+    pthread_mutex_lock(&g_reap_mu);
+    g_reapers--;
+    pthread_mutex_unlock(&g_reap_mu);
+  }
+  runtime_join_free(rt);
+  return 0;
+}
+
+/** Like xrt_runtime_free but always joins the pool here (call it nonblocking). */
+void xrt_runtime_free_join(xrt_runtime* rt) {
+  if (!rt) return;
+  runtime_stop(rt, 0);
+  runtime_join_free(rt);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -828,7 +942,9 @@ static XLA_FFI_Error* call_frame_sync(xrt_runtime* rt, XLA_FFI_Handler* h,
   xrt_cuda_scope scope;
   XLA_FFI_Error* err = xrt_cuda_enter(rt, &scope);
   if (err) return err;
+  int64_t blocked = xla_ffi_deno_js_block_enter();
   err = normalize(h(cf));
+  xla_ffi_deno_js_block_leave(blocked);
   xrt_cuda_leave(rt, &scope);
   XLA_FFI_Future* f = cf->future;
   if (!f) return err;
@@ -876,6 +992,7 @@ typedef struct xrt_call {
   XLA_FFI_CallFrame cf;
   XLA_FFI_ExecutionContext ctx;
   int64_t* user;
+  XLA_FFI_Future* future; /* xrt_call_begin: the pending future */
 } xrt_call;
 
 /** Snapshots a frame for xrt_call_run / xrt_call_threads (which free it). */
@@ -942,6 +1059,64 @@ XLA_FFI_Error* xrt_call_run(xrt_call* c, XLA_FFI_Handler* h) {
                          "xrt_call_run: call and handler must not be null");
   }
   XLA_FFI_Error* e = call_copy(c, h);
+  call_free(c);
+  return e;
+}
+
+/**
+ * Calls a handler with a snapshot on the calling thread without waiting for
+ * its future: returns 0 when the call is over (its error, or NULL, in *out;
+ * the snapshot is freed), or 1 when the handler left a pending future: then
+ * the notify callback (xrt_set_notify) gets the snapshot once the future
+ * completes, and xrt_call_finish takes the result. For handlers that complete
+ * their futures on another thread than the caller's, or whose waiting would
+ * block the caller (TS handlers on the JS thread: the Promise settles later).
+ */
+int32_t xrt_call_begin(xrt_call* c, XLA_FFI_Handler* h, XLA_FFI_Error** out) {
+  XRT_COUNT(XRT_STAT_CALLS);
+  c->cf.ctx = &c->ctx;
+  c->cf.future = NULL;
+  c->future = NULL;
+  *out = NULL;
+  xrt_cuda_scope scope;
+  XLA_FFI_Error* err = xrt_cuda_enter(c->ctx.rt, &scope);
+  if (err) {
+    *out = err;
+    call_free(c);
+    return 0;
+  }
+  err = normalize(h(&c->cf));
+  xrt_cuda_leave(c->ctx.rt, &scope);
+  XLA_FFI_Future* f = c->cf.future;
+  if (f != NULL && !xrt_live_has(f, XRT_LIVE_FUTURE)) {
+    *out = bad_future(err);
+    call_free(c);
+    return 0;
+  }
+  if (f == NULL || err != NULL) {
+    if (f != NULL) drop_future(f);
+    *out = err;
+    call_free(c);
+    return 0;
+  }
+  pthread_mutex_lock(&f->mu);
+  if (f->state != FUT_PENDING) {
+    *out = f->error;
+    f->error = NULL;
+    pthread_mutex_unlock(&f->mu);
+    future_free(f);
+    call_free(c);
+    return 0;
+  }
+  f->notify = c;
+  c->future = f;
+  pthread_mutex_unlock(&f->mu);
+  return 1;
+}
+
+/** After the notify callback: the future's error (or NULL); frees the snapshot. */
+XLA_FFI_Error* xrt_call_finish(xrt_call* c) {
+  XLA_FFI_Error* e = c->future ? future_wait_take(c->future) : NULL;
   call_free(c);
   return e;
 }

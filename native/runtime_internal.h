@@ -53,6 +53,7 @@ typedef struct xrt_runtime {
   xrt_task* head;
   xrt_task* tail;
   int stopping;
+  int32_t running; /* pool tasks being run (under mu) */
   pthread_t* threads;
 } xrt_runtime;
 
@@ -134,5 +135,9 @@ XLA_FFI_Error* xrt_cuda_allocate(const xrt_runtime* rt, size_t size, void** data
 XLA_FFI_Error* xrt_cuda_free(const xrt_runtime* rt, size_t size, void* data);
 int32_t xrt_cuda_device(const xrt_runtime* rt);
 void xrt_cuda_detach(xrt_runtime* rt);
+
+/* handler.c: marks the JS thread as blocked in a native handler (deadlock guard). */
+int64_t xla_ffi_deno_js_block_enter(void);
+void xla_ffi_deno_js_block_leave(int64_t saved);
 
 #endif /* DENO_XLA_FFI_RUNTIME_INTERNAL_H_ */

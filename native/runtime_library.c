@@ -31,8 +31,15 @@ void* xrt_dlsym(void* handle, const char* name) {
   return p;
 }
 
-/** Closes a library; 0 on success. */
+int32_t xrt_defer_dlclose(void* handle); /* runtime.c */
+
+/**
+ * Closes a library; 0 on success. While a closed runtime's busy pool is still
+ * being joined (its tasks may run the library's code), the dlclose happens
+ * once that is over.
+ */
 int32_t xrt_dlclose(void* handle) {
+  if (xrt_defer_dlclose(handle)) return 0;
   int r = dlclose(handle);
   if (r) keep_error();
   return r;

@@ -27,6 +27,22 @@ Deno.test("examples/build_native.ts builds the C library", async () => {
   assert.match(await runExample("build_native.ts"), /^built .*libdemo_handlers\.so\n\d+ bytes/);
 });
 
+Deno.test("examples/saxpy.ts: a TS handler registered in the runtime, called three ways", async () => {
+  const out = await runExample("saxpy.ts");
+  assert.match(out, /example\.saxpy: API 0\.1, traits 0/);
+  assert.match(out, /y = 2 \* x \+ y = \[ 12, 24, 36, 48 \]/);
+  assert.match(out, /again with Runtime.call: \[ 14, 28, 42, 56 \]/);
+  assert.match(
+    out,
+    /4 runtime threads x 250 calls: 1000 ok, 0 failed; y = \[ 2014, 4028, 6042, 8056 \]/,
+  );
+  assert.match(
+    out,
+    /error: FfiError \[INVALID_ARGUMENT\]: Failed to decode all FFI handler operands/,
+  );
+  assert.match(out, /Wrong buffer dtype: expected F32 but got S32/);
+});
+
 Deno.test("examples/c_handlers.ts: metadata, results, a handler error", async () => {
   const out = await runExample("c_handlers.ts");
   assert.match(out, /demo_saxpy: API 0\.1, traits 1/);

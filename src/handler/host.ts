@@ -110,24 +110,38 @@ function init(): void {
     },
   );
   threadCb.unref();
+  flatSlots = new BigInt64Array(flatBuffer);
+  auxBytes = new Uint8Array(aux);
+  try {
+    host(l);
+  } catch (e) {
+    inlineCb.close();
+    threadCb.close();
+    throw e;
+  }
+  lib = l;
+}
+
+let flatSlots: BigInt64Array;
+let auxBytes: Uint8Array;
+
+/** Makes this JS thread the host (again, if another took over while it had no handler). */
+function host(l: Native): void {
   const rc = l.xla_ffi_deno_handler_init(
-    new BigInt64Array(flatBuffer),
+    flatSlots,
     BigInt(FLAT_SLOTS),
     msgBytes,
-    new Uint8Array(aux),
+    auxBytes,
     inlineCb.pointer,
     threadCb.pointer,
   );
   if (rc !== 0) {
-    inlineCb.close();
-    threadCb.close();
     throw new FfiError(
       ErrorCode.FAILED_PRECONDITION,
       "TS handlers are hosted by one JS thread per process, and another thread (a Worker or " +
         "the main thread) already hosts them",
     );
   }
-  lib = l;
 }
 
 /** Writes an error result; returns status 1. Never throws. */
@@ -533,6 +547,7 @@ export function _acquire(
   isAsync: boolean,
 ): number {
   const l = _lib();
+  if (liveHandlers === 0) host(l);
   const slot = l.xla_ffi_deno_handler_slot_acquire(
     entry.stage,
     version[0],
@@ -569,7 +584,8 @@ export function _slotPointer(slot: number): Deno.PointerObject {
  * Statistics of the handler host: live handlers, TS states held for the
  * runtime, future completions that failed (each also reported on stderr),
  * calls served from other threads and the wake-ups of the JS thread they
- * needed.
+ * needed, and entry points kept out of reuse because a runtime registered
+ * them by name (`registeredEntryPoints`).
  *
  * @example
  * ```ts ignore
@@ -583,6 +599,7 @@ export function handlerHostStats(): {
   failedCompletions: number;
   foreignCalls: number;
   wakeups: number;
+  registeredEntryPoints: number;
 } {
   const foreign = new Float64Array(2);
   if (lib !== undefined) {
@@ -598,5 +615,6 @@ export function handlerHostStats(): {
     failedCompletions: failedCompletions + nativeFailed,
     foreignCalls: foreign[0]!,
     wakeups: foreign[1]!,
+    registeredEntryPoints: native().xla_ffi_deno_handler_pinned_count(),
   };
 }

@@ -2,9 +2,9 @@
 export const RUNTIME_SYMBOLS = {
   xrt_api: { parameters: [], result: "pointer" },
   xrt_runtime_new: { parameters: ["i32", "i32"], result: "pointer" },
-  xrt_runtime_free: { parameters: ["pointer"], result: "void" },
+  xrt_runtime_free: { parameters: ["pointer"], result: "i32" },
   xrt_runtime_free_async: {
-    name: "xrt_runtime_free",
+    name: "xrt_runtime_free_join",
     parameters: ["pointer"],
     result: "void",
     nonblocking: true,
@@ -17,6 +17,9 @@ export const RUNTIME_SYMBOLS = {
   xrt_call_sync: { parameters: ["pointer", "pointer", "pointer"], result: "pointer" },
   xrt_call_new: { parameters: ["pointer", "pointer"], result: "pointer" },
   xrt_call_run: { parameters: ["pointer", "pointer"], result: "pointer", nonblocking: true },
+  xrt_call_begin: { parameters: ["pointer", "pointer", "buffer"], result: "i32" },
+  xrt_call_finish: { parameters: ["pointer"], result: "pointer" },
+  xrt_set_notify: { parameters: ["pointer"], result: "void" },
   xrt_call_threads: {
     parameters: ["pointer", "pointer", "i32", "i64", "buffer", "buffer", "i32"],
     result: "i32",

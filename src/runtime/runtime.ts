@@ -117,6 +117,49 @@ const PLATFORMS: Record<string, number> = {
 
 const NO_USER = new BigInt64Array(0);
 
+/** Whether an address is a TS handler entry point (fixed per address). */
+const tsEntry = new Map<number | bigint, boolean>();
+
+function isTsEntry(fn: Deno.PointerObject): boolean {
+  const a = Deno.UnsafePointer.value(fn);
+  let v = tsEntry.get(a);
+  if (v === undefined) {
+    v = native().xla_ffi_deno_handler_slot_of(fn) >= 0;
+    tsEntry.set(a, v);
+  }
+  return v;
+}
+
+/** Calls of `call` waiting for their future, by snapshot address. */
+const waiting = new Map<number | bigint, () => void>();
+let notifyCb:
+  | Deno.UnsafeCallback<{ readonly parameters: ["pointer"]; readonly result: "void" }>
+  | undefined;
+const beginOut = new BigUint64Array(1);
+
+/** Waits for the future of a call begun with xrt_call_begin. */
+function awaitBegun(snap: Deno.PointerObject): Promise<void> {
+  if (notifyCb === undefined) {
+    notifyCb = new Deno.UnsafeCallback(
+      { parameters: ["pointer"], result: "void" } as const,
+      (handle) => {
+        const k = Deno.UnsafePointer.value(handle);
+        const resolve = waiting.get(k);
+        if (resolve === undefined) return;
+        waiting.delete(k);
+        if (waiting.size === 0) notifyCb!.unref();
+        resolve();
+      },
+    );
+    notifyCb.unref();
+    native().xrt_set_notify(notifyCb.pointer);
+  }
+  return new Promise<void>((resolve) => {
+    if (waiting.size === 0) notifyCb!.ref();
+    waiting.set(Deno.UnsafePointer.value(snap), resolve);
+  });
+}
+
 /** What a CUDA runtime holds: the retained primary context and its stream. */
 interface CudaParts {
   context: Context;
@@ -456,6 +499,9 @@ export class Runtime {
   /**
    * Registers a handler or bundle under `name` through `XLA_FFI_Handler_Register`
    * (XLA's checks and messages: execute required, version, duplicates).
+   * Registrations are process-wide and permanent, as in XLA: the entry point
+   * of a registered TS handler (`Handler`) is never reused for another handler,
+   * so after its `close()` the name reports that the handler was released.
    */
   register(name: string, handler: HandlerRef | HandlerStages, options: RegisterOptions = {}): void {
     this.#live();
@@ -469,7 +515,11 @@ export class Runtime {
     }
     const n = _utf8(name);
     const p = _utf8(options.platform ?? this.platform);
-    _check(native().xrt_register(n, BigInt(n.length), p, BigInt(p.length), b, options.traits ?? 0));
+    const sym = native();
+    _check(sym.xrt_register(n, BigInt(n.length), p, BigInt(p.length), b, options.traits ?? 0));
+    // A registration lasts as long as the process: a TS entry point it names
+    // is never reused for another handler (after close() it reports an error).
+    for (let i = 0; i < 4; i++) if (ptrs[i]) sym.xla_ffi_deno_handler_pin(ptrs[i]!.pointer);
     this.#cache.delete(name);
   }
 
@@ -618,7 +668,9 @@ export class Runtime {
 
   /**
    * Calls a handler off the JS thread and settles when it returned and, if it
-   * returned a future, when that future completed.
+   * returned a future, when that future completed. A TS handler hosted by
+   * this thread runs here at once (it would run on this thread anyway); the
+   * call settles when the runtime sees its future complete.
    */
   async call(target: HandlerTarget, frame: CallFrame, options?: CallOptions): Promise<void> {
     const rt = this.#live();
@@ -633,7 +685,17 @@ export class Runtime {
     if (inst) inst._inflight++;
     let err: Deno.PointerObject | null;
     try {
-      err = await native().xrt_call_run(snap, fn);
+      const sym = native();
+      if (isTsEntry(fn) && sym.xla_ffi_deno_handler_is_host() === 1) {
+        if (sym.xrt_call_begin(snap, fn, beginOut) === 1) {
+          await awaitBegun(snap);
+          err = sym.xrt_call_finish(snap);
+        } else {
+          err = Deno.UnsafePointer.create(beginOut[0]!);
+        }
+      } else {
+        err = await sym.xrt_call_run(snap, fn);
+      }
     } finally {
       this.#inflight--;
       frame._inflight--;
@@ -729,7 +791,12 @@ export class Runtime {
 
   /**
    * Stops the thread pool (queued tasks still run) and frees the runtime.
-   * Fails while calls are in flight.
+   * Fails while calls are in flight. Never waits long on pool tasks: it
+   * joins the pool when its tasks finish within 50 ms; tasks still queued or
+   * running after that (one may wait for the JS thread, e.g. a TS handler
+   * or a JS callback) are joined, and the runtime freed, by a native thread
+   * once they finished; a `HandlerLibrary` closed meanwhile is unloaded
+   * after that. {@link closeAsync} waits for everything.
    */
   close(): void {
     if (this.#ptr === null) return;

@@ -1,0 +1,81 @@
+/**
+ * Child process of handler_runtime_test.ts: API uses that would wait forever
+ * if the JS thread blocked on work that needs it. The parent runs each
+ * scenario with a timeout, so a deadlock is a failure rather than a hang.
+ * Prints "ok <scenario>" on success.
+ */
+import assert from "node:assert/strict";
+import { buildSharedLibrary } from "../build.ts";
+import {
+  CallFrameBuilder,
+  DataType,
+  ErrorCode,
+  Ffi,
+  FfiError,
+  HandlerLibrary,
+  Runtime,
+  runtimeDebugStats,
+  scalar,
+} from "../mod.ts";
+
+const scenario = Deno.args[0];
+
+if (scenario === "close") {
+  // A pool task waits for the JS thread (a thread-safe JS callback) while
+  // JS closes the runtime: close() must not join that task on the JS thread.
+  let done!: () => void;
+  const finished = new Promise<void>((r) => done = r);
+  const task = Deno.UnsafeCallback.threadSafe(
+    { parameters: ["pointer"], result: "void" } as const,
+    () => done(),
+  );
+  const destroyed = runtimeDebugStats().runtimesDestroyed;
+  const rt = new Runtime({ threads: 2 });
+  using h = Ffi.bind().ctx("threadPool").to((p) => p.schedule(task.pointer, null));
+  using f = new CallFrameBuilder().build();
+  const lib = HandlerLibrary.open(buildSharedLibrary({
+    name: "ts_caller",
+    sources: ["native/tests/ts_caller.c"],
+  }));
+  rt.callSync(h, f);
+  const t0 = performance.now();
+  rt.close(); // returns after its 50 ms grace; the pool is joined once the task ran
+  assert.ok(performance.now() - t0 < 5000);
+  lib.close(); // unloaded once the reaper is done
+  await finished;
+  for (let i = 0; i < 500 && runtimeDebugStats().runtimesDestroyed === destroyed; i++) {
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  assert.equal(runtimeDebugStats().runtimesDestroyed, destroyed + 1);
+  task.close();
+} else if (scenario === "callSync-native") {
+  // A native handler run by callSync on the JS thread calls a TS handler on a
+  // thread of its own and joins it: the TS call fails instead of waiting.
+  const lib = HandlerLibrary.open(buildSharedLibrary({
+    name: "ts_caller",
+    sources: ["native/tests/ts_caller.c"],
+  }));
+  using rt = new Runtime({ threads: 1 });
+  let calls = 0;
+  using ts = Ffi.bind().to(() => void calls++);
+  using f = new CallFrameBuilder().attr("target", scalar(DataType.S64, ts.address)).build();
+  const caller = lib.handler("tsc_call_on_thread");
+  const t0 = performance.now();
+  assert.throws(() => rt.callSync(caller, f), (e: unknown) => {
+    assert.ok(e instanceof FfiError);
+    assert.equal(e.code, ErrorCode.FAILED_PRECONDITION);
+    assert.match(e.message, /the JS thread is blocked in a native handler called with/);
+    return true;
+  });
+  assert.ok(performance.now() - t0 < 5000);
+  assert.equal(calls, 0);
+  await rt.call(caller, f); // the JS thread stays free: the TS handler runs
+  assert.equal(calls, 1);
+  // Calling a TS handler inline from the JS thread never queues.
+  rt.callSync(ts, new CallFrameBuilder().build());
+  assert.equal(calls, 2);
+  lib.close();
+} else {
+  throw new Error(`unknown scenario ${scenario}`);
+}
+console.log(`ok ${scenario}`);

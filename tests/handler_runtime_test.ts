@@ -1,0 +1,583 @@
+/**
+ * TS handlers called through the embedded runtime (`Runtime.register`,
+ * `callSync`, `call`, `callOnThreads`, `instantiate`) with frames made by
+ * `CallFrameBuilder`: the handler-side behaviours of XLA's FFI test suites.
+ */
+import assert from "node:assert/strict";
+import {
+  array,
+  CallFrameBuilder,
+  DataType,
+  ErrorCode,
+  ExecutionStage,
+  Ffi,
+  type FfiBuffer,
+  FfiError,
+  HandlerBundle,
+  handlerHostStats,
+  HandlerTraits,
+  Runtime,
+  runtimeDebugStats,
+  scalar,
+} from "../mod.ts";
+
+const D = DataType;
+
+function isFfi(code: ErrorCode, message: string | RegExp) {
+  return (e: unknown) => {
+    assert.ok(e instanceof FfiError, `expected FfiError, got ${e}`);
+    assert.equal(ErrorCode[e.code], ErrorCode[code], e.message);
+    if (typeof message === "string") assert.equal(e.message, message);
+    else assert.match(e.message, message);
+    return true;
+  };
+}
+
+let uniq = 0;
+function name(base: string): string {
+  return `ts.${base}.${Deno.pid}.${uniq++}`;
+}
+
+Deno.test("buffers: typed, ranked, any and token args/rets through callSync and call", async () => {
+  using rt = new Runtime({ threads: 1 });
+  const got: FfiBuffer[] = [];
+  using h = Ffi.bind()
+    .arg(D.F32, 2).arg().token().ret(D.F32, 2).tokenRet()
+    .to((x, any, tok, y, tokRet) => {
+      got.push(any, tok, tokRet);
+      const xs = x.typed(), ys = y.typed();
+      for (let i = 0; i < ys.length; i++) ys[i] = 2 * xs[i]!;
+    });
+  const x = new Float32Array([1, 2, 3, 4, 5, 6]);
+  const y = new Float32Array(6);
+  using f = new CallFrameBuilder()
+    .arg(x, [2, 3]).arg(new Int16Array([7, 8]), [2]).tokenArg()
+    .ret(y, [2, 3]).tokenRet().build();
+  rt.callSync(h, f);
+  assert.deepEqual([...y], [2, 4, 6, 8, 10, 12]);
+  assert.equal(got[0]!.dtype, D.S16);
+  assert.deepEqual([...got[0]!.typed() as Int16Array], [7, 8]);
+  assert.equal(got[1]!.dtype, D.TOKEN);
+  assert.equal(got[1]!.rank, 0);
+  assert.equal(got[2]!.byteSize, 0);
+  y.fill(0);
+  await rt.call(h, f);
+  assert.deepEqual([...y], [2, 4, 6, 8, 10, 12]);
+  y.fill(0);
+  const r = await rt.callOnThreads(h, f, { threads: 2 }); // served by the JS thread's queue
+  assert.equal(r.ok, 2);
+  assert.deepEqual([...y], [2, 4, 6, 8, 10, 12]);
+});
+
+Deno.test("remaining and optional args/rets", async () => {
+  using rt = new Runtime({ threads: 1 });
+  let seen: unknown[] = [];
+  using h = Ffi.bind().arg(D.S32).optionalArg(D.F64).remainingArgs().optionalRet()
+    .remainingRets().to((...v) => {
+      seen = v;
+    });
+  {
+    using f = new CallFrameBuilder().arg(new Int32Array([1])).build();
+    rt.callSync(h, f);
+    assert.equal(seen[1], undefined);
+    assert.equal((seen[2] as { size: number }).size, 0);
+    assert.equal(seen[3], undefined);
+    assert.equal((seen[4] as { size: number }).size, 0);
+  }
+  {
+    using f = new CallFrameBuilder()
+      .arg(new Int32Array([1])).arg(new Float64Array([2])).arg(new Uint8Array(6), [2, 3])
+      .arg(new Float32Array(1)).ret(new Int8Array(2)).ret(new Uint16Array(4), [4]).build();
+    await rt.call(h, f);
+    assert.equal((seen[1] as unknown as FfiBuffer).dtype, D.F64);
+    const rest = seen[2] as { size: number; get(i: number): FfiBuffer };
+    assert.equal(rest.size, 2);
+    assert.deepEqual(rest.get(0).dims, [2, 3]);
+    assert.equal(rest.get(1).dtype, D.F32);
+    assert.equal((seen[3] as unknown as FfiBuffer).dtype, D.S8);
+    const rrest = seen[4] as { size: number; get(i: number): FfiBuffer };
+    assert.equal(rrest.size, 1);
+    assert.equal(rrest.get(0).dtype, D.U16);
+  }
+  {
+    using f = new CallFrameBuilder().build();
+    assert.throws(
+      () => rt.callSync(h, f),
+      isFfi(
+        ErrorCode.INVALID_ARGUMENT,
+        "Wrong number of arguments: expected at least 1 but got 0",
+      ),
+    );
+  }
+});
+
+Deno.test("every attribute kind, dictionaries and enums from CallFrameBuilder", () => {
+  using rt = new Runtime({ threads: 0 });
+  let got: unknown[] = [];
+  using h = Ffi.bind()
+    .attr("b", "bool").attr("i8", "i8").attr("i16", "i16").attr("i32", "i32")
+    .attr("i64", "i64").attr("u8", "u8").attr("u16", "u16").attr("u32", "u32")
+    .attr("u64", "u64").attr("f32", "f32").attr("f64", "f64").attr("s", "string")
+    .attr("ai32", "i32[]").attr("af64", "f64[]").attr("au8", "u8[]").attr("d", "dict")
+    .enumAttr("mode", "i32", [0, 1, 2] as const)
+    .to((...v) => {
+      got = v;
+    });
+  using f = new CallFrameBuilder()
+    .attr("b", true)
+    .attr("i8", scalar(D.S8, -8))
+    .attr("i16", scalar(D.S16, -16))
+    .attr("i32", scalar(D.S32, -32))
+    .attr("i64", -(2 ** 40))
+    .attr("u8", scalar(D.U8, 255))
+    .attr("u16", scalar(D.U16, 65535))
+    .attr("u32", scalar(D.U32, 4294967295))
+    .attr("u64", scalar(D.U64, 2n ** 50n))
+    .attr("f32", 1.5, D.F32)
+    .attr("f64", Math.PI)
+    .attr("s", "reflect ü")
+    .attr("ai32", new Int32Array([-70000, 5]))
+    .attr("af64", [Math.E, 0.5])
+    .attr("au8", array(D.U8, [200, 7]))
+    .attr("d", { x: scalar(D.S32, 3), inner: { name: "deep" } })
+    .attr("mode", scalar(D.S32, 2))
+    .build();
+  rt.callSync(h, f);
+  const [b, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, s, ai32, af64, au8, d, mode] = got;
+  assert.deepEqual(
+    [b, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, s, ai32, af64, au8, mode],
+    [
+      true,
+      -8,
+      -16,
+      -32,
+      -(2 ** 40),
+      255,
+      65535,
+      4294967295,
+      2 ** 50,
+      1.5,
+      Math.PI,
+      "reflect ü",
+      [-70000, 5],
+      [Math.E, 0.5],
+      [200, 7],
+      2,
+    ],
+  );
+  const dict = d as {
+    size: number;
+    get(n: string, k: string): unknown;
+    contains(n: string): boolean;
+  };
+  assert.equal(dict.size, 2);
+  assert.equal(dict.get("x", "i32"), 3);
+  const inner = dict.get("inner", "dict") as { get(n: string, k: string): unknown };
+  assert.equal(inner.get("name", "string"), "deep");
+
+  // The whole dictionary, looked up lazily.
+  let all: { get(n: string, k: string): unknown; size: number } | undefined;
+  using whole = Ffi.bind().attrs().to((a) => {
+    all = a as unknown as typeof all;
+  });
+  using g = new CallFrameBuilder().attrs({ alpha: scalar(D.F32, 2), n: 3 }).build();
+  rt.callSync(whole, g);
+  assert.equal(all!.size, 2);
+  assert.equal(all!.get("alpha", "f32"), 2);
+  assert.equal(all!.get("n", "i64"), 3);
+});
+
+Deno.test("wrong arity, dtype, rank, attribute type and name: ffi.h's messages", () => {
+  using rt = new Runtime({ threads: 0 });
+  using h = Ffi.bind().arg(D.F32, 1).arg(D.F32).to(() => {});
+  {
+    using f = new CallFrameBuilder().arg(new Float32Array(1)).build();
+    assert.throws(
+      () => rt.callSync(h, f),
+      isFfi(ErrorCode.INVALID_ARGUMENT, "Wrong number of arguments: expected 2 but got 1"),
+    );
+  }
+  {
+    using f = new CallFrameBuilder()
+      .arg(new Float32Array(2), [1, 2]).arg(new Int32Array(1)).build();
+    assert.throws(
+      () => rt.callSync(h, f),
+      isFfi(
+        ErrorCode.INVALID_ARGUMENT,
+        "Failed to decode all FFI handler operands (bad operands at: 0, 1)\n" +
+          "Diagnostics:\nWrong buffer rank: expected 1 but got 2" +
+          "Wrong buffer dtype: expected F32 but got S32",
+      ),
+    );
+  }
+  {
+    using f = new CallFrameBuilder().arg(new Float32Array(1)).arg(new Float32Array(1)).build();
+    assert.throws(
+      () => rt.callSync(h, f, { stage: ExecutionStage.PREPARE }),
+      isFfi(
+        ErrorCode.INVALID_ARGUMENT,
+        "Wrong execution stage: expected `execute` but got `prepare`",
+      ),
+    );
+  }
+  using r = Ffi.bind().ret(D.F32).to(() => {});
+  {
+    using f = new CallFrameBuilder().build();
+    assert.throws(
+      () => rt.callSync(r, f),
+      isFfi(ErrorCode.INVALID_ARGUMENT, "Wrong number of results: expected 1 but got 0"),
+    );
+  }
+  using a = Ffi.bind().attr("foo", "i32").to(() => {});
+  {
+    using f = new CallFrameBuilder().attr("foo", 1, D.S32).attr("bar", 2, D.S32).build();
+    assert.throws(
+      () => rt.callSync(a, f),
+      isFfi(
+        ErrorCode.INVALID_ARGUMENT,
+        "Wrong number of attributes: expected 1 but got 2 with name(s): bar, foo",
+      ),
+    );
+  }
+  {
+    using f = new CallFrameBuilder().attr("not_foo", 1, D.S32).build();
+    assert.throws(
+      () => rt.callSync(a, f),
+      isFfi(
+        ErrorCode.INVALID_ARGUMENT,
+        "Failed to decode all FFI handler operands (bad operands at: 0)\n" +
+          "Diagnostics:\nAttribute name mismatch: not_foo vs foo",
+      ),
+    );
+  }
+  using kinds = Ffi.bind().enumAttr("a", "i32", [0, 1, 2] as const).attr("b", "i64")
+    .attr("c", "f32[]").attr("d", "string").to(() => {});
+  {
+    using f = new CallFrameBuilder()
+      .attr("a", scalar(D.U32, 1))
+      .attr("b", { x: 1 })
+      .attr("c", new Float64Array([1]))
+      .attr("d", 5)
+      .build();
+    assert.throws(
+      () => rt.callSync(kinds, f),
+      isFfi(
+        ErrorCode.INVALID_ARGUMENT,
+        "Failed to decode all FFI handler operands (bad operands at: 0, 1, 2, 3)\n" +
+          "Diagnostics:\nWrong scalar data type: expected S32 but got U32" +
+          "Wrong attribute type: expected scalar but got dictionary" +
+          "Wrong array data type: expected F32 but got F64" +
+          "Wrong attribute type: expected string but got scalar",
+      ),
+    );
+  }
+  {
+    using f = new CallFrameBuilder()
+      .attr("a", scalar(D.S32, 7)).attr("b", 1).attr("c", new Float32Array(1)).attr("d", "s")
+      .build();
+    assert.throws(() => rt.callSync(kinds, f), isFfi(ErrorCode.INVALID_ARGUMENT, /7/));
+  }
+});
+
+Deno.test("stages: instantiate state is read by execute; closing the Instance frees it", async () => {
+  using rt = new Runtime({ threads: 1 });
+  const before = handlerHostStats().liveStates;
+  using bundle = new HandlerBundle({
+    instantiate: Ffi.bindInstantiate().attr("start", "i32").to((start) => ({ calls: start })),
+    execute: Ffi.bind().state<{ calls: number }>().ret(D.S32).to((s, out) => {
+      out.typed()[0] = ++s.calls;
+    }),
+  });
+  using f = new CallFrameBuilder().attr("start", 10, D.S32).build();
+  const out = new Int32Array(1);
+  using g = new CallFrameBuilder().ret(out).build();
+  const inst = await rt.instantiate(bundle, f);
+  assert.equal(typeof inst.stateTypeId, "number");
+  assert.equal(handlerHostStats().liveStates, before + 1);
+  rt.callSync(bundle, g, { instance: inst });
+  assert.equal(out[0], 11);
+  await rt.call(bundle, g, { instance: inst });
+  assert.equal(out[0], 12);
+  // Without an instance: State_Get fails and the decoder reports it.
+  assert.throws(
+    () => rt.callSync(bundle, g),
+    isFfi(ErrorCode.INVALID_ARGUMENT, /Failed to get state from execution context/),
+  );
+  inst.close(); // the runtime's State_Set deleter runs: the TS state is dropped
+  assert.equal(handlerHostStats().liveStates, before);
+  // A registered bundle by name: instantiate stage, then execute.
+  const n = name("stages");
+  rt.register(n, bundle);
+  using inst2 = await rt.instantiate(n, f);
+  rt.callSync(n, g, { instance: inst2 });
+  assert.equal(out[0], 11);
+});
+
+Deno.test("user data by type id, run id and device ordinal", async () => {
+  using rt = new Runtime({ threads: 1 });
+  const tid = rt.registerType(name("user"));
+  const payload = new BigInt64Array([42n]);
+  const ptr = Deno.UnsafePointer.of(payload);
+  let seen: number[] = [];
+  using h = Ffi.bind().userData(tid).ctx("runId").ctx("deviceOrdinal").to((u, run, dev) => {
+    seen = [u, run, dev];
+  });
+  using f = new CallFrameBuilder().build();
+  const opts = { userData: [[tid, ptr]] as const, runId: 77, deviceOrdinal: 3 };
+  rt.callSync(h, f, opts);
+  assert.deepEqual(seen, [Number(Deno.UnsafePointer.value(ptr)), 77, 3]);
+  seen = [];
+  await rt.call(h, f, { ...opts, runId: 78 });
+  assert.deepEqual(seen, [Number(Deno.UnsafePointer.value(ptr)), 78, 3]);
+  assert.throws(
+    () => rt.callSync(h, f),
+    isFfi(ErrorCode.INVALID_ARGUMENT, /Failed to get user data from execution context/),
+  );
+});
+
+Deno.test("async: Promise → XLA future → call resolves; callSync with a pending future fails", async () => {
+  using rt = new Runtime({ threads: 1 });
+  let resolve!: () => void;
+  const out = new Int32Array(1);
+  using h = Ffi.bind().ret(D.S32).to(async (o) => {
+    await new Promise<void>((r) => resolve = r);
+    o.typed()[0] = 5;
+  });
+  using f = new CallFrameBuilder().ret(out).build();
+  const p = rt.call(h, f);
+  while (resolve === undefined) await new Promise((r) => setTimeout(r, 1));
+  assert.equal(out[0], 0);
+  resolve();
+  await p;
+  assert.equal(out[0], 5);
+  // Inline on the JS thread the Promise cannot settle before callSync returns.
+  using pending = Ffi.bind().to(() => new Promise<void>((r) => setTimeout(r, 1)));
+  using none = empty();
+  assert.throws(
+    () => rt.callSync(pending, none),
+    isFfi(ErrorCode.FAILED_PRECONDITION, /returned a pending XLA_FFI_Future/),
+  );
+  await new Promise((r) => setTimeout(r, 5)); // the orphaned future completes and is freed
+  // A rejected Promise completes the future with an error.
+  using rejects = Ffi.bind().to(async () => {
+    await null;
+    throw new FfiError(ErrorCode.ABORTED, "async abort");
+  });
+  using e = empty();
+  await assert.rejects(rt.call(rejects, e), isFfi(ErrorCode.ABORTED, "async abort"));
+  assert.equal(handlerHostStats().failedCompletions, 0);
+  const s = runtimeDebugStats();
+  assert.equal(s.futuresCreated, s.futuresDestroyed); // every future was released
+});
+
+function empty() {
+  return new CallFrameBuilder().build();
+}
+
+Deno.test("errors: FfiError keeps its code, TypeError → INVALID_ARGUMENT, else UNKNOWN", async () => {
+  using rt = new Runtime({ threads: 1 });
+  using f = empty();
+  const cases: [unknown, ErrorCode, string][] = [
+    [new FfiError(ErrorCode.INTERNAL, "Test error"), ErrorCode.INTERNAL, "Test error"],
+    [new TypeError("bad type"), ErrorCode.INVALID_ARGUMENT, "bad type"],
+    [new Error("Ooops!"), ErrorCode.UNKNOWN, "Ooops!"],
+    ["a string", ErrorCode.UNKNOWN, "a string"],
+  ];
+  for (const [thrown, code, message] of cases) {
+    using h = Ffi.bind().to(() => {
+      throw thrown;
+    });
+    assert.throws(() => rt.callSync(h, f), isFfi(code, message));
+    await assert.rejects(rt.call(h, f), isFfi(code, message));
+    const r = await rt.callOnThreads(h, f, { threads: 2, iterations: 3 });
+    assert.equal(r.ok, 0);
+    assert.equal(r.failed, 6);
+    assert.equal(r.firstError?.code, code);
+    assert.equal(r.firstError?.message, message);
+  }
+});
+
+Deno.test("metadata and traits through rt.metadata; registration and duplicate rules", () => {
+  using rt = new Runtime({ threads: 0 });
+  using h = Ffi.bind().to(() => {}, { traits: HandlerTraits.COMMAND_BUFFER_COMPATIBLE });
+  assert.deepEqual(rt.metadata(h), {
+    apiVersion: { major: 0, minor: 1 },
+    traits: 1,
+    stateTypeId: 0,
+  });
+  using v3 = Ffi.bind().to(() => {}, { apiVersion: [0, 3] });
+  assert.equal(rt.metadata(v3).apiVersion.minor, 3);
+  const n = name("reg");
+  rt.register(n, h);
+  assert.equal(rt.lookup(n).traits, 1);
+  assert.equal(
+    Deno.UnsafePointer.value(rt.lookup(n).bundle.execute.pointer),
+    Deno.UnsafePointer.value(h.pointer),
+  );
+  rt.register(n, h); // identical: allowed
+  using other = Ffi.bind().to(() => {}, { traits: HandlerTraits.COMMAND_BUFFER_COMPATIBLE });
+  assert.throws(
+    () => rt.register(n, other),
+    isFfi(
+      ErrorCode.INVALID_ARGUMENT,
+      `Duplicate FFI handler registration for ${n} on platform Host (canonical host) ` +
+        `with different bundle addresses`,
+    ),
+  );
+  const t = name("traits");
+  using plain = Ffi.bind().to(() => {});
+  rt.register(t, plain, { platform: "cpu" });
+  assert.throws(
+    () => rt.register(t, plain, { traits: HandlerTraits.COMMAND_BUFFER_COMPATIBLE }),
+    isFfi(
+      ErrorCode.INVALID_ARGUMENT,
+      `Duplicate FFI handler registration for ${t} on platform Host (canonical host) ` +
+        `with different traits`,
+    ),
+  );
+  assert.throws(
+    () => rt.register(name("v"), v3),
+    isFfi(
+      ErrorCode.INVALID_ARGUMENT,
+      /failed because the handler's API version \(0\.3\) is incompatible with the framework's API version \(0\.1\)$/,
+    ),
+  );
+  // A bundle: registered stages are found by name and called per stage.
+  const calls: string[] = [];
+  using bundle = new HandlerBundle({
+    prepare: Ffi.bindPrepare().to(() => void calls.push("prepare")),
+    execute: Ffi.bind().to(() => void calls.push("execute")),
+  });
+  const b = name("bundle");
+  rt.register(b, bundle);
+  rt.register(b, bundle);
+  assert.throws(
+    () => rt.register(b, bundle.execute),
+    isFfi(ErrorCode.INVALID_ARGUMENT, /with different bundle addresses$/),
+  );
+  using f = empty();
+  rt.callSync(b, f, { stage: ExecutionStage.PREPARE });
+  rt.callSync(b, f, { stage: ExecutionStage.INITIALIZE }); // no handler: skipped
+  rt.callSync(b, f);
+  assert.deepEqual(calls, ["prepare", "execute"]);
+});
+
+Deno.test("a registered TS entry point is never reused: the name reports its release", () => {
+  using rt = new Runtime({ threads: 0 });
+  const n = name("pinned");
+  const h = Ffi.bind().to(() => {});
+  const slot = h.slot;
+  rt.register(n, h);
+  h.close();
+  using again = Ffi.bind().to(() => {});
+  assert.notEqual(again.slot, slot);
+  using f = empty();
+  assert.throws(
+    () => rt.callSync(n, f),
+    isFfi(ErrorCode.FAILED_PRECONDITION, `TS handler entry point ${slot} was released`),
+  );
+});
+
+Deno.test("thread pool from TS: size, and a task scheduled on the runtime's pool", async () => {
+  using rt = new Runtime({ threads: 3 });
+  let n = -1;
+  using size = Ffi.bind().ctx("threadPool").to((p) => void (n = p.numThreads()));
+  using f = empty();
+  rt.callSync(size, f);
+  assert.equal(n, 3);
+  // The task is a thread-safe JS callback: the pool thread waits for the JS
+  // thread, which is free because `call` awaits.
+  let ran = 0;
+  let done!: () => void;
+  const finished = new Promise<void>((r) => done = r);
+  const task = Deno.UnsafeCallback.threadSafe(
+    { parameters: ["pointer"], result: "void" } as const,
+    () => {
+      ran++;
+      done();
+    },
+  );
+  try {
+    using h = Ffi.bind().ctx("threadPool").to(async (p) => {
+      p.schedule(task.pointer, null);
+      await finished;
+    });
+    await rt.call(h, f);
+    assert.equal(ran, 1);
+  } finally {
+    task.close();
+  }
+  using none = new Runtime({ threads: 0 });
+  using h0 = Ffi.bind().ctx("threadPool").to((p) => {
+    assert.equal(p.numThreads(), 0);
+    p.schedule(task.pointer, null);
+  });
+  assert.throws(() => none.callSync(h0, f), isFfi(ErrorCode.UNIMPLEMENTED, /thread pool/));
+});
+
+Deno.test({
+  name: "8 runtime threads × 10k calls, sync and async mixed: all complete with correct results",
+  fn: async () => {
+    using rt = new Runtime({ threads: 0 });
+    const calls = 10_000;
+    using sync = Ffi.bind().arg(D.S32).ret(D.S32).to((x, out) => {
+      out.typed()[0]! += x.typed()[0]!;
+    });
+    using asyncFn = Ffi.bind().arg(D.S32).ret(D.S32).to(async (x, out) => {
+      await null;
+      out.typed()[0]! += x.typed()[0]!;
+    });
+    // Declared sync, returns a Promise on every other call.
+    let k = 0;
+    using mixed = Ffi.bind().arg(D.S32).ret(D.S32).to((x, out) => {
+      out.typed()[0]! += x.typed()[0]!;
+      return (k++ & 1) === 0 ? undefined : Promise.resolve();
+    });
+    const plan = [[sync, 3, 1], [asyncFn, 3, 2], [mixed, 2, 3]] as const;
+    const outs = plan.map(() => new Int32Array(1));
+    const frames = plan.map(([, , x], i) =>
+      new CallFrameBuilder().arg(new Int32Array([x])).ret(outs[i]!).build()
+    );
+    try {
+      const results = await Promise.all(
+        plan.map(([h, threads], i) =>
+          rt.callOnThreads(h, frames[i]!, { threads, iterations: calls })
+        ),
+      );
+      for (let i = 0; i < plan.length; i++) {
+        const [, threads, x] = plan[i]!;
+        assert.equal(results[i]!.failed, 0, results[i]!.firstError?.message);
+        assert.equal(results[i]!.ok, threads * calls);
+        assert.equal(outs[i]![0], x * threads * calls, `handler ${i}`);
+      }
+      assert.equal(k, 2 * calls);
+      assert.equal(handlerHostStats().failedCompletions, 0);
+    } finally {
+      for (const f of frames) f.close();
+    }
+  },
+});
+
+for (const scenario of ["close", "callSync-native"]) {
+  Deno.test(`no deadlock: ${scenario} (in a child process with a timeout)`, async () => {
+    const child = new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--allow-ffi",
+        "--allow-read",
+        "--allow-write",
+        "--allow-run",
+        "--allow-env",
+        new URL("./_no_deadlock_child.ts", import.meta.url).pathname,
+        scenario,
+      ],
+      stdout: "piped",
+      stderr: "piped",
+      signal: AbortSignal.timeout(60_000),
+    });
+    const { code, stdout, stderr } = await child.output();
+    const out = new TextDecoder().decode(stdout), err = new TextDecoder().decode(stderr);
+    assert.equal(code, 0, `exit ${code}\n${out}\n${err}`);
+    assert.match(out, new RegExp(`ok ${scenario}`));
+  });
+}
