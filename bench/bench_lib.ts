@@ -18,6 +18,8 @@ export const FRAMES = [
 export const BENCH_SYMBOLS = {
   bench_frame: { parameters: ["i32"], result: "pointer" },
   bench_frame_count: { parameters: [], result: "i32" },
+  /** Sets the `XLA_FFI_Api*` of every bench frame (null: none). */
+  bench_frame_set_api: { parameters: ["pointer"], result: "void" },
   bench_c_address: { parameters: ["i32"], result: "pointer" },
   bench_c_canonical: { parameters: ["pointer", "buffer", "i64"], result: "i64" },
   bench_c_last_digest: { parameters: [], result: "u64" },

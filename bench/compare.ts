@@ -5,7 +5,9 @@
  *   1. our TypeScript handler path (same thread; foreign threads);
  *   2. a warp-style Python ctypes decoder (bench/python/warp_style.py);
  *   3. a C decoder of the same frame (the floor);
- *   4. a native no-op handler through our runtime vs called directly.
+ *   4. a native no-op handler through our runtime vs called directly: from
+ *      JS (Runtime.callSync vs a direct Deno FFI call) and in C loops
+ *      (Runtime.callOnThreads vs bench_drive);
  *
  * on three frames (standard, small, large). Contenders run interleaved in
  * rounds; the table shows the median and the min–max over the rounds, and
@@ -21,11 +23,19 @@
  * @module
  */
 import { parseArgs } from "node:util";
+import { NativeHandler } from "../src/runtime/handler_library.ts";
+import { Runtime } from "../src/runtime/runtime.ts";
 import { digestHex, drive, FRAMES, openBenchLibrary } from "./bench_lib.ts";
 import { frameDigest, readFrameForDigest } from "./digest.ts";
+import { mirrorFrame } from "./runtime_frames.ts";
 import { renderLogBarChart } from "./svg_chart.ts";
+import { asJsNumbers, TsHandlers } from "./ts_handlers.ts";
 
-/** How a contender is called: on the driver's calling thread, or on k foreign threads. */
+/**
+ * How a contender is called: by the C driver on its calling thread (threads
+ * 0) or on k foreign threads, or (threads -1) from a JS loop, one FFI call
+ * per handler call.
+ */
 interface Mode {
   key: string;
   label: string;
@@ -46,7 +56,7 @@ interface Contender {
   unavailable: string | null;
   /** Modes it runs in (keys of MODES). */
   modes: readonly string[];
-  measure(frame: number, threads: number, iters: number): Promise<Sample>;
+  measure(frame: number, mode: Mode, iters: number): Promise<Sample>;
   close?(): Promise<void> | void;
 }
 
@@ -63,15 +73,19 @@ const ROUNDS = Math.max(1, Number(opts.rounds));
 const TARGET_NS = Math.max(1, Number(opts["target-ms"])) * 1e6;
 const K = Math.max(1, Number(opts.threads));
 
+/** Modes of the decode contenders (all driven from C). */
 const MODES: readonly Mode[] = [
   { key: "same", label: "same thread", threads: 0 },
   { key: "foreign1", label: "1 foreign thread", threads: 1 },
   { key: `foreign${K}`, label: `${K} foreign threads`, threads: K },
 ];
+/** The no-op contenders also run from a JS loop. */
+const JS_MODE: Mode = { key: "js", label: "JS loop", threads: -1 };
+const ALL_MODES: readonly Mode[] = [JS_MODE, ...MODES];
 
 const lib = openBenchLibrary();
 const S = lib.symbols;
-const address = (which: number): Deno.PointerValue => {
+const address = (which: number): Deno.PointerObject => {
   const p = S.bench_c_address(which);
   if (p === null) throw new Error(`bench_c_address(${which}) returned NULL`);
   return p;
@@ -81,6 +95,10 @@ const frameOf = (which: number): Deno.PointerObject => {
   if (f === null) throw new Error(`bench_frame(${which}) returned NULL`);
   return f;
 };
+// The bench frames carry our runtime's API table: a TS handler reports errors
+// through XLA_FFI_Error_Create, and without an API a failed call would reach
+// the driver as a success (the handler entry can only print the message).
+S.bench_frame_set_api(Runtime.api);
 
 // ---- contender 3: the C floor --------------------------------------------
 const cFloor: Contender = {
@@ -88,9 +106,9 @@ const cFloor: Contender = {
   label: "C floor",
   unavailable: null,
   modes: MODES.map((m) => m.key),
-  async measure(frame, threads, iters) {
+  async measure(frame, mode, iters) {
     S.bench_c_take_digest();
-    const ns = await drive(lib, address(0), frame, iters, threads, address(2));
+    const ns = await drive(lib, address(0), frame, iters, mode.threads, address(2));
     const d = S.bench_c_take_digest();
     if (d === 0n) throw new Error("the C floor recorded no digest (decode failed)");
     return { nsPerCall: ns, digest: digestHex(d) };
@@ -139,7 +157,8 @@ function pythonContender(libPath: string): Contender {
     get version() {
       return numpy;
     },
-    async measure(frame, threads, iters) {
+    async measure(frame, mode, iters) {
+      const threads = mode.threads;
       if (!child) {
         child = new Deno.Command("python3", {
           args: [script, "--lib", libPath, "--serve"],
@@ -170,43 +189,96 @@ function pythonContender(libPath: string): Contender {
 }
 
 // ---- contender 1: our TS handler path ---------------------------------------
-// SLOT 1. To plug in: make an XLA_FFI_Handler* from a TS handler that decodes
-// every buffer and attribute of the frame (our handler API), set `unavailable`
-// to null, and measure with
-//   nsPerCall = await drive(lib, handlerPtr, frame, iters, threads)
-// (threads 0: same thread; k: foreign threads, driver off the JS thread), and
-// digest = frameDigest(x) where x maps the handler's last decode to a
-// DigestFrame (bench/digest.ts).
+// One TS handler per frame (bench/ts_handlers.ts) bound to every operand of
+// the frame; driven from C like the others. Same thread: the driver runs on
+// the JS thread and the handler's entry calls JS inline. Foreign threads: the
+// driver runs off the JS thread (nonblocking) and the entry queues each call
+// for the JS thread. The digest is computed from the handler's last decode
+// after the timed loop.
+const ts = new TsHandlers();
 const tsHandler: Contender = {
   key: "ts",
   label: "ours: TS handler",
-  unavailable: "not available yet: the TS handler path (src/handler/) is not on this branch",
+  unavailable: null,
   modes: MODES.map((m) => m.key),
-  measure() {
-    return Promise.reject(new Error("not available"));
+  async measure(frame, mode, iters) {
+    ts.reset(frame);
+    const ns = await drive(lib, ts.pointer(frame), frame, iters, mode.threads);
+    return { nsPerCall: ns, digest: ts.digest(frame) };
+  },
+  close() {
+    ts.close();
   },
 };
 
 // ---- contender 4: native no-op, direct and through our runtime --------------
+// The same C function (bench_noop_handler) both ways. From JS: a loop of
+// direct Deno FFI calls of it vs a loop of Runtime.callSync with it
+// (registered with the runtime and looked up once, as XLA resolves a custom
+// call's handler at compile time) on a reused runtime frame. In C: bench_drive
+// loops vs Runtime.callOnThreads' C loops (k runtime threads, `iters` calls
+// each; wall time / iters, so thread start-up is included, amortised).
+// Runtime frames mirror the bench frames (same buffers and attributes).
+const noopLib = Deno.dlopen(lib.path, {
+  bench_noop_handler: { parameters: ["pointer"], result: "pointer" },
+});
+const runtime = new Runtime({ threads: 1 });
+runtime.register("bench_noop", new NativeHandler(address(1), "bench_noop_handler"));
+const noopRef = runtime.lookup("bench_noop").bundle.execute!;
+const rtFrames = FRAMES.map((f) => mirrorFrame(frameOf(f.id)));
+
+/** ns per call of `iters` calls of `call` in a JS loop; throws when a call fails. */
+function jsLoop(iters: number, call: () => boolean): number {
+  let failures = 0;
+  const t0 = performance.now();
+  for (let i = 0; i < iters; i++) if (!call()) failures++;
+  const ns = (performance.now() - t0) * 1e6 / iters;
+  if (failures > 0) throw new Error(`${failures} of ${iters} calls failed`);
+  return ns;
+}
+
 const noopDirect: Contender = {
   key: "noop_direct",
   label: "C no-op, direct call",
   unavailable: null,
-  modes: ["same", "foreign1"],
-  async measure(frame, threads, iters) {
-    return { nsPerCall: await drive(lib, address(1), frame, iters, threads), digest: null };
+  modes: ALL_MODES.map((m) => m.key),
+  async measure(frame, mode, iters) {
+    if (mode.threads < 0) {
+      const fn = noopLib.symbols.bench_noop_handler, fp = frameOf(frame);
+      return { nsPerCall: jsLoop(iters, () => fn(fp) === null), digest: null };
+    }
+    return { nsPerCall: await drive(lib, address(1), frame, iters, mode.threads), digest: null };
   },
 };
-// SLOT 4. To plug in: call the no-op handler (address(1)) through the embedded
-// runtime's call path (registry lookup + call frame + error check) in a C loop
-// and return its per-call ns; digest null.
 const noopRuntime: Contender = {
   key: "noop_runtime",
   label: "C no-op, through our runtime",
-  unavailable: "not available yet: the embedded runtime (src/runtime/) is not on this branch",
-  modes: ["same", "foreign1"],
-  measure() {
-    return Promise.reject(new Error("not available"));
+  unavailable: null,
+  modes: ALL_MODES.filter((m) => m.threads !== 0).map((m) => m.key),
+  async measure(frame, mode, iters) {
+    const rf = rtFrames[frame]!;
+    if (mode.threads < 0) {
+      return {
+        nsPerCall: jsLoop(iters, () => {
+          runtime.callSync(noopRef, rf);
+          return true;
+        }),
+        digest: null,
+      };
+    }
+    const t0 = performance.now();
+    const r = await runtime.callOnThreads(noopRef, rf, {
+      threads: mode.threads,
+      iterations: iters,
+    });
+    const ns = (performance.now() - t0) * 1e6 / iters;
+    if (r.failed > 0) throw new Error(`${r.failed} calls failed: ${r.firstError?.message}`);
+    return { nsPerCall: ns, digest: null };
+  },
+  close() {
+    for (const f of rtFrames) f.close();
+    runtime.close();
+    noopLib.close();
   },
 };
 
@@ -228,7 +300,7 @@ let failed = false;
 
 async function measureOnce(c: Contender, f: number, m: Mode, n: number): Promise<Sample | null> {
   try {
-    return await c.measure(f, m.threads, n);
+    return await c.measure(f, m, n);
   } catch (e) {
     console.error(`FAIL ${c.label}, ${FRAMES[f]!.name}, ${m.label}: ${(e as Error).message}`);
     failed = true;
@@ -239,7 +311,7 @@ async function measureOnce(c: Contender, f: number, m: Mode, n: number): Promise
 // Calibration: pick iterations so one measurement takes about TARGET_NS.
 for (const c of running) {
   for (const f of FRAMES) {
-    for (const m of MODES.filter((m) => c.modes.includes(m.key))) {
+    for (const m of ALL_MODES.filter((m) => c.modes.includes(m.key))) {
       let n = 16;
       let s = await measureOnce(c, f.id, m, n);
       while (s && s.nsPerCall * n < TARGET_NS / 8 && n < 1 << 26) {
@@ -255,7 +327,7 @@ for (const c of running) {
 // Rounds: every contender once per frame and mode, in an order rotated each round.
 const plan: [Contender, number, Mode][] = [];
 for (const f of FRAMES) {
-  for (const m of MODES) {
+  for (const m of ALL_MODES) {
     for (const c of running) if (c.modes.includes(m.key)) plan.push([c, f.id, m]);
   }
 }
@@ -275,10 +347,13 @@ for (let r = 0; r < ROUNDS && !failed; r++) {
 }
 const elapsed = (performance.now() - t0) / 1000;
 
-for (const c of running) await c.close?.();
-
 // Digest agreement: every decoding contender, every mode, must match the C floor's.
+// The TS handler API hands 64-bit integer attributes to JS as numbers: values
+// beyond 2^53 arrive rounded to the nearest double. Its digest must equal the
+// C floor's exactly where no such value occurs, and otherwise the digest of
+// the C floor's values with just those rounded (listed in the report).
 const floorDigest = new Map<number, string>();
+const tsLossy = new Map<number, string[]>();
 for (const f of FRAMES) {
   const want = digests.get(keyOf("c", f.id, "same"));
   if (!want || want.size !== 1) {
@@ -286,24 +361,42 @@ for (const f of FRAMES) {
     failed = true;
     continue;
   }
-  floorDigest.set(f.id, [...want][0]!);
+  const floor = [...want][0]!;
+  floorDigest.set(f.id, floor);
   // An independent TS reading of the frame (UnsafePointerView) must agree too.
-  const reference = frameDigest(readFrameForDigest(frameOf(f.id)));
-  if (reference !== [...want][0]) {
+  const read = readFrameForDigest(frameOf(f.id));
+  const reference = frameDigest(read);
+  if (reference !== floor) {
     console.error(`FAIL digest of the TS reference reader on ${f.name}: ${reference}`);
     failed = true;
   }
+  // The runtime's mirror of the frame (used by the no-op rows) holds the same operands.
+  const mirrored = frameDigest(readFrameForDigest(rtFrames[f.id]!.pointer));
+  if (mirrored !== floor) {
+    console.error(`FAIL digest of the runtime's copy of ${f.name}: ${mirrored} != ${floor}`);
+    failed = true;
+  }
+  const js = asJsNumbers(read);
+  const tsWant = js.lossy.length > 0 ? frameDigest(js.frame) : floor;
+  if (js.lossy.length > 0) tsLossy.set(f.id, js.lossy);
   for (const [k, set] of digests) {
     const [c, fi, mode] = k.split("/");
     if (Number(fi) !== f.id) continue;
-    if (set.size !== 1 || !set.has([...want][0]!)) {
+    const expected = c === "ts" ? tsWant : floor;
+    if (set.size !== 1 || !set.has(expected)) {
       console.error(
-        `FAIL digest of ${c} on ${f.name} (${mode}): ${[...set].join(",")} != ${[...want][0]}`,
+        `FAIL digest of ${c} on ${f.name} (${mode}): ${[...set].join(",")} != ${expected}`,
       );
       failed = true;
     }
   }
 }
+for (const c of running) await c.close?.();
+const tsNote = [...tsLossy].map(([f, names]) =>
+  `- ${FRAMES[f]!.name}: the TS handler decodes ${names.length} 64-bit integer attribute(s) ` +
+  `beyond 2^53 (${names.join(", ")}) as JS numbers, rounded to the nearest double; its digest ` +
+  "is checked against the C floor's values with exactly those rounded"
+);
 
 // ---- statistics and reporting ---------------------------------------------
 const README_START = "<!-- bench:compare:start -->";
@@ -385,15 +478,22 @@ for (const f of FRAMES) {
     });
   }
 }
+/** The no-op rows' callers: what each side does per call. */
+const NOOP_CALLERS: [Mode, string][] = [
+  [JS_MODE, "JS loop: `Runtime.callSync` vs a direct Deno FFI call"],
+  [MODES[0]!, "C loop on the calling thread (direct only)"],
+  [MODES[1]!, "C loop on 1 thread: `Runtime.callOnThreads` vs `bench_drive`"],
+  [MODES[2]!, `C loop on ${K} threads (per thread): \`callOnThreads\` vs \`bench_drive\``],
+];
 const noopRows: string[] = [
   "| frame | caller | no-op through our runtime | no-op direct call | runtime / direct |",
   "|---|---|---:|---:|---:|",
 ];
 for (const f of FRAMES) {
-  for (const m of MODES.filter((m) => noopDirect.modes.includes(m.key))) {
+  for (const [m, label] of NOOP_CALLERS) {
     const rt = stat(keyOf("noop_runtime", f.id, m.key));
     const d = stat(keyOf("noop_direct", f.id, m.key));
-    noopRows.push(`| ${f.name} | ${m.label} | ${cell(rt)} | ${cell(d)} | ${ratio(rt, d)} |`);
+    noopRows.push(`| ${f.name} | ${label} | ${cell(rt)} | ${cell(d)} | ${ratio(rt, d)} |`);
   }
 }
 
@@ -403,6 +503,7 @@ console.log("\nNative no-op handler call:\n");
 console.log(noopRows.join("\n"));
 console.log(`\n${ROUNDS} rounds in ${elapsed.toFixed(1)} s; digests:`);
 for (const f of FRAMES) console.log(`  ${f.name}: ${floorDigest.get(f.id) ?? "missing"}`);
+for (const n of tsNote) console.log(n);
 
 if (!opts["no-write"] && !failed) {
   const cpu = commandOutput("lscpu").match(/Model name:\s*(.+)/)?.[1]?.trim() ?? "unknown CPU";
@@ -432,6 +533,15 @@ if (!opts["no-write"] && !failed) {
     "thread or on foreign pthreads, as an XLA runtime calls it; per-call latency (with k",
     "threads: the mean of each thread's latency). Each cell: median over the rounds, min–max",
     "in brackets; contenders run interleaved, so load from other processes hits all of them.",
+    "Ours: one TS handler per frame (bench/ts_handlers.ts, `Ffi.bind()` with every buffer,",
+    "its dtype and rank, the stage, and every attribute by name and kind; dictionary entries",
+    "read with `Dictionary.get`), called through its C entry point: inline on the JS thread,",
+    "or queued from foreign threads to the JS thread. The peer: bench/python/warp_style.py.",
+    "The C floor: bench/native/c_decoder.c. The no-op rows call the same C function",
+    "(`bench_noop_handler`) directly and through our embedded runtime (registered, looked up",
+    "once, frames of the runtime that mirror the bench frames); with threads, the runtime",
+    "side is the wall time of `Runtime.callOnThreads` / calls per thread (thread start",
+    "included, amortised).",
     "Frames:",
     ...FRAMES.map((f) => `- ${f.name}: ${f.what}`),
     "",
@@ -443,6 +553,7 @@ if (!opts["no-write"] && !failed) {
     "",
     "Every contender's decode digests to the same value per frame (checked each run):",
     ...FRAMES.map((f) => `- ${f.name}: \`${floorDigest.get(f.id)}\``),
+    ...(tsNote.length ? ["", "Exception, checked as stated:", ...tsNote] : []),
     "",
     ...(skipped.length ? ["Not measured in this run:", ...skipped, ""] : []),
   ].join("\n");
@@ -468,6 +579,7 @@ if (!opts["no-write"] && !failed) {
       ...decodeRows,
       "",
       ...noopRows,
+      ...(tsNote.length ? ["", ...tsNote] : []),
       ...(skipped.length ? ["", "Not measured in this run:", ...skipped] : []),
     ].join("\n"),
   );

@@ -242,9 +242,17 @@ XLA_FFI_Error* bench_c_decode_handler(XLA_FFI_CallFrame* frame) {
   return t_last_ok ? NULL : (XLA_FFI_Error*)(void*)&failure;
 }
 
-/* A handler that does nothing: the cost of the call itself. */
+/* A handler that does nothing: the cost of the call itself. Like every ffi.h
+ * handler it answers the metadata query (API version 0.1, no traits), so a
+ * runtime can register it. */
 XLA_FFI_Error* bench_noop_handler(XLA_FFI_CallFrame* frame) {
-  (void)frame;
+  if (frame->extension_start != NULL &&
+      frame->extension_start->type == XLA_FFI_Extension_Metadata) {
+    XLA_FFI_Metadata* m = ((XLA_FFI_Metadata_Extension*)frame->extension_start)->metadata;
+    m->api_version.major_version = XLA_FFI_API_MAJOR;
+    m->api_version.minor_version = XLA_FFI_API_MINOR;
+    m->traits = 0;
+  }
   return NULL;
 }
 
