@@ -274,6 +274,7 @@ export type {
   AttrKind,
   AttrValue,
   AttrValueOf,
+  BigIntKind,
   CtxKind,
   CtxValueOf,
   FfiBinder,

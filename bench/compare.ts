@@ -29,7 +29,7 @@ import { digestHex, drive, FRAMES, openBenchLibrary } from "./bench_lib.ts";
 import { frameDigest, readFrameForDigest } from "./digest.ts";
 import { mirrorFrame } from "./runtime_frames.ts";
 import { renderLogBarChart } from "./svg_chart.ts";
-import { asJsNumbers, TsHandlers } from "./ts_handlers.ts";
+import { TsHandlers } from "./ts_handlers.ts";
 
 /**
  * How a contender is called: by the C driver on its calling thread (threads
@@ -348,12 +348,7 @@ for (let r = 0; r < ROUNDS && !failed; r++) {
 const elapsed = (performance.now() - t0) / 1000;
 
 // Digest agreement: every decoding contender, every mode, must match the C floor's.
-// The TS handler API hands 64-bit integer attributes to JS as numbers: values
-// beyond 2^53 arrive rounded to the nearest double. Its digest must equal the
-// C floor's exactly where no such value occurs, and otherwise the digest of
-// the C floor's values with just those rounded (listed in the report).
 const floorDigest = new Map<number, string>();
-const tsLossy = new Map<number, string[]>();
 for (const f of FRAMES) {
   const want = digests.get(keyOf("c", f.id, "same"));
   if (!want || want.size !== 1) {
@@ -376,27 +371,18 @@ for (const f of FRAMES) {
     console.error(`FAIL digest of the runtime's copy of ${f.name}: ${mirrored} != ${floor}`);
     failed = true;
   }
-  const js = asJsNumbers(read);
-  const tsWant = js.lossy.length > 0 ? frameDigest(js.frame) : floor;
-  if (js.lossy.length > 0) tsLossy.set(f.id, js.lossy);
   for (const [k, set] of digests) {
     const [c, fi, mode] = k.split("/");
     if (Number(fi) !== f.id) continue;
-    const expected = c === "ts" ? tsWant : floor;
-    if (set.size !== 1 || !set.has(expected)) {
+    if (set.size !== 1 || !set.has(floor)) {
       console.error(
-        `FAIL digest of ${c} on ${f.name} (${mode}): ${[...set].join(",")} != ${expected}`,
+        `FAIL digest of ${c} on ${f.name} (${mode}): ${[...set].join(",")} != ${floor}`,
       );
       failed = true;
     }
   }
 }
 for (const c of running) await c.close?.();
-const tsNote = [...tsLossy].map(([f, names]) =>
-  `- ${FRAMES[f]!.name}: the TS handler decodes ${names.length} 64-bit integer attribute(s) ` +
-  `beyond 2^53 (${names.join(", ")}) as JS numbers, rounded to the nearest double; its digest ` +
-  "is checked against the C floor's values with exactly those rounded"
-);
 
 // ---- statistics and reporting ---------------------------------------------
 const README_START = "<!-- bench:compare:start -->";
@@ -503,7 +489,6 @@ console.log("\nNative no-op handler call:\n");
 console.log(noopRows.join("\n"));
 console.log(`\n${ROUNDS} rounds in ${elapsed.toFixed(1)} s; digests:`);
 for (const f of FRAMES) console.log(`  ${f.name}: ${floorDigest.get(f.id) ?? "missing"}`);
-for (const n of tsNote) console.log(n);
 
 if (!opts["no-write"] && !failed) {
   const cpu = commandOutput("lscpu").match(/Model name:\s*(.+)/)?.[1]?.trim() ?? "unknown CPU";
@@ -553,7 +538,6 @@ if (!opts["no-write"] && !failed) {
     "",
     "Every contender's decode digests to the same value per frame (checked each run):",
     ...FRAMES.map((f) => `- ${f.name}: \`${floorDigest.get(f.id)}\``),
-    ...(tsNote.length ? ["", "Exception, checked as stated:", ...tsNote] : []),
     "",
     ...(skipped.length ? ["Not measured in this run:", ...skipped, ""] : []),
   ].join("\n");
@@ -579,7 +563,6 @@ if (!opts["no-write"] && !failed) {
       ...decodeRows,
       "",
       ...noopRows,
-      ...(tsNote.length ? ["", ...tsNote] : []),
       ...(skipped.length ? ["", "Not measured in this run:", ...skipped] : []),
     ].join("\n"),
   );

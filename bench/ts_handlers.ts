@@ -103,7 +103,7 @@ function largeBind(): FrameBind {
         break;
       }
       default:
-        attrs.push({ name: `${k}_u64`, kind: "u64" });
+        attrs.push({ name: `${k}_u64`, kind: "u64n" }); // full 64-bit range: bigint
     }
   }
   return {
@@ -137,6 +137,8 @@ const KIND_DTYPE: Partial<Record<AttrKind, DataType>> = {
   i32: DataType.S32,
   i64: DataType.S64,
   u64: DataType.U64,
+  i64n: DataType.S64,
+  u64n: DataType.U64,
   f32: DataType.F32,
   f64: DataType.F64,
 };
@@ -151,10 +153,10 @@ function elementBytes(dtype: DataType, v: unknown): Uint8Array {
       dv.setInt32(0, v as number, true);
       return new Uint8Array(dv.buffer, 0, 4);
     case DataType.S64:
-      dv.setBigInt64(0, BigInt(v as number), true);
+      dv.setBigInt64(0, BigInt(v as number | bigint), true);
       return new Uint8Array(dv.buffer, 0, 8);
     case DataType.U64:
-      dv.setBigUint64(0, BigInt(v as number), true);
+      dv.setBigUint64(0, BigInt(v as number | bigint), true);
       return new Uint8Array(dv.buffer, 0, 8);
     case DataType.F32:
       dv.setFloat32(0, v as number, true);
@@ -324,55 +326,4 @@ export class TsHandlers {
   [Symbol.dispose](): void {
     this.close();
   }
-}
-
-/** Rounds a 64-bit integer held in 8 bytes to the nearest double, as a JS number holds it. */
-function roundedInt64(dtype: DataType, bytes: Uint8Array): Uint8Array {
-  const dv = new DataView(bytes.buffer, bytes.byteOffset, 8);
-  const out = new DataView(new ArrayBuffer(8));
-  if (dtype === DataType.S64) out.setBigInt64(0, BigInt(Number(dv.getBigInt64(0, true))), true);
-  else out.setBigUint64(0, BigInt(Number(dv.getBigUint64(0, true))), true);
-  return new Uint8Array(out.buffer);
-}
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
-}
-
-function roundAttrs(attrs: readonly DigestAttr[], path: string, lossy: string[]): DigestAttr[] {
-  return attrs.map((a): DigestAttr => {
-    const name = path + a.name;
-    if (a.kind === "dict") {
-      return { ...a, entries: roundAttrs(a.entries, `${name}.`, lossy) };
-    }
-    if ((a.kind === "scalar" || a.kind === "array") && (a.dtype === 5 || a.dtype === 9)) {
-      const parts: Uint8Array[] = [];
-      for (let o = 0; o < a.bytes.length; o += 8) {
-        parts.push(roundedInt64(a.dtype, a.bytes.subarray(o, o + 8)));
-      }
-      const bytes = concat(parts);
-      if (!sameBytes(bytes, a.bytes)) lossy.push(name);
-      return { ...a, bytes };
-    }
-    return a;
-  });
-}
-
-/**
- * What a TS handler can decode of a frame: the handler API hands 64-bit
- * integer attributes (i64/u64 scalars and arrays) to JS as numbers, so values
- * beyond 2^53 arrive rounded to the nearest double. Returns `reference` with
- * those values rounded, and the names (dotted paths) of the attributes that
- * changed.
- *
- * @example
- * ```ts
- * import { asJsNumbers } from "./ts_handlers.ts";
- * const f = { stage: 3, args: [], rets: [], attrs: [] };
- * console.assert(asJsNumbers(f).lossy.length === 0);
- * ```
- */
-export function asJsNumbers(reference: DigestFrame): { frame: DigestFrame; lossy: string[] } {
-  const lossy: string[] = [];
-  return { frame: { ...reference, attrs: roundAttrs(reference.attrs, "", lossy) }, lossy };
 }

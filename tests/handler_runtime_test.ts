@@ -581,3 +581,50 @@ for (const scenario of ["close", "callSync-native"]) {
     assert.match(out, new RegExp(`ok ${scenario}`));
   });
 }
+
+Deno.test("64-bit integer attributes: exact numbers, bigint kinds, and no silent rounding", () => {
+  using rt = new Runtime({ threads: 0 });
+  const big = 2n ** 60n + 3n;
+  let got: unknown[] = [];
+  using exact = Ffi.bind().attr("a", "i64n").attr("b", "u64n").attr("c", "i64n[]")
+    .attr("d", "i64").attr("e", "u64[]")
+    .to((a, b, c, d, e) => {
+      got = [a, b, c, d, e];
+    });
+  using dict = Ffi.bind().attrs().to((all) => {
+    got.push(all.get("a"), all.get("c"), all.get("e"), all.get("a", "i64n"));
+  });
+  using f = new CallFrameBuilder()
+    .attr("a", scalar(D.S64, -big)).attr("b", scalar(D.U64, 2n ** 64n - 1n))
+    .attr("c", array(D.S64, [big, -1n])).attr("d", scalar(D.S64, -(2 ** 40)))
+    .attr("e", array(D.U64, [7, 2 ** 53 - 1])).build();
+  rt.callSync(exact, f);
+  rt.callSync(dict, f);
+  assert.deepEqual(got, [
+    -big,
+    2n ** 64n - 1n,
+    [big, -1n],
+    -(2 ** 40),
+    [7, 2 ** 53 - 1],
+    // Dictionary lookups without a kind keep exact values (bigint only where needed).
+    -big,
+    [big, -1],
+    [7, 2 ** 53 - 1],
+    -big,
+  ]);
+
+  // Bound as a JS number, a value a number cannot hold is a decode failure, not a rounding.
+  using lossy = Ffi.bind().attr("a", "i64").attr("b", "u64[]").to(() => {});
+  using g = new CallFrameBuilder()
+    .attr("a", scalar(D.S64, big)).attr("b", array(D.U64, [1n, 2n ** 63n])).build();
+  assert.throws(
+    () => rt.callSync(lossy, g),
+    isFfi(
+      ErrorCode.INVALID_ARGUMENT,
+      "Failed to decode all FFI handler operands (bad operands at: 0, 1)\nDiagnostics:\n" +
+        `Attribute value ${big} does not fit a JS number exactly; bind it as 'i64n' for a bigint` +
+        `Attribute value ${2n ** 63n} does not fit a JS number exactly; bind it as 'u64n' for a ` +
+        "bigint",
+    ),
+  );
+});

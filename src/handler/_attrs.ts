@@ -13,6 +13,25 @@ export interface AttrSpec {
   dtype: number;
   pointer: boolean;
   allowed?: readonly number[];
+  /** 64-bit integers as bigint (kinds `i64n`, `u64n` and their arrays). */
+  big?: boolean;
+}
+
+/** A 64-bit integer that a JS number cannot hold exactly: a decode failure naming the value. */
+function inexact(dv: DataView, o: number, dtype: number): DecodeFailure {
+  const exact = dtype === DataType.U64 ? dv.getBigUint64(o, true) : dv.getBigInt64(o, true);
+  const kind = dtype === DataType.U64 ? "u64n" : "i64n";
+  return new DecodeFailure(
+    `Attribute value ${exact} does not fit a JS number exactly; bind it as '${kind}' for a bigint`,
+  );
+}
+
+function isWide(dtype: number): boolean {
+  return dtype === DataType.S64 || dtype === DataType.U64;
+}
+
+function readBig(dv: DataView, o: number, dtype: number): bigint {
+  return dtype === DataType.U64 ? dv.getBigUint64(o, true) : dv.getBigInt64(o, true);
 }
 
 /** A decode diagnostic (allocated only on failure). */
@@ -123,7 +142,9 @@ export function attrRecordValue(dv: DataView, o: number, spec: AttrSpec): unknow
           `Wrong scalar data type: expected ${dtypeName(spec.dtype)} but got ${dtypeName(dt)}`,
         );
       }
+      if (spec.big) return readBig(dv, v + 8, dt);
       const value = readScalar(dv, v + 8, dt);
+      if (isWide(dt) && !Number.isSafeInteger(value)) return inexact(dv, v + 8, dt);
       if (spec.allowed !== undefined && !spec.allowed.includes(value as number)) {
         return new DecodeFailure(
           `Wrong enum value: ${value} is not one of ${spec.allowed.join(", ")}`,
@@ -138,6 +159,15 @@ export function attrRecordValue(dv: DataView, o: number, spec: AttrSpec): unknow
           `Wrong array data type: expected ${dtypeName(spec.dtype)} but got ${dtypeName(dt)}`,
         );
       }
+      if (spec.big) return readBigArray(dv, v);
+      if (isWide(dt)) {
+        const n = dv.getInt32(v + 4, true);
+        for (let i = 0; i < n; i++) {
+          if (!Number.isSafeInteger(readScalar(dv, v + 8 + i * 8, dt))) {
+            return inexact(dv, v + 8 + i * 8, dt);
+          }
+        }
+      }
       return readArray(dv, v);
     }
     case AttrType.STRING:
@@ -149,13 +179,28 @@ export function attrRecordValue(dv: DataView, o: number, spec: AttrSpec): unknow
   }
 }
 
+function readBigArray(dv: DataView, v: number): bigint[] {
+  const dt = dv.getInt32(v, true);
+  const n = dv.getInt32(v + 4, true);
+  const out = new Array<bigint>(n);
+  for (let i = 0; i < n; i++) out[i] = readBig(dv, v + 8 + i * 8, dt);
+  return out;
+}
+
+/** Elements of 64-bit arrays outside the safe range come back as bigint. */
 function readArray(dv: DataView, v: number): unknown[] {
   const dt = dv.getInt32(v, true);
   const n = dv.getInt32(v + 4, true);
   const w = dtypeWidth(dt);
   const out = new Array(n);
-  for (let i = 0; i < n; i++) out[i] = readScalar(dv, v + 8 + i * w, dt);
+  for (let i = 0; i < n; i++) out[i] = readExact(dv, v + 8 + i * w, dt);
   return out;
+}
+
+/** A scalar as a number, or as a bigint when a 64-bit value does not fit a number exactly. */
+function readExact(dv: DataView, o: number, dtype: number): number | boolean | bigint {
+  const value = readScalar(dv, o, dtype);
+  return isWide(dtype) && !Number.isSafeInteger(value) ? readBig(dv, o, dtype) : value;
 }
 
 /** The value of the attribute record at `o` in its natural JS type. */
@@ -164,7 +209,7 @@ export function naturalAttrValue(dv: DataView, o: number): unknown {
   const v = valueOffset(dv, o);
   switch (type) {
     case AttrType.SCALAR:
-      return readScalar(dv, v + 8, dv.getInt32(v, true));
+      return readExact(dv, v + 8, dv.getInt32(v, true));
     case AttrType.ARRAY:
       return readArray(dv, v);
     case AttrType.STRING:

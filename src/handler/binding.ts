@@ -23,6 +23,8 @@ import { _acquire, _release, _slotPointer, type CtxKind, Entry, type Op } from "
 export type AttrValueOf<K extends AttrKind> = K extends "bool" ? boolean
   : K extends "string" ? string
   : K extends "dict" ? Dictionary
+  : K extends "i64n" | "u64n" ? bigint
+  : K extends "i64n[]" | "u64n[]" ? bigint[]
   : K extends `${string}[]` ? number[]
   : number;
 

@@ -176,7 +176,15 @@ export class RemainingBuffers {
 }
 
 /** A decoded attribute value of its natural type. */
-export type AttrValue = boolean | number | string | number[] | Dictionary;
+export type AttrValue =
+  | boolean
+  | number
+  | bigint
+  | string
+  | number[]
+  | bigint[]
+  | (number | bigint)[]
+  | Dictionary;
 
 /**
  * An attribute dictionary (the whole attribute set with `.attrs()`, or a
@@ -280,8 +288,21 @@ export type ScalarKind =
   | "u64"
   | "f32"
   | "f64";
+/**
+ * 64-bit integer kinds decoded as `bigint` (the full range); `i64`/`u64` give
+ * a JS number and fail to decode a value that a number cannot hold exactly.
+ */
+export type BigIntKind = "i64n" | "u64n";
 /** Every attribute kind (see {@link ScalarKind}); `pointer` is an S64 scalar address. */
-export type AttrKind = ScalarKind | "bool" | "string" | "dict" | "pointer" | `${ScalarKind}[]`;
+export type AttrKind =
+  | ScalarKind
+  | BigIntKind
+  | "bool"
+  | "string"
+  | "dict"
+  | "pointer"
+  | `${ScalarKind}[]`
+  | `${BigIntKind}[]`;
 
 const KIND_DTYPE: Record<ScalarKind, DataType> = {
   i8: DataType.S8,
@@ -302,6 +323,14 @@ export function attrSpecOf(kind: AttrKind, allowed?: readonly number[]): AttrSpe
   if (kind === "string") return { type: AttrType.STRING, dtype: 0, pointer: false };
   if (kind === "dict") return { type: AttrType.DICTIONARY, dtype: 0, pointer: false };
   if (kind === "pointer") return { type: AttrType.SCALAR, dtype: DataType.S64, pointer: true };
+  if (kind === "i64n" || kind === "u64n") {
+    const dtype = kind === "i64n" ? DataType.S64 : DataType.U64;
+    return { type: AttrType.SCALAR, dtype, pointer: false, big: true };
+  }
+  if (kind === "i64n[]" || kind === "u64n[]") {
+    const dtype = kind === "i64n[]" ? DataType.S64 : DataType.U64;
+    return { type: AttrType.ARRAY, dtype, pointer: false, big: true };
+  }
   if (kind.endsWith("[]")) {
     const d = KIND_DTYPE[kind.slice(0, -2) as ScalarKind];
     if (d === undefined) throw new TypeError(`Unknown attribute kind: ${kind}`);

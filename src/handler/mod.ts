@@ -7,7 +7,7 @@
 export { Binding, Ffi, Handler, HandlerBundle } from "./binding.ts";
 export type { AttrValueOf, CtxValueOf, FfiBinder, HandlerOptions } from "./binding.ts";
 export { Dictionary, FfiBuffer, RemainingBuffers } from "./buffer.ts";
-export type { AttrKind, AttrValue, ScalarKind } from "./buffer.ts";
+export type { AttrKind, AttrValue, BigIntKind, ScalarKind } from "./buffer.ts";
 export { ScratchAllocator, ThreadPool } from "./context.ts";
 export { handlerHostStats } from "./host.ts";
 export type { CtxKind } from "./host.ts";
