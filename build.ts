@@ -4,13 +4,21 @@
  * the compiler and the flags. Rebuilds only when that key changes.
  *
  * Run directly to build the main library and print its path:
- * `deno run --allow-read --allow-write --allow-run --allow-env build.ts`.
+ * `deno run --allow-read --allow-write --allow-run --allow-env build.ts`
+ * (`--ptx`: the example kernels; `--embed`: regenerate
+ * `src/native/embedded_sources.ts`).
+ *
+ * When the module is imported from a remote URL (JSR), the C sources come from
+ * `src/native/embedded_sources.ts` (generated from `native/`, kept in step by a
+ * test): they are written to the per-user cache and compiled there, so a JSR
+ * import builds the same library with no network access of its own.
  *
  * @module
  */
 import { createHash } from "node:crypto";
 import { ErrorCode } from "./src/abi/enums.ts";
 import { FfiError } from "./src/errors.ts";
+import { EMBEDDED_SOURCES } from "./src/native/embedded_sources.ts";
 
 /** The C sources of the main library, relative to this file. */
 export const NATIVE_SOURCES: readonly string[] = [
@@ -168,12 +176,21 @@ export function findCompiler(): Compiler {
   );
 }
 
+/** The module-relative path of `url` when it is one of the embedded sources. */
+function embeddedPath(url: URL): string | undefined {
+  if (!url.href.startsWith(HERE.href)) return undefined;
+  const rel = url.href.slice(HERE.href.length);
+  return Object.hasOwn(EMBEDDED_SOURCES, rel) ? rel : undefined;
+}
+
 function readSource(url: URL): Uint8Array {
   if (url.protocol !== "file:") {
+    const rel = embeddedPath(url);
+    if (rel !== undefined) return new TextEncoder().encode(EMBEDDED_SOURCES[rel]);
     throw new FfiError(
       ErrorCode.UNAVAILABLE,
-      `Cannot build the native library from ${url.href}: sources must be local files. ` +
-        `Run 'await prepareNativeSources()' first or set XLA_FFI_DENO_LIB.`,
+      `Cannot build from ${url.href}: only local files and the module's own native sources ` +
+        `can be compiled. Set XLA_FFI_DENO_LIB to a prebuilt library instead.`,
     );
   }
   try {
@@ -234,15 +251,43 @@ export function buildExecutable(options: BuildOptions): string {
 
 type _OutputKind = "shared" | "executable";
 
+/**
+ * Where the compiler reads `url` from: the file itself, or (for the module's
+ * own sources imported from a remote URL) a copy written under `srcDir`.
+ */
+function localPath(url: URL, srcDir: string): string {
+  if (url.protocol === "file:") return url.pathname;
+  const rel = embeddedPath(url);
+  if (rel === undefined) readSource(url); // throws the explanation
+  const path = `${srcDir}/${rel}`;
+  if (!isFile(path)) {
+    try {
+      Deno.mkdirSync(path.slice(0, path.lastIndexOf("/")), { recursive: true });
+      Deno.writeTextFileSync(`${path}.${Deno.pid}.tmp`, EMBEDDED_SOURCES[rel!]!);
+      Deno.renameSync(`${path}.${Deno.pid}.tmp`, path);
+    } catch (e) {
+      permissionError(e, `writing ${path}`, "--allow-write");
+    }
+  }
+  return path;
+}
+
 function _build(options: BuildOptions, kind: _OutputKind): string {
   const compiler = findCompiler();
   const base = options.baseFlags ?? C_FLAGS;
   const includes = [new URL("native/", HERE), ...(options.includeDirs ?? []).map(toUrl)];
+  const root = cacheRoot(options.outDir);
+  // Remote module: the embedded sources of this version live in one folder of the cache.
+  const srcDir = `${root}/src-${
+    createHash("sha256").update(JSON.stringify(EMBEDDED_SOURCES)).digest("hex").slice(0, 16)
+  }`;
+  const includePath = (u: URL) =>
+    u.protocol === "file:" ? u.pathname : `${srcDir}/${u.href.slice(HERE.href.length)}`;
   const flags = [
     ...base,
     ...(options.extraFlags ?? []),
     ...sanitizerFlags(),
-    ...includes.map((u) => `-I${u.pathname}`),
+    ...includes.map((u) => `-I${includePath(u)}`),
   ];
   const links = [...(options.linkFlags ?? [])];
   const sources = options.sources.map(toUrl);
@@ -257,7 +302,7 @@ function _build(options: BuildOptions, kind: _OutputKind): string {
     hash.update(readSource(u));
   }
   const key = hash.digest("hex").slice(0, 16);
-  const dir = `${cacheRoot(options.outDir)}/${key}`;
+  const dir = `${root}/${key}`;
   const file = kind === "shared" ? `lib${options.name}.so` : options.name;
   const out = `${dir}/${file}`;
   if (isFile(out)) return out;
@@ -267,7 +312,10 @@ function _build(options: BuildOptions, kind: _OutputKind): string {
     permissionError(e, `creating ${dir}`, "--allow-write");
   }
   const tmp = `${out}.${Deno.pid}.tmp`;
-  const cfiles = sources.filter((u) => !u.pathname.endsWith(".h")).map((u) => u.pathname);
+  if (HERE.protocol !== "file:") {
+    for (const rel of Object.keys(EMBEDDED_SOURCES)) localPath(new URL(rel, HERE), srcDir);
+  }
+  const cfiles = sources.filter((u) => !u.pathname.endsWith(".h")).map((u) => localPath(u, srcDir));
   const args = [
     ...flags,
     ...(kind === "shared" ? ["-shared"] : []),
@@ -417,7 +465,43 @@ export function buildPtx(
   return outputs;
 }
 
+/**
+ * The text of `src/native/embedded_sources.ts`: every file of
+ * {@link NATIVE_SOURCES} as a string, so that a remote (JSR) import can build
+ * the library. `deno task build --embed` writes it; a test checks it is current.
+ *
+ * @example
+ * ```ts ignore
+ * import { embeddedSourcesModule } from "./build.ts";
+ * Deno.writeTextFileSync("src/native/embedded_sources.ts", embeddedSourcesModule());
+ * ```
+ */
+export function embeddedSourcesModule(): string {
+  const entries = NATIVE_SOURCES.map((rel) => {
+    const text = new TextDecoder().decode(readSource(new URL(rel, HERE)));
+    return `  ${JSON.stringify(rel)}: ${JSON.stringify(text)},`;
+  });
+  return [
+    "// Generated by `deno task build --embed` from native/: do not edit.",
+    "// The module's C sources, for building the native library when the module is",
+    "// imported from a remote URL (JSR). tests/native_build_test.ts keeps it current.",
+    "",
+    "/** The C sources of the native library, by path relative to the module root. */",
+    "export const EMBEDDED_SOURCES: Readonly<Record<string, string>> = {",
+    ...entries,
+    "};",
+    "",
+  ].join("\n");
+}
+
 if (import.meta.main) {
-  if (Deno.args.includes("--ptx")) { for (const p of buildPtx()) console.log(p); }
-  else console.log(nativeLibraryPath());
+  if (Deno.args.includes("--ptx")) {
+    for (const p of buildPtx()) console.log(p);
+  } else if (Deno.args.includes("--embed")) {
+    const out = new URL("src/native/embedded_sources.ts", HERE);
+    Deno.writeTextFileSync(out, embeddedSourcesModule());
+    console.log(out.pathname);
+  } else {
+    console.log(nativeLibraryPath());
+  }
 }

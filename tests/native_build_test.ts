@@ -61,3 +61,84 @@ Deno.test("a library that cannot be loaded gives the path and the loader's messa
       e.message.includes("/nonexistent/libnope.so"),
   );
 });
+
+Deno.test("the embedded native sources (for remote imports) match native/", async () => {
+  const { embeddedSourcesModule, NATIVE_SOURCES } = await import("../build.ts");
+  const { EMBEDDED_SOURCES } = await import("../src/native/embedded_sources.ts");
+  assert.deepEqual(Object.keys(EMBEDDED_SOURCES), [...NATIVE_SOURCES]);
+  const current = Deno.readTextFileSync(
+    new URL("../src/native/embedded_sources.ts", import.meta.url),
+  );
+  assert.ok(
+    current === embeddedSourcesModule(),
+    "src/native/embedded_sources.ts is stale: run `deno task embed`",
+  );
+});
+
+Deno.test({
+  name: "imported from a remote URL, the module builds its library into the per-user cache",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    // Serve this checkout over HTTP (as JSR serves the published files) and run a
+    // script that imports the module from there with a fresh cache folder.
+    const root = new URL("../", import.meta.url);
+    const ac = new AbortController();
+    const server = Deno.serve(
+      { hostname: "127.0.0.1", port: 0, signal: ac.signal, onListen() {} },
+      async (req) => {
+        const path = new URL(req.url).pathname.slice(1);
+        try {
+          const body = await Deno.readFile(new URL(path, root));
+          return new Response(body, {
+            headers: { "content-type": "application/typescript; charset=utf-8" },
+          });
+        } catch {
+          return new Response("not found", { status: 404 });
+        }
+      },
+    );
+    const host = `127.0.0.1:${server.addr.port}`;
+    const cache = Deno.makeTempDirSync();
+    const denoDir = Deno.makeTempDirSync();
+    try {
+      const code = `
+        import { Runtime, runtimeDebugStats } from "http://${host}/mod.ts";
+        using rt = new Runtime({ threads: 1 });
+        console.log("api", rt.platform, typeof runtimeDebugStats().runtimesCreated);
+      `;
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: [
+          "eval",
+          `--allow-import=${host}`,
+          "--allow-ffi",
+          "--allow-read",
+          "--allow-write",
+          "--allow-run",
+          "--allow-env",
+          code,
+        ],
+        env: { XDG_CACHE_HOME: cache, DENO_DIR: denoDir, NO_COLOR: "1" },
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+      assert.equal(out.code, 0, text);
+      assert.match(text, /^api /m);
+      // The library and its sources went to $XDG_CACHE_HOME/deno-xla-ffi.
+      const entries = [...Deno.readDirSync(`${cache}/deno-xla-ffi`)].map((e) => e.name);
+      assert.ok(entries.some((n) => n.startsWith("src-")), entries.join(","));
+      const libs = entries.filter((n) => !n.startsWith("src-")).filter((n) =>
+        [...Deno.readDirSync(`${cache}/deno-xla-ffi/${n}`)].some((f) =>
+          f.name === "libxla_ffi_deno.so"
+        )
+      );
+      assert.equal(libs.length, 1, entries.join(","));
+    } finally {
+      ac.abort();
+      await server.finished;
+      Deno.removeSync(cache, { recursive: true });
+      Deno.removeSync(denoDir, { recursive: true });
+    }
+  },
+});

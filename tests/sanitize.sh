@@ -28,5 +28,5 @@ export XLA_FFI_DENO_FUZZ_CASES=${XLA_FFI_DENO_FUZZ_CASES:-100000}
 DENO=${DENO:-deno}
 # Child processes (the C compiler, Deno subprocesses) inherit the preload:
 # they are not instrumented, so only our libraries are checked.
-LD_PRELOAD="$asan $ubsan" exec $DENO test --allow-ffi --allow-read --allow-write --allow-run \
+LD_PRELOAD="$asan $ubsan" exec $DENO test --allow-ffi --allow-read --allow-write --allow-run --allow-net=127.0.0.1 \
   --allow-env mod.ts cli.ts src/ tests/ "$@"
