@@ -142,3 +142,53 @@ Deno.test({
     }
   },
 });
+
+Deno.test("a missing permission names the flag", async () => {
+  // Each child lacks one permission that building (or loading) needs.
+  const build = new URL("../build.ts", import.meta.url).href;
+  const lib = new URL("../src/native/lib.ts", import.meta.url).href;
+  const cases: { flags: string[]; code: string; flag: string }[] = [
+    {
+      // A new output folder cannot be created without write permission.
+      flags: ["--allow-read", "--allow-env", "--allow-run"],
+      code: `const { buildSharedLibrary } = await import(${JSON.stringify(build)});
+        buildSharedLibrary({ name: "x", sources: ["native/lib_info.c"], outDir: "/tmp/xla-ffi-perm-${Deno.pid}" });`,
+      flag: "--allow-write",
+    },
+    {
+      // Compiling needs to run the compiler.
+      flags: ["--allow-read", "--allow-env", "--allow-write"],
+      code: `const { buildSharedLibrary } = await import(${JSON.stringify(build)});
+        const dir = Deno.makeTempDirSync();
+        try { buildSharedLibrary({ name: "x", sources: ["native/lib_info.c"], outDir: dir }); }
+        finally { Deno.removeSync(dir, { recursive: true }); }`,
+      flag: "--allow-run",
+    },
+    {
+      // Opening the (already built) library needs --allow-ffi.
+      flags: ["--allow-read", "--allow-env", "--allow-write", "--allow-run"],
+      code: `const { native } = await import(${JSON.stringify(lib)}); native();`,
+      flag: "--allow-ffi",
+    },
+  ];
+  const script = Deno.makeTempFileSync({ suffix: ".ts" });
+  for (const c of cases) {
+    // `deno eval` would grant every permission: run a script file instead.
+    Deno.writeTextFileSync(
+      script,
+      `try { ${c.code} console.log("no error"); }
+       catch (e) { console.log(e.name, e.code, e.message); }`,
+    );
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", ...c.flags, script],
+      cwd: new URL("../", import.meta.url).pathname,
+      stdout: "piped",
+      stderr: "piped",
+      env: { NO_COLOR: "1" },
+    }).output();
+    const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+    // FfiError with PERMISSION_DENIED (7) naming the flag.
+    assert.match(text, new RegExp(`^FfiError 7 .*needs ${c.flag}`, "m"), text);
+  }
+  Deno.removeSync(script);
+});
