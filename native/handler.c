@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "handler_internal.h"
+#include "runtime_internal.h"
 
 #define SLOT_COUNT 1024
 #define TOKEN_COUNT 65536
@@ -721,9 +722,15 @@ static XLA_FFI_Error* answer_metadata(const slot_config* s, XLA_FFI_CallFrame* f
 }
 
 static XLA_FFI_Error* slot_entry(int32_t n, XLA_FFI_CallFrame* f) {
-  if (f == NULL) return NULL;
+  /* Without a frame, or without an api to create an XLA_FFI_Error with, no
+   * error can be returned: the call is refused with a warning instead. */
+  if (f == NULL || f->api == NULL) {
+    xrt_warn("deno-xla-ffi: TS handler entry point %d called with %s; not called", (int)n,
+             f == NULL ? "a null call frame" : "a call frame without an api");
+    return NULL;
+  }
   slot_config* s = &g_slots[n];
-  char buf[256];
+  char buf[512];
   if (f->struct_size != XLA_FFI_CallFrame_STRUCT_SIZE) {
     snprintf(buf, sizeof buf,
              "Unexpected XLA_FFI_CallFrame size: expected %zu got %zu. "
@@ -744,6 +751,9 @@ static XLA_FFI_Error* slot_entry(int32_t n, XLA_FFI_CallFrame* f) {
              stage_name(s->stage), stage_name((int32_t)f->stage));
     return make_error(f->api, XLA_FFI_Error_Code_INVALID_ARGUMENT, buf);
   }
+  /* Checked on the calling thread, before any future or queued job exists. */
+  int32_t bad = xla_ffi_deno_handler_check_frame(f, buf, sizeof buf);
+  if (bad) return make_error(f->api, bad, buf);
   if (atomic_load(&g_js_thread_set) && pthread_equal(pthread_self(), g_js_thread)) {
     inline_cb_t cb = atomic_load(&g_inline_cb);
     if (cb == NULL) return finish(f, -1, 0, "", 0);

@@ -654,6 +654,19 @@ static int future_take_or_orphan(XLA_FFI_Future* f, XLA_FFI_Error** out) {
   return 1;
 }
 
+/**
+ * Releases a future a handler left in a call frame that the caller laid out
+ * itself (test harnesses, the fuzzer: they play XLA's part): a completed one
+ * is freed, a pending one is orphaned (its completer frees it). Returns 0, or
+ * -1 when `f` is not a live future of this runtime.
+ */
+int32_t xrt_future_release(XLA_FFI_Future* f) {
+  if (!xrt_live_has(f, XRT_LIVE_FUTURE)) return -1;
+  XLA_FFI_Error* e = NULL;
+  if (future_take_or_orphan(f, &e)) xrt_error_free(e);
+  return 0;
+}
+
 /* ------------------------------------------------------------------------ */
 /* The API table                                                             */
 /* ------------------------------------------------------------------------ */
