@@ -722,12 +722,9 @@ static XLA_FFI_Error* answer_metadata(const slot_config* s, XLA_FFI_CallFrame* f
 }
 
 static XLA_FFI_Error* slot_entry(int32_t n, XLA_FFI_CallFrame* f) {
-  /* Without a frame, or without an api to create an XLA_FFI_Error with, no
-   * error can be returned: the call is refused with a warning instead. */
-  if (f == NULL || f->api == NULL) {
-    xrt_warn("deno-xla-ffi: TS handler entry point %d called with %s; not called", (int)n,
-             f == NULL ? "a null call frame" : "a call frame without an api");
-    return NULL;
+  if (f == NULL) {
+    xrt_warn("deno-xla-ffi: TS handler entry point %d called with a null call frame", (int)n);
+    return NULL; /* no api to create an error with */
   }
   slot_config* s = &g_slots[n];
   char buf[512];
@@ -741,6 +738,13 @@ static XLA_FFI_Error* slot_entry(int32_t n, XLA_FFI_CallFrame* f) {
   int live = atomic_load(&s->in_use);
   if (f->extension_start != NULL && f->extension_start->type == XLA_FFI_Extension_Metadata) {
     if (live) return answer_metadata(s, f);
+  }
+  /* Without an api (XLA's metadata query has none) no XLA_FFI_Error can be
+   * made: the call is refused with a warning instead. */
+  if (f->api == NULL) {
+    xrt_warn("deno-xla-ffi: TS handler entry point %d called with a call frame without an api; "
+             "not called", (int)n);
+    return NULL;
   }
   if (!live) {
     snprintf(buf, sizeof buf, "TS handler entry point %d was released", (int)n);

@@ -182,8 +182,10 @@ int32_t xla_ffi_deno_handler_flatten_into(const XLA_FFI_CallFrame* f, int64_t* o
  * The structural check every TS entry point runs on a call frame before it
  * flattens it (same limits and message shapes as the embedded runtime's
  * xrt_check_call_frame, without its snprintf on the good path). The frame's
- * api is checked by the caller; the execution context is checked for null,
- * and, when the api is the embedded runtime's, for being one of its contexts.
+ * api is checked by the caller; the execution context only when the api is
+ * the embedded runtime's (then it must be one of its contexts, and buffers with
+ * elements need data, as in its check); other runtimes' contexts are opaque
+ * and go to their own API functions.
  * Returns 0, or an XLA error code with the message in buf.
  */
 __attribute__((format(printf, 3, 4))) static int32_t bad(char* buf, size_t cap, const char* fmt,
@@ -319,10 +321,16 @@ static int32_t check_attrs(const XLA_FFI_Attrs* a, int depth, char* buf, size_t 
 }
 
 int32_t xla_ffi_deno_handler_check_frame(const XLA_FFI_CallFrame* f, char* buf, size_t cap) {
-  if (f->ctx == NULL) return bad(buf, cap, "The call frame's execution context is null");
-  if (f->api == &xrt_api_table && f->ctx->magic != XRT_CTX_MAGIC)
-    return bad(buf, cap, "The call frame's execution context was not created by this runtime");
-  int execute = f->stage == XLA_FFI_ExecutionStage_EXECUTE;
+  /* The context is opaque to handlers (the runtime's API functions take it);
+   * the embedded runtime's own contexts are recognisable, so check them. */
+  if (f->api == &xrt_api_table) {
+    if (f->ctx == NULL) return bad(buf, cap, "The call frame's execution context is null");
+    if (f->ctx->magic != XRT_CTX_MAGIC)
+      return bad(buf, cap, "The call frame's execution context was not created by this runtime");
+  }
+  /* Null data with elements: an error under the embedded runtime (as its
+   * check has it); other runtimes may pass it, and TS sees an empty view. */
+  int execute = f->stage == XLA_FFI_ExecutionStage_EXECUTE && f->api == &xrt_api_table;
   if (f->args.struct_size < XLA_FFI_Args_STRUCT_SIZE)
     return bad(buf, cap, "Unexpected XLA_FFI_Args size: expected %zu, got %zu",
                (size_t)XLA_FFI_Args_STRUCT_SIZE, f->args.struct_size);
