@@ -851,10 +851,16 @@ int32_t xla_ffi_deno_handler_init(int64_t* flat, int64_t cap_slots, uint8_t* msg
   return 0;
 }
 
+/* Where the search for a free slot starts: after the last slot handed out,
+ * so a released slot is reused as late as possible and a pointer some C code
+ * kept after close keeps answering "was released" for as long as possible. */
+static int32_t g_slot_cursor;
+
 /* Claims a free slot; returns its index or -1 when all are taken. */
 int32_t xla_ffi_deno_handler_slot_acquire(int32_t stage, int32_t major, int32_t minor,
                                           uint32_t traits, int32_t async) {
-  for (int32_t i = 0; i < SLOT_COUNT; i++) {
+  for (int32_t k = 0; k < SLOT_COUNT; k++) {
+    int32_t i = (g_slot_cursor + k) % SLOT_COUNT;
     slot_config* s = &g_slots[i];
     if (atomic_load(&s->in_use) || atomic_load(&s->pinned)) continue;
     s->stage = stage;
@@ -863,6 +869,7 @@ int32_t xla_ffi_deno_handler_slot_acquire(int32_t stage, int32_t major, int32_t 
     s->traits = traits;
     s->async = async;
     atomic_store(&s->in_use, 1);
+    g_slot_cursor = (i + 1) % SLOT_COUNT;
     return i;
   }
   return -1;
@@ -879,6 +886,12 @@ int32_t xla_ffi_deno_handler_slot_of(void* ptr) {
   for (int32_t i = 0; i < SLOT_COUNT; i++)
     if ((void*)g_entries[i] == ptr) return i;
   return -1;
+}
+
+/* The slot of `ptr` if it is a TS entry point whose slot is released, else -1. */
+int32_t xla_ffi_deno_handler_released_slot(void* ptr) {
+  int32_t i = xla_ffi_deno_handler_slot_of(ptr);
+  return i >= 0 && !atomic_load(&g_slots[i].in_use) ? i : -1;
 }
 
 /* Whether the calling thread is the JS thread that hosts TS handlers. */

@@ -157,6 +157,12 @@ static int32_t canonical_platform(const char* p, size_t n) {
 /* Queries a handler's metadata (spec §5.2) into a 48-byte Metadata. */
 static XLA_FFI_Error* query_metadata(XLA_FFI_Handler* h, XLA_FFI_Metadata_V0_2* md) {
   memset(md, 0, sizeof *md);
+  /* A released TS entry point cannot answer (the query has no api to make an
+   * error with): say so instead of reporting API version 0.0. */
+  int32_t released = xla_ffi_deno_handler_released_slot((void*)h);
+  if (released >= 0)
+    return xrt_error_new(XLA_FFI_Error_Code_FAILED_PRECONDITION,
+                         "TS handler entry point %d was released", (int)released);
   md->struct_size = XLA_FFI_Metadata_STRUCT_SIZE;
   md->api_version.struct_size = XLA_FFI_Api_Version_STRUCT_SIZE;
   XLA_FFI_Metadata_Extension ext;
