@@ -183,3 +183,26 @@ Deno.test("use after close: a TS handler closed while its calls are queued from 
   assert.match(r.firstError!.message, /TS handler entry point \d+ was released/);
   assert.equal(r.firstError!.code, ErrorCode.FAILED_PRECONDITION);
 });
+
+Deno.test("limits: a frame larger than the TS flat buffer is RESOURCE_EXHAUSTED, then calls go on", async () => {
+  using rt = new Runtime({ threads: 0 });
+  let calls = 0;
+  using h = Ffi.bind().attrs().to((d) => void (calls += d.size));
+  // 256 KiB flat buffer: a 300 000-byte string attribute does not fit.
+  using big = new CallFrameBuilder().attr("s", "x".repeat(300_000)).build();
+  const tooLarge = isFfi(ErrorCode.RESOURCE_EXHAUSTED, /too large for the TS handler flat buffer/);
+  assert.throws(() => rt.callSync(h, big), tooLarge);
+  await assert.rejects(rt.call(h, big), tooLarge);
+  const r = await rt.callOnThreads(h, big, { threads: 2, iterations: 3 });
+  assert.deepEqual([r.ok, r.failed], [0, 6]);
+  assert.equal(r.firstError?.code, ErrorCode.RESOURCE_EXHAUSTED);
+  assert.equal(calls, 0);
+  // A frame that fits (a 200 000-byte string, a rank-256 buffer) is served.
+  using fits = new CallFrameBuilder().attr("s", "x".repeat(200_000))
+    .arg(new Float32Array(1), new Array(256).fill(1)).build();
+  using h2 = Ffi.bind().arg(DataType.F32, 256).attrs().to((b, d) =>
+    void (calls += b.rank + d.size)
+  );
+  rt.callSync(h2, fits);
+  assert.equal(calls, 257);
+});
