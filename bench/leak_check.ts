@@ -16,7 +16,10 @@ const n = Number(Deno.args[0] ?? 1_000_000);
 const only = Deno.args[1]; // optional: run only the paths whose name contains this
 const rounds = Number(Deno.args[2] ?? 1); // measured rounds per path
 // With --v8-flags=--expose-gc (the task sets it) the JS heap is collected
-// before each reading, so RSS shows native growth rather than garbage.
+// before each reading, so RSS shows native growth rather than garbage. The
+// task also fixes V8's young generation at 16 MiB: it otherwise grows and
+// shrinks its reservation by megabytes between readings (seen as noise of
+// +-12 MiB on the TS state path).
 const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
 const limit = 1 << 20;
 using lib = openTestHandlers();

@@ -8,7 +8,6 @@
 import {
   DataType,
   Dictionary,
-  ExecutionStage,
   Ffi,
   FfiError,
   Future,
