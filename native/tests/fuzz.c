@@ -1069,8 +1069,14 @@ static int mutate_frame(XLA_FFI_CallFrame* cf, int bad) {
     case 15: {
       if (!(b = some_buffer(cf)) || !b->dims || backed(b->rank, 8) != b->rank) return 0;
       b->data = NULL; /* invalid only when it has elements (stage is EXECUTE) */
+      /* Dims may already be huge (mutation 14): count without overflowing. */
       int64_t n = 1;
-      for (int64_t d = 0; d < b->rank; d++) n *= b->dims[d];
+      int zero = 0;
+      for (int64_t d = 0; d < b->rank; d++) {
+        if (b->dims[d] == 0) zero = 1;
+        else if (__builtin_mul_overflow(n, b->dims[d], &n)) n = INT64_MAX;
+      }
+      if (zero) n = 0;
       return n > 0 && b->dtype != XLA_FFI_DataType_TOKEN;
     }
     case 16:
