@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "handler_internal.h"
+#include "runtime_internal.h"
 
 #define SLOT_COUNT 1024
 #define TOKEN_COUNT 65536
@@ -721,9 +722,12 @@ static XLA_FFI_Error* answer_metadata(const slot_config* s, XLA_FFI_CallFrame* f
 }
 
 static XLA_FFI_Error* slot_entry(int32_t n, XLA_FFI_CallFrame* f) {
-  if (f == NULL) return NULL;
+  if (f == NULL) {
+    xrt_warn("deno-xla-ffi: TS handler entry point %d called with a null call frame", (int)n);
+    return NULL; /* no api to create an error with */
+  }
   slot_config* s = &g_slots[n];
-  char buf[256];
+  char buf[512];
   if (f->struct_size != XLA_FFI_CallFrame_STRUCT_SIZE) {
     snprintf(buf, sizeof buf,
              "Unexpected XLA_FFI_CallFrame size: expected %zu got %zu. "
@@ -735,6 +739,13 @@ static XLA_FFI_Error* slot_entry(int32_t n, XLA_FFI_CallFrame* f) {
   if (f->extension_start != NULL && f->extension_start->type == XLA_FFI_Extension_Metadata) {
     if (live) return answer_metadata(s, f);
   }
+  /* Without an api (XLA's metadata query has none) no XLA_FFI_Error can be
+   * made: the call is refused with a warning instead. */
+  if (f->api == NULL) {
+    xrt_warn("deno-xla-ffi: TS handler entry point %d called with a call frame without an api; "
+             "not called", (int)n);
+    return NULL;
+  }
   if (!live) {
     snprintf(buf, sizeof buf, "TS handler entry point %d was released", (int)n);
     return make_error(f->api, XLA_FFI_Error_Code_FAILED_PRECONDITION, buf);
@@ -744,6 +755,9 @@ static XLA_FFI_Error* slot_entry(int32_t n, XLA_FFI_CallFrame* f) {
              stage_name(s->stage), stage_name((int32_t)f->stage));
     return make_error(f->api, XLA_FFI_Error_Code_INVALID_ARGUMENT, buf);
   }
+  /* Checked on the calling thread, before any future or queued job exists. */
+  int32_t bad = xla_ffi_deno_handler_check_frame(f, buf, sizeof buf);
+  if (bad) return make_error(f->api, bad, buf);
   if (atomic_load(&g_js_thread_set) && pthread_equal(pthread_self(), g_js_thread)) {
     inline_cb_t cb = atomic_load(&g_inline_cb);
     if (cb == NULL) return finish(f, -1, 0, "", 0);
@@ -837,10 +851,16 @@ int32_t xla_ffi_deno_handler_init(int64_t* flat, int64_t cap_slots, uint8_t* msg
   return 0;
 }
 
+/* Where the search for a free slot starts: after the last slot handed out,
+ * so a released slot is reused as late as possible and a pointer some C code
+ * kept after close keeps answering "was released" for as long as possible. */
+static int32_t g_slot_cursor;
+
 /* Claims a free slot; returns its index or -1 when all are taken. */
 int32_t xla_ffi_deno_handler_slot_acquire(int32_t stage, int32_t major, int32_t minor,
                                           uint32_t traits, int32_t async) {
-  for (int32_t i = 0; i < SLOT_COUNT; i++) {
+  for (int32_t k = 0; k < SLOT_COUNT; k++) {
+    int32_t i = (g_slot_cursor + k) % SLOT_COUNT;
     slot_config* s = &g_slots[i];
     if (atomic_load(&s->in_use) || atomic_load(&s->pinned)) continue;
     s->stage = stage;
@@ -849,6 +869,7 @@ int32_t xla_ffi_deno_handler_slot_acquire(int32_t stage, int32_t major, int32_t 
     s->traits = traits;
     s->async = async;
     atomic_store(&s->in_use, 1);
+    g_slot_cursor = (i + 1) % SLOT_COUNT;
     return i;
   }
   return -1;
@@ -865,6 +886,12 @@ int32_t xla_ffi_deno_handler_slot_of(void* ptr) {
   for (int32_t i = 0; i < SLOT_COUNT; i++)
     if ((void*)g_entries[i] == ptr) return i;
   return -1;
+}
+
+/* The slot of `ptr` if it is a TS entry point whose slot is released, else -1. */
+int32_t xla_ffi_deno_handler_released_slot(void* ptr) {
+  int32_t i = xla_ffi_deno_handler_slot_of(ptr);
+  return i >= 0 && !atomic_load(&g_slots[i].in_use) ? i : -1;
 }
 
 /* Whether the calling thread is the JS thread that hosts TS handlers. */

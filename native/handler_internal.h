@@ -13,6 +13,8 @@
 #define FLAT_HEADER_SLOTS 4
 
 int32_t xla_ffi_deno_dtype_width(int32_t dtype);
+/* Structural check of a frame; 0 or an XLA error code (message in buf). */
+int32_t xla_ffi_deno_handler_check_frame(const XLA_FFI_CallFrame* f, char* buf, size_t cap);
 int32_t xla_ffi_deno_handler_flatten_into(const XLA_FFI_CallFrame* f, int64_t* out, int64_t cap);
 
 #endif /* DENO_XLA_FFI_HANDLER_INTERNAL_H_ */

@@ -157,6 +157,12 @@ static int32_t canonical_platform(const char* p, size_t n) {
 /* Queries a handler's metadata (spec §5.2) into a 48-byte Metadata. */
 static XLA_FFI_Error* query_metadata(XLA_FFI_Handler* h, XLA_FFI_Metadata_V0_2* md) {
   memset(md, 0, sizeof *md);
+  /* A released TS entry point cannot answer (the query has no api to make an
+   * error with): say so instead of reporting API version 0.0. */
+  int32_t released = xla_ffi_deno_handler_released_slot((void*)h);
+  if (released >= 0)
+    return xrt_error_new(XLA_FFI_Error_Code_FAILED_PRECONDITION,
+                         "TS handler entry point %d was released", (int)released);
   md->struct_size = XLA_FFI_Metadata_STRUCT_SIZE;
   md->api_version.struct_size = XLA_FFI_Api_Version_STRUCT_SIZE;
   XLA_FFI_Metadata_Extension ext;
@@ -652,6 +658,19 @@ static int future_take_or_orphan(XLA_FFI_Future* f, XLA_FFI_Error** out) {
   pthread_mutex_unlock(&f->mu);
   future_free(f);
   return 1;
+}
+
+/**
+ * Releases a future a handler left in a call frame that the caller laid out
+ * itself (test harnesses, the fuzzer: they play XLA's part): a completed one
+ * is freed, a pending one is orphaned (its completer frees it). Returns 0, or
+ * -1 when `f` is not a live future of this runtime.
+ */
+int32_t xrt_future_release(XLA_FFI_Future* f) {
+  if (!xrt_live_has(f, XRT_LIVE_FUTURE)) return -1;
+  XLA_FFI_Error* e = NULL;
+  if (future_take_or_orphan(f, &e)) xrt_error_free(e);
+  return 0;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -138,6 +138,8 @@ void xrt_cuda_detach(xrt_runtime* rt);
 
 /* handler.c: marks the JS thread as blocked in a native handler (deadlock guard). */
 int64_t xla_ffi_deno_js_block_enter(void);
+/* handler.c: the slot of a released TS entry point `h`, or -1 (not one, or live). */
+int32_t xla_ffi_deno_handler_released_slot(void* h);
 void xla_ffi_deno_js_block_leave(int64_t saved);
 
 #endif /* DENO_XLA_FFI_RUNTIME_INTERNAL_H_ */

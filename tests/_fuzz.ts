@@ -42,6 +42,8 @@ export interface FuzzResult {
   perTarget: Record<string, number>;
   tasksScheduled: number;
   tasksRun: number;
+  /** Futures the raw entry points left on frames they accepted (async handlers). */
+  futuresLeft: number;
   ms: number;
 }
 
@@ -59,14 +61,18 @@ export function fuzzSeed(): bigint {
   return v === undefined ? 20260101n : BigInt(v);
 }
 
-let lib:
-  | Deno.DynamicLibrary<{
-    fuzz_run: {
-      parameters: ["buffer", "u64", "i64", "buffer", "i32", "buffer", "buffer", "i32"];
-      result: "i32";
-    };
-  }>
-  | undefined;
+const SYMBOLS = {
+  fuzz_run: {
+    parameters: ["buffer", "u64", "i64", "buffer", "i32", "buffer", "buffer", "i32"],
+    result: "i32",
+  },
+  fuzz_run_targets: {
+    parameters: ["buffer", "u64", "i64", "buffer", "i32", "u32", "buffer", "buffer", "i32"],
+    result: "i32",
+  },
+} as const;
+
+let lib: Deno.DynamicLibrary<typeof SYMBOLS> | undefined;
 
 function fuzzLibrary() {
   lib ??= Deno.dlopen(
@@ -74,24 +80,24 @@ function fuzzLibrary() {
       name: "xrt_fuzz",
       sources: ["native/tests/fuzz.c", "native/tests/runtime_handlers.c"],
     }),
-    {
-      fuzz_run: {
-        parameters: ["buffer", "u64", "i64", "buffer", "i32", "buffer", "buffer", "i32"],
-        result: "i32",
-      },
-    } as const,
+    SYMBOLS,
   );
   return lib;
 }
 
+/** Index of the target that feeds mutated frames to the `raw` entry points. */
+export const RAW_TARGET = FUZZ_TARGETS.indexOf("handler entry points (raw frames)");
+
 /**
  * Runs `cases` cases from `seed`. `raw` are extra handler entry points (e.g.
- * TS handlers) fed mutated frames directly.
+ * TS handlers) fed mutated frames directly. `targets`: the target indices to
+ * run (default all of them, drawn at random).
  */
 export function runFuzz(
   seed: bigint,
   cases: number,
   raw: readonly Deno.PointerObject[] = [],
+  targets?: readonly number[],
 ): FuzzResult {
   native(); // the runtime library is loaded (fuzz.c resolves it by path)
   const path = new TextEncoder().encode(nativeLibraryPath() + "\0");
@@ -99,12 +105,14 @@ export function runFuzz(
   const out = new BigInt64Array(32);
   const msg = new Uint8Array(2048);
   const t0 = performance.now();
-  const rc = fuzzLibrary().symbols.fuzz_run(
+  const mask = (targets ?? []).reduce((m, t) => (m | (1 << t)) >>> 0, 0);
+  const rc = fuzzLibrary().symbols.fuzz_run_targets(
     path,
     seed,
     BigInt(cases),
     rawPtrs,
     raw.length,
+    mask,
     out,
     msg,
     msg.length,
@@ -124,6 +132,7 @@ export function runFuzz(
     perTarget,
     tasksScheduled: Number(out[27]),
     tasksRun: Number(out[28]),
+    futuresLeft: Number(out[29]),
     ms,
   };
 }

@@ -5,7 +5,9 @@
 import {
   CallFrameBuilder,
   DataType,
+  Ffi,
   FfiError,
+  HandlerBundle,
   type Runtime,
   runtimeDebugStats,
   type RuntimeStats,
@@ -90,4 +92,123 @@ export async function settledStats(ms = 2000): Promise<RuntimeStats> {
     s = runtimeDebugStats();
   }
   return s;
+}
+
+/** TS handler paths: the handlers they call, closed by `close()`. */
+export interface TsLeakPaths {
+  paths: Record<string, LeakPath>;
+  /** Calls that reached each TS handler. */
+  counts: Record<string, number>;
+  close(): void;
+}
+
+/**
+ * The TS handler call paths: a sync handler via callSync, an async one via
+ * call, an error-returning one, instantiate + state + Instance close, and
+ * callOnThreads (sync and async handlers from runtime threads). Each path
+ * checks that every call reached TS exactly once.
+ */
+export function tsLeakPaths(rt: Runtime): TsLeakPaths {
+  const counts: Record<string, number> = {
+    sync: 0,
+    async: 0,
+    error: 0,
+    instantiate: 0,
+    execute: 0,
+    threads: 0,
+  };
+  const x = new Float32Array([2]);
+  const y = new Float32Array(1);
+  const sync = Ffi.bind().arg(DataType.F32).ret(DataType.F32).to((a, b) => {
+    counts.sync!++;
+    b.typed()[0] = a.typed()[0]! * 2;
+  });
+  const asyncH = Ffi.bind().arg(DataType.F32).ret(DataType.F32).to(async (a, b) => {
+    counts.async!++;
+    await null;
+    b.typed()[0] = a.typed()[0]! + 1;
+  });
+  const fail = Ffi.bind().attr("code", "i32").to((code) => {
+    counts.error!++;
+    throw new FfiError(code, "leak check: expected failure");
+  });
+  const bundle = new HandlerBundle({
+    instantiate: Ffi.bindInstantiate().attr("start", "i32").to((start) => {
+      counts.instantiate!++;
+      return { calls: start };
+    }),
+    execute: Ffi.bind().state<{ calls: number }>().to((s) => {
+      counts.execute!++;
+      s.calls++;
+    }),
+  });
+  let k = 0;
+  const threaded = Ffi.bind().to(() => {
+    counts.threads!++;
+    return (k++ & 1) === 0 ? undefined : Promise.resolve();
+  });
+  const expect = (what: string, before: number, n: number) => {
+    const got = counts[what]! - before;
+    if (got !== n) throw new Error(`${what}: ${got} calls reached TS, expected ${n}`);
+  };
+  const paths: Record<string, LeakPath> = {
+    "TS callSync": (n) => {
+      using f = new CallFrameBuilder().arg(x).ret(y).build();
+      const c0 = counts.sync!;
+      for (let i = 0; i < n; i++) rt.callSync(sync, f);
+      expect("sync", c0, n);
+      return Promise.resolve();
+    },
+    "TS call (async)": async (n) => {
+      using f = new CallFrameBuilder().arg(x).ret(y).build();
+      const c0 = counts.async!;
+      for (let i = 0; i < n; i++) await rt.call(asyncH, f);
+      expect("async", c0, n);
+    },
+    "TS error-returning": (n) => {
+      using f = new CallFrameBuilder().attr("code", 9, DataType.S32).build();
+      const c0 = counts.error!;
+      for (let i = 0; i < n; i++) {
+        try {
+          rt.callSync(fail, f);
+          throw new Error("no error");
+        } catch (e) {
+          if (!(e instanceof FfiError) || e.code !== 9) throw e;
+        }
+      }
+      expect("error", c0, n);
+      return Promise.resolve();
+    },
+    "TS instantiate+state": async (n) => {
+      using f = new CallFrameBuilder().attr("start", 1, DataType.S32).build();
+      using g = new CallFrameBuilder().build();
+      const c0 = counts.instantiate!, e0 = counts.execute!;
+      for (let i = 0; i < n; i++) {
+        const inst = await rt.instantiate(bundle, f);
+        rt.callSync(bundle, g, { instance: inst });
+        inst.close();
+      }
+      expect("instantiate", c0, n);
+      expect("execute", e0, n);
+    },
+    "TS callOnThreads": async (n) => {
+      using f = new CallFrameBuilder().build();
+      const iterations = Math.ceil(n / 4);
+      const c0 = counts.threads!;
+      const r = await rt.callOnThreads(threaded, f, { threads: 4, iterations });
+      if (r.failed !== 0) throw r.firstError;
+      expect("threads", c0, 4 * iterations);
+    },
+  };
+  return {
+    paths,
+    counts,
+    close() {
+      sync.close();
+      asyncH.close();
+      fail.close();
+      bundle.close();
+      threaded.close();
+    },
+  };
 }

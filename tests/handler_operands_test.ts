@@ -149,7 +149,7 @@ Deno.test({
 });
 
 Deno.test({
-  name: "released slots answer with an error, never crash, and are reused",
+  name: "released slots answer with an error, never crash, and are reused last",
   ...opts,
   fn: async () => {
     const h = Ffi.bind().to(() => {});
@@ -167,9 +167,12 @@ Deno.test({
     });
     const m = metadata(pointer, (await import("./_handler_harness.ts")).harness().hh_api());
     assert.equal(m.code, ErrorCode.FAILED_PRECONDITION);
+    // Released slots are reused last: the next handler gets another one, and
+    // the kept pointer still answers with the error.
     using again = Ffi.bind().to(() => {});
-    assert.equal(again.slot, slot);
+    assert.notEqual(again.slot, slot);
     assert.equal(await call(again.pointer, f), null);
+    assert.equal((await call(pointer, f))?.code, ErrorCode.FAILED_PRECONDITION);
   },
 });
 

@@ -84,6 +84,7 @@ static struct {
   XLA_FFI_Error* (*lookup)(const char*, int64_t, const char*, int64_t, uint64_t*);
   XLA_FFI_Error* (*register_type)(const char*, int64_t, int64_t*);
   XLA_FFI_Error* (*metadata)(XLA_FFI_Handler*, int64_t*);
+  int32_t (*future_release)(XLA_FFI_Future*);
 } X;
 
 static int resolve(void* lib) {
@@ -114,6 +115,7 @@ static int resolve(void* lib) {
   R(lookup, "xrt_lookup");
   R(register_type, "xrt_register_type");
   R(metadata, "xrt_metadata");
+  R(future_release, "xrt_future_release");
 #undef R
   return 1;
 }
@@ -148,6 +150,8 @@ static struct {
   XLA_FFI_Handler** raw;
   int32_t n_raw;
   int64_t tasks_scheduled;
+  int64_t futures_left; /* futures the raw handlers left (async handlers) */
+  uint32_t target_mask; /* targets to run (bit t), 0 = all */
   /* Arena for call frames and descriptions, reset every case. */
   unsigned char* arena;
   size_t arena_used, arena_cap;
@@ -1065,8 +1069,14 @@ static int mutate_frame(XLA_FFI_CallFrame* cf, int bad) {
     case 15: {
       if (!(b = some_buffer(cf)) || !b->dims || backed(b->rank, 8) != b->rank) return 0;
       b->data = NULL; /* invalid only when it has elements (stage is EXECUTE) */
+      /* Dims may already be huge (mutation 14): count without overflowing. */
       int64_t n = 1;
-      for (int64_t d = 0; d < b->rank; d++) n *= b->dims[d];
+      int zero = 0;
+      for (int64_t d = 0; d < b->rank; d++) {
+        if (b->dims[d] == 0) zero = 1;
+        else if (__builtin_mul_overflow(n, b->dims[d], &n)) n = INT64_MAX;
+      }
+      if (zero) n = 0;
       return n > 0 && b->dtype != XLA_FFI_DataType_TOKEN;
     }
     case 16:
@@ -1202,7 +1212,16 @@ static void raw_case(void) {
   XLA_FFI_Handler* h = F.n_raw > 0 ? F.raw[below((uint32_t)F.n_raw)] : checked_entry;
   cf->future = NULL;
   XLA_FFI_Error* e = h(cf);
-  if (cf->future) violation("a handler entry point left a future on a frame it rejected");
+  if (cf->future) {
+    /* An async handler accepted the frame: the fuzzer, in XLA's place, owns
+     * the future; it is released here (orphaned while pending). */
+    if (bad) violation("a handler entry point left a future on a frame it rejected");
+    if (e) violation("a handler entry point returned an error and left a future");
+    if (X.future_release(cf->future) != 0)
+      violation("a handler entry point left a future that is not the runtime's");
+    cf->future = NULL;
+    F.futures_left++;
+  }
   verdict(e, bad ? EXPECT_FAIL : EXPECT_ANY, "handler entry point");
 }
 
@@ -1356,8 +1375,26 @@ static void handler_case(void) {
  * The first violation is described in msg. Returns 0, or -1 if the runtime's
  * entry points cannot be resolved.
  */
+static int32_t run(const char* main_lib, uint64_t seed, int64_t cases, const uint64_t* raw,
+                   int32_t n_raw, uint32_t mask, int64_t* out, char* msg, int32_t msg_cap);
+
 int32_t fuzz_run(const char* main_lib, uint64_t seed, int64_t cases, const uint64_t* raw,
                  int32_t n_raw, int64_t* out, char* msg, int32_t msg_cap) {
+  return run(main_lib, seed, cases, raw, n_raw, 0, out, msg, msg_cap);
+}
+
+/**
+ * As fuzz_run, but runs only the targets whose bit is set in `mask` (e.g.
+ * 1 << 22: every case feeds a mutated frame to a `raw` handler entry point).
+ * out[29] = futures the raw handlers left on accepted frames (released).
+ */
+int32_t fuzz_run_targets(const char* main_lib, uint64_t seed, int64_t cases, const uint64_t* raw,
+                         int32_t n_raw, uint32_t mask, int64_t* out, char* msg, int32_t msg_cap) {
+  return run(main_lib, seed, cases, raw, n_raw, mask, out, msg, msg_cap);
+}
+
+static int32_t run(const char* main_lib, uint64_t seed, int64_t cases, const uint64_t* raw,
+                   int32_t n_raw, uint32_t mask, int64_t* out, char* msg, int32_t msg_cap) {
   void* lib = dlopen(main_lib, RTLD_NOW | RTLD_LOCAL);
   if (!lib || !resolve(lib)) {
     if (msg && msg_cap > 0) snprintf(msg, (size_t)msg_cap, "cannot load %s", main_lib);
@@ -1370,6 +1407,7 @@ int32_t fuzz_run(const char* main_lib, uint64_t seed, int64_t cases, const uint6
   F.msg_cap = msg_cap;
   F.raw = (XLA_FFI_Handler**)(uintptr_t)raw;
   F.n_raw = raw ? n_raw : 0;
+  F.target_mask = mask & ((1u << T_COUNT) - 1);
   if (msg && msg_cap > 0) msg[0] = '\0';
   F.arena_cap = 1 << 20;
   F.arena = aligned_alloc(16, F.arena_cap);
@@ -1392,6 +1430,10 @@ int32_t fuzz_run(const char* main_lib, uint64_t seed, int64_t cases, const uint6
     F.arena_used = 0;
     F.trace[0] = '\0';
     F.target = (int)below(T_COUNT);
+    if (F.target_mask && !(F.target_mask & (1u << F.target))) {
+      /* Another target of the mask, in order from the drawn one. */
+      while (!(F.target_mask & (1u << F.target))) F.target = (F.target + 1) % T_COUNT;
+    }
     F.per_target[F.target]++;
     if (F.target < T_API) {
       if (F.target == 7 && chance(4)) { /* a fresh instance for State_Set */
@@ -1425,6 +1467,7 @@ int32_t fuzz_run(const char* main_lib, uint64_t seed, int64_t cases, const uint6
   for (int t = 0; t < T_COUNT; t++) out[4 + t] = F.per_target[t];
   out[27] = F.tasks_scheduled;
   out[28] = atomic_load(&F.tasks_run);
+  out[29] = F.futures_left;
   if (F.tasks_scheduled != out[28])
     violation("pool tasks: %lld scheduled, %lld run", (long long)F.tasks_scheduled,
               (long long)out[28]);

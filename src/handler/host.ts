@@ -606,9 +606,8 @@ export function handlerHostStats(): {
     drainDeadStates();
     lib.xla_ffi_deno_handler_foreign_stats(foreign);
   }
-  const nativeFailed = lib === undefined
-    ? 0
-    : Number(lib.xla_ffi_deno_handler_failed_completions());
+  // Process-wide, also before this module hosts a handler.
+  const nativeFailed = Number(native().xla_ffi_deno_handler_failed_completions());
   return {
     liveHandlers,
     liveStates: states.size,
