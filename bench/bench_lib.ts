@@ -19,7 +19,7 @@ export const BENCH_SYMBOLS = {
   bench_frame: { parameters: ["i32"], result: "pointer" },
   bench_frame_count: { parameters: [], result: "i32" },
   /** Sets the `XLA_FFI_Api*` of every bench frame (null: none). */
-  bench_frame_set_api: { parameters: ["pointer"], result: "void" },
+  bench_frame_set_context: { parameters: ["pointer", "pointer"], result: "void" },
   bench_c_address: { parameters: ["i32"], result: "pointer" },
   bench_c_canonical: { parameters: ["pointer", "buffer", "i64"], result: "i64" },
   bench_c_last_digest: { parameters: [], result: "u64" },

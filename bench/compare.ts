@@ -25,6 +25,7 @@
 import { parseArgs } from "node:util";
 import { NativeHandler } from "../src/runtime/handler_library.ts";
 import { Runtime } from "../src/runtime/runtime.ts";
+import { CallFrameBuilder } from "../src/runtime/call_frame.ts";
 import { digestHex, drive, FRAMES, openBenchLibrary } from "./bench_lib.ts";
 import { frameDigest, readFrameForDigest } from "./digest.ts";
 import { mirrorFrame } from "./runtime_frames.ts";
@@ -95,10 +96,12 @@ const frameOf = (which: number): Deno.PointerObject => {
   if (f === null) throw new Error(`bench_frame(${which}) returned NULL`);
   return f;
 };
-// The bench frames carry our runtime's API table: a TS handler reports errors
-// through XLA_FFI_Error_Create, and without an API a failed call would reach
-// the driver as a success (the handler entry can only print the message).
-S.bench_frame_set_api(Runtime.api);
+// The bench frames carry our runtime's API table and an execution context of it
+// (taken from a frame the runtime built): a TS handler reports errors through
+// XLA_FFI_Error_Create, and without an API a failed call would reach the
+// driver as a success (the handler entry can only print the message).
+const ctxFrame = new CallFrameBuilder().build();
+S.bench_frame_set_context(Runtime.api, new Deno.UnsafePointerView(ctxFrame.pointer).getPointer(24));
 
 // ---- contender 3: the C floor --------------------------------------------
 const cFloor: Contender = {
@@ -569,5 +572,7 @@ if (!opts["no-write"] && !failed) {
   Deno.writeTextFileSync(new URL("results.svg", import.meta.url), svg);
   console.log("wrote bench/results.md, bench/results.svg and the README's benchmark section");
 }
+S.bench_frame_set_context(null, null);
+ctxFrame.close();
 lib.close();
 if (failed) Deno.exit(1);

@@ -11,12 +11,17 @@ import assert from "node:assert/strict";
 import { DataType } from "../src/abi/enums.ts";
 import { Ffi } from "../src/handler/binding.ts";
 import { Runtime } from "../src/runtime/runtime.ts";
+import { CallFrameBuilder } from "../src/runtime/call_frame.ts";
 import { drive, FRAMES, openBenchLibrary } from "../bench/bench_lib.ts";
 import { frameDigest, readFrameForDigest } from "../bench/digest.ts";
 import { TsHandlers } from "../bench/ts_handlers.ts";
 
 using lib = openBenchLibrary();
-lib.symbols.bench_frame_set_api(Runtime.api);
+using ctxFrame = new CallFrameBuilder().build(); // a context of the embedded runtime
+lib.symbols.bench_frame_set_context(
+  Runtime.api,
+  new Deno.UnsafePointerView(ctxFrame.pointer).getPointer(24),
+);
 {
   using ts = new TsHandlers();
   for (const f of FRAMES) {
@@ -41,4 +46,4 @@ lib.symbols.bench_frame_set_api(Runtime.api);
     console.log(`failure ${threads}`);
   }
 }
-lib.symbols.bench_frame_set_api(null);
+lib.symbols.bench_frame_set_context(null, null);

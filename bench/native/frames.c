@@ -10,9 +10,10 @@
  *   32 attributes of every kind, dictionaries among them (one nests another).
  *
  * Buffer byte k of the n-th buffer built holds (n * 31 + k * 7 + 1) & 0xff.
- * The frames carry no execution context and, until bench_frame_set_api(), no
- * API table: decoders only read them. A handler that reports errors through
- * the API (the TS handler entry does) needs one.
+ * The frames carry no execution context and no API table until
+ * bench_frame_set_context(): decoders only read them. A handler that reports
+ * errors through the API (the TS handler entry does) needs the API, and under
+ * the embedded runtime an execution context of that runtime.
  *
  * Copyright 2026 The deno-xla-ffi Authors. Licensed under Apache-2.0.
  */
@@ -321,7 +322,10 @@ int32_t bench_frame_count(void) { return BENCH_FRAME_COUNT; }
 
 /* Sets the API table of every frame (NULL: none). Call it before any thread
  * drives a frame. */
-void bench_frame_set_api(const XLA_FFI_Api* api) {
+void bench_frame_set_context(const XLA_FFI_Api* api, XLA_FFI_ExecutionContext* ctx) {
   pthread_once(&g_once, build_all);
-  for (int i = 0; i < BENCH_FRAME_COUNT; i++) g_frames[i]->api = api;
+  for (int i = 0; i < BENCH_FRAME_COUNT; i++) {
+    g_frames[i]->api = api;
+    g_frames[i]->ctx = ctx;
+  }
 }
