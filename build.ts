@@ -23,6 +23,7 @@ import { EMBEDDED_SOURCES } from "./src/native/embedded_sources.ts";
 /** The C sources of the main library, relative to this file. */
 export const NATIVE_SOURCES: readonly string[] = [
   "native/xla_ffi.h",
+  "native/xla_ffi_dtype.h",
   "native/lib_info.c",
   "native/runtime_internal.h",
   "native/runtime.c",

@@ -25,26 +25,10 @@
 
 #include "handler_internal.h"
 #include "runtime_internal.h"
+#include "xla_ffi_dtype.h"
 
 int32_t xla_ffi_deno_dtype_width(int32_t dtype) {
-  switch (dtype) {
-    case XLA_FFI_DataType_PRED: case XLA_FFI_DataType_S8: case XLA_FFI_DataType_U8:
-      return 1;
-    case XLA_FFI_DataType_S16: case XLA_FFI_DataType_U16: case XLA_FFI_DataType_F16:
-    case XLA_FFI_DataType_BF16:
-      return 2;
-    case XLA_FFI_DataType_S32: case XLA_FFI_DataType_U32: case XLA_FFI_DataType_F32:
-      return 4;
-    case XLA_FFI_DataType_S64: case XLA_FFI_DataType_U64: case XLA_FFI_DataType_F64:
-    case XLA_FFI_DataType_C64:
-      return 8;
-    case XLA_FFI_DataType_C128:
-      return 16;
-    case XLA_FFI_DataType_INVALID: case XLA_FFI_DataType_TOKEN:
-      return 0;
-    default:
-      return (dtype >= 19 && dtype <= 33) ? 1 : 0;
-  }
+  return (int32_t)xla_ffi_dtype_width(dtype);
 }
 
 typedef struct {

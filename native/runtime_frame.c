@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "runtime_internal.h"
+#include "xla_ffi_dtype.h"
 
 typedef struct {
   const uint8_t* p;
@@ -59,39 +60,10 @@ static uint32_t u32_at(const uint8_t* p, int i) {
   return v;
 }
 
-static size_t dtype_width(uint32_t dt) {
-  switch (dt) {
-    case XLA_FFI_DataType_PRED:
-    case XLA_FFI_DataType_S8:
-    case XLA_FFI_DataType_U8:
-    case XLA_FFI_DataType_F8E5M2:
-    case XLA_FFI_DataType_F8E4M3FN:
-    case XLA_FFI_DataType_F8E4M3B11FNUZ:
-    case XLA_FFI_DataType_F8E5M2FNUZ:
-    case XLA_FFI_DataType_F8E4M3FNUZ:
-    case XLA_FFI_DataType_F8E4M3:
-    case XLA_FFI_DataType_F8E3M4:
-    case XLA_FFI_DataType_F8E8M0FNU:
-      return 1;
-    case XLA_FFI_DataType_S16:
-    case XLA_FFI_DataType_U16:
-    case XLA_FFI_DataType_F16:
-    case XLA_FFI_DataType_BF16:
-      return 2;
-    case XLA_FFI_DataType_S32:
-    case XLA_FFI_DataType_U32:
-    case XLA_FFI_DataType_F32:
-      return 4;
-    case XLA_FFI_DataType_S64:
-    case XLA_FFI_DataType_U64:
-    case XLA_FFI_DataType_F64:
-    case XLA_FFI_DataType_C64:
-      return 8;
-    case XLA_FFI_DataType_C128:
-      return 16;
-    default:
-      return 0;
-  }
+/* Attribute scalars and arrays hold whole-byte elements: not INVALID, TOKEN
+ * or the packed sub-byte types. */
+static int attr_dtype_ok(uint32_t dt) {
+  return xla_ffi_dtype_width(dt) != 0 && !xla_ffi_dtype_is_sub_byte(dt);
 }
 
 static int span_less(const XLA_FFI_ByteSpan* x, const XLA_FFI_ByteSpan* y) {
@@ -164,7 +136,7 @@ static int build_dict(builder* b, XLA_FFI_Attrs* out, int depth) {
         void* v = bump(b, 8);
         if (!p || !s || !v) return 0;
         s->dtype = (XLA_FFI_DataType)u32_at(p, 0);
-        if (!dtype_width(s->dtype)) return b->failed = 1, 0;
+        if (!attr_dtype_ok(s->dtype)) return b->failed = 1, 0;
         memcpy(v, p + 8, 8);
         s->value = v;
         out->attrs[i] = s;
@@ -174,8 +146,8 @@ static int build_dict(builder* b, XLA_FFI_Attrs* out, int depth) {
         const uint8_t* p = take(b, 8);
         if (!p) return 0;
         uint32_t dt = u32_at(p, 0), count = u32_at(p, 1);
-        if (!dtype_width(dt)) return b->failed = 1, 0;
-        size_t bytes = dtype_width(dt) * count;
+        if (!attr_dtype_ok(dt)) return b->failed = 1, 0;
+        size_t bytes = xla_ffi_dtype_width(dt) * count;
         const uint8_t* data = take(b, bytes);
         XLA_FFI_Array* arr = bump(b, sizeof *arr);
         void* copy = bump(b, bytes ? bytes : 8);

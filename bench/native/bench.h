@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "xla_ffi.h"
+#include "xla_ffi_dtype.h"
 
 /* Frame ids of bench_frame(). */
 enum { BENCH_FRAME_STANDARD = 0, BENCH_FRAME_SMALL = 1, BENCH_FRAME_LARGE = 2, BENCH_FRAME_COUNT = 3 };
@@ -47,9 +48,6 @@ typedef struct bench_decoded {
   bench_attr attrs[BENCH_MAX_ATTRS];
   unsigned char pool[BENCH_POOL_BYTES];
 } bench_decoded;
-
-/* Size in bytes of one element of an XLA data type; 0 when unknown. */
-int64_t bench_dtype_size(int32_t dtype);
 
 /* Decodes a frame into `out`; 0 on success, -1 when a capacity or a type is
  * out of range. */

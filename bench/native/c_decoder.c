@@ -58,7 +58,7 @@ static int decode_attrs(const XLA_FFI_Attrs* attrs, bench_decoded* out) {
     switch (attrs->types[i]) {
       case XLA_FFI_AttrType_SCALAR: {
         const XLA_FFI_Scalar* s = attrs->attrs[i];
-        int64_t n = bench_dtype_size((int32_t)s->dtype);
+        int64_t n = (int64_t)xla_ffi_dtype_width(s->dtype);
         if (n == 0) return -1;
         a->dtype = (int32_t)s->dtype;
         a->value_len = (uint32_t)n;
@@ -67,7 +67,7 @@ static int decode_attrs(const XLA_FFI_Attrs* attrs, bench_decoded* out) {
       }
       case XLA_FFI_AttrType_ARRAY: {
         const XLA_FFI_Array* arr = attrs->attrs[i];
-        int64_t n = bench_dtype_size((int32_t)arr->dtype);
+        int64_t n = (int64_t)xla_ffi_dtype_width(arr->dtype);
         if (n == 0) return -1;
         a->dtype = (int32_t)arr->dtype;
         a->count = (int64_t)arr->size;
@@ -157,7 +157,7 @@ static void put_buffer(text_out* t, const bench_buffer* b) {
     put_i64(t, b->dims[i]);
     elems *= b->dims[i];
   }
-  int64_t bytes = elems * bench_dtype_size(b->dtype);
+  int64_t bytes = elems * (int64_t)xla_ffi_dtype_width(b->dtype);
   puts_(t, " ");
   put_hex(t, b->data, (size_t)(bytes < 4 ? bytes : 4));
   puts_(t, "\n");

@@ -42,33 +42,6 @@ static void* arena(size_t n) {
   return p;
 }
 
-int64_t bench_dtype_size(int32_t dtype) {
-  switch (dtype) {
-    case XLA_FFI_DataType_PRED:
-    case XLA_FFI_DataType_S8:
-    case XLA_FFI_DataType_U8:
-      return 1;
-    case XLA_FFI_DataType_S16:
-    case XLA_FFI_DataType_U16:
-    case XLA_FFI_DataType_F16:
-    case XLA_FFI_DataType_BF16:
-      return 2;
-    case XLA_FFI_DataType_S32:
-    case XLA_FFI_DataType_U32:
-    case XLA_FFI_DataType_F32:
-      return 4;
-    case XLA_FFI_DataType_S64:
-    case XLA_FFI_DataType_U64:
-    case XLA_FFI_DataType_F64:
-    case XLA_FFI_DataType_C64:
-      return 8;
-    case XLA_FFI_DataType_C128:
-      return 16;
-    default:
-      return 0;
-  }
-}
-
 static XLA_FFI_Buffer* make_buffer(int32_t dtype, int64_t rank, const int64_t* dims) {
   XLA_FFI_Buffer* b = arena(sizeof *b);
   int64_t* d = arena(sizeof(int64_t) * (size_t)(rank > 0 ? rank : 1));
@@ -77,7 +50,7 @@ static XLA_FFI_Buffer* make_buffer(int32_t dtype, int64_t rank, const int64_t* d
     d[i] = dims[i];
     elems *= dims[i];
   }
-  size_t bytes = (size_t)(elems * bench_dtype_size(dtype));
+  size_t bytes = (size_t)elems * xla_ffi_dtype_width(dtype);
   unsigned char* data = arena(bytes > 0 ? bytes : 1);
   int n = g_buffers_built++;
   for (size_t k = 0; k < bytes; k++) data[k] = (unsigned char)((n * 31 + (int)k * 7 + 1) & 0xff);
@@ -120,7 +93,7 @@ static void push(XLA_FFI_Attrs* a, const char* name, XLA_FFI_AttrType type, void
 
 static void push_scalar(XLA_FFI_Attrs* a, const char* name, int32_t dtype, const void* value) {
   XLA_FFI_Scalar* s = arena(sizeof *s);
-  size_t n = (size_t)bench_dtype_size(dtype);
+  size_t n = (size_t)xla_ffi_dtype_width(dtype);
   void* v = arena(n);
   memcpy(v, value, n);
   s->dtype = (XLA_FFI_DataType)dtype;
@@ -131,7 +104,7 @@ static void push_scalar(XLA_FFI_Attrs* a, const char* name, int32_t dtype, const
 static void push_array(XLA_FFI_Attrs* a, const char* name, int32_t dtype, size_t size,
                        const void* data) {
   XLA_FFI_Array* arr = arena(sizeof *arr);
-  size_t n = (size_t)bench_dtype_size(dtype) * size;
+  size_t n = (size_t)xla_ffi_dtype_width(dtype) * size;
   void* d = arena(n > 0 ? n : 1);
   memcpy(d, data, n);
   arr->dtype = (XLA_FFI_DataType)dtype;

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "xla_ffi.h"
+#include "xla_ffi_dtype.h"
 #include "abi_fixture_fields.h"
 
 /* ------------------------------------------------------------------------ */
@@ -415,18 +416,6 @@ const XLA_FFI_CallFrame* abi_fixture_broken_frame(int32_t kind) {
     if (!(c)) return __LINE__;  \
   } while (0)
 
-static size_t attr_width(XLA_FFI_DataType t) {
-  switch (t) {
-    case XLA_FFI_DataType_S16: case XLA_FFI_DataType_U16: case XLA_FFI_DataType_F16:
-    case XLA_FFI_DataType_BF16: return 2;
-    case XLA_FFI_DataType_S32: case XLA_FFI_DataType_U32: case XLA_FFI_DataType_F32: return 4;
-    case XLA_FFI_DataType_S64: case XLA_FFI_DataType_U64: case XLA_FFI_DataType_F64:
-    case XLA_FFI_DataType_C64: return 8;
-    case XLA_FFI_DataType_C128: return 16;
-    default: return 1;
-  }
-}
-
 static int span_eq(const XLA_FFI_ByteSpan* a, const XLA_FFI_ByteSpan* b) {
   return a->len == b->len && (a->len == 0 || memcmp(a->ptr, b->ptr, a->len) == 0);
 }
@@ -456,7 +445,7 @@ static int32_t attrs_eq(const XLA_FFI_Attrs* a, const XLA_FFI_Attrs* b) {
         const XLA_FFI_Scalar* s = x;
         const XLA_FFI_Scalar* t = y;
         REQ(s->dtype == t->dtype);
-        REQ(memcmp(s->value, t->value, attr_width(t->dtype)) == 0);
+        REQ(memcmp(s->value, t->value, xla_ffi_dtype_width(t->dtype)) == 0);
         break;
       }
       case XLA_FFI_AttrType_ARRAY: {
@@ -464,7 +453,7 @@ static int32_t attrs_eq(const XLA_FFI_Attrs* a, const XLA_FFI_Attrs* b) {
         const XLA_FFI_Array* t = y;
         REQ(s->dtype == t->dtype);
         REQ(s->size == t->size);
-        REQ(t->size == 0 || memcmp(s->data, t->data, t->size * attr_width(t->dtype)) == 0);
+        REQ(t->size == 0 || memcmp(s->data, t->data, t->size * xla_ffi_dtype_width(t->dtype)) == 0);
         break;
       }
       case XLA_FFI_AttrType_STRING:

@@ -16,25 +16,13 @@
 #include <string.h>
 
 #include "xla_ffi.h"
+#include "xla_ffi_dtype.h"
 
 typedef int (*memcpy_dtod_async_fn)(uint64_t dst, uint64_t src, size_t n, void* stream);
 
 static XLA_FFI_Error* error(const XLA_FFI_Api* api, XLA_FFI_Error_Code code, const char* msg) {
   XLA_FFI_Error_Create_Args a = {XLA_FFI_Error_Create_Args_STRUCT_SIZE, NULL, msg, code};
   return api->XLA_FFI_Error_Create(&a);
-}
-
-static size_t element_bytes(XLA_FFI_DataType t) {
-  switch (t) {
-    case XLA_FFI_DataType_S16: case XLA_FFI_DataType_U16: case XLA_FFI_DataType_F16:
-    case XLA_FFI_DataType_BF16: return 2;
-    case XLA_FFI_DataType_S32: case XLA_FFI_DataType_U32: case XLA_FFI_DataType_F32: return 4;
-    case XLA_FFI_DataType_S64: case XLA_FFI_DataType_U64: case XLA_FFI_DataType_F64:
-    case XLA_FFI_DataType_C64: return 8;
-    case XLA_FFI_DataType_C128: return 16;
-    case XLA_FFI_DataType_S8: case XLA_FFI_DataType_U8: case XLA_FFI_DataType_PRED: return 1;
-    default: return 0;
-  }
 }
 
 static size_t elements(const XLA_FFI_Buffer* b) {
@@ -62,7 +50,8 @@ XLA_FFI_Error* cli_cuda_reverse(XLA_FFI_CallFrame* cf) {
     return error(api, XLA_FFI_Error_Code_INVALID_ARGUMENT, "reverse: one argument, one result");
   XLA_FFI_Buffer* x = cf->args.args[0];
   XLA_FFI_Buffer* y = cf->rets.rets[0];
-  size_t w = element_bytes(x->dtype);
+  /* Whole-byte element types only: not 8-bit floats or sub-byte types. */
+  size_t w = x->dtype < XLA_FFI_DataType_F8E5M2 ? xla_ffi_dtype_width(x->dtype) : 0;
   size_t n = elements(x);
   if (w == 0 || y->dtype != x->dtype || elements(y) != n)
     return error(api, XLA_FFI_Error_Code_INVALID_ARGUMENT,

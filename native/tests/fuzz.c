@@ -44,6 +44,7 @@
 #include <string.h>
 
 #include "xla_ffi.h"
+#include "xla_ffi_dtype.h"
 
 /* The C test handlers (runtime_handlers.c) used on valid frames. */
 XLA_FFI_Error* test_noop(XLA_FFI_CallFrame* cf);
@@ -288,31 +289,18 @@ static void walk_bytes(const void* p, size_t n) {
   for (size_t i = 0; i < n; i++) walk_hash = walk_hash * 31 + b[i];
 }
 
-static size_t width(int dt) {
-  switch (dt) {
-    case XLA_FFI_DataType_PRED: case XLA_FFI_DataType_S8: case XLA_FFI_DataType_U8: return 1;
-    case XLA_FFI_DataType_S16: case XLA_FFI_DataType_U16: case XLA_FFI_DataType_F16:
-    case XLA_FFI_DataType_BF16: return 2;
-    case XLA_FFI_DataType_S32: case XLA_FFI_DataType_U32: case XLA_FFI_DataType_F32: return 4;
-    case XLA_FFI_DataType_S64: case XLA_FFI_DataType_U64: case XLA_FFI_DataType_F64:
-    case XLA_FFI_DataType_C64: return 8;
-    case XLA_FFI_DataType_C128: return 16;
-    default: return 1; /* sub-byte and 8-bit float types: at most one byte each */
-  }
-}
-
 static void walk_attrs(const XLA_FFI_Attrs* a) {
   for (int64_t i = 0; i < a->size; i++) {
     walk_bytes(a->names[i]->ptr, a->names[i]->len);
     switch (a->types[i]) {
       case XLA_FFI_AttrType_SCALAR: {
         const XLA_FFI_Scalar* s = a->attrs[i];
-        walk_bytes(s->value, width(s->dtype));
+        walk_bytes(s->value, xla_ffi_dtype_width(s->dtype));
         break;
       }
       case XLA_FFI_AttrType_ARRAY: {
         const XLA_FFI_Array* arr = a->attrs[i];
-        walk_bytes(arr->data, arr->size * width(arr->dtype));
+        walk_bytes(arr->data, arr->size * xla_ffi_dtype_width(arr->dtype));
         break;
       }
       case XLA_FFI_AttrType_STRING: {
@@ -779,7 +767,7 @@ static void describe_dict(wbuf* w, int depth) {
         uint32_t dt = (uint32_t)kDtypes[below(15)], count = below(6);
         put2(w, dt, count);
         uint8_t data[96] = {0};
-        put(w, data, count * width((int)dt));
+        put(w, data, count * xla_ffi_dtype_width(dt));
         break;
       }
       case 2: describe_dict(w, depth + 1); break;

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "xla_ffi.h"
+#include "xla_ffi_dtype.h"
 
 typedef int (*memcpy_dtod_async_fn)(uint64_t dst, uint64_t src, size_t n, void* stream);
 typedef int (*ctx_get_current_fn)(void** ctx);
@@ -49,19 +50,9 @@ static void attr_str(const XLA_FFI_CallFrame* cf, const char* name, char* buf, s
   snprintf(buf, cap, "%.*s", (int)s->len, s->ptr);
 }
 
-/* ByteWidth x elements; sub-byte and 8-bit float types take 1 byte each. */
+/* ByteWidth x elements. */
 static size_t buffer_bytes(const XLA_FFI_Buffer* b) {
-  size_t w;
-  switch (b->dtype) {
-    case XLA_FFI_DataType_INVALID: case XLA_FFI_DataType_TOKEN: w = 0; break;
-    case XLA_FFI_DataType_S16: case XLA_FFI_DataType_U16: case XLA_FFI_DataType_F16:
-    case XLA_FFI_DataType_BF16: w = 2; break;
-    case XLA_FFI_DataType_S32: case XLA_FFI_DataType_U32: case XLA_FFI_DataType_F32: w = 4; break;
-    case XLA_FFI_DataType_S64: case XLA_FFI_DataType_U64: case XLA_FFI_DataType_F64:
-    case XLA_FFI_DataType_C64: w = 8; break;
-    case XLA_FFI_DataType_C128: w = 16; break;
-    default: w = 1;
-  }
+  size_t w = xla_ffi_dtype_width(b->dtype);
   for (int64_t i = 0; i < b->rank; i++) w *= (size_t)b->dims[i];
   return w;
 }
