@@ -4,24 +4,13 @@ import { Runtime } from "../src/runtime/runtime.ts";
 import { FRAMES, openBenchLibrary } from "../bench/bench_lib.ts";
 import { frameDigest, readFrameForDigest } from "../bench/digest.ts";
 import { mirrorFrame } from "../bench/runtime_frames.ts";
+import { runDeno } from "./_child.ts";
 
 Deno.test("the bench's TS handlers decode every frame to the C floor's values; failures count", async () => {
   // In a child process: see tests/_bench_ts_check.ts.
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-ffi",
-      "--allow-read",
-      "--allow-write",
-      "--allow-run",
-      "--allow-env",
-      new URL("./_bench_ts_check.ts", import.meta.url).pathname,
-    ],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const text = new TextDecoder().decode(out.stdout);
-  assert.ok(out.success, text + new TextDecoder().decode(out.stderr));
+  const out = await runDeno(new URL("./_bench_ts_check.ts", import.meta.url));
+  const text = out.stdout;
+  assert.ok(out.code === 0, text + out.stderr);
   const lines = text.trim().split("\n");
   const want = FRAMES.flatMap((f) => [0, 1, 2].map((t) => `digest ${f.name} ${t}`));
   assert.deepEqual(lines, [...want, "failure 0", "failure 1"]);

@@ -7,6 +7,7 @@ import { type CliIo, embeddedRuntime, ExitCode, main, queryMetadata } from "../c
 import { _decode, _encode, _moduleHandler } from "../src/cli/embedded.ts";
 import { NativeHandler } from "../src/runtime/handler_library.ts";
 import { cudaUnavailableReason } from "../src/cuda/mod.ts";
+import { runDeno } from "./_child.ts";
 
 const DEMO = () =>
   buildSharedLibrary({
@@ -300,32 +301,16 @@ const HANDLERS = new URL("../examples/handlers.ts", import.meta.url).pathname;
 async function tsRuns<K extends string>(
   runs: Record<K, string[]>,
 ): Promise<Record<K, { code: number; out: string; err: string }>> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-ffi",
-      "--allow-read",
-      "--allow-write",
-      "--allow-run",
-      "--allow-env",
-      new URL("./_cli_in_child.ts", import.meta.url).pathname,
-    ],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-    signal: AbortSignal.timeout(30_000),
-  }).spawn();
-  const w = child.stdin.getWriter();
-  await w.write(new TextEncoder().encode(JSON.stringify(Object.values(runs))));
-  await w.close();
-  const r = await child.output();
-  const text = new TextDecoder();
+  const r = await runDeno(new URL("./_cli_in_child.ts", import.meta.url), [], {
+    stdin: JSON.stringify(Object.values(runs)),
+    timeoutMs: 30_000,
+  });
   assert.equal(
     r.code,
     0,
-    `the process did not end by itself (a TS handler left open?): ${text.decode(r.stderr)}`,
+    `the process did not end by itself (a TS handler left open?): ${r.stderr}`,
   );
-  const { runs: results, stats } = JSON.parse(text.decode(r.stdout));
+  const { runs: results, stats } = JSON.parse(r.stdout);
   assert.deepEqual(stats, { liveHandlers: 0, liveStates: 0 }, "TS handlers or states left");
   return Object.fromEntries(Object.keys(runs).map((k, i) => [k, results[i]])) as Record<
     K,
@@ -547,23 +532,8 @@ Deno.test("run: TS handler with .npy in and out", async () => {
 
 /** Runs cli.ts in a child process with the given environment. */
 async function cliProcess(argv: string[], env: Record<string, string>) {
-  const r = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-ffi",
-      "--allow-read",
-      "--allow-write",
-      "--allow-run",
-      "--allow-env",
-      new URL("../cli.ts", import.meta.url).pathname,
-      ...argv,
-    ],
-    env,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const text = new TextDecoder();
-  return { code: r.code, out: text.decode(r.stdout), err: text.decode(r.stderr) };
+  const r = await runDeno(new URL("../cli.ts", import.meta.url), argv, { env });
+  return { code: r.code, out: r.stdout, err: r.stderr };
 }
 
 const CUDA_HANDLERS = () =>

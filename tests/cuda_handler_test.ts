@@ -41,6 +41,7 @@ import {
   Module,
   Stream,
 } from "../src/cuda/mod.ts";
+import { runDeno } from "./_child.ts";
 
 const gpuReason = cudaUnavailableReason();
 const hasCuda = gpuReason === undefined;
@@ -203,23 +204,9 @@ async function runCallScenarios(driver: string | undefined): Promise<void> {
     env.XLA_FFI_DENO_CUDA_STANDIN = "1";
   }
   const url = new URL("./_cuda_handler_calls.ts", import.meta.url);
-  const r = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-ffi",
-      "--allow-read",
-      "--allow-write",
-      "--allow-run",
-      "--allow-env",
-      url.pathname,
-    ],
-    env,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const out = new TextDecoder().decode(r.stdout);
-  const err = new TextDecoder().decode(r.stderr);
-  assert.equal(r.code, 0, `tests/_cuda_handler_calls.ts:\n${out}\n${err}`);
+  const r = await runDeno(url, [], { env });
+  const out = r.stdout;
+  assert.equal(r.code, 0, `tests/_cuda_handler_calls.ts:\n${out}\n${r.stderr}`);
   assert.match(out, /rt\.call scenarios passed/);
 }
 
@@ -278,22 +265,9 @@ async function runExample(driver: string | undefined): Promise<string> {
   const env: Record<string, string> = {};
   if (driver !== undefined) env.XLA_FFI_DENO_CUDA = driver;
   const url = new URL("../examples/cuda_saxpy.ts", import.meta.url);
-  const r = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-ffi",
-      "--allow-read",
-      "--allow-write",
-      "--allow-run",
-      "--allow-env",
-      url.pathname,
-    ],
-    env,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const out = new TextDecoder().decode(r.stdout);
-  assert.equal(r.code, 0, `examples/cuda_saxpy.ts:\n${out}\n${new TextDecoder().decode(r.stderr)}`);
+  const r = await runDeno(url, [], { env });
+  const out = r.stdout;
+  assert.equal(r.code, 0, `examples/cuda_saxpy.ts:\n${out}\n${r.stderr}`);
   return out;
 }
 

@@ -20,6 +20,7 @@ import {
   runtimeDebugStats,
   scalar,
 } from "../mod.ts";
+import { runDeno } from "./_child.ts";
 
 const D = DataType;
 
@@ -562,23 +563,11 @@ Deno.test({
 
 for (const scenario of ["close", "callSync-native"]) {
   Deno.test(`no deadlock: ${scenario} (in a child process with a timeout)`, async () => {
-    const child = new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "--allow-ffi",
-        "--allow-read",
-        "--allow-write",
-        "--allow-run",
-        "--allow-env",
-        new URL("./_no_deadlock_child.ts", import.meta.url).pathname,
-        scenario,
-      ],
-      stdout: "piped",
-      stderr: "piped",
-      signal: AbortSignal.timeout(60_000),
-    });
-    const { code, stdout, stderr } = await child.output();
-    const out = new TextDecoder().decode(stdout), err = new TextDecoder().decode(stderr);
+    const { code, stdout: out, stderr: err } = await runDeno(
+      new URL("./_no_deadlock_child.ts", import.meta.url),
+      [scenario],
+      { timeoutMs: 60_000 },
+    );
     assert.equal(code, 0, `exit ${code}\n${out}\n${err}`);
     assert.match(out, new RegExp(`ok ${scenario}`));
   });

@@ -18,6 +18,7 @@ import {
 } from "../mod.ts";
 import { settledStats, tsLeakPaths } from "./_leak_paths.ts";
 import { call, frame, runThreads } from "./_handler_harness.ts";
+import { runDeno } from "./_child.ts";
 
 function isFfi(code: ErrorCode, message: RegExp) {
   return (e: unknown) => {
@@ -42,23 +43,11 @@ Deno.test("stress: 8 runtime threads of TS handler calls, sync/async/error mixed
   const iterations = stressIterations();
   // A child process: a deadlock fails the test at the timeout instead of hanging the suite.
   const limitMs = 60_000 + iterations * 8 * 0.2; // 0.2 ms per call on top of a minute
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-ffi",
-      "--allow-read",
-      "--allow-write",
-      "--allow-run",
-      "--allow-env",
-      new URL("./_ts_stress.ts", import.meta.url).pathname,
-      String(iterations),
-    ],
-    stdout: "piped",
-    stderr: "piped",
-    signal: AbortSignal.timeout(limitMs),
-  });
-  const { code, stdout, stderr } = await child.output();
-  const out = new TextDecoder().decode(stdout), err = new TextDecoder().decode(stderr);
+  const { code, stdout: out, stderr: err } = await runDeno(
+    new URL("./_ts_stress.ts", import.meta.url),
+    [String(iterations)],
+    { timeoutMs: limitMs },
+  );
   assert.equal(code, 0, `exit ${code}\n${out}\n${err}`);
   assert.match(out, new RegExp(`^ok ${8 * iterations} calls in \\d+ ms`));
   console.log(`stress (TS handlers): ${out.trim()}`);
