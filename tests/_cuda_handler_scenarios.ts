@@ -5,16 +5,9 @@
  * `rt.call`, from a runtime thread). They run on whichever driver is in use.
  */
 import assert from "node:assert/strict";
-import {
-  CallFrameBuilder,
-  DataType,
-  ErrorCode,
-  Ffi,
-  type FfiBuffer,
-  FfiError,
-  Runtime,
-} from "../mod.ts";
+import { CallFrameBuilder, DataType, ErrorCode, Ffi, type FfiBuffer, Runtime } from "../mod.ts";
 import { DeviceMemory, type Kernel, launch, Module } from "../src/cuda/mod.ts";
+import { isFfi } from "./_assert.ts";
 
 /** The stand-in driver's test hooks (native/tests/cuda_standin.c). */
 export const STANDIN_HOOKS = {
@@ -30,15 +23,6 @@ export type StandinProbe = Deno.DynamicLibrary<typeof STANDIN_HOOKS>["symbols"];
 export const PTX: string = Deno.readTextFileSync(
   new URL("../examples/kernels/saxpy.ptx", import.meta.url),
 );
-
-export function isFfi(code: ErrorCode, message?: RegExp) {
-  return (e: unknown) => {
-    assert.ok(e instanceof FfiError, `expected FfiError, got ${e}`);
-    assert.equal(ErrorCode[e.code], ErrorCode[code], e.message);
-    if (message) assert.match(e.message, message);
-    return true;
-  };
-}
 
 /** What the saxpy handler saw in its last call. */
 interface Seen {

@@ -24,12 +24,12 @@ import {
 import { _useDriverLibrary } from "../src/cuda/driver.ts";
 import {
   failedLaunchScenario,
-  isFfi,
   PTX,
   saxpyScenario,
   STANDIN_HOOKS,
   typedOnDeviceScenario,
 } from "./_cuda_handler_scenarios.ts";
+import { isFfi } from "./_assert.ts";
 import {
   cudaAvailable,
   cudaUnavailableReason,

@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
-import { DataType, ErrorCode } from "../src/abi/enums.ts";
-import { FfiError } from "../src/errors.ts";
+import { DataType } from "../src/abi/enums.ts";
 import {
   allDataTypes,
   bitsToFloat,
@@ -21,9 +20,7 @@ import {
   typedArrayFor,
   viewAs,
 } from "../src/abi/dtype.ts";
-
-const isInvalidArgument = (e: unknown) =>
-  e instanceof FfiError && e.code === ErrorCode.INVALID_ARGUMENT;
+import { isInvalidArgument } from "./_assert.ts";
 
 // ffi.h ByteWidth (spec §3.1), written out by hand.
 const BYTE_WIDTH: Record<string, number> = {

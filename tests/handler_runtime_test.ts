@@ -21,18 +21,9 @@ import {
   scalar,
 } from "../mod.ts";
 import { runDeno } from "./_child.ts";
+import { isFfi } from "./_assert.ts";
 
 const D = DataType;
-
-function isFfi(code: ErrorCode, message: string | RegExp) {
-  return (e: unknown) => {
-    assert.ok(e instanceof FfiError, `expected FfiError, got ${e}`);
-    assert.equal(ErrorCode[e.code], ErrorCode[code], e.message);
-    if (typeof message === "string") assert.equal(e.message, message);
-    else assert.match(e.message, message);
-    return true;
-  };
-}
 
 let uniq = 0;
 function name(base: string): string {

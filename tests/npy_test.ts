@@ -3,9 +3,7 @@ import { DataType, ErrorCode } from "../src/abi/enums.ts";
 import { FfiError } from "../src/errors.ts";
 import { allDataTypes, byteWidth, dataTypeInfo } from "../src/abi/dtype.ts";
 import { loadNpy, readNpy, saveNpy, writeNpy } from "../src/npy.ts";
-
-const isInvalidArgument = (e: unknown) =>
-  e instanceof FfiError && e.code === ErrorCode.INVALID_ARGUMENT;
+import { isInvalidArgument } from "./_assert.ts";
 
 /** A .npy file built by hand: magic, version, length field, header, data. */
 function npy(header: string, data: number[] | Uint8Array = [], major = 1, minor = 0): Uint8Array {

@@ -11,15 +11,9 @@ import {
 import { buildSharedLibrary } from "../build.ts";
 import { openTestHandlers, testHandlersPath } from "./_runtime_handlers.ts";
 import { leakPaths, settledStats } from "./_leak_paths.ts";
+import { isFfi } from "./_assert.ts";
 
-function closedError(pattern: RegExp) {
-  return (e: unknown) => {
-    assert.ok(e instanceof FfiError, `expected FfiError, got ${e}`);
-    assert.equal(ErrorCode[e.code], "FAILED_PRECONDITION", e.message);
-    assert.match(e.message, pattern);
-    return true;
-  };
-}
+const closedError = (pattern: RegExp) => isFfi(ErrorCode.FAILED_PRECONDITION, pattern);
 
 Deno.test("use after close: runtime, instance, frame give FfiError", async () => {
   using lib = openTestHandlers();

@@ -10,7 +10,6 @@ import {
   DataType,
   ErrorCode,
   Ffi,
-  FfiError,
   HandlerBundle,
   handlerHostStats,
   Runtime,
@@ -19,15 +18,7 @@ import {
 import { settledStats, tsLeakPaths } from "./_leak_paths.ts";
 import { call, frame, runThreads } from "./_handler_harness.ts";
 import { runDeno } from "./_child.ts";
-
-function isFfi(code: ErrorCode, message: RegExp) {
-  return (e: unknown) => {
-    assert.ok(e instanceof FfiError, `expected FfiError, got ${e}`);
-    assert.equal(ErrorCode[e.code], ErrorCode[code], e.message);
-    assert.match(e.message, message);
-    return true;
-  };
-}
+import { isFfi } from "./_assert.ts";
 
 /** Calls per thread of the stress: XLA_FFI_DENO_STRESS_ITERATIONS, else 10 000. */
 function stressIterations(): number {

@@ -18,7 +18,6 @@ import {
   DataType,
   DeviceBuffer,
   ErrorCode,
-  FfiError,
   HandlerLibrary,
   Runtime,
   runtimeDebugStats,
@@ -32,6 +31,7 @@ import {
   Stream,
 } from "../src/cuda/mod.ts";
 import { openTestHandlers } from "./_runtime_handlers.ts";
+import { isFfi } from "./_assert.ts";
 
 const gpuReason = cudaUnavailableReason();
 const hasCuda = gpuReason === undefined;
@@ -79,16 +79,6 @@ function onStandin(fn: () => void | Promise<void>): () => Promise<void> {
     } finally {
       _useDriverLibrary(undefined);
     }
-  };
-}
-
-function isFfi(code: ErrorCode, message?: string | RegExp) {
-  return (e: unknown) => {
-    assert.ok(e instanceof FfiError, `expected FfiError, got ${e}`);
-    assert.equal(ErrorCode[e.code], ErrorCode[code], e.message);
-    if (typeof message === "string") assert.equal(e.message, message);
-    else if (message) assert.match(e.message, message);
-    return true;
   };
 }
 

@@ -12,16 +12,7 @@ import {
   runtimeDebugStats,
 } from "../mod.ts";
 import { openTestHandlers, testHandlersPath } from "./_runtime_handlers.ts";
-
-function isFfi(code: ErrorCode, message: string | RegExp) {
-  return (e: unknown) => {
-    assert.ok(e instanceof FfiError, `expected FfiError, got ${e}`);
-    assert.equal(ErrorCode[e.code], ErrorCode[code], e.message);
-    if (typeof message === "string") assert.equal(e.message, message);
-    else assert.match(e.message, message);
-    return true;
-  };
-}
+import { isFfi } from "./_assert.ts";
 
 let uniq = 0;
 function name(base: string): string {
