@@ -5,40 +5,13 @@
  *
  * @module
  */
-import { DataType } from "../src/abi/enums.ts";
-import { Ffi } from "../src/handler/mod.ts";
-import { frame, harness } from "../tests/_handler_harness.ts";
+import { harness } from "../tests/_handler_harness.ts";
+import { rawCallback, standardFrame, standardHandler } from "./_handler_fixture.ts";
 
-const F32 = DataType.F32;
-const mk = (dims: number[]) => ({
-  dtype: F32,
-  dims,
-  data: new Float32Array(dims.reduce((a, b) => a * b, 1)),
-});
-const f = frame({
-  args: [mk([2, 3]), mk([4]), mk([2, 2, 2]), mk([1, 2, 3, 4])],
-  rets: [mk([2, 3])],
-  attrs: {
-    alpha: { scalar: F32, value: 0.5 },
-    n: { scalar: DataType.S32, value: 7 },
-    mode: { string: "reflect" },
-    axes: { array: DataType.S64, values: [0, 2, 3] },
-  },
-});
+const f = standardFrame();
 const h = harness();
-let sink = 0;
-const handler = Ffi.bind().arg(F32, 2).arg(F32, 1).arg(F32, 3).arg(F32, 4).ret(F32, 2)
-  .attr("alpha", "f32").attr("axes", "i64[]").attr("mode", "string").attr("n", "i32")
-  .to((_a, _b, _c, _d, _r, alpha, _axes, _mode, n) => {
-    sink += alpha + n;
-  });
-const raw = new Deno.UnsafeCallback(
-  { parameters: ["pointer"], result: "pointer" } as const,
-  () => {
-    sink++;
-    return null;
-  },
-);
+const handler = standardHandler();
+const raw = rawCallback();
 addEventListener("unload", () => {
   handler.close();
   raw.close();

@@ -21,9 +21,17 @@
  * @module
  */
 import { DataType } from "../src/abi/enums.ts";
-import { Ffi, handlerHostStats } from "../src/handler/mod.ts";
+import { handlerHostStats } from "../src/handler/mod.ts";
 import { array, CallFrameBuilder, Runtime, scalar } from "../mod.ts";
-import { frame, harness, runThreads, type TestFrame } from "../tests/_handler_harness.ts";
+import { harness, runThreads } from "../tests/_handler_harness.ts";
+import {
+  rawCallback,
+  rawThreadSafeCallback,
+  sinkValue,
+  standardBinding,
+  standardFrame,
+  standardHandler,
+} from "./_handler_fixture.ts";
 
 const REPS = Number(Deno.env.get("REPS") ?? 7);
 const F32 = DataType.F32;
@@ -33,46 +41,11 @@ function median(xs: number[]): number {
   return s[s.length >> 1]!;
 }
 
-function standardFrame(): TestFrame {
-  const mk = (dims: number[]) => ({
-    dtype: F32,
-    dims,
-    data: new Float32Array(dims.reduce((a, b) => a * b, 1)),
-  });
-  return frame({
-    args: [mk([2, 3]), mk([4]), mk([2, 2, 2]), mk([1, 2, 3, 4])],
-    rets: [mk([2, 3])],
-    attrs: {
-      alpha: { scalar: F32, value: 0.5 },
-      n: { scalar: DataType.S32, value: 7 },
-      mode: { string: "reflect" },
-      axes: { array: DataType.S64, values: [0, 2, 3] },
-    },
-  });
-}
-
 const h = harness();
 using f = standardFrame();
-let sink = 0;
-using handler = Ffi.bind().arg(F32, 2).arg(F32, 1).arg(F32, 3).arg(F32, 4).ret(F32, 2)
-  .attr("alpha", "f32").attr("axes", "i64[]").attr("mode", "string").attr("n", "i32")
-  .to((_a, _b, _c, _d, _r, alpha, _axes, _mode, n) => {
-    sink += alpha + n;
-  });
-const raw = new Deno.UnsafeCallback(
-  { parameters: ["pointer"], result: "pointer" } as const,
-  (_frame) => {
-    sink++;
-    return null;
-  },
-);
-const rawTs = Deno.UnsafeCallback.threadSafe(
-  { parameters: ["pointer"], result: "pointer" } as const,
-  (_frame) => {
-    sink++;
-    return null;
-  },
-);
+using handler = standardHandler();
+const raw = rawCallback();
+const rawTs = rawThreadSafeCallback();
 
 // P1
 const N1 = 200_000;
@@ -123,9 +96,7 @@ for (const n of [1, 4]) {
 }
 
 // P5
-using asyncHandler = Ffi.bind().arg(F32, 2).arg(F32, 1).arg(F32, 3).arg(F32, 4).ret(F32, 2)
-  .attr("alpha", "f32").attr("axes", "i64[]").attr("mode", "string").attr("n", "i32")
-  .to(() => Promise.resolve());
+using asyncHandler = standardBinding().to(() => Promise.resolve());
 const p5: number[] = [];
 const N5 = 20_000;
 for (let r = 0; r < REPS + 1; r++) {
@@ -224,4 +195,4 @@ console.log(
 
 raw.close();
 rawTs.close();
-if (sink < 0) console.log(sink);
+if (sinkValue() < 0) console.log(sinkValue());
