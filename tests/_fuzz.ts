@@ -78,7 +78,11 @@ function fuzzLibrary() {
   lib ??= Deno.dlopen(
     buildSharedLibrary({
       name: "xrt_fuzz",
-      sources: ["native/tests/fuzz.c", "native/tests/runtime_handlers.c"],
+      sources: [
+        "native/tests/fuzz.c",
+        "native/tests/runtime_handlers.c",
+        "native/tests/test_handler_util.h",
+      ],
     }),
     SYMBOLS,
   );

@@ -539,7 +539,10 @@ async function cliProcess(argv: string[], env: Record<string, string>) {
 const CUDA_HANDLERS = () =>
   buildSharedLibrary({
     name: "cli_cuda_handlers",
-    sources: [new URL("../native/tests/cli_cuda_handlers.c", import.meta.url)],
+    sources: [
+      new URL("../native/tests/cli_cuda_handlers.c", import.meta.url),
+      new URL("../native/tests/test_handler_util.h", import.meta.url),
+    ],
   });
 
 Deno.test("run --platform cuda without a driver: exit code 5 with the loader's message", async () => {

@@ -47,7 +47,7 @@ try {
   });
   handlersPath = buildSharedLibrary({
     name: "xrt_cuda_test_handlers",
-    sources: ["native/tests/runtime_cuda_handlers.c"],
+    sources: ["native/tests/runtime_cuda_handlers.c", "native/tests/test_handler_util.h"],
   });
 } catch (e) {
   console.log(`CUDA runtime stand-in tests skipped: ${(e as Error).message}`);

@@ -17,13 +17,9 @@
 
 #include "xla_ffi.h"
 #include "xla_ffi_dtype.h"
+#include "test_handler_util.h"
 
 typedef int (*memcpy_dtod_async_fn)(uint64_t dst, uint64_t src, size_t n, void* stream);
-
-static XLA_FFI_Error* error(const XLA_FFI_Api* api, XLA_FFI_Error_Code code, const char* msg) {
-  XLA_FFI_Error_Create_Args a = {XLA_FFI_Error_Create_Args_STRUCT_SIZE, NULL, msg, code};
-  return api->XLA_FFI_Error_Create(&a);
-}
 
 static size_t elements(const XLA_FFI_Buffer* b) {
   size_t n = 1;
@@ -38,23 +34,18 @@ static size_t elements(const XLA_FFI_Buffer* b) {
  * uses: $XLA_FFI_DENO_CUDA, else libcuda.so.1.
  */
 XLA_FFI_Error* cli_cuda_reverse(XLA_FFI_CallFrame* cf) {
-  if (cf->extension_start && cf->extension_start->type == XLA_FFI_Extension_Metadata) {
-    XLA_FFI_Metadata_Extension* ext = (XLA_FFI_Metadata_Extension*)cf->extension_start;
-    ext->metadata->api_version.major_version = XLA_FFI_API_MAJOR;
-    ext->metadata->api_version.minor_version = XLA_FFI_API_MINOR;
-    ext->metadata->traits = 0;
-    return NULL;
-  }
+  if (test_is_metadata(cf)) return test_answer_metadata(cf);
   const XLA_FFI_Api* api = cf->api;
   if (cf->args.size != 1 || cf->rets.size != 1)
-    return error(api, XLA_FFI_Error_Code_INVALID_ARGUMENT, "reverse: one argument, one result");
+    return test_error(api, XLA_FFI_Error_Code_INVALID_ARGUMENT,
+                      "reverse: one argument, one result");
   XLA_FFI_Buffer* x = cf->args.args[0];
   XLA_FFI_Buffer* y = cf->rets.rets[0];
   /* Whole-byte element types only: not 8-bit floats or sub-byte types. */
   size_t w = x->dtype < XLA_FFI_DataType_F8E5M2 ? xla_ffi_dtype_width(x->dtype) : 0;
   size_t n = elements(x);
   if (w == 0 || y->dtype != x->dtype || elements(y) != n)
-    return error(api, XLA_FFI_Error_Code_INVALID_ARGUMENT,
+    return test_error(api, XLA_FFI_Error_Code_INVALID_ARGUMENT,
                  "reverse: the result needs the argument's dtype and element count");
   if (n == 0) return NULL;
 
@@ -64,11 +55,12 @@ XLA_FFI_Error* cli_cuda_reverse(XLA_FFI_CallFrame* cf) {
 
   const char* path = getenv("XLA_FFI_DENO_CUDA");
   void* lib = dlopen(path && path[0] ? path : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!lib) return error(api, XLA_FFI_Error_Code_UNAVAILABLE, "reverse: cannot open the driver");
+  if (!lib)
+    return test_error(api, XLA_FFI_Error_Code_UNAVAILABLE, "reverse: cannot open the driver");
   memcpy_dtod_async_fn copy = (memcpy_dtod_async_fn)dlsym(lib, "cuMemcpyDtoDAsync_v2");
   if (!copy) {
     dlclose(lib);
-    return error(api, XLA_FFI_Error_Code_UNAVAILABLE, "reverse: cuMemcpyDtoDAsync_v2 missing");
+    return test_error(api, XLA_FFI_Error_Code_UNAVAILABLE, "reverse: cuMemcpyDtoDAsync_v2 missing");
   }
 
   XLA_FFI_DeviceMemory_Allocate_Args al = {XLA_FFI_DeviceMemory_Allocate_Args_STRUCT_SIZE, NULL,
@@ -95,7 +87,7 @@ XLA_FFI_Error* cli_cuda_reverse(XLA_FFI_CallFrame* cf) {
     }
     char msg[64];
     snprintf(msg, sizeof msg, "reverse: cuMemcpyDtoDAsync failed with %d", rc);
-    return error(api, XLA_FFI_Error_Code_INTERNAL, msg);
+    return test_error(api, XLA_FFI_Error_Code_INTERNAL, msg);
   }
   return e;
 }

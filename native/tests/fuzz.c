@@ -45,6 +45,7 @@
 
 #include "xla_ffi.h"
 #include "xla_ffi_dtype.h"
+#include "test_handler_util.h"
 
 /* The C test handlers (runtime_handlers.c) used on valid frames. */
 XLA_FFI_Error* test_noop(XLA_FFI_CallFrame* cf);
@@ -264,17 +265,6 @@ static XLA_FFI_ByteSpan pick_name(int* ok) {
 /* Handlers and tasks the fuzzer uses                                        */
 /* ------------------------------------------------------------------------ */
 
-#define IS_METADATA(cf) \
-  ((cf)->extension_start && (cf)->extension_start->type == XLA_FFI_Extension_Metadata)
-
-static XLA_FFI_Error* answer_metadata(XLA_FFI_CallFrame* cf) {
-  XLA_FFI_Metadata_Extension* ext = (XLA_FFI_Metadata_Extension*)cf->extension_start;
-  ext->metadata->api_version.major_version = XLA_FFI_API_MAJOR;
-  ext->metadata->api_version.minor_version = XLA_FFI_API_MINOR;
-  ext->metadata->traits = 0;
-  return NULL;
-}
-
 static void fuzz_task(void* p) {
   (void)p;
   atomic_fetch_add(&F.tasks_run, 1);
@@ -327,7 +317,7 @@ static void walk_buffer(const XLA_FFI_Buffer* b) {
 /* Reads every part of a (checked) frame, calls the context functions, and
  * returns an error for about a quarter of the frames. */
 static XLA_FFI_Error* fuzz_walk(XLA_FFI_CallFrame* cf) {
-  if (IS_METADATA(cf)) return answer_metadata(cf);
+  if (test_is_metadata(cf)) return test_answer_metadata(cf);
   walk_hash = 7;
   for (int64_t i = 0; i < cf->args.size; i++) walk_buffer(cf->args.args[i]);
   for (int64_t i = 0; i < cf->rets.size; i++) walk_buffer(cf->rets.rets[i]);
@@ -370,7 +360,7 @@ static XLA_FFI_Error* complete(XLA_FFI_Future* f) {
 }
 
 static XLA_FFI_Error* fuzz_bad(XLA_FFI_CallFrame* cf) {
-  if (IS_METADATA(cf)) return answer_metadata(cf);
+  if (test_is_metadata(cf)) return test_answer_metadata(cf);
   bad_pending = NULL;
   switch (bad_mode) {
     case 0: return (XLA_FFI_Error*)junk; /* not an error of the runtime */
@@ -661,7 +651,7 @@ static void api_case(int fn) {
  * invalid inputs that were accepted. The future it creates is always
  * completed once and handed to the runtime, which releases it. */
 static XLA_FFI_Error* fuzz_future(XLA_FFI_CallFrame* cf) {
-  if (IS_METADATA(cf)) return answer_metadata(cf);
+  if (test_is_metadata(cf)) return test_answer_metadata(cf);
   fut_result[0] = 0;
   uint64_t buf[16];
   int ok, size_ok;
@@ -1175,8 +1165,8 @@ static int mutate_frame(XLA_FFI_CallFrame* cf, int bad) {
 /* A handler entry point that checks its frame before reading it, as a
  * robust entry point called by XLA must. */
 static XLA_FFI_Error* checked_entry(XLA_FFI_CallFrame* cf) {
-  if (cf && cf->struct_size >= XLA_FFI_CallFrame_STRUCT_SIZE && IS_METADATA(cf))
-    return answer_metadata(cf);
+  if (cf && cf->struct_size >= XLA_FFI_CallFrame_STRUCT_SIZE && test_is_metadata(cf))
+    return test_answer_metadata(cf);
   XLA_FFI_Error* e = X.check_call_frame(cf);
   return e ? e : fuzz_walk(cf);
 }

@@ -16,14 +16,10 @@
 
 #include "xla_ffi.h"
 #include "xla_ffi_dtype.h"
+#include "test_handler_util.h"
 
 typedef int (*memcpy_dtod_async_fn)(uint64_t dst, uint64_t src, size_t n, void* stream);
 typedef int (*ctx_get_current_fn)(void** ctx);
-
-static XLA_FFI_Error* error(const XLA_FFI_Api* api, XLA_FFI_Error_Code code, const char* msg) {
-  XLA_FFI_Error_Create_Args a = {XLA_FFI_Error_Create_Args_STRUCT_SIZE, NULL, msg, code};
-  return api->XLA_FFI_Error_Create(&a);
-}
 
 static int64_t find_attr(const XLA_FFI_Attrs* attrs, const char* name) {
   size_t n = strlen(name);
@@ -77,21 +73,16 @@ enum {
  * report; the copy is queued (the caller synchronises the stream).
  */
 XLA_FFI_Error* test_cuda_scratch(XLA_FFI_CallFrame* cf) {
-  if (cf->extension_start && cf->extension_start->type == XLA_FFI_Extension_Metadata) {
-    XLA_FFI_Metadata_Extension* ext = (XLA_FFI_Metadata_Extension*)cf->extension_start;
-    ext->metadata->api_version.major_version = XLA_FFI_API_MAJOR;
-    ext->metadata->api_version.minor_version = XLA_FFI_API_MINOR;
-    ext->metadata->traits = 0;
-    return NULL;
-  }
+  if (test_is_metadata(cf)) return test_answer_metadata(cf);
   const XLA_FFI_Api* api = cf->api;
   if (cf->args.size != 1 || cf->rets.size != 1)
-    return error(api, XLA_FFI_Error_Code_INVALID_ARGUMENT, "scratch: one argument, one result");
+    return test_error(api, XLA_FFI_Error_Code_INVALID_ARGUMENT,
+                      "scratch: one argument, one result");
   XLA_FFI_Buffer* x = cf->args.args[0];
   XLA_FFI_Buffer* y = cf->rets.rets[0];
   size_t n = buffer_bytes(x);
   if (buffer_bytes(y) != n)
-    return error(api, XLA_FFI_Error_Code_INVALID_ARGUMENT, "scratch: sizes differ");
+    return test_error(api, XLA_FFI_Error_Code_INVALID_ARGUMENT, "scratch: sizes differ");
 
   XLA_FFI_TypeId report_id = {attr_i64(cf, "report_type", 0)};
   XLA_FFI_ExecutionContext_Get_Args ug = {XLA_FFI_ExecutionContext_Get_Args_STRUCT_SIZE, NULL,
@@ -130,12 +121,13 @@ XLA_FFI_Error* test_cuda_scratch(XLA_FFI_CallFrame* cf) {
   char path[512];
   attr_str(cf, "driver", path, sizeof path);
   void* lib = dlopen(path[0] ? path : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!lib) return error(api, XLA_FFI_Error_Code_UNAVAILABLE, "scratch: cannot open the driver");
+  if (!lib)
+    return test_error(api, XLA_FFI_Error_Code_UNAVAILABLE, "scratch: cannot open the driver");
   memcpy_dtod_async_fn copy = (memcpy_dtod_async_fn)dlsym(lib, "cuMemcpyDtoDAsync_v2");
   ctx_get_current_fn ctx_get = (ctx_get_current_fn)dlsym(lib, "cuCtxGetCurrent");
   if (!copy || !ctx_get) {
     dlclose(lib);
-    return error(api, XLA_FFI_Error_Code_UNAVAILABLE, "scratch: driver symbols missing");
+    return test_error(api, XLA_FFI_Error_Code_UNAVAILABLE, "scratch: driver symbols missing");
   }
   void* ctx = NULL;
   report[R_CONTEXT] = ctx_get(&ctx) == 0 ? (int64_t)(intptr_t)ctx : -1;
@@ -164,7 +156,7 @@ XLA_FFI_Error* test_cuda_scratch(XLA_FFI_CallFrame* cf) {
       XLA_FFI_Error_Destroy_Args d = {XLA_FFI_Error_Destroy_Args_STRUCT_SIZE, NULL, e};
       api->XLA_FFI_Error_Destroy(&d);
     }
-    return error(api, XLA_FFI_Error_Code_INTERNAL, msg);
+    return test_error(api, XLA_FFI_Error_Code_INTERNAL, msg);
   }
   if (e) return e;
   report[R_COPIED] = (int64_t)n;
