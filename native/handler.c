@@ -16,7 +16,6 @@
  * Copyright 2026 The deno-xla-ffi Authors. Licensed under Apache-2.0.
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -553,18 +552,9 @@ static void push_locked(job* j) {
 /* Starts the dispatcher thread once; returns 0 when it cannot start. */
 static int ensure_dispatcher_locked(void) {
   if (g_dispatcher_started) return 1;
-  /* The dispatcher thread lives as long as the process: pin this library so
-   * that closing it (Deno does at exit) never unmaps code the thread runs. */
-  Dl_info info;
-  if (dladdr((void*)dispatcher_main, &info) && info.dli_fname != NULL)
-    (void)dlopen(info.dli_fname, RTLD_NOW | RTLD_NODELETE | RTLD_NOLOAD);
-  pthread_t t;
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  int rc = pthread_create(&t, &attr, dispatcher_main, NULL);
-  pthread_attr_destroy(&attr);
-  if (rc != 0) return 0;
+  /* The dispatcher thread lives as long as the process (its library stays
+   * mapped: closing it, as Deno does at exit, never unmaps code it runs). */
+  if (!xrt_thread_start_detached(dispatcher_main, NULL)) return 0;
   g_dispatcher_started = 1;
   return 1;
 }
@@ -936,17 +926,6 @@ int32_t xla_ffi_deno_handler_flatten(void* frame) {
 
 static void aux_value(double v) { if (g_aux) memcpy(g_aux, &v, 8); }
 
-static int32_t aux_error(const XLA_FFI_Api* api, XLA_FFI_Error* err) {
-  char buf[MSG_CAP];
-  take_message(api, err, buf, sizeof buf);
-  if (g_aux) {
-    int32_t n = (int32_t)strnlen(buf, MSG_CAP - AUX_MSG_OFFSET - 1);
-    memcpy(g_aux + AUX_MSG_OFFSET, buf, (size_t)n);
-    ((int32_t*)g_aux)[2] = n;
-  }
-  return 1;
-}
-
 static int32_t aux_text(const char* text) {
   if (g_aux) {
     int32_t n = (int32_t)strnlen(text, MSG_CAP - AUX_MSG_OFFSET - 1);
@@ -954,6 +933,13 @@ static int32_t aux_text(const char* text) {
     ((int32_t*)g_aux)[2] = n;
   }
   return 1;
+}
+
+/* The error's message into the aux block (the error is destroyed). */
+static int32_t aux_error(const XLA_FFI_Api* api, XLA_FFI_Error* err) {
+  char buf[MSG_CAP];
+  take_message(api, err, buf, sizeof buf);
+  return aux_text(buf);
 }
 
 #define NEED(api, fn)                                                     \

@@ -812,6 +812,19 @@ int32_t xrt_defer_dlclose(void* handle) {
   return 1;
 }
 
+int xrt_thread_start_detached(void* (*fn)(void*), void* arg) {
+  Dl_info info;
+  if (dladdr((void*)fn, &info) && info.dli_fname != NULL)
+    (void)dlopen(info.dli_fname, RTLD_NOW | RTLD_NODELETE | RTLD_NOLOAD);
+  pthread_t t;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  int rc = pthread_create(&t, &attr, fn, arg);
+  pthread_attr_destroy(&attr);
+  return rc == 0;
+}
+
 static void* reaper_main(void* arg) {
   runtime_join_free(arg);
   for (;;) {
@@ -857,20 +870,11 @@ int32_t xrt_runtime_free(xrt_runtime* rt) {
   /* Tasks about to finish are joined here; ones still busy after the grace
    * (e.g. waiting for the JS thread) are left to a reaper. */
   if (runtime_stop(rt, 50)) {
-    /* The reaper outlives this call: keep the library mapped for it. */
-    Dl_info info;
-    if (dladdr((void*)reaper_main, &info) && info.dli_fname != NULL)
-      (void)dlopen(info.dli_fname, RTLD_NOW | RTLD_NODELETE | RTLD_NOLOAD);
+    /* The reaper outlives this call (the library stays mapped for it). */
     pthread_mutex_lock(&g_reap_mu);
     g_reapers++;
     pthread_mutex_unlock(&g_reap_mu);
-    pthread_t t;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    int rc = pthread_create(&t, &attr, reaper_main, rt);
-    pthread_attr_destroy(&attr);
-    if (rc == 0) return 1;
+    if (xrt_thread_start_detached(reaper_main, rt)) return 1;
     pthread_mutex_lock(&g_reap_mu);
     g_reapers--;
     pthread_mutex_unlock(&g_reap_mu);

@@ -106,6 +106,10 @@ void xrt_live_unlock(const void* p);
 void xrt_warn(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 int xrt_dtype_valid(int64_t dtype);
 int xrt_utf8_valid(const unsigned char* s, size_t n);
+/* Starts a detached thread running fn(arg) and pins the library holding fn
+ * first, so that the thread never outlives the code it runs (Deno closes
+ * libraries at exit). 1 when the thread started, else 0. */
+int xrt_thread_start_detached(void* (*fn)(void*), void* arg);
 XLA_FFI_Error* xrt_check_call_frame(const XLA_FFI_CallFrame* cf);
 
 XLA_FFI_Error* xrt_error_new(XLA_FFI_Error_Code code, const char* fmt, ...)
