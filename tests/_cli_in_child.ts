@@ -10,21 +10,16 @@
  *
  * @module
  */
-import { embeddedRuntime, main } from "../cli.ts";
+import { embeddedRuntime } from "../cli.ts";
 import { handlerHostStats } from "../src/handler/host.ts";
+import { captureCli } from "./_cli_capture.ts";
 
 const runs: string[][] = JSON.parse(await new Response(Deno.stdin.readable).text());
 const results = [];
 for (const argv of runs) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(argv, {
-    stdout: (t) => out.push(t),
-    stderr: (t) => err.push(t),
-    progress: { sink: { writeSync: (p) => p.length, isTerminal: () => false } },
-    runtime: embeddedRuntime({ probe: { timeoutMs: 1500 } }),
-  });
-  results.push({ code, out: out.join(""), err: err.join("") });
+  results.push(
+    await captureCli(argv, { runtime: embeddedRuntime({ probe: { timeoutMs: 1500 } }) }),
+  );
 }
 const { liveHandlers, liveStates } = handlerHostStats();
 console.log(JSON.stringify({ runs: results, stats: { liveHandlers, liveStates } }));

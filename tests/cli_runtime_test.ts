@@ -3,11 +3,12 @@ import { buildSharedLibrary } from "../build.ts";
 import { DataType, ErrorCode } from "../src/abi/enums.ts";
 import { FfiError } from "../src/errors.ts";
 import { loadNpy, saveNpy } from "../src/npy.ts";
-import { type CliIo, embeddedRuntime, ExitCode, main, queryMetadata } from "../cli.ts";
+import { type CliIo, embeddedRuntime, ExitCode, queryMetadata } from "../cli.ts";
 import { _decode, _encode, _moduleHandler } from "../src/cli/embedded.ts";
 import { NativeHandler } from "../src/runtime/handler_library.ts";
 import { cudaUnavailableReason } from "../src/cuda/mod.ts";
 import { runDeno } from "./_child.ts";
+import { captureCli } from "./_cli_capture.ts";
 
 const DEMO = () =>
   buildSharedLibrary({
@@ -20,17 +21,8 @@ const PROBE = () =>
     sources: [new URL("../native/tests/cli_probe.c", import.meta.url)],
   });
 
-async function cli(argv: string[], io: Partial<CliIo> = {}) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(argv, {
-    stdout: (t) => out.push(t),
-    stderr: (t) => err.push(t),
-    progress: { sink: { writeSync: (p) => p.length, isTerminal: () => false } },
-    runtime: embeddedRuntime({ probe: { timeoutMs: 1500 } }),
-    ...io,
-  });
-  return { code, out: out.join(""), err: err.join("") };
+function cli(argv: string[], io: Partial<CliIo> = {}) {
+  return captureCli(argv, { runtime: embeddedRuntime({ probe: { timeoutMs: 1500 } }), ...io });
 }
 
 Deno.test("run: a C handler with inline arrays and an f32 attribute", async () => {

@@ -5,15 +5,14 @@ import { FfiError } from "../src/errors.ts";
 import {
   type ArrayData,
   type CallArg,
-  type CliIo,
   type CliRuntime,
   ExitCode,
-  main,
   type ParsedRun,
   type PreparedCall,
   unavailableRuntime,
   usage,
 } from "../cli.ts";
+import { captureCli } from "./_cli_capture.ts";
 
 const LIB = () =>
   buildSharedLibrary({
@@ -22,17 +21,8 @@ const LIB = () =>
     linkFlags: ["-Wl,--hash-style=both"],
   });
 
-async function cli(argv: string[], runtime?: CliRuntime) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const io: CliIo = {
-    stdout: (t) => out.push(t),
-    stderr: (t) => err.push(t),
-    runtime: runtime ?? unavailableRuntime,
-    progress: { sink: { writeSync: (p) => p.length, isTerminal: () => false } },
-  };
-  const code = await main(argv, io);
-  return { code, out: out.join(""), err: err.join("") };
+function cli(argv: string[], runtime?: CliRuntime) {
+  return captureCli(argv, { runtime: runtime ?? unavailableRuntime });
 }
 
 /**
