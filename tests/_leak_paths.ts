@@ -2,6 +2,7 @@
  * The runtime's call paths, each run `n` times, for the leak check (a test
  * with a modest count; bench/leak_check.ts with 1e6).
  */
+import assert from "node:assert/strict";
 import {
   CallFrameBuilder,
   DataType,
@@ -92,6 +93,26 @@ export async function settledStats(ms = 2000): Promise<RuntimeStats> {
     s = runtimeDebugStats();
   }
   return s;
+}
+
+/**
+ * Asserts that path `name` released every error, future, frame, state,
+ * instance and task it created between the two snapshots; returns the
+ * difference of a counter for further checks.
+ */
+export function assertReleased(
+  name: string,
+  before: RuntimeStats,
+  after: RuntimeStats,
+): (k: keyof RuntimeStats) => number {
+  const d = (k: keyof RuntimeStats) => after[k] - before[k];
+  assert.equal(d("errorsCreated"), d("errorsDestroyed"), `${name}: errors`);
+  assert.equal(d("futuresCreated"), d("futuresDestroyed"), `${name}: futures`);
+  assert.equal(d("framesCreated"), d("framesDestroyed"), `${name}: frames`);
+  assert.equal(d("statesSet"), d("statesDeleted"), `${name}: states`);
+  assert.equal(d("instancesCreated"), d("instancesDestroyed"), `${name}: instances`);
+  assert.equal(d("tasksScheduled"), d("tasksRun"), `${name}: tasks`);
+  return d;
 }
 
 /** TS handler paths: the handlers they call, closed by `close()`. */

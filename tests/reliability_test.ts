@@ -10,7 +10,7 @@ import {
 } from "../mod.ts";
 import { buildSharedLibrary } from "../build.ts";
 import { openTestHandlers, testHandlersPath } from "./_runtime_handlers.ts";
-import { leakPaths, settledStats } from "./_leak_paths.ts";
+import { assertReleased, leakPaths, settledStats } from "./_leak_paths.ts";
 import { isFfi } from "./_assert.ts";
 
 const closedError = (pattern: RegExp) => isFfi(ErrorCode.FAILED_PRECONDITION, pattern);
@@ -138,13 +138,7 @@ Deno.test("leaks: every call path releases what it creates (counts match)", asyn
     const before = runtimeDebugStats();
     await run(2000);
     const after = await settledStats();
-    const d = (k: keyof typeof after) => after[k] - before[k];
-    assert.equal(d("errorsCreated"), d("errorsDestroyed"), `${name}: errors`);
-    assert.equal(d("futuresCreated"), d("futuresDestroyed"), `${name}: futures`);
-    assert.equal(d("framesCreated"), d("framesDestroyed"), `${name}: frames`);
-    assert.equal(d("statesSet"), d("statesDeleted"), `${name}: states`);
-    assert.equal(d("instancesCreated"), d("instancesDestroyed"), `${name}: instances`);
-    assert.equal(d("tasksScheduled"), d("tasksRun"), `${name}: tasks`);
+    const d = assertReleased(name, before, after);
     assert.ok(d("calls") >= 2000 || name === "frame build/close", `${name}: calls ran`);
   }
   // The counters saw each kind of object.

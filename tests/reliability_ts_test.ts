@@ -15,7 +15,7 @@ import {
   Runtime,
   runtimeDebugStats,
 } from "../mod.ts";
-import { settledStats, tsLeakPaths } from "./_leak_paths.ts";
+import { assertReleased, settledStats, tsLeakPaths } from "./_leak_paths.ts";
 import { call, frame, runThreads } from "./_handler_harness.ts";
 import { runDeno } from "./_child.ts";
 import { isFfi } from "./_assert.ts";
@@ -54,13 +54,7 @@ Deno.test("leaks: every TS handler call path releases what it creates (counts ma
       await run(2000);
       const after = await settledStats();
       const h1 = handlerHostStats();
-      const d = (k: keyof typeof after) => after[k] - before[k];
-      assert.equal(d("errorsCreated"), d("errorsDestroyed"), `${name}: errors`);
-      assert.equal(d("futuresCreated"), d("futuresDestroyed"), `${name}: futures`);
-      assert.equal(d("framesCreated"), d("framesDestroyed"), `${name}: frames`);
-      assert.equal(d("statesSet"), d("statesDeleted"), `${name}: states`);
-      assert.equal(d("instancesCreated"), d("instancesDestroyed"), `${name}: instances`);
-      assert.equal(d("tasksScheduled"), d("tasksRun"), `${name}: tasks`);
+      const d = assertReleased(name, before, after);
       assert.ok(d("calls") >= 2000, `${name}: calls ran`);
       assert.equal(h1.liveStates, h0.liveStates, `${name}: TS states`);
       assert.equal(h1.failedCompletions, h0.failedCompletions, `${name}: failed completions`);
