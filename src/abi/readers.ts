@@ -32,6 +32,7 @@ import {
   RetType,
 } from "./enums.ts";
 import { FfiError } from "../errors.ts";
+import { byteWidth, type DataTypedArray, typedArrayFor } from "./dtype.ts";
 import {
   API,
   API_SLOTS_V0_5,
@@ -147,18 +148,7 @@ export type StructValue<L extends StructLayout> = {
 export type ScalarValue = boolean | number | bigint | [number, number] | Uint8Array;
 
 /** Typed-array copy of an array attribute's elements. */
-export type ArrayValue =
-  | Int8Array
-  | Int16Array
-  | Int32Array
-  | BigInt64Array
-  | Uint8Array
-  | Uint16Array
-  | Uint32Array
-  | BigUint64Array
-  | Float16Array
-  | Float32Array
-  | Float64Array;
+export type ArrayValue = DataTypedArray;
 
 /** One attribute of a frame or dictionary, in frame order. */
 export type AttrEntry =
@@ -358,31 +348,12 @@ export function readStruct<L extends StructLayout>(
 // Attributes
 // ---------------------------------------------------------------------------
 
-/** Byte widths of the dtypes attribute arrays and scalars can hold. */
-const _WIDTH: Readonly<Record<number, number>> = {
-  [DataType.PRED]: 1,
-  [DataType.S8]: 1,
-  [DataType.S16]: 2,
-  [DataType.S32]: 4,
-  [DataType.S64]: 8,
-  [DataType.U8]: 1,
-  [DataType.U16]: 2,
-  [DataType.U32]: 4,
-  [DataType.U64]: 8,
-  [DataType.F16]: 2,
-  [DataType.BF16]: 2,
-  [DataType.F32]: 4,
-  [DataType.F64]: 8,
-  [DataType.C64]: 8,
-  [DataType.C128]: 16,
-};
-
 /** Byte width of an attribute element (1 for the 8-bit float and sub-byte types). */
 function _attrWidth(dtype: DataType, where: string): number {
   if (dtype === DataType.INVALID || dtype === DataType.TOKEN) {
     throw _invalid(`Unexpected XLA_FFI_DataType ${DataType[dtype]} in ${where}`);
   }
-  return _WIDTH[dtype] ?? 1;
+  return byteWidth(dtype);
 }
 
 const _scratch = new DataView(new ArrayBuffer(8));
@@ -470,34 +441,9 @@ export function readScalar(ptr: Deno.PointerValue): { dtype: DataType; value: Sc
   return { dtype, value };
 }
 
+/** The elements of an attribute array (dtype neither INVALID nor TOKEN), viewed as its dtype. */
 function _typedArray(dtype: DataType, buf: ArrayBuffer): ArrayValue {
-  switch (dtype) {
-    case DataType.S8:
-      return new Int8Array(buf);
-    case DataType.S16:
-      return new Int16Array(buf);
-    case DataType.S32:
-      return new Int32Array(buf);
-    case DataType.S64:
-      return new BigInt64Array(buf);
-    case DataType.U16:
-    case DataType.BF16:
-      return new Uint16Array(buf);
-    case DataType.U32:
-      return new Uint32Array(buf);
-    case DataType.U64:
-      return new BigUint64Array(buf);
-    case DataType.F16:
-      return new Float16Array(buf);
-    case DataType.F32:
-    case DataType.C64:
-      return new Float32Array(buf);
-    case DataType.F64:
-    case DataType.C128:
-      return new Float64Array(buf);
-    default: // PRED, U8, 8-bit floats and sub-byte types: raw bytes.
-      return new Uint8Array(buf);
-  }
+  return new (typedArrayFor(dtype) ?? Uint8Array)(buf);
 }
 
 /**
