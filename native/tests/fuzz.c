@@ -1162,6 +1162,20 @@ static int mutate_frame(XLA_FFI_CallFrame* cf, int bad) {
   }
 }
 
+/* A generated frame mutated 0 to 2 times; *bad says whether a mutation made
+ * it invalid. NULL (a violation counted) when the case's arena is too small. */
+static XLA_FFI_CallFrame* mutated_frame(int* bad) {
+  *bad = 0;
+  XLA_FFI_CallFrame* cf = gen_frame();
+  if (!cf) {
+    violation("the case's arena is too small");
+    return NULL;
+  }
+  int rounds = (int)below(3);
+  for (int r = 0; r < rounds; r++) *bad |= mutate_frame(cf, *bad);
+  return cf;
+}
+
 /* A handler entry point that checks its frame before reading it, as a
  * robust entry point called by XLA must. */
 static XLA_FFI_Error* checked_entry(XLA_FFI_CallFrame* cf) {
@@ -1172,14 +1186,9 @@ static XLA_FFI_Error* checked_entry(XLA_FFI_CallFrame* cf) {
 }
 
 static void raw_case(void) {
-  XLA_FFI_CallFrame* cf = gen_frame();
-  if (!cf) {
-    violation("the case's arena is too small");
-    return;
-  }
-  int bad = 0;
-  int rounds = (int)below(3);
-  for (int r = 0; r < rounds; r++) bad |= mutate_frame(cf, bad);
+  int bad;
+  XLA_FFI_CallFrame* cf = mutated_frame(&bad);
+  if (!cf) return;
   /* The api pointer must stay readable for an error to be made: a null api
    * is fed only to the runtime's own check (target 19). */
   if (!cf->api) cf->api = F.api;
@@ -1204,14 +1213,9 @@ static void raw_case(void) {
 }
 
 static void frame_case(void) {
-  XLA_FFI_CallFrame* cf = gen_frame();
-  if (!cf) {
-    violation("the case's arena is too small");
-    return;
-  }
-  int bad = 0;
-  int rounds = (int)below(3);
-  for (int r = 0; r < rounds; r++) bad |= mutate_frame(cf, bad);
+  int bad;
+  XLA_FFI_CallFrame* cf = mutated_frame(&bad);
+  if (!cf) return;
   XLA_FFI_Error* e = X.check_call_frame(cf);
   int rejected = e != NULL;
   verdict(e, bad ? EXPECT_FAIL : EXPECT_OK, "xrt_check_call_frame");
