@@ -110,6 +110,7 @@ Deno.test({
       const out = await new Deno.Command(Deno.execPath(), {
         args: [
           "eval",
+          "--no-lock",
           `--allow-import=${host}`,
           "--allow-ffi",
           "--allow-read",
