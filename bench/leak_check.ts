@@ -34,8 +34,13 @@ const pairs = [
   ["instancesCreated", "instancesDestroyed"],
   ["tasksScheduled", "tasksRun"],
 ] as const;
-for (const [name, run] of Object.entries({ ...leakPaths(rt, lib), ...ts.paths })) {
-  if (only !== undefined && !name.includes(only)) continue;
+const paths = Object.entries({ ...leakPaths(rt, lib), ...ts.paths });
+const selected = paths.filter(([name]) => only === undefined || name.includes(only));
+if (selected.length === 0) {
+  console.log(`no path matches '${only}'; paths: ${paths.map(([name]) => name).join(", ")}`);
+  failed = true;
+}
+for (const [name, run] of selected) {
   await run(n); // warm-up: one untimed round (allocator arenas, Deno's FFI threads, JIT)
   for (let r = 1; r < rounds; r++) await run(n); // more warm-up rounds
   gc();
