@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "handler_internal.h"
+#include "xla_ffi_versions.h"
 #include "runtime_internal.h"
 
 #define SLOT_COUNT 1024
@@ -91,6 +92,15 @@ static XLA_FFI_Error* make_error(const XLA_FFI_Api* api, int32_t code, const cha
   return api->XLA_FFI_Error_Create(&a);
 }
 
+static void destroy_error(const XLA_FFI_Api* api, XLA_FFI_Error* err) {
+  if (err == NULL || api->XLA_FFI_Error_Destroy == NULL) return;
+  XLA_FFI_Error_Destroy_Args d;
+  memset(&d, 0, sizeof d);
+  d.struct_size = XLA_FFI_Error_Destroy_Args_STRUCT_SIZE;
+  d.error = err;
+  api->XLA_FFI_Error_Destroy(&d);
+}
+
 /* Copies an error's message into buf and destroys the error. */
 static void take_message(const XLA_FFI_Api* api, XLA_FFI_Error* err, char* buf, size_t cap) {
   const char* m = "";
@@ -103,13 +113,7 @@ static void take_message(const XLA_FFI_Api* api, XLA_FFI_Error* err, char* buf, 
     if (g.message) m = g.message;
   }
   snprintf(buf, cap, "%s", m);
-  if (api->XLA_FFI_Error_Destroy) {
-    XLA_FFI_Error_Destroy_Args d;
-    memset(&d, 0, sizeof d);
-    d.struct_size = XLA_FFI_Error_Destroy_Args_STRUCT_SIZE;
-    d.error = err;
-    api->XLA_FFI_Error_Destroy(&d);
-  }
+  destroy_error(api, err);
 }
 
 static void report_failure(const char* what, const char* msg) {
@@ -180,6 +184,8 @@ static int complete_future(const XLA_FFI_Api* api, XLA_FFI_Future* fut, int32_t 
     a.future = fut;
     a.error = e;
     err = api->XLA_FFI_Future_SetError(&a);
+    /* A refused error stays ours (the runtime takes it over only on success). */
+    if (err != NULL) destroy_error(api, e);
   }
   if (err != NULL) {
     take_message(api, err, buf, cap);
@@ -1091,37 +1097,61 @@ double xla_ffi_deno_handler_dead_state(void) {
   return k;
 }
 
+/*
+ * The runtime's API version decides the State/Type layouts (not the
+ * handler's): xla_ffi_versions.h picks them from `api->api_version`.
+ */
+
+/* Runtimes (by table) the TS state type is registered with; registration is
+ * idempotent (same name, same id), this only saves the call. */
+#define REGISTERED_APIS 64
+static pthread_mutex_t g_type_mu = PTHREAD_MUTEX_INITIALIZER;
+static const XLA_FFI_Api* g_type_apis[REGISTERED_APIS];
+static int g_type_apis_n;
+
+static int type_registered(const XLA_FFI_Api* api) {
+  pthread_mutex_lock(&g_type_mu);
+  int found = 0;
+  for (int i = 0; i < g_type_apis_n && !found; i++) found = g_type_apis[i] == api;
+  pthread_mutex_unlock(&g_type_mu);
+  return found;
+}
+
+static void type_remember(const XLA_FFI_Api* api) {
+  pthread_mutex_lock(&g_type_mu);
+  if (g_type_apis_n < REGISTERED_APIS) g_type_apis[g_type_apis_n++] = api;
+  pthread_mutex_unlock(&g_type_mu);
+}
+
+static const char kStateTypeName[] = "deno_xla_ffi.TsHandlerState";
+
 static int32_t register_state_type(const XLA_FFI_Api* api, XLA_FFI_TypeId* id) {
   id->type_id = STATE_TYPE_ID;
-  if (api->XLA_FFI_TypeId_Register == NULL) return 0;
-  static const char name[] = "deno_xla_ffi.TsHandlerState";
-  XLA_FFI_TypeId_Register_Args a;
-  memset(&a, 0, sizeof a);
-  a.struct_size = XLA_FFI_TypeId_Register_Args_STRUCT_SIZE;
-  a.name.ptr = name;
-  a.name.len = sizeof name - 1;
-  a.type_id = id;
-  XLA_FFI_Error* e = api->XLA_FFI_TypeId_Register(&a);
+  if (type_registered(api)) return 0;
+  if (xla_ffi_api_minor(api) <= 1 ? api->XLA_FFI_TypeId_Register == NULL
+                                  : ((const XLA_FFI_Api_V0_2*)api)->XLA_FFI_Type_Register == NULL)
+    return aux_text("the runtime does not implement type registration");
+  XLA_FFI_Error* e =
+      xla_ffi_type_register(api, kStateTypeName, sizeof kStateTypeName - 1, id, state_deleter);
   if (e) return aux_error(api, e);
+  type_remember(api);
   return 0;
 }
 
-int32_t xla_ffi_deno_ctx_state_set(double api_d, double ctx, double key) {
+/* Stores a TS state (its key, boxed) for `stage` through the runtime's
+ * State_Set; the runtime deletes the box with the instance. */
+int32_t xla_ffi_deno_ctx_state_set(double api_d, double ctx, double key, int32_t stage) {
   const XLA_FFI_Api* api = API(api_d);
   NEED(api, XLA_FFI_State_Set);
+  if (xla_ffi_api_minor(api) < 3 && stage != XLA_FFI_ExecutionStage_INSTANTIATE)
+    return aux_text("only instantiate handlers can set a state before XLA FFI API 0.3");
   XLA_FFI_TypeId id;
   if (register_state_type(api, &id)) return 1;
   int64_t* box = malloc(sizeof(int64_t));
   if (box == NULL) return aux_text("Out of memory");
   *box = (int64_t)key;
-  XLA_FFI_State_Set_Args a;
-  memset(&a, 0, sizeof a);
-  a.struct_size = XLA_FFI_State_Set_Args_STRUCT_SIZE;
-  a.ctx = CTX(ctx);
-  a.type_id = &id;
-  a.state = box;
-  a.deleter = state_deleter;
-  XLA_FFI_Error* e = api->XLA_FFI_State_Set(&a);
+  XLA_FFI_Error* e =
+      xla_ffi_state_set(api, CTX(ctx), (XLA_FFI_ExecutionStage)stage, &id, box, state_deleter);
   if (e) {
     free(box);
     return aux_error(api, e);
@@ -1129,17 +1159,16 @@ int32_t xla_ffi_deno_ctx_state_set(double api_d, double ctx, double key) {
   return 0;
 }
 
-int32_t xla_ffi_deno_ctx_state_get(double api_d, double ctx) {
+/* The key of the TS state of `stage` (-1: the runtime holds no TS state). */
+int32_t xla_ffi_deno_ctx_state_get(double api_d, double ctx, int32_t stage) {
   const XLA_FFI_Api* api = API(api_d);
   NEED(api, XLA_FFI_State_Get);
+  if (xla_ffi_api_minor(api) < 3 && stage != XLA_FFI_ExecutionStage_INSTANTIATE)
+    return aux_text("only the instantiate stage has a state before XLA FFI API 0.3");
   XLA_FFI_TypeId id = {STATE_TYPE_ID};
-  XLA_FFI_State_Get_Args a;
-  memset(&a, 0, sizeof a);
-  a.struct_size = XLA_FFI_State_Get_Args_STRUCT_SIZE;
-  a.ctx = CTX(ctx);
-  a.type_id = &id;
-  XLA_FFI_Error* e = api->XLA_FFI_State_Get(&a);
+  void* state = NULL;
+  XLA_FFI_Error* e = xla_ffi_state_get(api, CTX(ctx), (XLA_FFI_ExecutionStage)stage, &id, &state);
   if (e) return aux_error(api, e);
-  aux_value(a.state ? (double)*(int64_t*)a.state : -1);
+  aux_value(state ? (double)*(int64_t*)state : -1);
   return 0;
 }

@@ -307,14 +307,14 @@ static int32_t check_attrs(const XLA_FFI_Attrs* a, int depth, char* buf, size_t 
 int32_t xla_ffi_deno_handler_check_frame(const XLA_FFI_CallFrame* f, char* buf, size_t cap) {
   /* The context is opaque to handlers (the runtime's API functions take it);
    * the embedded runtime's own contexts are recognisable, so check them. */
-  if (f->api == &xrt_api_table) {
+  if (xrt_is_own_api(f->api)) {
     if (f->ctx == NULL) return bad(buf, cap, "The call frame's execution context is null");
     if (f->ctx->magic != XRT_CTX_MAGIC)
       return bad(buf, cap, "The call frame's execution context was not created by this runtime");
   }
   /* Null data with elements: an error under the embedded runtime (as its
    * check has it); other runtimes may pass it, and TS sees an empty view. */
-  int execute = f->stage == XLA_FFI_ExecutionStage_EXECUTE && f->api == &xrt_api_table;
+  int execute = f->stage == XLA_FFI_ExecutionStage_EXECUTE && xrt_is_own_api(f->api);
   if (f->args.struct_size < XLA_FFI_Args_STRUCT_SIZE)
     return bad(buf, cap, "Unexpected XLA_FFI_Args size: expected %zu, got %zu",
                (size_t)XLA_FFI_Args_STRUCT_SIZE, f->args.struct_size);

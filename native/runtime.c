@@ -69,44 +69,52 @@ void xrt_error_free(XLA_FFI_Error* err) {
   XRT_COUNT(XRT_STAT_ERRORS_DESTROYED);
 }
 
-static XLA_FFI_Error* size_error(const char* name, size_t expected, size_t actual) {
+/* XLA ffi_api.cc StructSizeErrorMsg: "Unexpected %s size: expected %d, got
+ * %d. Check installed software versions. The framework XLA FFI API version
+ * is %d.%d." */
+XLA_FFI_Error* xrt_size_error(const xrt_abi* v, const char* name, size_t expected, size_t actual) {
   return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
                        "Unexpected %s size: expected %zu, got %zu. Check installed software "
                        "versions. The framework XLA FFI API version is %d.%d.",
-                       name, expected, actual, XLA_FFI_API_MAJOR, XLA_FFI_API_MINOR);
+                       name, expected, actual, 0, (int)v->minor);
 }
 
-#define CHECK_SIZE(NAME, ARGS)                                                         \
-  do {                                                                                 \
-    if (!(ARGS))                                                                       \
-      return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,                        \
-                           #NAME ": the args pointer is null");                        \
-    if ((ARGS)->struct_size < NAME##_Args_STRUCT_SIZE)                                 \
-      return size_error(#NAME, NAME##_Args_STRUCT_SIZE, (ARGS)->struct_size);          \
+/* The size check of every API function: the struct names are XLA's own (some
+ * with "_Args", some without, as ffi_api.cc spells them). A null args pointer
+ * is an error here (XLA would crash). */
+#define CHECK_SIZE(V, NAME, EXPECTED, ARGS)                                           \
+  do {                                                                              \
+    if (!(ARGS))                                                                    \
+      return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,                     \
+                           "%s: the args pointer is null", NAME);                   \
+    if ((ARGS)->struct_size < (EXPECTED))                                           \
+      return xrt_size_error(V, NAME, EXPECTED, (ARGS)->struct_size);                \
   } while (0)
 
-/* Void API functions only log a failed size check (as XLA does). */
-static int check_size_log(const char* name, size_t expected, const size_t* actual_p) {
+/* Void API functions only log a failed size check and still act (XLA
+ * ffi_api.cc: LOG(ERROR) << struct_size_check.message()). */
+static int check_size_log(const xrt_abi* v, const char* name, size_t expected,
+                          const size_t* actual_p) {
   if (!actual_p) {
     xrt_warn("%s: the args pointer is null", name);
     return 0;
   }
-  size_t actual = *actual_p;
-  if (actual >= expected) return 1;
-  XLA_FFI_Error* e = size_error(name, expected, actual);
-  xrt_warn("%s", e->message);
-  xrt_error_free(e);
-  return 0;
+  if (*actual_p < expected) {
+    XLA_FFI_Error* e = xrt_size_error(v, name, expected, *actual_p);
+    xrt_warn("%s", e->message);
+    xrt_error_free(e);
+  }
+  return 1;
 }
 
-static XLA_FFI_Error* api_error_create(XLA_FFI_Error_Create_Args* args) {
-  CHECK_SIZE(XLA_FFI_Error_Create, args);
+static XLA_FFI_Error* api_error_create(const xrt_abi* v, XLA_FFI_Error_Create_Args* args) {
+  CHECK_SIZE(v, "XLA_FFI_Error_Create", XLA_FFI_Error_Create_Args_STRUCT_SIZE, args);
   const char* msg = args->message ? args->message : "";
   return error_from(args->errc, msg, strlen(msg));
 }
 
-static void api_error_get_message(XLA_FFI_Error_GetMessage_Args* args) {
-  if (!check_size_log("XLA_FFI_Error_GetMessage", XLA_FFI_Error_GetMessage_Args_STRUCT_SIZE,
+static void api_error_get_message(const xrt_abi* v, XLA_FFI_Error_GetMessage_Args* args) {
+  if (!check_size_log(v, "XLA_FFI_Error_GetMessage", XLA_FFI_Error_GetMessage_Args_STRUCT_SIZE,
                       args ? &args->struct_size : NULL))
     return;
   if (args->error && !xrt_live_has(args->error, XRT_LIVE_ERROR)) {
@@ -118,224 +126,35 @@ static void api_error_get_message(XLA_FFI_Error_GetMessage_Args* args) {
                               : "";
 }
 
-static void api_error_destroy(XLA_FFI_Error_Destroy_Args* args) {
-  if (!check_size_log("XLA_FFI_Error_Destroy", XLA_FFI_Error_Destroy_Args_STRUCT_SIZE,
+static void api_error_destroy(const xrt_abi* v, XLA_FFI_Error_Destroy_Args* args) {
+  if (!check_size_log(v, "XLA_FFI_Error_Destroy", XLA_FFI_Error_Destroy_Args_STRUCT_SIZE,
                       args ? &args->struct_size : NULL))
     return;
   xrt_error_free(args->error);
 }
 
-/* ------------------------------------------------------------------------ */
-/* Handler registry (process-wide, like XLA's static registry)               */
-/* ------------------------------------------------------------------------ */
-
-typedef struct reg_entry {
-  char* name;
-  size_t name_len;
-  int32_t platform;
-  XLA_FFI_Handler_Bundle bundle;
-  XLA_FFI_Handler_Traits traits;
-  struct reg_entry* next;
-} reg_entry;
-
-static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
-static reg_entry* reg_head;
-
-static const char* const kPlatformNames[] = {"host", "cuda"};
-
-/* Canonical platform for XLA's aliases; -1 when unknown. */
-static int32_t canonical_platform(const char* p, size_t n) {
-  static const char* const host[] = {"Host", "host", "cpu", "Cpu", "CPU", "HOST"};
-  static const char* const cuda[] = {"CUDA", "cuda", "gpu", "GPU", "Cuda", "Gpu"};
-  for (size_t i = 0; i < sizeof host / sizeof *host; i++)
-    if (strlen(host[i]) == n && memcmp(host[i], p, n) == 0) return XRT_PLATFORM_HOST;
-  for (size_t i = 0; i < sizeof cuda / sizeof *cuda; i++)
-    if (strlen(cuda[i]) == n && memcmp(cuda[i], p, n) == 0) return XRT_PLATFORM_CUDA;
-  return -1;
+static XLA_FFI_Error* api_handler_register(const xrt_abi* v,
+                                           XLA_FFI_Handler_Register_Args* args) {
+  CHECK_SIZE(v, "XLA_FFI_Handler_Register", XLA_FFI_Handler_Register_Args_STRUCT_SIZE, args);
+  return xrt_registry_register(v, args);
 }
 
-/* Queries a handler's metadata (spec §5.2) into a 48-byte Metadata. */
-static XLA_FFI_Error* query_metadata(XLA_FFI_Handler* h, XLA_FFI_Metadata_V0_2* md) {
-  memset(md, 0, sizeof *md);
-  /* A released TS entry point cannot answer (the query has no api to make an
-   * error with): say so instead of reporting API version 0.0. */
-  int32_t released = xla_ffi_deno_handler_released_slot((void*)h);
-  if (released >= 0)
-    return xrt_error_new(XLA_FFI_Error_Code_FAILED_PRECONDITION,
-                         "TS handler entry point %d was released", (int)released);
-  md->struct_size = XLA_FFI_Metadata_STRUCT_SIZE;
-  md->api_version.struct_size = XLA_FFI_Api_Version_STRUCT_SIZE;
-  XLA_FFI_Metadata_Extension ext;
-  memset(&ext, 0, sizeof ext);
-  ext.extension_base.struct_size = XLA_FFI_Metadata_Extension_STRUCT_SIZE;
-  ext.extension_base.type = XLA_FFI_Extension_Metadata;
-  ext.metadata = (XLA_FFI_Metadata*)md;
-  XLA_FFI_CallFrame cf;
-  memset(&cf, 0, sizeof cf);
-  cf.struct_size = XLA_FFI_CallFrame_STRUCT_SIZE;
-  cf.extension_start = &ext.extension_base;
-  cf.api = NULL;
-  cf.stage = XLA_FFI_ExecutionStage_EXECUTE;
-  cf.args.struct_size = XLA_FFI_Args_STRUCT_SIZE;
-  cf.rets.struct_size = XLA_FFI_Rets_STRUCT_SIZE;
-  cf.attrs.struct_size = XLA_FFI_Attrs_STRUCT_SIZE;
-  XLA_FFI_Error* err = h(&cf);
-  if (err && err->code == XLA_FFI_Error_Code_OK) {
-    xrt_error_free(err);
-    err = NULL;
-  }
-  return err;
+/* 0.1: TypeId_Register {name, type_id}. XLA checks its size against
+ * ExecutionContext_Get's, under that name (both are 40 bytes). */
+static XLA_FFI_Error* api_type_id_register(const xrt_abi* v, XLA_FFI_TypeId_Register_Args* args) {
+  CHECK_SIZE(v, "XLA_FFI_ExecutionContext_Get_Args",
+             XLA_FFI_ExecutionContext_Get_Args_STRUCT_SIZE, args);
+  return xrt_type_register(v, &args->name, args->type_id, NULL);
 }
 
-/* A name's ByteSpan: not null with a length, at most XRT_MAX_NAME bytes. */
-static XLA_FFI_Error* check_name(const XLA_FFI_ByteSpan* s, const char* what) {
-  if (s->len > XRT_MAX_NAME)
-    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
-                         "The %s is %zu bytes long: the limit is %d", what, s->len,
-                         XRT_MAX_NAME);
-  if (!s->ptr && s->len > 0)
-    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
-                         "The %s is null with length %zu", what, s->len);
-  return NULL;
-}
-
-static XLA_FFI_Error* api_handler_register(XLA_FFI_Handler_Register_Args* args) {
-  CHECK_SIZE(XLA_FFI_Handler_Register, args);
-  XLA_FFI_Error* bad = check_name(&args->name, "handler name");
-  if (!bad) bad = check_name(&args->platform, "platform name");
-  if (bad) return bad;
-  const char* name = args->name.ptr ? args->name.ptr : "";
-  int nl = (int)args->name.len;
-  const char* plat = args->platform.ptr ? args->platform.ptr : "";
-  int pl = (int)args->platform.len;
-  int32_t canon = canonical_platform(plat, (size_t)pl);
-  if (canon < 0)
-    return xrt_error_new(XLA_FFI_Error_Code_NOT_FOUND,
-                         "Could not find registered platform with name: \"%.*s\". Available "
-                         "platform names are: Host CUDA",
-                         pl, plat);
-  if (args->bundle.execute == NULL)
-    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
-                         "FFI handler for %.*s on a platform %.*s must provide an execute "
-                         "implementation",
-                         nl, name, pl, plat);
-  XLA_FFI_Metadata_V0_2 md;
-  XLA_FFI_Error* err = query_metadata(args->bundle.execute, &md);
-  if (err) return err;
-  if (md.api_version.major_version != XLA_FFI_API_MAJOR ||
-      md.api_version.minor_version != XLA_FFI_API_MINOR)
-    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
-                         "FFI handler registration for %.*s on platform %.*s (canonical %s) "
-                         "failed because the handler's API version (%d.%d) is incompatible "
-                         "with the framework's API version (%d.%d)",
-                         nl, name, pl, plat, kPlatformNames[canon],
-                         md.api_version.major_version, md.api_version.minor_version,
-                         XLA_FFI_API_MAJOR, XLA_FFI_API_MINOR);
-  XLA_FFI_Handler_Traits traits = args->traits | md.traits;
-  pthread_mutex_lock(&reg_mu);
-  for (reg_entry* e = reg_head; e; e = e->next) {
-    if (e->platform != canon || e->name_len != (size_t)nl || memcmp(e->name, name, (size_t)nl))
-      continue;
-    const char* what = NULL;
-    if (e->traits != traits)
-      what = "traits";
-    else if (e->bundle.prepare != args->bundle.prepare ||
-             e->bundle.initialize != args->bundle.initialize ||
-             e->bundle.execute != args->bundle.execute)
-      what = "bundle addresses";
-    pthread_mutex_unlock(&reg_mu);
-    if (!what) return NULL;
-    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
-                         "Duplicate FFI handler registration for %.*s on platform %.*s "
-                         "(canonical %s) with different %s",
-                         nl, name, pl, plat, kPlatformNames[canon], what);
-  }
-  reg_entry* e = calloc(1, sizeof *e);
-  if (!e) abort();
-  e->name = malloc((size_t)nl + 1);
-  if (!e->name) abort();
-  memcpy(e->name, name, (size_t)nl);
-  e->name[nl] = '\0';
-  e->name_len = (size_t)nl;
-  e->platform = canon;
-  e->bundle = args->bundle;
-  e->traits = traits;
-  e->next = reg_head;
-  reg_head = e;
-  pthread_mutex_unlock(&reg_mu);
-  return NULL;
-}
-
-/* ------------------------------------------------------------------------ */
-/* Type registry                                                             */
-/* ------------------------------------------------------------------------ */
-
-typedef struct type_entry {
-  char* name;
-  size_t len;
-  int64_t id;
-  struct type_entry* next;
-} type_entry;
-
-static pthread_mutex_t type_mu = PTHREAD_MUTEX_INITIALIZER;
-static type_entry* type_head;
-static int64_t type_next = 1;
-
-static int type_id_used(int64_t id) {
-  for (type_entry* t = type_head; t; t = t->next)
-    if (t->id == id) return 1;
-  return 0;
-}
-
-static XLA_FFI_Error* api_type_id_register(XLA_FFI_TypeId_Register_Args* args) {
-  /* XLA checks this struct against ExecutionContext_Get's size (both 40). */
-  if (!args)
-    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
-                         "XLA_FFI_TypeId_Register: the args pointer is null");
-  if (args->struct_size < XLA_FFI_ExecutionContext_Get_Args_STRUCT_SIZE)
-    return size_error("XLA_FFI_TypeId_Register", XLA_FFI_ExecutionContext_Get_Args_STRUCT_SIZE,
-                      args->struct_size);
-  if (!args->type_id)
-    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT, "type_id must not be null");
-  XLA_FFI_Error* bad = check_name(&args->name, "type name");
-  if (bad) return bad;
-  const char* name = args->name.ptr ? args->name.ptr : "";
-  size_t len = args->name.len;
-  pthread_mutex_lock(&type_mu);
-  type_entry* found = NULL;
-  for (type_entry* t = type_head; t; t = t->next)
-    if (t->len == len && memcmp(t->name, name, len) == 0) found = t;
-  int64_t want = args->type_id->type_id;
-  if (found) {
-    int64_t have = found->id;
-    pthread_mutex_unlock(&type_mu);
-    if (want == 0)
-      return xrt_error_new(XLA_FFI_Error_Code_INTERNAL,
-                           "Type name %.*s already registered with type id %lld", (int)len, name,
-                           (long long)have);
-    if (want != have)
-      return xrt_error_new(XLA_FFI_Error_Code_INTERNAL,
-                           "Type name %.*s already registered with type id %lld vs %lld)",
-                           (int)len, name, (long long)have, (long long)want);
-    return NULL;
-  }
-  if (want == 0) {
-    while (type_id_used(type_next)) type_next++;
-    want = type_next++;
-  }
-  type_entry* t = calloc(1, sizeof *t);
-  if (!t) abort();
-  t->name = malloc(len + 1);
-  if (!t->name) abort();
-  memcpy(t->name, name, len);
-  t->name[len] = '\0';
-  t->len = len;
-  t->id = want;
-  t->next = type_head;
-  type_head = t;
-  pthread_mutex_unlock(&type_mu);
-  args->type_id->type_id = want;
-  return NULL;
+/* 0.2+: Type_Register {name, type_id, type_info}. XLA reads type_info at 40
+ * whatever struct_size says (STRUCT_SIZE names type_id, 40, so callers pass
+ * 40); a null type_info means no deleter here, where XLA would crash. */
+static XLA_FFI_Error* api_type_register(const xrt_abi* v, XLA_FFI_Type_Register_Args_V0_2* args) {
+  CHECK_SIZE(v, "XLA_FFI_ExecutionContext_Get_Args",
+             XLA_FFI_ExecutionContext_Get_Args_STRUCT_SIZE, args);
+  void (*deleter)(void*) = args->type_info ? args->type_info->deleter : NULL;
+  return xrt_type_register(v, &args->name, args->type_id, deleter);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -362,20 +181,39 @@ static XLA_FFI_Error* ctx_error(const XLA_FFI_ExecutionContext* ctx) {
     if (ctx_err_) return ctx_err_;              \
   } while (0)
 
-static XLA_FFI_Error* api_stream_get(XLA_FFI_Stream_Get_Args* args) {
-  CHECK_SIZE(XLA_FFI_Stream_Get, args);
+/*
+ * The backend context a stage gets, as XLA builds it: the instantiate stage
+ * has no backend (no stream, thread pool or allocator; run id and device
+ * ordinal -1); prepare on GPU has a GPU context without stream or allocator;
+ * the other stages have the runtime's platform.
+ */
+enum { BACKEND_NONE, BACKEND_CPU, BACKEND_GPU };
+static int backend_of(const XLA_FFI_ExecutionContext* c) {
+  if (c->stage == XLA_FFI_ExecutionStage_INSTANTIATE || !c->rt) return BACKEND_NONE;
+  return c->rt->platform == XRT_PLATFORM_CUDA ? BACKEND_GPU : BACKEND_CPU;
+}
+static int gpu_has_stream(const XLA_FFI_ExecutionContext* c) {
+  return c->stage != XLA_FFI_ExecutionStage_PREPARE;
+}
+
+static XLA_FFI_Error* api_stream_get(const xrt_abi* v, XLA_FFI_Stream_Get_Args* args) {
+  CHECK_SIZE(v, "XLA_FFI_Stream_Get", XLA_FFI_Stream_Get_Args_STRUCT_SIZE, args);
   CHECK_CTX(args->ctx);
-  xrt_runtime* rt = args->ctx->rt;
-  if (!rt || rt->platform != XRT_PLATFORM_CUDA)
+  /* XLA ffi_api.cc: "XLA FFI GPU context is not available" /
+   * "XLA FFI GPU stream is not available" (both UNIMPLEMENTED). */
+  if (backend_of(args->ctx) != BACKEND_GPU)
     return xrt_error_new(XLA_FFI_Error_Code_UNIMPLEMENTED, "XLA FFI GPU context is not available");
-  if (!rt->stream)
+  xrt_runtime* rt = args->ctx->rt;
+  if (!gpu_has_stream(args->ctx) || !rt->stream)
     return xrt_error_new(XLA_FFI_Error_Code_UNIMPLEMENTED, "XLA FFI GPU stream is not available");
   args->stream = rt->stream;
   return NULL;
 }
 
-static XLA_FFI_Error* api_execution_context_get(XLA_FFI_ExecutionContext_Get_Args* args) {
-  CHECK_SIZE(XLA_FFI_ExecutionContext_Get, args);
+static XLA_FFI_Error* api_execution_context_get(const xrt_abi* v,
+                                                XLA_FFI_ExecutionContext_Get_Args* args) {
+  CHECK_SIZE(v, "XLA_FFI_ExecutionContext_Get_Args",
+             XLA_FFI_ExecutionContext_Get_Args_STRUCT_SIZE, args);
   CHECK_CTX(args->ctx);
   if (!args->type_id)
     return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT, "type_id must not be null");
@@ -387,88 +225,201 @@ static XLA_FFI_Error* api_execution_context_get(XLA_FFI_ExecutionContext_Get_Arg
       return NULL;
     }
   }
+  /* XLA execution_context.cc: "User data with type id %d not found in
+   * execution context" */
   return xrt_error_new(XLA_FFI_Error_Code_NOT_FOUND,
                        "User data with type id %lld not found in execution context",
                        (long long)id);
 }
 
-static XLA_FFI_Error* no_state(void) {
-  return xrt_error_new(XLA_FFI_Error_Code_FAILED_PRECONDITION,
-                       "No execution state available: call the handler with an instance "
-                       "(Runtime.instantiate)");
+/* ---- State: one per instance (0.1, 0.2) or per stage (0.3) -------------- */
+
+/* A type_id pointer that cannot be one. A 0.3 State args struct read through
+ * the 0.1/0.2 layout has its stage (0, 1 or 2, and four bytes of padding)
+ * where the type_id pointer is expected: an XLA_FFI_TypeId* is 8-byte
+ * aligned, so low 32 bits of 1 or 2 are never one, and 0 only at a 4 GiB
+ * boundary, which this check gives up. */
+static int bad_type_id_ptr(const XLA_FFI_TypeId* p) {
+  uintptr_t v = (uintptr_t)p;
+  return v < 4096 || (v & 0xffffffffu) <= 2 || (v & 7) != 0;
 }
 
-static XLA_FFI_Error* api_state_set(XLA_FFI_State_Set_Args* args) {
-  CHECK_SIZE(XLA_FFI_State_Set, args);
-  CHECK_CTX(args->ctx);
-  xrt_instance* in = args->ctx->instance;
-  if (!in) return no_state();
-  if (!args->type_id)
-    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT, "type_id must not be null");
+static XLA_FFI_Error* state_of(XLA_FFI_ExecutionContext* ctx, int32_t stage,
+                               const XLA_FFI_TypeId* type_id, xrt_state** out) {
+  CHECK_CTX(ctx);
+  xrt_instance* in = ctx->instance;
+  if (!in)
+    return xrt_error_new(XLA_FFI_Error_Code_FAILED_PRECONDITION,
+                         "No execution state available: call the handler with an instance "
+                         "(Runtime.instantiate)");
+  /* XLA ffi_api.cc GetExecutionState: the execute stage has no state
+   * (DCHECK "Execution stage doesn't have a state"). */
+  if (stage == XLA_FFI_ExecutionStage_EXECUTE)
+    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
+                         "Execution stage doesn't have a state");
+  if (stage < 0 || stage >= XRT_STATE_STAGES)
+    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
+                         "Invalid execution stage %d in the State arguments (are they laid out "
+                         "for another XLA FFI API version?)",
+                         (int)stage);
+  if (!type_id) return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT, "type_id must not be null");
+  if (bad_type_id_ptr(type_id))
+    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
+                         "type_id is not a valid pointer (%p): are the State arguments laid out "
+                         "for another XLA FFI API version?",
+                         (const void*)type_id);
+  *out = &in->states[stage];
+  return NULL;
+}
+
+/* XLA execution_state.cc ExecutionState::Set:
+ * "State is already set with a type id %d" */
+static XLA_FFI_Error* state_set(xrt_instance* in, xrt_state* s, int64_t type_id, void* state,
+                                void (*deleter)(void*)) {
   pthread_mutex_lock(&in->mu);
-  if (in->has_state) {
-    int64_t have = in->type_id;
+  if (s->has) {
+    int64_t have = s->type_id;
     pthread_mutex_unlock(&in->mu);
     return xrt_error_new(XLA_FFI_Error_Code_FAILED_PRECONDITION,
                          "State is already set with a type id %lld", (long long)have);
   }
-  in->has_state = 1;
-  in->type_id = args->type_id->type_id;
-  in->state = args->state;
-  in->deleter = args->deleter;
+  s->has = 1;
+  s->type_id = type_id;
+  s->state = state;
+  s->deleter = deleter;
   pthread_mutex_unlock(&in->mu);
   XRT_COUNT(XRT_STAT_STATES_SET);
   return NULL;
 }
 
-static XLA_FFI_Error* api_state_get(XLA_FFI_State_Get_Args* args) {
-  CHECK_SIZE(XLA_FFI_State_Get, args);
-  CHECK_CTX(args->ctx);
-  xrt_instance* in = args->ctx->instance;
-  if (!in) return no_state();
-  if (!args->type_id)
-    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT, "type_id must not be null");
+/* XLA execution_state.cc ExecutionState::Get: "State is not set" /
+ * "Set state type id %d does not match the requested one %d" */
+static XLA_FFI_Error* state_get(xrt_instance* in, const xrt_state* s, int64_t type_id,
+                                void** out) {
   pthread_mutex_lock(&in->mu);
-  int has = in->has_state;
-  int64_t have = in->type_id;
-  void* state = in->state;
+  int has = s->has;
+  int64_t have = s->type_id;
+  void* state = s->state;
   pthread_mutex_unlock(&in->mu);
   if (!has) return xrt_error_new(XLA_FFI_Error_Code_NOT_FOUND, "State is not set");
-  if (have != args->type_id->type_id)
+  if (have != type_id)
     return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
                          "Set state type id %lld does not match the requested one %lld",
-                         (long long)have, (long long)args->type_id->type_id);
-  args->state = state;
+                         (long long)have, (long long)type_id);
+  *out = state;
   return NULL;
 }
 
-static XLA_FFI_Error* api_device_memory_allocate(XLA_FFI_DeviceMemory_Allocate_Args* args) {
-  CHECK_SIZE(XLA_FFI_DeviceMemory_Allocate, args);
+/* 0.2+: the deleter comes from the type's registered TypeInfo (XLA
+ * execution_state.cc: "Type id %d does not have a registered type info with
+ * a deleter"). */
+static XLA_FFI_Error* typed_state_set(const xrt_abi* v, XLA_FFI_ExecutionContext* ctx,
+                                      int32_t stage, XLA_FFI_TypeId* type_id, void* state) {
+  xrt_state* s = NULL;
+  XLA_FFI_Error* err = state_of(ctx, stage, type_id, &s);
+  if (err) return err;
+  void (*deleter)(void*) = NULL;
+  err = xrt_type_deleter(v, type_id->type_id, &deleter);
+  if (err) return err;
+  if (!deleter)
+    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
+                         "Type id %lld does not have a registered type info with a deleter",
+                         (long long)type_id->type_id);
+  return state_set(ctx->instance, s, type_id->type_id, state, deleter);
+}
+
+static XLA_FFI_Error* typed_state_get(XLA_FFI_ExecutionContext* ctx, int32_t stage,
+                                      XLA_FFI_TypeId* type_id, void** out) {
+  xrt_state* s = NULL;
+  XLA_FFI_Error* err = state_of(ctx, stage, type_id, &s);
+  if (err) return err;
+  return state_get(ctx->instance, s, type_id->type_id, out);
+}
+
+/* 0.1: {ctx, type_id, state, deleter}, the instantiate stage's state. */
+static XLA_FFI_Error* api_state_set_v01(const xrt_abi* v, XLA_FFI_State_Set_Args* args) {
+  CHECK_SIZE(v, "XLA_FFI_State_Set_Args", XLA_FFI_State_Set_Args_STRUCT_SIZE, args);
+  xrt_state* s = NULL;
+  XLA_FFI_Error* err =
+      state_of(args->ctx, XLA_FFI_ExecutionStage_INSTANTIATE, args->type_id, &s);
+  if (err) return err;
+  return state_set(args->ctx->instance, s, args->type_id->type_id, args->state, args->deleter);
+}
+
+/* 0.1 and 0.2: {ctx, type_id, state}. */
+static XLA_FFI_Error* api_state_get_v01(const xrt_abi* v, XLA_FFI_State_Get_Args* args) {
+  CHECK_SIZE(v, "XLA_FFI_State_Get_Args", XLA_FFI_State_Get_Args_STRUCT_SIZE, args);
+  return typed_state_get(args->ctx, XLA_FFI_ExecutionStage_INSTANTIATE, args->type_id,
+                         &args->state);
+}
+
+/* 0.2: {ctx, type_id, state}; the deleter from the type registry. */
+static XLA_FFI_Error* api_state_set_v02(const xrt_abi* v, XLA_FFI_State_Set_Args_V0_2* args) {
+  CHECK_SIZE(v, "XLA_FFI_State_Set_Args", XLA_FFI_State_Set_Args_V0_2_STRUCT_SIZE, args);
+  return typed_state_set(v, args->ctx, XLA_FFI_ExecutionStage_INSTANTIATE, args->type_id,
+                         args->state);
+}
+
+/*
+ * 0.3: {ctx, stage, type_id, state}. A 40-byte struct is the 0.2 layout and
+ * means the instantiate stage (XLA ffi_api.cc keeps that path for older
+ * clients; its 0.3 State_Get did not copy the state back, later versions do,
+ * and so does this runtime).
+ */
+static XLA_FFI_Error* api_state_set_v03(const xrt_abi* v, XLA_FFI_State_Set_Args_V0_3* args) {
+  if (args && args->struct_size == XLA_FFI_State_Set_Args_V0_2_STRUCT_SIZE)
+    return api_state_set_v02(v, (XLA_FFI_State_Set_Args_V0_2*)args);
+  CHECK_SIZE(v, "XLA_FFI_State_Set_Args", XLA_FFI_State_Set_Args_V0_3_STRUCT_SIZE, args);
+  return typed_state_set(v, args->ctx, (int32_t)args->stage, args->type_id, args->state);
+}
+
+static XLA_FFI_Error* api_state_get_v03(const xrt_abi* v, XLA_FFI_State_Get_Args_V0_3* args) {
+  if (args && args->struct_size == XLA_FFI_State_Get_Args_STRUCT_SIZE)
+    return api_state_get_v01(v, (XLA_FFI_State_Get_Args*)args);
+  CHECK_SIZE(v, "XLA_FFI_State_Get_Args", XLA_FFI_State_Get_Args_V0_3_STRUCT_SIZE, args);
+  return typed_state_get(args->ctx, (int32_t)args->stage, args->type_id, &args->state);
+}
+
+/* XLA ffi_api.cc orders these checks: GPU context (INVALID_ARGUMENT), then
+ * allocator (UNIMPLEMENTED), then alignment (power of two, at most 16). */
+static XLA_FFI_Error* api_device_memory_allocate(const xrt_abi* v,
+                                                 XLA_FFI_DeviceMemory_Allocate_Args* args) {
+  CHECK_SIZE(v, "XLA_FFI_DeviceMemory_Allocate_Args",
+             XLA_FFI_DeviceMemory_Allocate_Args_STRUCT_SIZE, args);
   CHECK_CTX(args->ctx);
+  if (backend_of(args->ctx) != BACKEND_GPU)
+    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
+                         "XLA FFI GPU context is not available");
+  xrt_runtime* rt = args->ctx->rt;
+  if (!gpu_has_stream(args->ctx) || !rt->cuda)
+    return xrt_error_new(XLA_FFI_Error_Code_UNIMPLEMENTED,
+                         "No device memory allocator available on this platform");
   size_t a = args->alignment;
   if (a == 0 || (a & (a - 1)) != 0 || a > 16)
     return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT, "Unsupported alignment: %zu", a);
-  xrt_runtime* rt = args->ctx->rt;
-  if (!rt || rt->platform != XRT_PLATFORM_CUDA)
-    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
-                         "XLA FFI GPU context is not available");
   return xrt_cuda_allocate(rt, args->size, &args->data);
 }
 
-static XLA_FFI_Error* api_device_memory_free(XLA_FFI_DeviceMemory_Free_Args* args) {
-  CHECK_SIZE(XLA_FFI_DeviceMemory_Free, args);
+static XLA_FFI_Error* api_device_memory_free(const xrt_abi* v,
+                                             XLA_FFI_DeviceMemory_Free_Args* args) {
+  CHECK_SIZE(v, "XLA_FFI_DeviceMemory_Free_Args", XLA_FFI_DeviceMemory_Free_Args_STRUCT_SIZE,
+             args);
   CHECK_CTX(args->ctx);
-  xrt_runtime* rt = args->ctx->rt;
-  if (!rt || rt->platform != XRT_PLATFORM_CUDA)
+  if (backend_of(args->ctx) != BACKEND_GPU)
     return xrt_error_new(XLA_FFI_Error_Code_UNIMPLEMENTED, "XLA FFI GPU context is not available");
+  xrt_runtime* rt = args->ctx->rt;
+  if (!gpu_has_stream(args->ctx) || !rt->cuda)
+    return xrt_error_new(XLA_FFI_Error_Code_UNIMPLEMENTED,
+                         "No device memory allocator available on this platform");
   return xrt_cuda_free(rt, args->size, args->data);
 }
 
+/* XLA ffi_api.cc GetIntraOpThreadPool. */
 static XLA_FFI_Error* cpu_pool(XLA_FFI_ExecutionContext* ctx, xrt_runtime** out) {
   CHECK_CTX(ctx);
-  xrt_runtime* rt = ctx->rt;
-  if (!rt || rt->platform != XRT_PLATFORM_HOST)
+  if (backend_of(ctx) != BACKEND_CPU)
     return xrt_error_new(XLA_FFI_Error_Code_UNIMPLEMENTED, "XLA FFI CPU context is not available");
+  xrt_runtime* rt = ctx->rt;
   if (rt->num_threads <= 0)
     return xrt_error_new(XLA_FFI_Error_Code_UNIMPLEMENTED,
                          "No intra-op thread pool available on this platform");
@@ -476,8 +427,10 @@ static XLA_FFI_Error* cpu_pool(XLA_FFI_ExecutionContext* ctx, xrt_runtime** out)
   return NULL;
 }
 
-static XLA_FFI_Error* api_thread_pool_schedule(XLA_FFI_ThreadPool_Schedule_Args* args) {
-  CHECK_SIZE(XLA_FFI_ThreadPool_Schedule, args);
+static XLA_FFI_Error* api_thread_pool_schedule(const xrt_abi* v,
+                                               XLA_FFI_ThreadPool_Schedule_Args* args) {
+  CHECK_SIZE(v, "XLA_FFI_ThreadPool_Schedule_Args", XLA_FFI_ThreadPool_Schedule_Args_STRUCT_SIZE,
+             args);
   xrt_runtime* rt;
   XLA_FFI_Error* err = cpu_pool(args->ctx, &rt);
   if (err) return err;
@@ -506,8 +459,10 @@ static XLA_FFI_Error* api_thread_pool_schedule(XLA_FFI_ThreadPool_Schedule_Args*
   return NULL;
 }
 
-static XLA_FFI_Error* api_thread_pool_num_threads(XLA_FFI_ThreadPool_NumThreads_Args* args) {
-  CHECK_SIZE(XLA_FFI_ThreadPool_NumThreads, args);
+static XLA_FFI_Error* api_thread_pool_num_threads(const xrt_abi* v,
+                                                  XLA_FFI_ThreadPool_NumThreads_Args* args) {
+  CHECK_SIZE(v, "XLA_FFI_ThreadPool_NumThreads_Args",
+             XLA_FFI_ThreadPool_NumThreads_Args_STRUCT_SIZE, args);
   xrt_runtime* rt;
   XLA_FFI_Error* err = cpu_pool(args->ctx, &rt);
   if (err) return err;
@@ -517,18 +472,23 @@ static XLA_FFI_Error* api_thread_pool_num_threads(XLA_FFI_ThreadPool_NumThreads_
   return NULL;
 }
 
-static XLA_FFI_Error* api_run_id_get(XLA_FFI_RunId_Get_Args* args) {
-  CHECK_SIZE(XLA_FFI_RunId_Get, args);
+/* The instantiate stage has no run id or device ordinal (-1, XLA's unset). */
+static XLA_FFI_Error* api_run_id_get(const xrt_abi* v, XLA_FFI_RunId_Get_Args* args) {
+  CHECK_SIZE(v, "XLA_FFI_RunId_Get", XLA_FFI_RunId_Get_Args_STRUCT_SIZE, args);
   CHECK_CTX(args->ctx);
-  args->run_id = args->ctx->run_id;
+  args->run_id = backend_of(args->ctx) == BACKEND_NONE && args->ctx->rt ? -1 : args->ctx->run_id;
   return NULL;
 }
 
-static XLA_FFI_Error* api_device_ordinal_get(XLA_FFI_DeviceOrdinal_Get_Args* args) {
-  CHECK_SIZE(XLA_FFI_DeviceOrdinal_Get, args);
+static XLA_FFI_Error* api_device_ordinal_get(const xrt_abi* v,
+                                             XLA_FFI_DeviceOrdinal_Get_Args* args) {
+  CHECK_SIZE(v, "XLA_FFI_DeviceOrdinal_Get", XLA_FFI_DeviceOrdinal_Get_Args_STRUCT_SIZE, args);
   CHECK_CTX(args->ctx);
   xrt_runtime* rt = args->ctx->rt;
-  args->device_ordinal = rt && rt->cuda ? xrt_cuda_device(rt) : args->ctx->device_ordinal;
+  if (backend_of(args->ctx) == BACKEND_NONE && rt)
+    args->device_ordinal = -1;
+  else
+    args->device_ordinal = rt && rt->cuda ? xrt_cuda_device(rt) : args->ctx->device_ordinal;
   return NULL;
 }
 
@@ -563,8 +523,8 @@ static void future_free(XLA_FFI_Future* f) {
   XRT_COUNT(XRT_STAT_FUTURES_DESTROYED);
 }
 
-static XLA_FFI_Error* api_future_create(XLA_FFI_Future_Create_Args* args) {
-  CHECK_SIZE(XLA_FFI_Future_Create, args);
+static XLA_FFI_Error* api_future_create(const xrt_abi* v, XLA_FFI_Future_Create_Args* args) {
+  CHECK_SIZE(v, "XLA_FFI_Future_Create", XLA_FFI_Future_Create_Args_STRUCT_SIZE, args);
   XLA_FFI_Future* f = calloc(1, sizeof *f);
   if (!f) abort();
   pthread_mutex_init(&f->mu, NULL);
@@ -578,11 +538,11 @@ static XLA_FFI_Error* api_future_create(XLA_FFI_Future_Create_Args* args) {
 /* The registry's shard lock is held while the future's mutex is used: the
  * waiter cannot release the future (future_free unregisters it first) until
  * this completer is done with it. A future that is not live (foreign, or
- * completed and released) is an error, not undefined behaviour. */
+ * completed and released) is an error, not undefined behaviour. On success
+ * the future owns `error`; on failure it stays the caller's. */
 static XLA_FFI_Error* future_complete(XLA_FFI_Future* f, XLA_FFI_Error* error) {
   if (!xrt_live_lock(f, XRT_LIVE_FUTURE)) {
     xrt_live_unlock(f);
-    xrt_error_free(error);
     return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
                          "XLA_FFI_Future* is not a live future of this runtime (not created by "
                          "it, or already completed and released)");
@@ -591,7 +551,6 @@ static XLA_FFI_Error* future_complete(XLA_FFI_Future* f, XLA_FFI_Error* error) {
   if (f->state != FUT_PENDING) {
     pthread_mutex_unlock(&f->mu);
     xrt_live_unlock(f);
-    xrt_error_free(error);
     return xrt_error_new(XLA_FFI_Error_Code_FAILED_PRECONDITION,
                          "XLA_FFI_Future is already completed");
   }
@@ -611,26 +570,27 @@ static XLA_FFI_Error* future_complete(XLA_FFI_Future* f, XLA_FFI_Error* error) {
   return NULL;
 }
 
-static XLA_FFI_Error* api_future_set_available(XLA_FFI_Future_SetAvailable_Args* args) {
-  CHECK_SIZE(XLA_FFI_Future_SetAvailable, args);
+static XLA_FFI_Error* api_future_set_available(const xrt_abi* v,
+                                               XLA_FFI_Future_SetAvailable_Args* args) {
+  CHECK_SIZE(v, "XLA_FFI_Future_SetAvailable", XLA_FFI_Future_SetAvailable_Args_STRUCT_SIZE,
+             args);
   if (!args->future)
     return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT, "Future must not be null");
   return future_complete(args->future, NULL);
 }
 
-static XLA_FFI_Error* api_future_set_error(XLA_FFI_Future_SetError_Args* args) {
-  CHECK_SIZE(XLA_FFI_Future_SetError, args);
-  if (!args->future) {
-    xrt_error_free(args->error);
-    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT, "Future must not be null");
-  }
+/* XLA ffi_api.cc: a null or OK error is refused ("Error must not be null or
+ * OK") and stays the caller's; only a successful call takes it over. */
+static XLA_FFI_Error* api_future_set_error(const xrt_abi* v,
+                                           XLA_FFI_Future_SetError_Args* args) {
+  CHECK_SIZE(v, "XLA_FFI_Future_SetError", XLA_FFI_Future_SetError_Args_STRUCT_SIZE, args);
   if (args->error && !xrt_live_has(args->error, XRT_LIVE_ERROR))
     return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
                          "Error is not a live XLA_FFI_Error of this runtime");
-  if (args->error == NULL || args->error->code == XLA_FFI_Error_Code_OK) {
-    xrt_error_free(args->error);
+  if (args->error == NULL || args->error->code == XLA_FFI_Error_Code_OK)
     return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT, "Error must not be null or OK");
-  }
+  if (!args->future)
+    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT, "Future must not be null");
   return future_complete(args->future, args->error);
 }
 
@@ -674,36 +634,147 @@ int32_t xrt_future_release(XLA_FFI_Future* f) {
 }
 
 /* ------------------------------------------------------------------------ */
-/* The API table                                                             */
+/* The API tables: one per version                                           */
 /* ------------------------------------------------------------------------ */
 
-const XLA_FFI_Api xrt_api_table = {
-    .struct_size = XLA_FFI_Api_STRUCT_SIZE,
-    .extension_start = NULL,
-    .api_version = {XLA_FFI_Api_Version_STRUCT_SIZE, NULL, XLA_FFI_API_MAJOR, XLA_FFI_API_MINOR},
-    .internal_api = NULL,
-    .XLA_FFI_Error_Create = api_error_create,
-    .XLA_FFI_Error_GetMessage = api_error_get_message,
-    .XLA_FFI_Error_Destroy = api_error_destroy,
-    .XLA_FFI_Handler_Register = api_handler_register,
-    .XLA_FFI_Stream_Get = api_stream_get,
-    .XLA_FFI_TypeId_Register = api_type_id_register,
-    .XLA_FFI_ExecutionContext_Get = api_execution_context_get,
-    .XLA_FFI_State_Set = api_state_set,
-    .XLA_FFI_State_Get = api_state_get,
-    .XLA_FFI_DeviceMemory_Allocate = api_device_memory_allocate,
-    .XLA_FFI_DeviceMemory_Free = api_device_memory_free,
-    .XLA_FFI_ThreadPool_Schedule = api_thread_pool_schedule,
-    .XLA_FFI_ThreadPool_NumThreads = api_thread_pool_num_threads,
-    .XLA_FFI_Future_Create = api_future_create,
-    .XLA_FFI_Future_SetAvailable = api_future_set_available,
-    .XLA_FFI_Future_SetError = api_future_set_error,
-    .XLA_FFI_RunId_Get = api_run_id_get,
-    .XLA_FFI_DeviceOrdinal_Get = api_device_ordinal_get,
+/* Each API function above takes its version first; these wrappers bind it,
+ * one per version and function, for the tables below. */
+#define XRT_BIND(R, FN, T)                                              \
+  static R FN##_1(T* a) { return FN(&xrt_abis[0], a); }                 \
+  static R FN##_2(T* a) { return FN(&xrt_abis[1], a); }                 \
+  static R FN##_3(T* a) { return FN(&xrt_abis[2], a); }
+#define XRT_BIND_VOID(FN, T)                                            \
+  static void FN##_1(T* a) { FN(&xrt_abis[0], a); }                     \
+  static void FN##_2(T* a) { FN(&xrt_abis[1], a); }                     \
+  static void FN##_3(T* a) { FN(&xrt_abis[2], a); }
+#define XRT_BIND_ONE(R, FN, T, I)                                       \
+  static R FN##_##I(T* a) { return FN(&xrt_abis[(I) - 1], a); }
+
+XRT_BIND(XLA_FFI_Error*, api_error_create, XLA_FFI_Error_Create_Args)
+XRT_BIND_VOID(api_error_get_message, XLA_FFI_Error_GetMessage_Args)
+XRT_BIND_VOID(api_error_destroy, XLA_FFI_Error_Destroy_Args)
+XRT_BIND(XLA_FFI_Error*, api_handler_register, XLA_FFI_Handler_Register_Args)
+XRT_BIND(XLA_FFI_Error*, api_stream_get, XLA_FFI_Stream_Get_Args)
+XRT_BIND_ONE(XLA_FFI_Error*, api_type_id_register, XLA_FFI_TypeId_Register_Args, 1)
+XRT_BIND_ONE(XLA_FFI_Error*, api_type_register, XLA_FFI_Type_Register_Args_V0_2, 2)
+XRT_BIND_ONE(XLA_FFI_Error*, api_type_register, XLA_FFI_Type_Register_Args_V0_2, 3)
+XRT_BIND(XLA_FFI_Error*, api_execution_context_get, XLA_FFI_ExecutionContext_Get_Args)
+XRT_BIND_ONE(XLA_FFI_Error*, api_state_set_v01, XLA_FFI_State_Set_Args, 1)
+XRT_BIND_ONE(XLA_FFI_Error*, api_state_get_v01, XLA_FFI_State_Get_Args, 1)
+XRT_BIND_ONE(XLA_FFI_Error*, api_state_set_v02, XLA_FFI_State_Set_Args_V0_2, 2)
+XRT_BIND_ONE(XLA_FFI_Error*, api_state_get_v01, XLA_FFI_State_Get_Args, 2)
+XRT_BIND_ONE(XLA_FFI_Error*, api_state_set_v03, XLA_FFI_State_Set_Args_V0_3, 3)
+XRT_BIND_ONE(XLA_FFI_Error*, api_state_get_v03, XLA_FFI_State_Get_Args_V0_3, 3)
+XRT_BIND(XLA_FFI_Error*, api_device_memory_allocate, XLA_FFI_DeviceMemory_Allocate_Args)
+XRT_BIND(XLA_FFI_Error*, api_device_memory_free, XLA_FFI_DeviceMemory_Free_Args)
+XRT_BIND(XLA_FFI_Error*, api_thread_pool_schedule, XLA_FFI_ThreadPool_Schedule_Args)
+XRT_BIND(XLA_FFI_Error*, api_thread_pool_num_threads, XLA_FFI_ThreadPool_NumThreads_Args)
+XRT_BIND(XLA_FFI_Error*, api_future_create, XLA_FFI_Future_Create_Args)
+XRT_BIND(XLA_FFI_Error*, api_future_set_available, XLA_FFI_Future_SetAvailable_Args)
+XRT_BIND(XLA_FFI_Error*, api_future_set_error, XLA_FFI_Future_SetError_Args)
+XRT_BIND(XLA_FFI_Error*, api_run_id_get, XLA_FFI_RunId_Get_Args)
+XRT_BIND(XLA_FFI_Error*, api_device_ordinal_get, XLA_FFI_DeviceOrdinal_Get_Args)
+
+#define XRT_COMMON_SLOTS(I)                                              \
+  .XLA_FFI_Error_Create = api_error_create_##I,                          \
+  .XLA_FFI_Error_GetMessage = api_error_get_message_##I,                 \
+  .XLA_FFI_Error_Destroy = api_error_destroy_##I,                        \
+  .XLA_FFI_Handler_Register = api_handler_register_##I,                  \
+  .XLA_FFI_Stream_Get = api_stream_get_##I,                              \
+  .XLA_FFI_ExecutionContext_Get = api_execution_context_get_##I,         \
+  .XLA_FFI_DeviceMemory_Allocate = api_device_memory_allocate_##I,       \
+  .XLA_FFI_DeviceMemory_Free = api_device_memory_free_##I,               \
+  .XLA_FFI_ThreadPool_Schedule = api_thread_pool_schedule_##I,           \
+  .XLA_FFI_ThreadPool_NumThreads = api_thread_pool_num_threads_##I,      \
+  .XLA_FFI_Future_Create = api_future_create_##I,                        \
+  .XLA_FFI_Future_SetAvailable = api_future_set_available_##I,           \
+  .XLA_FFI_Future_SetError = api_future_set_error_##I,                   \
+  .XLA_FFI_RunId_Get = api_run_id_get_##I,                               \
+  .XLA_FFI_DeviceOrdinal_Get = api_device_ordinal_get_##I
+
+#define XRT_HEADER(MINOR)                                                            \
+  .struct_size = XLA_FFI_Api_STRUCT_SIZE, .extension_start = NULL,                   \
+  .api_version = {XLA_FFI_Api_Version_STRUCT_SIZE, NULL, 0, MINOR}, .internal_api = NULL
+
+static const XLA_FFI_Api g_api_v01 = {
+    XRT_HEADER(1),
+    XRT_COMMON_SLOTS(1),
+    .XLA_FFI_TypeId_Register = api_type_id_register_1,
+    .XLA_FFI_State_Set = api_state_set_v01_1,
+    .XLA_FFI_State_Get = api_state_get_v01_1,
 };
 
-/** The runtime's XLA_FFI_Api table (ABI 0.1). */
-const XLA_FFI_Api* xrt_api(void) { return &xrt_api_table; }
+static const XLA_FFI_Api_V0_2 g_api_v02 = {
+    XRT_HEADER(2),
+    XRT_COMMON_SLOTS(2),
+    .XLA_FFI_Type_Register = api_type_register_2,
+    .XLA_FFI_State_Set = (void*)api_state_set_v02_2,
+    .XLA_FFI_State_Get = (void*)api_state_get_v01_2,
+};
+
+static const XLA_FFI_Api_V0_2 g_api_v03 = {
+    XRT_HEADER(3),
+    XRT_COMMON_SLOTS(3),
+    .XLA_FFI_Type_Register = api_type_register_3,
+    .XLA_FFI_State_Set = (void*)api_state_set_v03_3,
+    .XLA_FFI_State_Get = (void*)api_state_get_v03_3,
+};
+
+/* 0.2 and 0.3 tables have the 0.1 layout (slot types aside). */
+_Static_assert(sizeof(XLA_FFI_Api_V0_2) == sizeof(XLA_FFI_Api), "API table layouts differ");
+
+const xrt_abi xrt_abis[XRT_ABI_COUNT] = {
+    {0, 1, &g_api_v01},
+    {1, 2, (const XLA_FFI_Api*)&g_api_v02},
+    {2, 3, (const XLA_FFI_Api*)&g_api_v03},
+};
+
+const xrt_abi* xrt_abi_for(int32_t minor) {
+  for (int i = 0; i < XRT_ABI_COUNT; i++)
+    if (xrt_abis[i].minor == minor) return &xrt_abis[i];
+  return NULL;
+}
+
+/** The XLA_FFI_Api table of API version 0.minor (NULL when not spoken). */
+const XLA_FFI_Api* xrt_api_version(int32_t minor) {
+  const xrt_abi* v = xrt_abi_for(minor);
+  return v ? v->api : NULL;
+}
+
+int xrt_is_own_api(const XLA_FFI_Api* api) {
+  for (int i = 0; i < XRT_ABI_COUNT; i++)
+    if (xrt_abis[i].api == api) return 1;
+  return 0;
+}
+
+/** The runtime's default XLA_FFI_Api table (the newest version). */
+const XLA_FFI_Api* xrt_api(void) { return xrt_api_version(XRT_ABI_NEWEST_MINOR); }
+
+/* ------------------------------------------------------------------------ */
+/* Calling handlers as XLA does (C++ exceptions caught)                      */
+/* ------------------------------------------------------------------------ */
+
+/* invoke_guard.cc, when its library is loaded: calls h(cf) inside try/catch;
+ * returns 1 with the exception's text in msg when one was thrown. */
+typedef int32_t (*xrt_guard_fn)(XLA_FFI_Handler* h, XLA_FFI_CallFrame* cf, XLA_FFI_Error** out,
+                                char* msg, int32_t cap);
+static _Atomic(xrt_guard_fn) g_guard;
+
+/** Installs the exception guard (a function of the invoke_guard library). */
+void xrt_set_invoke_guard(void* fn) { atomic_store(&g_guard, (xrt_guard_fn)fn); }
+
+/** Whether C++ exceptions of handlers are caught (the guard is installed). */
+int32_t xrt_invoke_guarded(void) { return atomic_load(&g_guard) != NULL; }
+
+XLA_FFI_Error* xrt_invoke(XLA_FFI_Handler* h, XLA_FFI_CallFrame* cf, const char* what) {
+  xrt_guard_fn g = atomic_load_explicit(&g_guard, memory_order_relaxed);
+  if (g == NULL) return h(cf);
+  XLA_FFI_Error* out = NULL;
+  char msg[1024];
+  if (g(h, cf, &out, msg, (int32_t)sizeof msg) == 0) return out;
+  /* XLA ffi_api.cc Call: Unknown("XLA FFI call failed: %s", e.what()) */
+  return xrt_error_new(XLA_FFI_Error_Code_UNKNOWN, "%s: %s", what, msg);
+}
 
 /* ------------------------------------------------------------------------ */
 /* Runtime and thread pool                                                   */
@@ -733,12 +804,16 @@ static void* pool_main(void* arg) {
 }
 
 /**
- * Creates a runtime: platform 0 = Host, 1 = CUDA; threads < 0 = number of
- * cores, 0 = no pool. Returns NULL if a thread cannot be started.
+ * Creates a runtime of API version 0.minor (1, 2 or 3): platform 0 = Host,
+ * 1 = CUDA; threads < 0 = number of cores, 0 = no pool. Returns NULL if the
+ * version is not spoken or a thread cannot be started.
  */
-xrt_runtime* xrt_runtime_new(int32_t platform, int32_t threads) {
+xrt_runtime* xrt_runtime_new(int32_t platform, int32_t threads, int32_t minor) {
+  const xrt_abi* abi = xrt_abi_for(minor);
+  if (!abi) return NULL;
   xrt_runtime* rt = calloc(1, sizeof *rt);
   if (!rt) return NULL;
+  rt->abi = abi;
   rt->platform = platform;
   if (threads < 0) { /* the cores this process may run on */
     cpu_set_t set;
@@ -775,6 +850,12 @@ xrt_runtime* xrt_runtime_new(int32_t platform, int32_t threads) {
 void xrt_runtime_set_stream(xrt_runtime* rt, void* stream) { rt->stream = stream; }
 
 int32_t xrt_runtime_num_threads(xrt_runtime* rt) { return rt->num_threads; }
+
+/** The runtime's API version (minor; the major is 0). */
+int32_t xrt_runtime_api_minor(xrt_runtime* rt) { return rt->abi->minor; }
+
+/** The XLA_FFI_Api table handlers get from this runtime. */
+const XLA_FFI_Api* xrt_runtime_api(xrt_runtime* rt) { return rt->abi->api; }
 
 static void runtime_join_free(xrt_runtime* rt) {
   for (int32_t i = 0; i < rt->num_threads; i++) pthread_join(rt->threads[i], NULL);
@@ -902,20 +983,24 @@ xrt_instance* xrt_instance_new(void) {
   return in;
 }
 
-/** Whether the instance holds a state (1) and its type id through *type_id. */
-int32_t xrt_instance_state(xrt_instance* in, int64_t* type_id) {
+/** Whether the instance holds a state of `stage` (instantiate 0, prepare 1,
+ * initialize 2) (1) and its type id through *type_id. */
+int32_t xrt_instance_state(xrt_instance* in, int32_t stage, int64_t* type_id) {
+  if (stage < 0 || stage >= XRT_STATE_STAGES) return 0;
   pthread_mutex_lock(&in->mu);
-  int has = in->has_state;
-  if (type_id) *type_id = in->type_id;
+  int has = in->states[stage].has;
+  if (type_id) *type_id = in->states[stage].type_id;
   pthread_mutex_unlock(&in->mu);
   return has;
 }
 
-/** Runs the state's deleter (if any) and frees the instance. */
+/** Runs the states' deleters (if any) and frees the instance. */
 void xrt_instance_free(xrt_instance* in) {
   if (!in) return;
-  if (in->has_state) {
-    if (in->deleter) in->deleter(in->state);
+  for (int i = XRT_STATE_STAGES - 1; i >= 0; i--) {
+    xrt_state* s = &in->states[i];
+    if (!s->has) continue;
+    if (s->deleter) s->deleter(s->state);
     XRT_COUNT(XRT_STAT_STATES_DELETED);
   }
   pthread_mutex_destroy(&in->mu);
@@ -966,7 +1051,7 @@ static XLA_FFI_Error* call_frame_sync(xrt_runtime* rt, XLA_FFI_Handler* h,
   XLA_FFI_Error* err = xrt_cuda_enter(rt, &scope);
   if (err) return err;
   int64_t blocked = xla_ffi_deno_js_block_enter();
-  err = normalize(h(cf));
+  err = normalize(xrt_invoke(h, cf, "XLA FFI call failed"));
   xla_ffi_deno_js_block_leave(blocked);
   xrt_cuda_leave(rt, &scope);
   XLA_FFI_Future* f = cf->future;
@@ -990,6 +1075,7 @@ XLA_FFI_Error* xrt_call_sync(xrt_runtime* rt, XLA_FFI_Handler* h, xrt_frame* fr)
     return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
                          "xrt_call_sync: runtime, handler and frame must not be null");
   fr->ctx.rt = rt;
+  fr->cf.api = rt->abi->api;
   return call_frame_sync(rt, h, &fr->cf);
 }
 
@@ -1024,6 +1110,7 @@ xrt_call* xrt_call_new(xrt_runtime* rt, const xrt_frame* fr) {
   xrt_call* c = malloc(sizeof *c);
   if (!c) return NULL;
   c->cf = fr->cf;
+  c->cf.api = rt->abi->api;
   c->ctx = fr->ctx;
   c->ctx.rt = rt;
   c->user = NULL;
@@ -1056,7 +1143,7 @@ static XLA_FFI_Error* call_copy(const xrt_call* tmpl, XLA_FFI_Handler* h) {
   xrt_cuda_scope scope;
   XLA_FFI_Error* err = xrt_cuda_enter(ctx.rt, &scope);
   if (err) return err;
-  err = normalize(h(&cf));
+  err = normalize(xrt_invoke(h, &cf, "XLA FFI call failed"));
   xrt_cuda_leave(ctx.rt, &scope);
   if (!cf.future) return err;
   if (!xrt_live_has(cf.future, XRT_LIVE_FUTURE)) return bad_future(err);
@@ -1108,7 +1195,7 @@ int32_t xrt_call_begin(xrt_call* c, XLA_FFI_Handler* h, XLA_FFI_Error** out) {
     call_free(c);
     return 0;
   }
-  err = normalize(h(&c->cf));
+  err = normalize(xrt_invoke(h, &c->cf, "XLA FFI call failed"));
   xrt_cuda_leave(c->ctx.rt, &scope);
   XLA_FFI_Future* f = c->cf.future;
   if (f != NULL && !xrt_live_has(f, XRT_LIVE_FUTURE)) {
@@ -1220,11 +1307,13 @@ const char* xrt_error_message(XLA_FFI_Error* e) {
 }
 void xrt_error_destroy(XLA_FFI_Error* e) { xrt_error_free(e); }
 
-/** Registers a bundle (4 pointers as u64) through the API's Handler_Register. */
-XLA_FFI_Error* xrt_register(const char* name, int64_t name_len, const char* platform,
-                            int64_t platform_len, const uint64_t* bundle, uint32_t traits) {
-  if (!bundle)
-    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT, "The handler bundle is null");
+/** Registers a bundle (4 pointers as u64) through the runtime's Handler_Register. */
+XLA_FFI_Error* xrt_register(xrt_runtime* rt, const char* name, int64_t name_len,
+                            const char* platform, int64_t platform_len, const uint64_t* bundle,
+                            uint32_t traits) {
+  if (!rt || !bundle)
+    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
+                         "xrt_register: runtime and bundle must not be null");
   XLA_FFI_Handler_Register_Args a;
   memset(&a, 0, sizeof a);
   a.struct_size = XLA_FFI_Handler_Register_Args_STRUCT_SIZE;
@@ -1237,68 +1326,66 @@ XLA_FFI_Error* xrt_register(const char* name, int64_t name_len, const char* plat
   a.bundle.initialize = (XLA_FFI_Handler*)(uintptr_t)bundle[2];
   a.bundle.execute = (XLA_FFI_Handler*)(uintptr_t)bundle[3];
   a.traits = traits;
-  return xrt_api_table.XLA_FFI_Handler_Register(&a);
+  return rt->abi->api->XLA_FFI_Handler_Register(&a);
 }
 
-/** Looks a registration up; writes 4 bundle pointers and the traits into out. */
-XLA_FFI_Error* xrt_lookup(const char* name, int64_t name_len, const char* platform,
-                          int64_t platform_len, uint64_t* out) {
+/** Looks a registration up in the runtime's registry: out = 4 bundle
+ * pointers, the traits and the state type id (6 values). */
+XLA_FFI_Error* xrt_lookup(xrt_runtime* rt, const char* name, int64_t name_len,
+                          const char* platform, int64_t platform_len, uint64_t* out) {
+  if (!rt)
+    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT, "xrt_lookup: runtime is null");
   XLA_FFI_ByteSpan ns = {name, (size_t)name_len}, ps = {platform, (size_t)platform_len};
-  XLA_FFI_Error* bad = check_name(&ns, "handler name");
-  if (!bad) bad = check_name(&ps, "platform name");
-  if (!bad && !out) bad = xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT, "out is null");
-  if (bad) return bad;
-  if (!name) name = "";
-  if (!platform) platform = "";
-  int nl = (int)name_len, pl = (int)platform_len;
-  int32_t canon = canonical_platform(platform, (size_t)platform_len);
-  if (canon < 0)
-    return xrt_error_new(XLA_FFI_Error_Code_NOT_FOUND,
-                         "Could not find registered platform with name: \"%.*s\". Available "
-                         "platform names are: Host CUDA",
-                         pl, platform);
-  pthread_mutex_lock(&reg_mu);
-  for (reg_entry* e = reg_head; e; e = e->next) {
-    if (e->platform == canon && e->name_len == (size_t)nl &&
-        memcmp(e->name, name, (size_t)nl) == 0) {
-      out[0] = (uint64_t)(uintptr_t)e->bundle.instantiate;
-      out[1] = (uint64_t)(uintptr_t)e->bundle.prepare;
-      out[2] = (uint64_t)(uintptr_t)e->bundle.initialize;
-      out[3] = (uint64_t)(uintptr_t)e->bundle.execute;
-      out[4] = e->traits;
-      pthread_mutex_unlock(&reg_mu);
-      return NULL;
-    }
-  }
-  pthread_mutex_unlock(&reg_mu);
-  return xrt_error_new(XLA_FFI_Error_Code_NOT_FOUND,
-                       "No FFI handler registered for %.*s on a platform %.*s (canonical %s)", nl,
-                       name, pl, platform, kPlatformNames[canon]);
+  return xrt_registry_lookup(rt->abi, &ns, &ps, out);
 }
 
-/** Registers a type name through TypeId_Register; *type_id is in-out. */
-XLA_FFI_Error* xrt_register_type(const char* name, int64_t len, int64_t* type_id) {
-  if (!type_id)
-    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT, "type_id must not be null");
-  XLA_FFI_TypeId id = {*type_id};
-  XLA_FFI_TypeId_Register_Args a;
+/** The names registered on `platform` in the runtime's registry ('\n'-
+ * separated into buf); returns their count. */
+int32_t xrt_registered_names(xrt_runtime* rt, const char* platform, int64_t platform_len,
+                             char* buf, int32_t cap) {
+  if (!rt) return 0;
+  return xrt_registry_names(rt->abi, platform, (size_t)platform_len, buf, cap);
+}
+
+/**
+ * Registers a type name through the runtime's TypeId_Register (0.1) or
+ * Type_Register (0.2+, with a TypeInfo whose deleter is `deleter`); the id
+ * is read from and written to *type_id (0: assign one).
+ */
+XLA_FFI_Error* xrt_register_type(xrt_runtime* rt, const char* name, int64_t len,
+                                 XLA_FFI_TypeId* type_id, void* deleter) {
+  if (!rt || !type_id)
+    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
+                         "xrt_register_type: runtime and type_id must not be null");
+  if (rt->abi->minor == 1) {
+    XLA_FFI_TypeId_Register_Args a;
+    memset(&a, 0, sizeof a);
+    a.struct_size = XLA_FFI_TypeId_Register_Args_STRUCT_SIZE;
+    a.name.ptr = name;
+    a.name.len = (size_t)len;
+    a.type_id = type_id;
+    return rt->abi->api->XLA_FFI_TypeId_Register(&a);
+  }
+  XLA_FFI_TypeInfo_V0_2 info = {XLA_FFI_TypeInfo_V0_2_STRUCT_SIZE, NULL,
+                                (void (*)(void*))deleter};
+  XLA_FFI_Type_Register_Args_V0_2 a;
   memset(&a, 0, sizeof a);
-  a.struct_size = XLA_FFI_TypeId_Register_Args_STRUCT_SIZE;
+  a.struct_size = XLA_FFI_Type_Register_Args_V0_2_STRUCT_SIZE;
   a.name.ptr = name;
   a.name.len = (size_t)len;
-  a.type_id = &id;
-  XLA_FFI_Error* e = xrt_api_table.XLA_FFI_TypeId_Register(&a);
-  if (!e) *type_id = id.type_id;
-  return e;
+  a.type_id = type_id;
+  a.type_info = &info;
+  return ((const XLA_FFI_Api_V0_2*)rt->abi->api)->XLA_FFI_Type_Register(&a);
 }
 
-/** Queries a handler's metadata: out = [major, minor, traits, state_type_id]. */
-XLA_FFI_Error* xrt_metadata(XLA_FFI_Handler* h, int64_t* out) {
-  if (!h || !out)
+/** Queries a handler's metadata as the runtime does at registration:
+ * out = [major, minor, traits, state_type_id]. */
+XLA_FFI_Error* xrt_metadata(xrt_runtime* rt, XLA_FFI_Handler* h, int64_t* out) {
+  if (!rt || !h || !out)
     return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
-                         "xrt_metadata: handler and out must not be null");
+                         "xrt_metadata: runtime, handler and out must not be null");
   XLA_FFI_Metadata_V0_2 md;
-  XLA_FFI_Error* e = query_metadata(h, &md);
+  XLA_FFI_Error* e = xrt_query_metadata(rt->abi, h, &md);
   if (e) return e;
   out[0] = md.api_version.major_version;
   out[1] = md.api_version.minor_version;

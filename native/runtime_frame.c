@@ -208,7 +208,7 @@ static int build_dict(builder* b, XLA_FFI_Attrs* out, int depth) {
 }
 
 /**
- * Builds a call frame (stage EXECUTE, run id 0, device ordinal 0) from a
+ * Builds a call frame (stage EXECUTE, run id and device ordinal -1) from a
  * description; NULL if the description is malformed.
  */
 xrt_frame* xrt_frame_build(const uint8_t* desc, int32_t len) {
@@ -247,7 +247,9 @@ xrt_frame* xrt_frame_build(const uint8_t* desc, int32_t len) {
     return NULL;
   }
   fr->cf.struct_size = XLA_FFI_CallFrame_STRUCT_SIZE;
-  fr->cf.api = &xrt_api_table;
+  fr->cf.api = xrt_api();
+  fr->ctx.run_id = -1; /* XLA leaves both unset (-1) unless the caller gives them */
+  fr->ctx.device_ordinal = -1;
   fr->cf.ctx = &fr->ctx;
   fr->cf.stage = XLA_FFI_ExecutionStage_EXECUTE;
   fr->cf.args = (XLA_FFI_Args){XLA_FFI_Args_STRUCT_SIZE, NULL, nargs, at, ap};

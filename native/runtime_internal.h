@@ -37,6 +37,30 @@ extern _Atomic int64_t xrt_stats[XRT_STAT_COUNT];
 
 enum { XRT_PLATFORM_HOST = 0, XRT_PLATFORM_CUDA = 1 };
 
+/*
+ * The API versions the embedded runtime speaks (0.1, 0.2, 0.3), each with its
+ * own XLA_FFI_Api table, handler registry and type registry, as separate XLA
+ * builds have (runtime.c, runtime_registry.c). A runtime picks one at
+ * creation; version facts live in this table, selected in one place.
+ */
+#define XRT_ABI_COUNT 3
+#define XRT_ABI_NEWEST_MINOR 3
+typedef struct xrt_abi {
+  int32_t index; /* 0 .. XRT_ABI_COUNT - 1 */
+  int32_t minor; /* the API version is 0.minor */
+  const XLA_FFI_Api* api;
+} xrt_abi;
+extern const xrt_abi xrt_abis[XRT_ABI_COUNT];
+/* The descriptor of API version 0.minor, or NULL when it is not spoken. */
+const xrt_abi* xrt_abi_for(int32_t minor);
+/* XLA's struct-size message, naming the framework version of `v`. */
+XLA_FFI_Error* xrt_size_error(const xrt_abi* v, const char* name, size_t expected, size_t actual);
+
+/* Calls a handler the way XLA does: a C++ exception it throws becomes an
+ * UNKNOWN error "<what>: <exception text>" when the exception guard library
+ * is installed (runtime.c, invoke_guard.cc). */
+XLA_FFI_Error* xrt_invoke(XLA_FFI_Handler* h, XLA_FFI_CallFrame* cf, const char* what);
+
 typedef struct xrt_task {
   XLA_FFI_Task* fn;
   void* data;
@@ -44,6 +68,7 @@ typedef struct xrt_task {
 } xrt_task;
 
 typedef struct xrt_runtime {
+  const xrt_abi* abi; /* the API version it speaks */
   int32_t platform;
   int32_t num_threads;
   void* stream;
@@ -57,12 +82,21 @@ typedef struct xrt_runtime {
   pthread_t* threads;
 } xrt_runtime;
 
-typedef struct xrt_instance {
-  pthread_mutex_t mu;
-  int has_state;
+/* One state of an instance: set once, deleted with the instance. */
+typedef struct xrt_state {
+  int has;
   int64_t type_id;
   void* state;
   void (*deleter)(void*);
+} xrt_state;
+
+/* A handler instance (XLA's execution state): 0.1 and 0.2 have one state
+ * (the instantiate stage's); 0.3 one per stage that can set one
+ * (instantiate, prepare, initialize), selected by the State args' stage. */
+#define XRT_STATE_STAGES 3
+typedef struct xrt_instance {
+  pthread_mutex_t mu;
+  xrt_state states[XRT_STATE_STAGES];
 } xrt_instance;
 
 struct XLA_FFI_ExecutionContext {
@@ -115,7 +149,9 @@ XLA_FFI_Error* xrt_check_call_frame(const XLA_FFI_CallFrame* cf);
 XLA_FFI_Error* xrt_error_new(XLA_FFI_Error_Code code, const char* fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void xrt_error_free(XLA_FFI_Error* err);
-extern const XLA_FFI_Api xrt_api_table;
+const XLA_FFI_Api* xrt_api(void);
+/* Whether `api` is one of the embedded runtime's own tables. */
+int xrt_is_own_api(const XLA_FFI_Api* api);
 
 /* The CUDA platform (runtime_cuda.c). Without a device attached (rt->cuda
  * NULL) enter/leave do nothing and allocate/free report no allocator. */
@@ -139,6 +175,21 @@ XLA_FFI_Error* xrt_cuda_allocate(const xrt_runtime* rt, size_t size, void** data
 XLA_FFI_Error* xrt_cuda_free(const xrt_runtime* rt, size_t size, void* data);
 int32_t xrt_cuda_device(const xrt_runtime* rt);
 void xrt_cuda_detach(xrt_runtime* rt);
+
+/* Registries (runtime_registry.c). */
+size_t xrt_canonical_platform(const char* p, size_t n, char* out, size_t cap);
+XLA_FFI_Error* xrt_check_name(const XLA_FFI_ByteSpan* s, const char* what);
+XLA_FFI_Error* xrt_query_metadata(const xrt_abi* v, XLA_FFI_Handler* h,
+                                  XLA_FFI_Metadata_V0_2* md);
+XLA_FFI_Error* xrt_registry_register(const xrt_abi* v, const XLA_FFI_Handler_Register_Args* args);
+XLA_FFI_Error* xrt_registry_lookup(const xrt_abi* v, const XLA_FFI_ByteSpan* name,
+                                   const XLA_FFI_ByteSpan* platform, uint64_t* out);
+int32_t xrt_registry_names(const xrt_abi* v, const char* platform, size_t platform_len,
+                           char* buf, int32_t cap);
+XLA_FFI_Error* xrt_type_register(const xrt_abi* v, const XLA_FFI_ByteSpan* name,
+                                 XLA_FFI_TypeId* type_id, void (*deleter)(void*));
+XLA_FFI_Error* xrt_type_deleter(const xrt_abi* v, int64_t id, void (**deleter)(void*));
+int32_t xrt_error_code(XLA_FFI_Error* e);
 
 /* handler.c: marks the JS thread as blocked in a native handler (deadlock guard). */
 int64_t xla_ffi_deno_js_block_enter(void);

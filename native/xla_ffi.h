@@ -484,6 +484,49 @@ typedef struct XLA_FFI_State_Set_Args_V0_3 {
 typedef XLA_FFI_State_Set_Args_V0_3 XLA_FFI_State_Get_Args_V0_3;
 #define XLA_FFI_State_Get_Args_V0_3_STRUCT_SIZE XLA_FFI_State_Set_Args_V0_3_STRUCT_SIZE
 
+/* 0.2+: slot 5 registers a type with its TypeInfo (same slot as 0.1's
+ * TypeId_Register, whose 40-byte arguments it extends). */
+typedef XLA_FFI_Error* XLA_FFI_Type_Register_V0_2(XLA_FFI_Type_Register_Args_V0_2* args);
+
+#define XLA_FFI_API_SLOTS_0_2                                  \
+  XLA_FFI_Error_Create* XLA_FFI_Error_Create;                  \
+  XLA_FFI_Error_GetMessage* XLA_FFI_Error_GetMessage;          \
+  XLA_FFI_Error_Destroy* XLA_FFI_Error_Destroy;                \
+  XLA_FFI_Handler_Register* XLA_FFI_Handler_Register;          \
+  XLA_FFI_Stream_Get* XLA_FFI_Stream_Get;                      \
+  XLA_FFI_Type_Register_V0_2* XLA_FFI_Type_Register;           \
+  XLA_FFI_ExecutionContext_Get* XLA_FFI_ExecutionContext_Get;  \
+  void* XLA_FFI_State_Set;                                     \
+  void* XLA_FFI_State_Get;                                     \
+  XLA_FFI_DeviceMemory_Allocate* XLA_FFI_DeviceMemory_Allocate;\
+  XLA_FFI_DeviceMemory_Free* XLA_FFI_DeviceMemory_Free;        \
+  XLA_FFI_ThreadPool_Schedule* XLA_FFI_ThreadPool_Schedule;    \
+  XLA_FFI_ThreadPool_NumThreads* XLA_FFI_ThreadPool_NumThreads;\
+  XLA_FFI_Future_Create* XLA_FFI_Future_Create;                \
+  XLA_FFI_Future_SetAvailable* XLA_FFI_Future_SetAvailable;    \
+  XLA_FFI_Future_SetError* XLA_FFI_Future_SetError;            \
+  XLA_FFI_RunId_Get* XLA_FFI_RunId_Get;                        \
+  XLA_FFI_DeviceOrdinal_Get* XLA_FFI_DeviceOrdinal_Get
+
+/* 0.2 and 0.3: the same 18 slots as 0.1, slot 5 renamed Type_Register. The
+ * State_Set/State_Get slots take the version's own argument layout (0.2:
+ * XLA_FFI_State_Set_Args_V0_2 / XLA_FFI_State_Get_Args; 0.3:
+ * XLA_FFI_State_Set_Args_V0_3 / XLA_FFI_State_Get_Args_V0_3), so they are
+ * untyped here: cast them to the version's function type. */
+typedef struct XLA_FFI_Api_V0_2 {
+  size_t struct_size;
+  XLA_FFI_Extension_Base* extension_start;
+  XLA_FFI_Api_Version api_version;
+  XLA_FFI_InternalApi* internal_api;
+  XLA_FFI_API_SLOTS_0_2;
+} XLA_FFI_Api_V0_2;
+#define XLA_FFI_Api_V0_2_STRUCT_SIZE XLA_FFI_STRUCT_SIZE(XLA_FFI_Api_V0_2, XLA_FFI_DeviceOrdinal_Get)
+
+typedef XLA_FFI_Error* XLA_FFI_State_Set_V0_2(XLA_FFI_State_Set_Args_V0_2* args);
+typedef XLA_FFI_Error* XLA_FFI_State_Get_V0_2(XLA_FFI_State_Get_Args* args);
+typedef XLA_FFI_Error* XLA_FFI_State_Set_V0_3(XLA_FFI_State_Set_Args_V0_3* args);
+typedef XLA_FFI_Error* XLA_FFI_State_Get_V0_3(XLA_FFI_State_Get_Args_V0_3* args);
+
 /* 0.5 + GetCode: 19 slots, Error_GetCode last. */
 typedef struct XLA_FFI_Api_V0_5 {
   size_t struct_size;
