@@ -24,9 +24,11 @@ import { EMBEDDED_SOURCES } from "./src/native/embedded_sources.ts";
 export const NATIVE_SOURCES: readonly string[] = [
   "native/xla_ffi.h",
   "native/xla_ffi_dtype.h",
+  "native/xla_ffi_versions.h",
   "native/lib_info.c",
   "native/runtime_internal.h",
   "native/runtime.c",
+  "native/runtime_registry.c",
   "native/runtime_frame.c",
   "native/runtime_library.c",
   "native/runtime_cuda.c",
@@ -34,6 +36,23 @@ export const NATIVE_SOURCES: readonly string[] = [
   "native/handler.c",
   "native/handler_flatten.c",
   "native/runtime_guard.c",
+];
+
+/**
+ * The C++ source of the exception guard library, relative to this file: it
+ * calls handlers inside try/catch, as XLA does (see {@link guardLibraryPath}).
+ */
+export const GUARD_SOURCES: readonly string[] = ["native/invoke_guard.cc"];
+
+/** Flags of C++ builds (the exception guard library, C++ test handlers). */
+export const CXX_FLAGS: readonly string[] = [
+  "-std=c++17",
+  "-O2",
+  "-Wall",
+  "-Wextra",
+  "-Werror",
+  "-fPIC",
+  "-pthread",
 ];
 
 /** Flags every native build uses (DESIGN.md). */
@@ -94,8 +113,10 @@ export interface BuildOptions {
   linkFlags?: readonly string[];
   /** Include folders; `native/` is always included. */
   includeDirs?: readonly (string | URL)[];
-  /** Replace the base flags (default {@link C_FLAGS}); used for C++ sources. */
+  /** Replace the base flags (default {@link C_FLAGS}, or {@link CXX_FLAGS} with `cxx`). */
   baseFlags?: readonly string[];
+  /** Compile with the C++ compiler ({@link findCxxCompiler}) instead of the C compiler. */
+  cxx?: boolean;
   /** Output root; default `.build/` beside this file, else the per-user cache. */
   outDir?: string;
 }
@@ -175,6 +196,39 @@ export function findCompiler(): Compiler {
       tried.join(", ")
     }). Install one (e.g. gcc) or set XLA_FFI_DENO_LIB to a prebuilt library.`,
   );
+}
+
+let cxxCache: Compiler | null | undefined;
+
+/**
+ * Finds a C++ compiler: `$CXX`, then `c++`, `g++`, `clang++` on `PATH`;
+ * undefined when there is none.
+ *
+ * @example
+ * ```ts ignore
+ * import { findCxxCompiler } from "./build.ts";
+ * console.log(findCxxCompiler()?.path ?? "no C++ compiler");
+ * ```
+ */
+export function findCxxCompiler(): Compiler | undefined {
+  if (cxxCache !== undefined) return cxxCache ?? undefined;
+  const candidates: string[] = [];
+  const env = envGet("CXX");
+  if (env) candidates.push(env);
+  candidates.push("c++", "g++", "clang++");
+  const pathDirs = (envGet("PATH") ?? "/usr/bin:/bin").split(":").filter(Boolean);
+  for (const c of candidates) {
+    for (const p of c.includes("/") ? [c] : pathDirs.map((d) => `${d}/${c}`)) {
+      if (isFile(p)) {
+        const real = Deno.realPathSync(p);
+        const st = Deno.statSync(real);
+        cxxCache = { path: p, identity: `${real}:${st.size}:${st.mtime?.getTime()}` };
+        return cxxCache;
+      }
+    }
+  }
+  cxxCache = null;
+  return undefined;
 }
 
 /** The module-relative path of `url` when it is one of the embedded sources. */
@@ -274,8 +328,14 @@ function localPath(url: URL, srcDir: string): string {
 }
 
 function _build(options: BuildOptions, kind: _OutputKind): string {
-  const compiler = findCompiler();
-  const base = options.baseFlags ?? C_FLAGS;
+  const compiler = options.cxx ? findCxxCompiler() : findCompiler();
+  if (compiler === undefined) {
+    throw new FfiError(
+      ErrorCode.UNAVAILABLE,
+      "No C++ compiler found (tried $CXX, c++, g++, clang++ on PATH)",
+    );
+  }
+  const base = options.baseFlags ?? (options.cxx ? CXX_FLAGS : C_FLAGS);
   const includes = [new URL("native/", HERE), ...(options.includeDirs ?? []).map(toUrl)];
   const root = cacheRoot(options.outDir);
   // Remote module: the embedded sources of this version live in one folder of the cache.
@@ -370,6 +430,27 @@ export function nativeLibraryPath(): string {
     sources: NATIVE_SOURCES,
     linkFlags: ["-ldl"],
   });
+}
+
+/**
+ * Path of the exception guard library (built from {@link GUARD_SOURCES} with
+ * the C++ compiler): `XLA_FFI_DENO_GUARD_LIB` when set, undefined when
+ * `XLA_FFI_DENO_LIB` names a prebuilt main library and the guard's variable
+ * is not set, or when no C++ compiler is found. Without it, a C++ exception
+ * thrown by a handler ends the process instead of becoming an error.
+ *
+ * @example
+ * ```ts ignore
+ * import { guardLibraryPath } from "./build.ts";
+ * console.log(guardLibraryPath() ?? "handlers are called without the exception guard");
+ * ```
+ */
+export function guardLibraryPath(): string | undefined {
+  const env = envGet("XLA_FFI_DENO_GUARD_LIB");
+  if (env) return env;
+  if (envGet("XLA_FFI_DENO_LIB")) return undefined;
+  if (findCxxCompiler() === undefined) return undefined;
+  return buildSharedLibrary({ name: "xla_ffi_deno_guard", sources: GUARD_SOURCES, cxx: true });
 }
 
 /** CUDA kernels compiled to PTX by {@link buildPtx}, relative to this file. */
@@ -478,7 +559,7 @@ export function buildPtx(
  * ```
  */
 export function embeddedSourcesModule(): string {
-  const entries = NATIVE_SOURCES.map((rel) => {
+  const entries = [...NATIVE_SOURCES, ...GUARD_SOURCES].map((rel) => {
     const text = new TextDecoder().decode(readSource(new URL(rel, HERE)));
     return `  ${JSON.stringify(rel)}: ${JSON.stringify(text)},`;
   });

@@ -28,6 +28,8 @@ export {
   stageName,
 } from "./src/abi/enums.ts";
 export { FfiError, toFfiError } from "./src/errors.ts";
+export { API_VERSIONS, type ApiVersion } from "./src/abi/version.ts";
+export { exceptionGuard } from "./src/native/lib.ts";
 export {
   allDataTypes,
   bitsToFloat,
@@ -66,7 +68,9 @@ export type {
 export {
   API,
   API_SLOTS_V0_1,
+  API_SLOTS_V0_2,
   API_SLOTS_V0_5,
+  API_V0_2,
   API_V0_5,
   API_VERSION,
   ARGS,
@@ -242,6 +246,7 @@ export {
   type HandlerRef,
   type HandlerStages,
   NativeHandler,
+  TypeIdRef,
 } from "./src/runtime/handler_library.ts";
 export {
   type CallOptions,
@@ -249,6 +254,7 @@ export {
   type HandlerTarget,
   Instance,
   type RegisterOptions,
+  type RegisterTypeOptions,
   Runtime,
   type RuntimeOptions,
   type ThreadCallOptions,

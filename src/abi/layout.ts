@@ -972,6 +972,41 @@ export const API_SLOTS_V0_1 = [
  */
 export const API_SLOTS_V0_5 = [...API_SLOTS_V0_1, "XLA_FFI_Error_GetCode"] as const;
 
+/**
+ * Names of the 18 function slots of `XLA_FFI_Api` in ABI 0.2 and 0.3: those
+ * of 0.1 with slot 5 renamed `XLA_FFI_Type_Register` (it takes a TypeInfo).
+ *
+ * @example
+ * ```ts
+ * import { API_SLOTS_V0_2 } from "@deno-xla/ffi";
+ * console.log(API_SLOTS_V0_2[5]); // "XLA_FFI_Type_Register"
+ * ```
+ */
+export const API_SLOTS_V0_2 = [
+  ...API_SLOTS_V0_1.slice(0, 5),
+  "XLA_FFI_Type_Register",
+  ...API_SLOTS_V0_1.slice(6),
+] as unknown as readonly [
+  "XLA_FFI_Error_Create",
+  "XLA_FFI_Error_GetMessage",
+  "XLA_FFI_Error_Destroy",
+  "XLA_FFI_Handler_Register",
+  "XLA_FFI_Stream_Get",
+  "XLA_FFI_Type_Register",
+  "XLA_FFI_ExecutionContext_Get",
+  "XLA_FFI_State_Set",
+  "XLA_FFI_State_Get",
+  "XLA_FFI_DeviceMemory_Allocate",
+  "XLA_FFI_DeviceMemory_Free",
+  "XLA_FFI_ThreadPool_Schedule",
+  "XLA_FFI_ThreadPool_NumThreads",
+  "XLA_FFI_Future_Create",
+  "XLA_FFI_Future_SetAvailable",
+  "XLA_FFI_Future_SetError",
+  "XLA_FFI_RunId_Get",
+  "XLA_FFI_DeviceOrdinal_Get",
+];
+
 /** Offset of the first function slot of `XLA_FFI_Api`. */
 const API_FIRST_SLOT = 48;
 
@@ -1033,6 +1068,26 @@ export const API_V0_5: ApiLayout<(typeof API_SLOTS_V0_5)[number]> = {
 };
 
 /**
+ * `XLA_FFI_Api` of ABI 0.2 and 0.3 ({@link API_SLOTS_V0_2}): the 0.1 layout,
+ * 192 bytes; `api_version` tells the versions apart, and the State slots take
+ * each version's own argument layout.
+ *
+ * @example
+ * ```ts
+ * import { API_V0_2 } from "@deno-xla/ffi";
+ * console.log(API_V0_2.fields.XLA_FFI_Type_Register.offset); // 88
+ * ```
+ */
+export const API_V0_2: ApiLayout<(typeof API_SLOTS_V0_2)[number]> = {
+  name: "XLA_FFI_Api_V0_2",
+  sizeof: 192,
+  structSize: 192,
+  structSizeField: "XLA_FFI_DeviceOrdinal_Get",
+  version: "0.2",
+  fields: _apiFields(API_SLOTS_V0_2) as ApiLayout<(typeof API_SLOTS_V0_2)[number]>["fields"],
+};
+
+/**
  * Every struct layout of the ABI, keyed by its C name in `native/xla_ffi.h`.
  *
  * @example
@@ -1088,6 +1143,7 @@ export const LAYOUTS: Readonly<Record<string, StructLayout>> = Object.freeze(
       TYPE_INFO_V0_2,
       TYPE_REGISTER_ARGS_V0_2,
       API,
+      API_V0_2,
       API_V0_5,
     ].map((l) => [l.name, l]),
   ),

@@ -285,11 +285,13 @@ function _checkMetadata(rt: Runtime, handler: NativeHandler): HandlerMetadata {
       `'${handler.name}' returned without filling in the XLA FFI metadata: not a handler`,
     );
   }
-  if (major !== 0 || minor !== 1) {
+  // The runtime's own registration rule (XLA 0.2+: versions 0.1 up to its own).
+  const newest = Number(rt.apiVersion.slice(2));
+  if (major !== 0 || minor < 1 || minor > newest) {
     throw new FfiError(
       ErrorCode.INVALID_ARGUMENT,
       `The handler's API version (${major}.${minor}) is incompatible with the framework's ` +
-        `API version (0.1)`,
+        `API version (${rt.apiVersion}). Minimum supported API version is (0.1).`,
     );
   }
   return md;

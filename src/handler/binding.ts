@@ -8,6 +8,7 @@
  */
 import { DataType, ErrorCode, ExecutionStage, type HandlerTraits } from "../abi/enums.ts";
 import { FfiError } from "../errors.ts";
+import { _apiMinor, type ApiVersion, NEWEST_API_VERSION } from "../abi/version.ts";
 import {
   type AttrKind,
   attrSpecOf,
@@ -37,8 +38,16 @@ export type CtxValueOf<K extends CtxKind> = K extends "scratch" ? ScratchAllocat
 export interface HandlerOptions {
   /** Traits reported in the metadata reply (e.g. COMMAND_BUFFER_COMPATIBLE). */
   traits?: HandlerTraits | number;
-  /** API version reported in the metadata reply; default [0, 1]. */
-  apiVersion?: readonly [number, number];
+  /**
+   * The XLA FFI API version the handler reports in its metadata reply and
+   * whose decoding rules it follows (ffi.h of that version: 0.1 checks counts
+   * even when none are bound and prints no stage before arity messages).
+   * Default "0.3", the newest. Whatever it reports, the handler uses the
+   * State/Type layouts of the runtime that calls it (from
+   * `api->api_version`). A `[major, minor]` pair is reported as given (to test
+   * a runtime's version check) and decoded by the nearest version's rules.
+   */
+  apiVersion?: ApiVersion | readonly [number, number];
   /**
    * Calls from threads other than the JS thread get a future at once instead
    * of blocking until JS ran. Default: true for `async` functions.
@@ -321,15 +330,25 @@ export class Binding<P extends unknown[] = []> {
     return this.#add({ k: "userData", typeId });
   }
 
-  /** The state object the instantiate handler returned. */
-  state<T = unknown>(): Binding<[...P, T]> {
-    return this.#add({ k: "state" });
+  /**
+   * The state object a stage's handler returned: the instantiate stage's by
+   * default (ffi.h `State<T>`); under API 0.3 runtimes prepare and
+   * initialize handlers may set states of their own, read with `stage`.
+   */
+  state<T = unknown>(stage: ExecutionStage = ExecutionStage.INSTANTIATE): Binding<[...P, T]> {
+    if (stage === ExecutionStage.EXECUTE || ExecutionStage[stage] === undefined) {
+      throw new TypeError(`The ${ExecutionStage[stage] ?? stage} stage has no state`);
+    }
+    return this.#add({ k: "state", stage });
   }
 
   /** Makes the handler. */
   to(fn: (...args: P) => unknown, options: HandlerOptions = {}): Handler {
     if (typeof fn !== "function") throw new TypeError("Binding.to needs a function");
-    const version = options.apiVersion ?? [0, 1];
+    const v = options.apiVersion ?? NEWEST_API_VERSION;
+    const version: readonly [number, number] = typeof v === "string"
+      ? [0, _apiMinor(v, "Binding.to")]
+      : v;
     const entry = new Entry(
       [...this.#ops],
       fn as (...args: unknown[]) => unknown,

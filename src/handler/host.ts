@@ -39,7 +39,7 @@ export type Op =
   | { k: "attrs" }
   | { k: "ctx"; what: CtxKind }
   | { k: "userData"; typeId: number }
-  | { k: "state" };
+  | { k: "state"; stage: ExecutionStage };
 
 const FLAT_SLOTS = 1 << 15; // 256 KiB
 const HEADER = 32; // byte offset of the frame part (after the result area)
@@ -176,7 +176,10 @@ export class Entry {
   readonly ops: Op[];
   readonly fn: (...args: unknown[]) => unknown;
   readonly stage: ExecutionStage;
-  readonly prefix: string;
+  /** Before arity messages: "[stage] " from 0.2 on, none in 0.1. */
+  readonly arityPrefix: string;
+  /** Before decode failures: "[stage] " at every version. */
+  readonly decodePrefix: string;
   readonly checkZero: boolean;
   readonly reqArgs: number;
   readonly optArgs: number;
@@ -200,7 +203,8 @@ export class Entry {
     this.fn = fn;
     this.stage = stage;
     const v02 = version[0] > 0 || version[1] >= 2;
-    this.prefix = v02 ? `[${stageName(stage)}] ` : "";
+    this.decodePrefix = `[${stageName(stage)}] `;
+    this.arityPrefix = v02 ? this.decodePrefix : "";
     this.checkZero = !v02;
     let reqArgs = 0, optArgs = 0, reqRets = 0, optRets = 0;
     let remArgs = false, remRets = false, hasAttrs = false;
@@ -308,7 +312,7 @@ function decode(e: Entry, call: CallState): unknown[] | string {
   const retStart = scanBuffers(RECORDS, nargs, argOff);
   const attrStart = scanBuffers(retStart, nrets, retOff);
   const arity = e.arity(nargs, nrets, nattrs, attrStart);
-  if (arity !== undefined) return e.prefix + arity;
+  if (arity !== undefined) return e.arityPrefix + arity;
   let attrEnd = attrStart;
   for (let i = 0; i < nattrs; i++) {
     attrOff[i] = attrEnd;
@@ -408,7 +412,7 @@ function decode(e: Entry, call: CallState): unknown[] | string {
           : ctxHelperFailure("user data");
         break;
       case "state": {
-        if (l.xla_ffi_deno_ctx_state_get(call.api, call.ctx) !== 0) {
+        if (l.xla_ffi_deno_ctx_state_get(call.api, call.ctx, op.stage) !== 0) {
           value = ctxHelperFailure("state");
         } else {
           const key = _auxValue();
@@ -428,7 +432,7 @@ function decode(e: Entry, call: CallState): unknown[] | string {
   }
   if (bad !== undefined) {
     call.scratch?._release();
-    return `${e.prefix}Failed to decode all FFI handler operands (bad operands at: ${
+    return `${e.decodePrefix}Failed to decode all FFI handler operands (bad operands at: ${
       bad.join(", ")
     })` + (diags.length > 0 ? `\nDiagnostics:\n${diags}` : "");
   }
@@ -491,8 +495,8 @@ function dispatch(slot: number): number {
       return 2;
     }
     call.scratch?._release();
-    if (e.stage === ExecutionStage.INSTANTIATE && result !== undefined) {
-      return setState(call, result);
+    if (e.stage !== ExecutionStage.EXECUTE && result !== undefined) {
+      return setState(call, result, e.stage);
     }
     return 0;
   } catch (err) {
@@ -500,11 +504,11 @@ function dispatch(slot: number): number {
   }
 }
 
-function setState(call: CallState, state: unknown): number {
+function setState(call: CallState, state: unknown, stage: ExecutionStage): number {
   drainDeadStates();
   const key = nextStateKey++;
   states.set(key, state);
-  if (lib!.xla_ffi_deno_ctx_state_set(call.api, call.ctx, key) !== 0) {
+  if (lib!.xla_ffi_deno_ctx_state_set(call.api, call.ctx, key, stage) !== 0) {
     states.delete(key);
     return writeError(new FfiError(ErrorCode.INTERNAL, `Failed to set state: ${_auxMessage()}`));
   }

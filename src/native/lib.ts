@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { nativeLibraryPath } from "../../build.ts";
+import { guardLibraryPath, nativeLibraryPath } from "../../build.ts";
 import { ErrorCode } from "../abi/enums.ts";
 import { FfiError } from "../errors.ts";
 import { type NativeSymbols, SYMBOLS } from "./symbols.ts";
@@ -45,8 +45,62 @@ export function openLibrary<S extends Deno.ForeignLibraryInterface>(
  * for the life of the process.
  */
 export function native(): Native {
-  if (!opened) opened = openLibrary(nativeLibraryPath(), SYMBOLS);
+  if (!opened) {
+    opened = openLibrary(nativeLibraryPath(), SYMBOLS);
+    installGuard(opened.symbols);
+  }
   return opened.symbols;
+}
+
+let guardProblem: string | undefined = "not installed yet";
+
+/**
+ * Loads the exception guard library (C++, built when a C++ compiler is
+ * found) and hands its function to the runtime, which then calls handlers
+ * inside try/catch as XLA does. Without it handlers are called directly.
+ */
+function installGuard(sym: Native): void {
+  try {
+    const path = guardLibraryPath();
+    if (path === undefined) {
+      guardProblem = "no C++ compiler was found to build the exception guard library " +
+        "(set CXX, or XLA_FFI_DENO_GUARD_LIB to a prebuilt one)";
+      return;
+    }
+    const handle = sym.xrt_dlopen(new TextEncoder().encode(path + "\0"));
+    const fn = handle === null
+      ? null
+      : sym.xrt_dlsym(handle, new TextEncoder().encode("xla_ffi_deno_guarded_invoke\0"));
+    if (fn === null) {
+      const err = sym.xrt_dlerror();
+      guardProblem = `cannot load ${path}: ${
+        err === null ? "no symbol" : Deno.UnsafePointerView.getCString(err)
+      }`;
+      return;
+    }
+    sym.xrt_set_invoke_guard(fn); // kept loaded for the life of the process
+    guardProblem = undefined;
+  } catch (e) {
+    guardProblem = `building the exception guard library failed: ${(e as Error).message}`;
+  }
+}
+
+/**
+ * Whether the runtime catches C++ exceptions thrown by handlers (as XLA
+ * does, turning them into UNKNOWN "XLA FFI call failed: <what>" errors), and
+ * if not, why.
+ *
+ * @example
+ * ```ts
+ * import { exceptionGuard } from "@deno-xla/ffi";
+ * const g = exceptionGuard();
+ * console.log(g.installed ? "C++ exceptions become errors" : g.reason);
+ * ```
+ */
+export function exceptionGuard(): { installed: boolean; reason?: string } {
+  const sym = native();
+  if (sym.xrt_invoke_guarded() === 1) return { installed: true };
+  return { installed: false, reason: guardProblem };
 }
 
 /** Path of the library {@link native} opened (or would open). */

@@ -36,6 +36,6 @@ export const HANDLER_SYMBOLS = {
   xla_ffi_deno_ctx_scratch_free: { parameters: ["f64", "f64", "f64", "f64"], result: "i32" },
   xla_ffi_deno_ctx_num_threads: { parameters: ["f64", "f64"], result: "i32" },
   xla_ffi_deno_ctx_schedule: { parameters: ["f64", "f64", "f64", "f64"], result: "i32" },
-  xla_ffi_deno_ctx_state_set: { parameters: ["f64", "f64", "f64"], result: "i32" },
-  xla_ffi_deno_ctx_state_get: { parameters: ["f64", "f64"], result: "i32" },
+  xla_ffi_deno_ctx_state_set: { parameters: ["f64", "f64", "f64", "i32"], result: "i32" },
+  xla_ffi_deno_ctx_state_get: { parameters: ["f64", "f64", "i32"], result: "i32" },
 } as const;

@@ -1,7 +1,10 @@
 /** Native symbols of the embedded runtime (`native/runtime*.c`). */
 export const RUNTIME_SYMBOLS = {
   xrt_api: { parameters: [], result: "pointer" },
-  xrt_runtime_new: { parameters: ["i32", "i32"], result: "pointer" },
+  xrt_api_version: { parameters: ["i32"], result: "pointer" },
+  xrt_runtime_new: { parameters: ["i32", "i32", "i32"], result: "pointer" },
+  xrt_runtime_api_minor: { parameters: ["pointer"], result: "i32" },
+  xrt_runtime_api: { parameters: ["pointer"], result: "pointer" },
   xrt_runtime_free: { parameters: ["pointer"], result: "i32" },
   xrt_runtime_free_async: {
     name: "xrt_runtime_free_join",
@@ -13,7 +16,7 @@ export const RUNTIME_SYMBOLS = {
   xrt_runtime_num_threads: { parameters: ["pointer"], result: "i32" },
   xrt_instance_new: { parameters: [], result: "pointer" },
   xrt_instance_free: { parameters: ["pointer"], result: "void" },
-  xrt_instance_state: { parameters: ["pointer", "buffer"], result: "i32" },
+  xrt_instance_state: { parameters: ["pointer", "i32", "buffer"], result: "i32" },
   xrt_call_sync: { parameters: ["pointer", "pointer", "pointer"], result: "pointer" },
   xrt_call_new: { parameters: ["pointer", "pointer"], result: "pointer" },
   xrt_call_run: { parameters: ["pointer", "pointer"], result: "pointer", nonblocking: true },
@@ -29,12 +32,24 @@ export const RUNTIME_SYMBOLS = {
   xrt_error_message: { parameters: ["pointer"], result: "pointer" },
   xrt_error_destroy: { parameters: ["pointer"], result: "void" },
   xrt_register: {
-    parameters: ["buffer", "i64", "buffer", "i64", "buffer", "u32"],
+    parameters: ["pointer", "buffer", "i64", "buffer", "i64", "buffer", "u32"],
     result: "pointer",
   },
-  xrt_lookup: { parameters: ["buffer", "i64", "buffer", "i64", "buffer"], result: "pointer" },
-  xrt_register_type: { parameters: ["buffer", "i64", "buffer"], result: "pointer" },
-  xrt_metadata: { parameters: ["pointer", "buffer"], result: "pointer" },
+  xrt_lookup: {
+    parameters: ["pointer", "buffer", "i64", "buffer", "i64", "buffer"],
+    result: "pointer",
+  },
+  xrt_registered_names: {
+    parameters: ["pointer", "buffer", "i64", "buffer", "i32"],
+    result: "i32",
+  },
+  xrt_register_type: {
+    parameters: ["pointer", "buffer", "i64", "pointer", "pointer"],
+    result: "pointer",
+  },
+  xrt_metadata: { parameters: ["pointer", "pointer", "buffer"], result: "pointer" },
+  xrt_set_invoke_guard: { parameters: ["pointer"], result: "void" },
+  xrt_invoke_guarded: { parameters: [], result: "i32" },
   xrt_debug_stats: { parameters: ["buffer", "i32"], result: "i32" },
   xrt_frame_build: { parameters: ["buffer", "i32"], result: "pointer" },
   xrt_frame_call_frame: { parameters: ["pointer"], result: "pointer" },

@@ -55,6 +55,40 @@ export class NativeHandler implements HandlerRef {
 }
 
 /**
+ * The storage of a type id a handler library owns (`XLA_FFI_TypeId*`, what
+ * ffi.h's `&T::id` is): the runtime's type registration writes the id into
+ * it, and the library's handlers read it from there. Get one with
+ * {@link HandlerLibrary.typeId}; register it with `Runtime.registerType`.
+ *
+ * @example
+ * ```ts ignore
+ * import { HandlerLibrary, Runtime } from "@deno-xla/ffi";
+ * using lib = HandlerLibrary.open("./libmy_handlers.so");
+ * using rt = new Runtime();
+ * const id = lib.typeId("my_state_type_id"); // XLA_FFI_TypeId* my_state_type_id(void)
+ * rt.registerType("my_state", id, { typeInfo: lib.typeInfo("my_state_type_info") });
+ * console.log(id.value); // the id the runtime assigned
+ * ```
+ */
+export class TypeIdRef {
+  /** The `XLA_FFI_TypeId*`. */
+  readonly pointer: Deno.PointerObject;
+  /** A name for messages (e.g. the symbol). */
+  readonly name: string;
+
+  /** Wraps the address of a type id's storage. */
+  constructor(pointer: Deno.PointerObject, name: string = "type id") {
+    this.pointer = pointer;
+    this.name = name;
+  }
+
+  /** The id stored there now (0 until a runtime registered it). */
+  get value(): bigint {
+    return new Deno.UnsafePointerView(this.pointer).getBigInt64(0);
+  }
+}
+
+/**
  * Handlers whose library was closed: address → the library's path and the
  * loaded object (file name) that held the address before the close.
  */
@@ -182,6 +216,41 @@ export class HandlerLibrary {
   }
 
   /**
+   * Calls the library's exported `XLA_FFI_TypeId* name(void)` (what ffi.h's
+   * `XLA_FFI_DECLARE_TYPE_ID_SYMBOL` declares: it returns `&T::id`) and
+   * returns that storage, for `Runtime.registerType`. A library's types must
+   * be registered before its handlers use them (ffi.h asserts a registered,
+   * non-zero id).
+   */
+  typeId(name: string): TypeIdRef {
+    const p = callGetter(this.symbol(name));
+    if (p === null) {
+      throw new FfiError(
+        ErrorCode.INVALID_ARGUMENT,
+        `'${name}' of handler library ${this.path} returned a null XLA_FFI_TypeId*`,
+      );
+    }
+    return new TypeIdRef(p, name);
+  }
+
+  /**
+   * Calls the library's exported `const XLA_FFI_TypeInfo* name(void)` (ffi.h's
+   * `XLA_FFI_DECLARE_TYPE_INFO_SYMBOL`) and returns the TypeInfo's address,
+   * for the `typeInfo` option of `Runtime.registerType` (its deleter frees
+   * states of that type; API 0.2 and later).
+   */
+  typeInfo(name: string): Deno.PointerObject {
+    const p = callGetter(this.symbol(name));
+    if (p === null) {
+      throw new FfiError(
+        ErrorCode.INVALID_ARGUMENT,
+        `'${name}' of handler library ${this.path} returned a null XLA_FFI_TypeInfo*`,
+      );
+    }
+    return p;
+  }
+
+  /**
    * Closes the library. Once it is unloaded, calling a handler from it
    * (directly, in a bundle or through a registration) is an FfiError
    * FAILED_PRECONDITION.
@@ -200,6 +269,13 @@ export class HandlerLibrary {
   [Symbol.dispose](): void {
     this.close();
   }
+}
+
+const GETTER = { parameters: [], result: "pointer" } as const;
+
+/** Calls a C function `void* fn(void)`. */
+function callGetter(fn: Deno.PointerObject): Deno.PointerValue {
+  return new Deno.UnsafeFnPointer(fn as Deno.PointerObject<typeof GETTER>, GETTER).call();
 }
 
 function lastError(): string {

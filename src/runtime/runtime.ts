@@ -10,12 +10,14 @@ import { type DataTypedArray, dataTypeOf, viewAs } from "../abi/dtype.ts";
 import { FfiError } from "../errors.ts";
 import { native } from "../native/lib.ts";
 import { _check, _cString, _takeError, _utf8 } from "./_native_error.ts";
+import { _apiMinor, type ApiVersion, NEWEST_API_VERSION } from "../abi/version.ts";
 import type { CallFrame } from "./call_frame.ts";
 import {
   _checkHandler,
   type HandlerRef,
   type HandlerStages,
   NativeHandler,
+  TypeIdRef,
 } from "./handler_library.ts";
 import { Context } from "../cuda/context.ts";
 import { _driverLibraryPath } from "../cuda/driver.ts";
@@ -25,8 +27,19 @@ import { _bufferBytes, DeviceBuffer } from "./device_buffer.ts";
 
 /** Options of {@link Runtime}. */
 export interface RuntimeOptions {
-  /** "Host" (also host, cpu, Cpu, CPU) or "CUDA" (also cuda, gpu, GPU). Default "Host". */
+  /**
+   * "Host" (any case, or "cpu") or "CUDA" (any case, or "gpu"). Default "Host".
+   * Registrations may name any platform (XLA lower-cases it); a runtime runs
+   * handlers of its own.
+   */
   platform?: string;
+  /**
+   * The XLA FFI API version the runtime speaks (default "0.3", the newest):
+   * its API table, State/Type layouts, metadata query and registration rules
+   * are those of XLA of that version. Each version has its own registries, as
+   * separate XLA builds do.
+   */
+  apiVersion?: ApiVersion;
   /** Thread-pool size on Host (default: the number of cores; 0 = no pool). */
   threads?: number;
   /** CUDA: the device ordinal (default 0); its primary context is retained. */
@@ -47,6 +60,16 @@ export interface RegisterOptions {
   traits?: HandlerTraits | number;
 }
 
+/** Options of {@link Runtime.registerType}. */
+export interface RegisterTypeOptions {
+  /**
+   * The type's `XLA_FFI_TypeInfo*` (e.g. from {@link HandlerLibrary.typeInfo}):
+   * its deleter frees states of the type (API 0.2+, where `State_Set` takes the
+   * deleter from the type registry). Ignored by a 0.1 runtime.
+   */
+  typeInfo?: Deno.PointerObject;
+}
+
 /** What {@link Runtime.metadata} reports. */
 export interface HandlerMetadata {
   /** The API version the handler implements. */
@@ -57,15 +80,38 @@ export interface HandlerMetadata {
   stateTypeId: number;
 }
 
-/** Per-call options. */
+/**
+ * Per-call options.
+ *
+ * `userData` is what XLA's execution context holds for `ExecutionContext_Get`
+ * (ffi.h `Ctx<UserData<T>>`): pointers by type id, the type id being one the
+ * runtime assigned ({@link Runtime.registerType}, also for a library's
+ * `XLA_FFI_TypeId` storage). As in XLA, a null pointer and a type id given
+ * twice are errors.
+ *
+ * @example
+ * ```ts ignore
+ * import { CallFrameBuilder, Runtime } from "@deno-xla/ffi";
+ * using rt = new Runtime();
+ * const id = rt.registerType("my.counter");
+ * const counter = new BigInt64Array(1);
+ * using frame = new CallFrameBuilder().build();
+ * rt.callSync("my.uses_counter", frame, {
+ *   userData: [[id, Deno.UnsafePointer.of(counter)]],
+ * });
+ * ```
+ */
 export interface CallOptions {
   /** Execution stage (default EXECUTE). */
   stage?: ExecutionStage;
-  /** Run id (`RunId_Get`); default 0. */
+  /** Run id (`RunId_Get`); default -1 (XLA's unset run id). */
   runId?: number | bigint;
-  /** Device ordinal (`DeviceOrdinal_Get`); default 0. */
+  /**
+   * Device ordinal (`DeviceOrdinal_Get`); default -1 on Host (unset), the
+   * runtime's device on CUDA.
+   */
   deviceOrdinal?: number;
-  /** User data for `ExecutionContext_Get`: type id → pointer. */
+  /** User data for `ExecutionContext_Get`: type id → pointer (not null, ids unique). */
   userData?:
     | ReadonlyMap<number | bigint, Deno.PointerValue>
     | Iterable<
@@ -100,20 +146,13 @@ function isStages(target: HandlerRef | HandlerStages): target is HandlerStages {
   return "execute" in target;
 }
 
-const PLATFORMS: Record<string, number> = {
-  Host: 0,
-  host: 0,
-  cpu: 0,
-  Cpu: 0,
-  CPU: 0,
-  HOST: 0,
-  CUDA: 1,
-  cuda: 1,
-  gpu: 1,
-  GPU: 1,
-  Cuda: 1,
-  Gpu: 1,
-};
+/** The platform a runtime can run: XLA's canonical name (lower case, cpu → host, gpu → cuda). */
+function runtimePlatform(name: string): number | undefined {
+  const canonical = name.toLowerCase();
+  if (canonical === "host" || canonical === "cpu") return 0;
+  if (canonical === "cuda" || canonical === "gpu") return 1;
+  return undefined;
+}
 
 const NO_USER = new BigInt64Array(0);
 
@@ -253,10 +292,18 @@ export class Instance {
     return this._ptr;
   }
 
-  /** The state's type id, or `undefined` when no state is set. */
+  /** The instantiate stage's state type id, or `undefined` when no state is set. */
   get stateTypeId(): number | undefined {
+    return this.stateTypeIdOf(ExecutionStage.INSTANTIATE);
+  }
+
+  /**
+   * The type id of the state a stage set (instantiate; prepare and initialize
+   * under API 0.3), or `undefined` when it set none.
+   */
+  stateTypeIdOf(stage: ExecutionStage): number | undefined {
     const out = new BigInt64Array(1);
-    const has = native().xrt_instance_state(this._live(), out);
+    const has = native().xrt_instance_state(this._live(), stage, out);
     return has ? Number(out[0]) : undefined;
   }
 
@@ -313,7 +360,7 @@ export class Instance {
 export class Runtime {
   #ptr: Deno.PointerObject | null;
   #inflight = 0;
-  #lookupOut = new BigUint64Array(5);
+  #lookupOut = new BigUint64Array(6);
   #cache = new Map<string, HandlerStages>();
   /** The canonical platform: "Host" or "CUDA". */
   readonly platform: "Host" | "CUDA";
@@ -323,7 +370,8 @@ export class Runtime {
 
   /** Creates a runtime; see {@link RuntimeOptions}. */
   constructor(options: RuntimeOptions = {}) {
-    const p = PLATFORMS[options.platform ?? "Host"];
+    const minor = _apiMinor(options.apiVersion ?? NEWEST_API_VERSION, "Runtime");
+    const p = runtimePlatform(options.platform ?? "Host");
     if (p === undefined) {
       throw new FfiError(
         ErrorCode.NOT_FOUND,
@@ -342,7 +390,7 @@ export class Runtime {
       );
     }
     const sym = native();
-    const ptr = sym.xrt_runtime_new(p, threads);
+    const ptr = sym.xrt_runtime_new(p, threads, minor);
     if (ptr === null) {
       throw new FfiError(ErrorCode.RESOURCE_EXHAUSTED, "Cannot start the runtime's threads");
     }
@@ -357,6 +405,15 @@ export class Runtime {
     this.#ptr = ptr;
     this.platform = p === 0 ? "Host" : "CUDA";
     this.threads = sym.xrt_runtime_num_threads(ptr);
+    this.apiVersion = `0.${minor}` as ApiVersion;
+  }
+
+  /** The XLA FFI API version this runtime speaks. */
+  readonly apiVersion: ApiVersion;
+
+  /** The `XLA_FFI_Api*` handlers called by this runtime receive. */
+  get api(): Deno.PointerObject {
+    return native().xrt_runtime_api(this.#live())!;
   }
 
   /** The CUDA device ordinal (`undefined` on Host). */
@@ -484,9 +541,26 @@ export class Runtime {
     this.#cuda?.stream.synchronize();
   }
 
-  /** The `XLA_FFI_Api*` handlers receive (ABI 0.1). */
+  /**
+   * The `XLA_FFI_Api*` of the default version (0.3); {@link apiTable} gives
+   * any version's, and an instance's `api` its own.
+   */
   static get api(): Deno.PointerObject {
     return native().xrt_api()!;
+  }
+
+  /**
+   * The embedded runtime's `XLA_FFI_Api*` of API version `version`.
+   *
+   * @example
+   * ```ts
+   * import { Runtime } from "@deno-xla/ffi";
+   * const api = new Deno.UnsafePointerView(Runtime.apiTable("0.1"));
+   * console.log(api.getInt32(16 + 20)); // minor version: 1
+   * ```
+   */
+  static apiTable(version: ApiVersion): Deno.PointerObject {
+    return native().xrt_api_version(_apiMinor(version, "Runtime.apiTable"))!;
   }
 
   #live(): Deno.PointerObject {
@@ -516,20 +590,36 @@ export class Runtime {
     const n = _utf8(name);
     const p = _utf8(options.platform ?? this.platform);
     const sym = native();
-    _check(sym.xrt_register(n, BigInt(n.length), p, BigInt(p.length), b, options.traits ?? 0));
+    _check(
+      sym.xrt_register(
+        this.#live(),
+        n,
+        BigInt(n.length),
+        p,
+        BigInt(p.length),
+        b,
+        options.traits ?? 0,
+      ),
+    );
     // A registration lasts as long as the process: a TS entry point it names
     // is never reused for another handler (after close() it reports an error).
     for (let i = 0; i < 4; i++) if (ptrs[i]) sym.xla_ffi_deno_handler_pin(ptrs[i]!.pointer);
     this.#cache.delete(name);
   }
 
-  /** The bundle and traits registered under `name` (NOT_FOUND with XLA's message). */
-  lookup(name: string, platform?: string): { bundle: HandlerStages; traits: number } {
-    this.#live();
+  /**
+   * The bundle, traits and (0.2+) state type id registered under `name` in
+   * this runtime's registry (NOT_FOUND with XLA's message).
+   */
+  lookup(
+    name: string,
+    platform?: string,
+  ): { bundle: HandlerStages; traits: number; stateTypeId: number } {
+    const rt = this.#live();
     const n = _utf8(name);
     const p = _utf8(platform ?? this.platform);
     const out = this.#lookupOut;
-    _check(native().xrt_lookup(n, BigInt(n.length), p, BigInt(p.length), out));
+    _check(native().xrt_lookup(rt, n, BigInt(n.length), p, BigInt(p.length), out));
     const h = (i: number) => {
       const v = out[i]!;
       return v === 0n ? null : new NativeHandler(Deno.UnsafePointer.create(v)!, name);
@@ -537,15 +627,20 @@ export class Runtime {
     return {
       bundle: { instantiate: h(0), prepare: h(1), initialize: h(2), execute: h(3)! },
       traits: Number(out[4]),
+      stateTypeId: Number(BigInt.asIntN(64, out[5]!)),
     };
   }
 
-  /** Queries a handler's metadata (API version, traits) as XLA does at registration. */
+  /**
+   * Queries a handler's metadata (API version, traits, state type id) as this
+   * runtime does at registration (0.1: with no `api` in the query frame; 0.2+:
+   * with the runtime's table).
+   */
   metadata(handler: HandlerRef): HandlerMetadata {
-    this.#live();
+    const rt = this.#live();
     _checkHandler(handler.pointer, handler.name);
     const out = new BigInt64Array(4);
-    _check(native().xrt_metadata(handler.pointer, out));
+    _check(native().xrt_metadata(rt, handler.pointer, out));
     return {
       apiVersion: { major: Number(out[0]), minor: Number(out[1]) },
       traits: Number(out[2]),
@@ -554,14 +649,45 @@ export class Runtime {
   }
 
   /**
-   * Registers a type name through `XLA_FFI_TypeId_Register` and returns its
-   * id (`id` 0 = assign the next free one).
+   * Registers a type name with this runtime's registration function
+   * (`TypeId_Register` in 0.1, `Type_Register` with a TypeInfo from 0.2 on)
+   * and returns its id. `id` 0 (the default) asks the runtime to assign the
+   * next free one; a number registers that id; a {@link TypeIdRef} (a
+   * library's `XLA_FFI_TypeId` storage, from {@link HandlerLibrary.typeId})
+   * is registered in place: the runtime writes the id into it, as XLA does
+   * for `XLA_FFI_REGISTER_TYPE`, so the library's handlers see it.
+   *
+   * @example
+   * ```ts
+   * import { Runtime } from "@deno-xla/ffi";
+   * using rt = new Runtime({ threads: 0 });
+   * const id = rt.registerType(`doc.example.${crypto.randomUUID()}`);
+   * console.log(id > 0); // true
+   * ```
    */
-  registerType(name: string, id: number | bigint = 0): number {
-    this.#live();
+  registerType(
+    name: string,
+    id: number | bigint | TypeIdRef = 0,
+    options: RegisterTypeOptions = {},
+  ): number {
+    const rt = this.#live();
     const n = _utf8(name);
+    let deleter: Deno.PointerValue = null;
+    if (options.typeInfo !== undefined) {
+      if (options.typeInfo === null) {
+        throw new FfiError(ErrorCode.INVALID_ARGUMENT, "registerType: typeInfo is null");
+      }
+      // XLA_FFI_TypeInfo {struct_size, extension_start, deleter}: the deleter at 16.
+      deleter = new Deno.UnsafePointerView(options.typeInfo).getPointer(16);
+    }
+    if (id instanceof TypeIdRef) {
+      _check(native().xrt_register_type(rt, n, BigInt(n.length), id.pointer, deleter));
+      return Number(id.value);
+    }
     const io = new BigInt64Array([BigInt(id)]);
-    _check(native().xrt_register_type(n, BigInt(n.length), io));
+    _check(
+      native().xrt_register_type(rt, n, BigInt(n.length), Deno.UnsafePointer.of(io), deleter),
+    );
     return Number(io[0]);
   }
 
@@ -591,7 +717,7 @@ export class Runtime {
     const sym = native();
     if (options === undefined) {
       if (frame._dirty) {
-        sym.xrt_frame_configure(frame._live(), ExecutionStage.EXECUTE, 0n, 0, null, NO_USER, 0);
+        sym.xrt_frame_configure(frame._live(), ExecutionStage.EXECUTE, -1n, -1, null, NO_USER, 0);
         frame._dirty = false;
       }
       return;
@@ -601,13 +727,27 @@ export class Runtime {
     if (options.userData !== undefined) {
       const pairs = [...options.userData];
       user = new BigInt64Array(pairs.length * 2);
+      const seen = new Set<bigint>();
       for (const [id, p] of pairs) {
-        user[2 * n] = BigInt(id);
-        user[2 * n + 1] = p === null ? 0n : BigInt(Deno.UnsafePointer.value(p));
+        const typeId = BigInt(id);
+        // XLA execution_context.cc InsertUserData: "User data must be not null",
+        // "User data with type id %d already exists in execution context".
+        if (p === null) {
+          throw new FfiError(ErrorCode.INVALID_ARGUMENT, "User data must be not null");
+        }
+        if (seen.has(typeId)) {
+          throw new FfiError(
+            ErrorCode.ALREADY_EXISTS,
+            `User data with type id ${typeId} already exists in execution context`,
+          );
+        }
+        seen.add(typeId);
+        user[2 * n] = typeId;
+        user[2 * n + 1] = BigInt(Deno.UnsafePointer.value(p));
         n++;
       }
     }
-    const ordinal = options.deviceOrdinal ?? 0;
+    const ordinal = options.deviceOrdinal ?? this.#cuda?.context.device.ordinal ?? -1;
     if (!Number.isInteger(ordinal) || ordinal < -2147483648 || ordinal > 2147483647) {
       throw new FfiError(ErrorCode.INVALID_ARGUMENT, `Invalid device ordinal ${ordinal}`);
     }
@@ -621,7 +761,7 @@ export class Runtime {
     sym.xrt_frame_configure(
       frame._live(),
       options.stage ?? ExecutionStage.EXECUTE,
-      BigInt(options.runId ?? 0),
+      BigInt(options.runId ?? -1),
       ordinal,
       options.instance ? options.instance._live() : null,
       user,
