@@ -49,7 +49,11 @@ export function leakPaths(rt: Runtime, lib: HandlerLibrary): Record<string, Leak
       return Promise.resolve();
     },
     "instantiate + state": async (n) => {
-      using f = new CallFrameBuilder().attr("type_id", 5, DataType.S64)
+      // From API 0.2 on the state's deleter comes from its type's TypeInfo.
+      const id = rt.registerType(`leak.state.${crypto.randomUUID()}`, 0, {
+        typeInfo: lib.typeInfo("test_state_type_info"),
+      });
+      using f = new CallFrameBuilder().attr("type_id", id, DataType.S64)
         .attr("value", 11, DataType.S64).build();
       for (let i = 0; i < n; i++) {
         const inst = await rt.instantiate({ execute: stateful, instantiate: stateful }, f);

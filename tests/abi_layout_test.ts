@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { buildExecutable } from "../build.ts";
 import { API, API_SLOTS_V0_1, API_V0_5, LAYOUTS, type StructLayout } from "../src/abi/layout.ts";
+import { jaxlibHeaders } from "./_jax.ts";
 
 interface CLayout {
   sizeof: number;
@@ -72,9 +73,52 @@ function compare(c: Record<string, CLayout>, ts: Record<string, StructLayout>): 
 Deno.test("every TS layout matches the C compiler's view of xla_ffi.h, both directions", () => {
   const c = cLayouts();
   assert.deepEqual(compare(c, LAYOUTS as Record<string, StructLayout>), []);
-  // Coverage: 41 structs and variants, each with fields.
-  assert.equal(Object.keys(c).length, 41);
-  assert.equal(Object.keys(LAYOUTS).length, 41);
+  // Coverage: 42 structs and variants, each with fields.
+  assert.equal(Object.keys(c).length, 42);
+  assert.equal(Object.keys(LAYOUTS).length, 42);
+});
+
+/**
+ * XLA's own names of the 0.3 structs (jaxlib's c_api.h) → this project's
+ * tables: the ones that changed after 0.1 carry a version suffix here.
+ */
+const XLA_0_3_NAMES: Record<string, string> = {
+  XLA_FFI_Type_Register_Args: "XLA_FFI_Type_Register_Args_V0_2",
+  XLA_FFI_TypeInfo: "XLA_FFI_TypeInfo_V0_2",
+  XLA_FFI_State_Set_Args: "XLA_FFI_State_Set_Args_V0_3",
+  XLA_FFI_State_Get_Args: "XLA_FFI_State_Get_Args_V0_3",
+  XLA_FFI_Metadata: "XLA_FFI_Metadata_V0_2",
+  XLA_FFI_Api: "XLA_FFI_Api_V0_2",
+};
+
+const jax = jaxlibHeaders();
+
+Deno.test({
+  name: "the 0.3 tables match the XLA FFI header jaxlib ships, compiled at test time" +
+    (jax.reason ? ` (${jax.reason})` : ""),
+  ignore: jax.includeDir === undefined,
+  fn: () => {
+    const exe = buildExecutable({
+      name: "jax_layout_dump",
+      sources: ["native/tests/jax_layout_dump.c"],
+      includeDirs: [jax.includeDir!],
+    });
+    const out = new Deno.Command(exe, { stdout: "piped", stderr: "piped" }).outputSync();
+    assert.ok(out.success, new TextDecoder().decode(out.stderr));
+    const dump = JSON.parse(new TextDecoder().decode(out.stdout)) as {
+      version: [number, number];
+      structs: Record<string, CLayout>;
+    };
+    assert.deepEqual(dump.version, [0, 3], "the jaxlib header is not API 0.3");
+    const ours: Record<string, StructLayout> = {};
+    for (const xlaName of Object.keys(dump.structs)) {
+      const layout = LAYOUTS[XLA_0_3_NAMES[xlaName] ?? xlaName];
+      assert.ok(layout, `${xlaName}: no table here`);
+      ours[xlaName] = { ...layout, name: xlaName };
+    }
+    assert.deepEqual(compare(dump.structs, ours), []);
+    assert.equal(Object.keys(dump.structs).length, 30); // every struct with a layout
+  },
 });
 
 Deno.test("the comparison names the struct and field of a mismatch", () => {

@@ -478,7 +478,7 @@ Deno.test("run: TS handler bundles: the instantiate stage, --stage, --instantiat
   assert.equal(r.noStart.code, ExitCode.LIBRARY);
   assert.match(
     r.noStart.err,
-    /--instantiate counter\.instantiate failed \(INVALID_ARGUMENT\): Wrong number of attributes/,
+    /--instantiate counter\.instantiate failed \(INVALID_ARGUMENT\): \[instantiate\] Wrong number of attributes/,
   );
   assert.equal(r.notBundle.code, ExitCode.LIBRARY);
   assert.match(

@@ -276,7 +276,7 @@ function checkExampleOutput(out: string): void {
   assert.match(out, /out\[0\.\.4\] = \[1, 2, 3, 4, 5\]/);
   assert.match(out, /all results correct/);
   assert.match(out, /again through rt\.call: 1995 \(expect 1995\)/);
-  assert.match(out, /without alpha: Wrong number of attributes: expected 1 but got 0/);
+  assert.match(out, /without alpha: \[execute\] Wrong number of attributes: expected 1 but got 0/);
 }
 
 Deno.test("examples/cuda_saxpy.ts without a driver prints why it skipped and exits 0", async () => {

@@ -29,7 +29,7 @@ Deno.test("examples/build_native.ts builds the C library", async () => {
 
 Deno.test("examples/saxpy.ts: a TS handler registered in the runtime, called three ways", async () => {
   const out = await runExample("saxpy.ts");
-  assert.match(out, /example\.saxpy: API 0\.1, traits 0/);
+  assert.match(out, /example\.saxpy: API 0\.3, traits 0/);
   assert.match(out, /y = 2 \* x \+ y = \[ 12, 24, 36, 48 \]/);
   assert.match(out, /again with Runtime.call: \[ 14, 28, 42, 56 \]/);
   assert.match(
@@ -38,7 +38,7 @@ Deno.test("examples/saxpy.ts: a TS handler registered in the runtime, called thr
   );
   assert.match(
     out,
-    /error: FfiError \[INVALID_ARGUMENT\]: Failed to decode all FFI handler operands/,
+    /error: FfiError \[INVALID_ARGUMENT\]: \[execute\] Failed to decode all FFI handler operands/,
   );
   assert.match(out, /Wrong buffer dtype: expected F32 but got S32/);
 });

@@ -100,25 +100,42 @@ Deno.test({
       });
       assert.deepEqual(await call(h.pointer, f), {
         code: ErrorCode.INVALID_ARGUMENT,
-        message: "Wrong number of attributes: expected 1 but got 2 with name(s): bar, foo",
+        message:
+          "[execute] Wrong number of attributes: expected 1 but got 2 with name(s): bar, foo",
       });
     }
     {
       using f = frame({ attrs: { not_foo: { scalar: D.S32, value: 1 } } });
       assert.deepEqual(await call(h.pointer, f), {
         code: ErrorCode.INVALID_ARGUMENT,
-        message: "Failed to decode all FFI handler operands (bad operands at: 0)\n" +
+        message: "[execute] Failed to decode all FFI handler operands (bad operands at: 0)\n" +
           "Diagnostics:\nAttribute name mismatch: not_foo vs foo",
       });
     }
-    // No bound attributes in 0.1: any attribute is an arity error.
-    using none = Ffi.bind().to(() => {});
+    // No bound attributes in 0.1: any attribute is an arity error, printed
+    // without the stage (0.1's ffi.h); decode failures carry it at every version.
+    using none = Ffi.bind().to(() => {}, { apiVersion: "0.1" });
     {
       using f = frame({ attrs: { x: { scalar: D.S32, value: 1 } } });
       assert.deepEqual(await call(none.pointer, f), {
         code: ErrorCode.INVALID_ARGUMENT,
         message: "Wrong number of attributes: expected 0 but got 1 with name(s): x",
       });
+    }
+    using named01 = Ffi.bind().attr("foo", "i32").to(() => {}, { apiVersion: "0.1" });
+    {
+      using f = frame({ attrs: { not_foo: { scalar: D.S32, value: 1 } } });
+      assert.deepEqual(await call(named01.pointer, f), {
+        code: ErrorCode.INVALID_ARGUMENT,
+        message: "[execute] Failed to decode all FFI handler operands (bad operands at: 0)\n" +
+          "Diagnostics:\nAttribute name mismatch: not_foo vs foo",
+      });
+    }
+    // 0.3 (the default) ignores attributes when none are bound.
+    using none03 = Ffi.bind().to(() => {});
+    {
+      using f = frame({ attrs: { x: { scalar: D.S32, value: 1 } } });
+      assert.equal(await call(none03.pointer, f), null);
     }
     // 0.2+: no bound attributes means extra attributes are ignored, messages carry the stage.
     using v2 = Ffi.bind().arg().to(() => {}, { apiVersion: [0, 2] });
@@ -148,7 +165,8 @@ Deno.test({
     });
     assert.deepEqual(await call(h.pointer, f), {
       code: ErrorCode.INVALID_ARGUMENT,
-      message: "Failed to decode all FFI handler operands (bad operands at: 0, 1, 2, 3)\n" +
+      message:
+        "[execute] Failed to decode all FFI handler operands (bad operands at: 0, 1, 2, 3)\n" +
         "Diagnostics:\nWrong scalar data type: expected S32 but got U32" +
         "Wrong attribute type: expected scalar but got dictionary" +
         "Wrong attribute type: expected i64 scalar for passing pointer but got S32" +

@@ -51,7 +51,8 @@ Deno.test({
       using missing = Ffi.bind().userData(7).to(() => {});
       assert.deepEqual(await call(missing.pointer, f), {
         code: ErrorCode.INVALID_ARGUMENT,
-        message: "Failed to decode all FFI handler operands (bad operands at: 0)\nDiagnostics:\n" +
+        message:
+          "[execute] Failed to decode all FFI handler operands (bad operands at: 0)\nDiagnostics:\n" +
           "Failed to get user data from execution context: " +
           "User data with type id 7 not found in execution context",
       });

@@ -73,7 +73,7 @@ Deno.test({
       using empty = frame({});
       assert.deepEqual(await call(h.pointer, empty), {
         code: ErrorCode.INVALID_ARGUMENT,
-        message: "Wrong number of arguments: expected at least 1 but got 0",
+        message: "[execute] Wrong number of arguments: expected at least 1 but got 0",
       });
     }
   },
@@ -103,7 +103,7 @@ Deno.test({
       using f = frame({});
       assert.deepEqual(await call(h.pointer, f), {
         code: ErrorCode.INVALID_ARGUMENT,
-        message: "Wrong number of arguments: expected at least 1 but got 0",
+        message: "[execute] Wrong number of arguments: expected at least 1 but got 0",
       });
     }
     {
@@ -138,7 +138,7 @@ Deno.test({
       using f = frame({});
       assert.deepEqual(await call(h.pointer, f), {
         code: ErrorCode.INVALID_ARGUMENT,
-        message: "Wrong number of results: expected 1 but got 0",
+        message: "[execute] Wrong number of results: expected 1 but got 0",
       });
     }
     const out = new Int32Array(3);

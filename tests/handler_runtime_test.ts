@@ -97,7 +97,7 @@ Deno.test("remaining and optional args/rets", async () => {
       () => rt.callSync(h, f),
       isFfi(
         ErrorCode.INVALID_ARGUMENT,
-        "Wrong number of arguments: expected at least 1 but got 0",
+        "[execute] Wrong number of arguments: expected at least 1 but got 0",
       ),
     );
   }
@@ -186,7 +186,10 @@ Deno.test("wrong arity, dtype, rank, attribute type and name: ffi.h's messages",
     using f = new CallFrameBuilder().arg(new Float32Array(1)).build();
     assert.throws(
       () => rt.callSync(h, f),
-      isFfi(ErrorCode.INVALID_ARGUMENT, "Wrong number of arguments: expected 2 but got 1"),
+      isFfi(
+        ErrorCode.INVALID_ARGUMENT,
+        "[execute] Wrong number of arguments: expected 2 but got 1",
+      ),
     );
   }
   {
@@ -196,7 +199,7 @@ Deno.test("wrong arity, dtype, rank, attribute type and name: ffi.h's messages",
       () => rt.callSync(h, f),
       isFfi(
         ErrorCode.INVALID_ARGUMENT,
-        "Failed to decode all FFI handler operands (bad operands at: 0, 1)\n" +
+        "[execute] Failed to decode all FFI handler operands (bad operands at: 0, 1)\n" +
           "Diagnostics:\nWrong buffer rank: expected 1 but got 2" +
           "Wrong buffer dtype: expected F32 but got S32",
       ),
@@ -217,7 +220,7 @@ Deno.test("wrong arity, dtype, rank, attribute type and name: ffi.h's messages",
     using f = new CallFrameBuilder().build();
     assert.throws(
       () => rt.callSync(r, f),
-      isFfi(ErrorCode.INVALID_ARGUMENT, "Wrong number of results: expected 1 but got 0"),
+      isFfi(ErrorCode.INVALID_ARGUMENT, "[execute] Wrong number of results: expected 1 but got 0"),
     );
   }
   using a = Ffi.bind().attr("foo", "i32").to(() => {});
@@ -227,7 +230,7 @@ Deno.test("wrong arity, dtype, rank, attribute type and name: ffi.h's messages",
       () => rt.callSync(a, f),
       isFfi(
         ErrorCode.INVALID_ARGUMENT,
-        "Wrong number of attributes: expected 1 but got 2 with name(s): bar, foo",
+        "[execute] Wrong number of attributes: expected 1 but got 2 with name(s): bar, foo",
       ),
     );
   }
@@ -237,7 +240,7 @@ Deno.test("wrong arity, dtype, rank, attribute type and name: ffi.h's messages",
       () => rt.callSync(a, f),
       isFfi(
         ErrorCode.INVALID_ARGUMENT,
-        "Failed to decode all FFI handler operands (bad operands at: 0)\n" +
+        "[execute] Failed to decode all FFI handler operands (bad operands at: 0)\n" +
           "Diagnostics:\nAttribute name mismatch: not_foo vs foo",
       ),
     );
@@ -255,7 +258,7 @@ Deno.test("wrong arity, dtype, rank, attribute type and name: ffi.h's messages",
       () => rt.callSync(kinds, f),
       isFfi(
         ErrorCode.INVALID_ARGUMENT,
-        "Failed to decode all FFI handler operands (bad operands at: 0, 1, 2, 3)\n" +
+        "[execute] Failed to decode all FFI handler operands (bad operands at: 0, 1, 2, 3)\n" +
           "Diagnostics:\nWrong scalar data type: expected S32 but got U32" +
           "Wrong attribute type: expected scalar but got dictionary" +
           "Wrong array data type: expected F32 but got F64" +
@@ -394,12 +397,12 @@ Deno.test("metadata and traits through rt.metadata; registration and duplicate r
   using rt = new Runtime({ threads: 0 });
   using h = Ffi.bind().to(() => {}, { traits: HandlerTraits.COMMAND_BUFFER_COMPATIBLE });
   assert.deepEqual(rt.metadata(h), {
-    apiVersion: { major: 0, minor: 1 },
+    apiVersion: { major: 0, minor: 3 },
     traits: 1,
     stateTypeId: 0,
   });
-  using v3 = Ffi.bind().to(() => {}, { apiVersion: [0, 3] });
-  assert.equal(rt.metadata(v3).apiVersion.minor, 3);
+  using v1 = Ffi.bind().to(() => {}, { apiVersion: "0.1" });
+  assert.equal(rt.metadata(v1).apiVersion.minor, 1);
   const n = name("reg");
   rt.register(n, h);
   assert.equal(rt.lookup(n).traits, 1);
@@ -417,6 +420,7 @@ Deno.test("metadata and traits through rt.metadata; registration and duplicate r
         `with different bundle addresses`,
     ),
   );
+  // 0.2+ (XLA ffi_registry.cc): the whole metadata is compared and printed.
   const t = name("traits");
   using plain = Ffi.bind().to(() => {});
   rt.register(t, plain, { platform: "cpu" });
@@ -425,11 +429,33 @@ Deno.test("metadata and traits through rt.metadata; registration and duplicate r
     isFfi(
       ErrorCode.INVALID_ARGUMENT,
       `Duplicate FFI handler registration for ${t} on platform Host (canonical host) ` +
+        `with different metadata: {api_version: 0.3, traits: [], state: unknown} vs ` +
+        `{api_version: 0.3, traits: [cmd_buffer_compatible], state: unknown}`,
+    ),
+  );
+  rt.register(name("v1"), v1); // 0.1 up to the runtime's own version are accepted
+  using v4 = Ffi.bind().to(() => {}, { apiVersion: [0, 4] });
+  assert.throws(
+    () => rt.register(name("v"), v4),
+    isFfi(
+      ErrorCode.INVALID_ARGUMENT,
+      /failed because the handler's API version \(0\.4\) is incompatible with the framework's API version \(0\.3\)\. Minimum supported API version is \(0\.1\)\.$/,
+    ),
+  );
+  // 0.1 (XLA's 0.1 ffi_api.cc): exact version, traits compared alone.
+  using rt01 = new Runtime({ threads: 0, apiVersion: "0.1" });
+  rt01.register(t, v1);
+  using v1c = Ffi.bind().to(() => {}, { apiVersion: "0.1" });
+  assert.throws(
+    () => rt01.register(t, v1c, { traits: HandlerTraits.COMMAND_BUFFER_COMPATIBLE }),
+    isFfi(
+      ErrorCode.INVALID_ARGUMENT,
+      `Duplicate FFI handler registration for ${t} on platform Host (canonical host) ` +
         `with different traits`,
     ),
   );
   assert.throws(
-    () => rt.register(name("v"), v3),
+    () => rt01.register(name("v"), h),
     isFfi(
       ErrorCode.INVALID_ARGUMENT,
       /failed because the handler's API version \(0\.3\) is incompatible with the framework's API version \(0\.1\)$/,
@@ -603,7 +629,7 @@ Deno.test("64-bit integer attributes: exact numbers, bigint kinds, and no silent
     () => rt.callSync(lossy, g),
     isFfi(
       ErrorCode.INVALID_ARGUMENT,
-      "Failed to decode all FFI handler operands (bad operands at: 0, 1)\nDiagnostics:\n" +
+      "[execute] Failed to decode all FFI handler operands (bad operands at: 0, 1)\nDiagnostics:\n" +
         `Attribute value ${big} does not fit a JS number exactly; bind it as 'i64n' for a bigint` +
         `Attribute value ${2n ** 63n} does not fit a JS number exactly; bind it as 'u64n' for a ` +
         "bigint",

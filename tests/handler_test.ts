@@ -57,20 +57,20 @@ Deno.test({
 });
 
 Deno.test({
-  name: "metadata is answered in C with api NULL: version 0.1 and traits",
+  name: "metadata is answered in C with api NULL: version (default 0.3) and traits",
   ...opts,
   fn: () => {
     using h = Ffi.bind().to(() => {}, { traits: HandlerTraits.COMMAND_BUFFER_COMPATIBLE });
     assert.deepEqual(metadata(h.pointer), {
       major: 0,
-      minor: 1,
+      minor: 3,
       traits: 1,
       code: 0,
       message: "",
     });
-    using h2 = Ffi.bind().to(() => {}, { apiVersion: [0, 3] });
+    using h2 = Ffi.bind().to(() => {}, { apiVersion: "0.1" });
     const m = metadata(h2.pointer);
-    assert.equal(m.minor, 3);
+    assert.equal(m.minor, 1);
     assert.equal(m.traits, 0);
   },
 });
@@ -85,14 +85,14 @@ Deno.test({
       using f = frame({ args: [buf(F32, [1])] });
       assert.deepEqual(await call(h.pointer, f), {
         code: ErrorCode.INVALID_ARGUMENT,
-        message: "Wrong number of arguments: expected 2 but got 1",
+        message: "[execute] Wrong number of arguments: expected 2 but got 1",
       });
     }
     {
       using f = frame({ args: [buf(F32, [1, 2]), buf(DataType.S32, [1])] });
       assert.deepEqual(await call(h.pointer, f), {
         code: ErrorCode.INVALID_ARGUMENT,
-        message: "Failed to decode all FFI handler operands (bad operands at: 0, 1)\n" +
+        message: "[execute] Failed to decode all FFI handler operands (bad operands at: 0, 1)\n" +
           "Diagnostics:\nWrong buffer rank: expected 1 but got 2" +
           "Wrong buffer dtype: expected F32 but got S32",
       });

@@ -2,27 +2,31 @@ import assert from "node:assert/strict";
 import { ErrorCode, Runtime } from "../mod.ts";
 import { native } from "../src/native/lib.ts";
 
-// [slot name, STRUCT_SIZE of its args (spec §2.2), returns an error]
-const SLOTS: [string, number, boolean][] = [
-  ["XLA_FFI_Error_Create", 28, true],
-  ["XLA_FFI_Error_GetMessage", 32, false],
-  ["XLA_FFI_Error_Destroy", 24, false],
-  ["XLA_FFI_Handler_Register", 84, true],
-  ["XLA_FFI_Stream_Get", 32, true],
-  ["XLA_FFI_TypeId_Register", 40, true],
-  ["XLA_FFI_ExecutionContext_Get", 40, true],
-  ["XLA_FFI_State_Set", 48, true],
-  ["XLA_FFI_State_Get", 40, true],
-  ["XLA_FFI_DeviceMemory_Allocate", 48, true],
-  ["XLA_FFI_DeviceMemory_Free", 40, true],
-  ["XLA_FFI_ThreadPool_Schedule", 40, true],
-  ["XLA_FFI_ThreadPool_NumThreads", 32, true],
-  ["XLA_FFI_Future_Create", 16, true],
-  ["XLA_FFI_Future_SetAvailable", 24, true],
-  ["XLA_FFI_Future_SetError", 32, true],
-  ["XLA_FFI_RunId_Get", 32, true],
-  ["XLA_FFI_DeviceOrdinal_Get", 28, true],
+// [slot name, the struct name XLA's ffi_api.cc prints, STRUCT_SIZE of its
+// args per version 0.1/0.2/0.3 (spec §2.2), returns an error]
+const SLOTS: [string, string, [number, number, number], boolean][] = [
+  ["Error_Create", "XLA_FFI_Error_Create", [28, 28, 28], true],
+  ["Error_GetMessage", "XLA_FFI_Error_GetMessage", [32, 32, 32], false],
+  ["Error_Destroy", "XLA_FFI_Error_Destroy", [24, 24, 24], false],
+  ["Handler_Register", "XLA_FFI_Handler_Register", [84, 84, 84], true],
+  ["Stream_Get", "XLA_FFI_Stream_Get", [32, 32, 32], true],
+  // XLA checks TypeId_Register / Type_Register against ExecutionContext_Get's size, by that name.
+  ["Type(Id)_Register", "XLA_FFI_ExecutionContext_Get_Args", [40, 40, 40], true],
+  ["ExecutionContext_Get", "XLA_FFI_ExecutionContext_Get_Args", [40, 40, 40], true],
+  ["State_Set", "XLA_FFI_State_Set_Args", [48, 40, 48], true],
+  ["State_Get", "XLA_FFI_State_Get_Args", [40, 40, 48], true],
+  ["DeviceMemory_Allocate", "XLA_FFI_DeviceMemory_Allocate_Args", [48, 48, 48], true],
+  ["DeviceMemory_Free", "XLA_FFI_DeviceMemory_Free_Args", [40, 40, 40], true],
+  ["ThreadPool_Schedule", "XLA_FFI_ThreadPool_Schedule_Args", [40, 40, 40], true],
+  ["ThreadPool_NumThreads", "XLA_FFI_ThreadPool_NumThreads_Args", [32, 32, 32], true],
+  ["Future_Create", "XLA_FFI_Future_Create", [16, 16, 16], true],
+  ["Future_SetAvailable", "XLA_FFI_Future_SetAvailable", [24, 24, 24], true],
+  ["Future_SetError", "XLA_FFI_Future_SetError", [32, 32, 32], true],
+  ["RunId_Get", "XLA_FFI_RunId_Get", [32, 32, 32], true],
+  ["DeviceOrdinal_Get", "XLA_FFI_DeviceOrdinal_Get", [28, 28, 28], true],
 ];
+
+const VERSIONS = ["0.1", "0.2", "0.3"] as const;
 
 function readError(err: Deno.PointerObject): { code: number; message: string } {
   const sym = native();
@@ -32,46 +36,67 @@ function readError(err: Deno.PointerObject): { code: number; message: string } {
   return { code, message };
 }
 
-Deno.test("the API table: version 0.1, 18 slots, struct_size 192", () => {
-  const api = new Deno.UnsafePointerView(Runtime.api);
-  assert.equal(api.getBigUint64(0), 192n);
-  assert.equal(api.getBigUint64(16), 24n); // api_version.struct_size
-  assert.equal(api.getInt32(32), 0);
-  assert.equal(api.getInt32(36), 1);
-  for (let i = 0; i < 18; i++) assert.notEqual(api.getPointer(48 + 8 * i), null, `slot ${i}`);
+Deno.test("the API tables: versions 0.1, 0.2, 0.3 with 18 slots, struct_size 192", () => {
+  VERSIONS.forEach((v, i) => {
+    const api = new Deno.UnsafePointerView(Runtime.apiTable(v));
+    assert.equal(api.getBigUint64(0), 192n);
+    assert.equal(api.getBigUint64(16), 24n); // api_version.struct_size
+    assert.equal(api.getInt32(32), 0);
+    assert.equal(api.getInt32(36), i + 1);
+    for (let s = 0; s < 18; s++) assert.notEqual(api.getPointer(48 + 8 * s), null, `slot ${s}`);
+  });
+  // The default table (and a default runtime's) is the newest.
+  assert.equal(new Deno.UnsafePointerView(Runtime.api).getInt32(36), 3);
+  using rt = new Runtime({ threads: 0, apiVersion: "0.2" });
+  assert.equal(rt.apiVersion, "0.2");
+  assert.equal(
+    Deno.UnsafePointer.value(rt.api),
+    Deno.UnsafePointer.value(Runtime.apiTable("0.2")),
+  );
+  assert.throws(
+    // deno-lint-ignore no-explicit-any
+    () => new Runtime({ apiVersion: "0.4" as any }),
+    (e: unknown) =>
+      e instanceof Error &&
+      e.message === "Runtime: unsupported XLA FFI API version '0.4' (supported: 0.1, 0.2, 0.3)",
+  );
 });
 
-Deno.test("every API function checks struct_size with XLA's message", () => {
-  const api = new Deno.UnsafePointerView(Runtime.api);
-  const before = native().xrt_debug_stats(new BigInt64Array(0), 0);
-  assert.ok(before > 0);
-  SLOTS.forEach(([name, size, returnsError], slot) => {
-    const fn = api.getPointer(48 + 8 * slot)!;
-    const args = new BigUint64Array(16); // zeroed
-    args[0] = BigInt(size - 1);
-    if (returnsError) {
-      const f = new Deno.UnsafeFnPointer(fn as Deno.PointerObject<never>, {
-        parameters: ["buffer"],
-        result: "pointer",
-      });
-      const err = f.call(args);
-      assert.notEqual(err, null, name);
-      const e = readError(err!);
-      assert.equal(e.code, ErrorCode.INVALID_ARGUMENT, name);
-      assert.equal(
-        e.message,
-        `Unexpected ${name} size: expected ${size}, got ${size - 1}. Check installed ` +
-          `software versions. The framework XLA FFI API version is 0.1.`,
-      );
-    } else {
-      // Void functions only log the mismatch and write nothing.
-      const f = new Deno.UnsafeFnPointer(fn as Deno.PointerObject<never>, {
-        parameters: ["buffer"],
-        result: "void",
-      });
-      f.call(args);
-      assert.equal(args[3], 0n, name);
-    }
+Deno.test("every API function checks struct_size with XLA's struct names and message", () => {
+  VERSIONS.forEach((v, vi) => {
+    const api = new Deno.UnsafePointerView(Runtime.apiTable(v));
+    SLOTS.forEach(([slotName, name, sizes, returnsError], slot) => {
+      const size = sizes[vi]!;
+      const fn = api.getPointer(48 + 8 * slot)!;
+      const args = new BigUint64Array(16); // zeroed
+      args[0] = BigInt(size - 1);
+      if (returnsError) {
+        const f = new Deno.UnsafeFnPointer(fn as Deno.PointerObject<never>, {
+          parameters: ["buffer"],
+          result: "pointer",
+        });
+        const err = f.call(args);
+        assert.notEqual(err, null, `${v} ${slotName}`);
+        const e = readError(err!);
+        assert.equal(e.code, ErrorCode.INVALID_ARGUMENT, `${v} ${slotName}`);
+        assert.equal(
+          e.message,
+          `Unexpected ${name} size: expected ${size}, got ${size - 1}. Check installed ` +
+            `software versions. The framework XLA FFI API version is ${v}.`,
+        );
+      } else {
+        // Void functions log the mismatch and still act (XLA ffi_api.cc: LOG(ERROR)):
+        // GetMessage of a null error writes "".
+        const f = new Deno.UnsafeFnPointer(fn as Deno.PointerObject<never>, {
+          parameters: ["buffer"],
+          result: "void",
+        });
+        f.call(args);
+        if (slotName === "Error_GetMessage") {
+          assert.equal(Deno.UnsafePointerView.getCString(Deno.UnsafePointer.create(args[3]!)!), "");
+        }
+      }
+    });
   });
 });
 

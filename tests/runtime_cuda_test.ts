@@ -18,6 +18,7 @@ import {
   DataType,
   DeviceBuffer,
   ErrorCode,
+  ExecutionStage,
   HandlerLibrary,
   Runtime,
   runtimeDebugStats,
@@ -282,6 +283,31 @@ Deno.test({
       ),
     );
     mem({ free: 1 }); // DeviceMemory_Free of a null address
+    // Contexts per stage, as XLA:GPU builds them: prepare has a GPU context
+    // without stream or allocator; instantiate has no GPU context at all.
+    using out = rt.deviceBuffer(DataType.S64, [1]);
+    const staged = (handler: string, stage: ExecutionStage, attrs: Record<string, number>) => {
+      const b = new CallFrameBuilder().ret(out);
+      for (const [k, v] of Object.entries(attrs)) b.attr(k, v, DataType.S64);
+      using g = b.build();
+      rt.callSync(lib.handler(handler), g, { stage });
+    };
+    assert.throws(
+      () => staged("test_stream", ExecutionStage.PREPARE, {}),
+      isFfi(ErrorCode.UNIMPLEMENTED, "XLA FFI GPU stream is not available"),
+    );
+    assert.throws(
+      () => staged("test_device_memory", ExecutionStage.PREPARE, { alignment: 3 }),
+      isFfi(ErrorCode.UNIMPLEMENTED, "No device memory allocator available on this platform"),
+    );
+    assert.throws(
+      () => staged("test_stream", ExecutionStage.INSTANTIATE, {}),
+      isFfi(ErrorCode.UNIMPLEMENTED, "XLA FFI GPU context is not available"),
+    );
+    assert.throws(
+      () => staged("test_device_memory", ExecutionStage.INSTANTIATE, { alignment: 3 }),
+      isFfi(ErrorCode.INVALID_ARGUMENT, "XLA FFI GPU context is not available"),
+    );
     using f = new CallFrameBuilder().attr("n", 1, DataType.S64).build();
     assert.throws(
       () => rt.callSync(lib.handler("test_thread_pool"), f),

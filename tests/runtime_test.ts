@@ -205,11 +205,11 @@ Deno.test("RunId and DeviceOrdinal are per call (oversize struct_size accepted)"
   await rt.call(lib.handler("test_run_id"), f, { runId: -(2n ** 63n) });
   assert.equal(id[0], -(2n ** 63n));
   rt.callSync(lib.handler("test_run_id"), f);
-  assert.equal(id[0], 0n);
+  assert.equal(id[0], -1n); // XLA's unset run id
   rt.callSync(lib.handler("test_device_ordinal"), g, { deviceOrdinal: 42 });
   assert.equal(ord[0], 42);
   rt.callSync(lib.handler("test_device_ordinal"), g);
-  assert.equal(ord[0], 0);
+  assert.equal(ord[0], -1); // unset on Host
 });
 
 Deno.test("UserData: found by type id; missing → NOT_FOUND", () => {
@@ -233,61 +233,145 @@ Deno.test("UserData: found by type id; missing → NOT_FOUND", () => {
   );
 });
 
-Deno.test("StatefulHandler: state set at instantiate, read at execute, deleted on close", async () => {
-  using lib = openTestHandlers();
-  using rt = new Runtime({ threads: 1 });
-  const deleted = new Deno.UnsafeFnPointer(
-    lib.symbol("test_deleted_count") as Deno.PointerObject<never>,
+for (const apiVersion of ["0.1", "0.2", "0.3"] as const) {
+  Deno.test(`StatefulHandler (API ${apiVersion}): state set at instantiate, read at execute, deleted on close`, async () => {
+    using lib = openTestHandlers();
+    using rt = new Runtime({ threads: 1, apiVersion });
+    const deleted = new Deno.UnsafeFnPointer(
+      lib.symbol("test_deleted_count") as Deno.PointerObject<never>,
+      {
+        parameters: [],
+        result: "i64",
+      },
+    );
+    // 0.2+ take the state's deleter from the type's TypeInfo (0.1 ignores it).
+    const tid = rt.registerType(name("state"), 0, {
+      typeInfo: lib.typeInfo("test_state_type_info"),
+    });
+    const out = new BigInt64Array(1);
+    using f = new CallFrameBuilder().ret(out).attr("type_id", tid, DataType.S64)
+      .attr("value", 42, DataType.S64).build();
+    const h = lib.handler("test_stateful");
+    const before = deleted.call() as bigint;
     {
-      parameters: [],
-      result: "i64",
-    },
-  );
-  const tid = rt.registerType(name("state"));
-  const out = new BigInt64Array(1);
-  using f = new CallFrameBuilder().ret(out).attr("type_id", tid, DataType.S64)
-    .attr("value", 42, DataType.S64).build();
-  const h = lib.handler("test_stateful");
-  const before = deleted.call() as bigint;
-  {
-    using inst = await rt.instantiate(h, f);
-    assert.equal(inst.stateTypeId, tid);
-    rt.callSync(h, f, { instance: inst });
-    assert.equal(out[0], 42n);
-    out[0] = 0n;
-    await rt.call(h, f, { instance: inst });
-    assert.equal(out[0], 42n);
-    using wrong = new CallFrameBuilder().ret(out).attr("type_id", tid, DataType.S64)
-      .attr("get_type_id", tid + 1000, DataType.S64).build();
+      using inst = await rt.instantiate(h, f);
+      assert.equal(inst.stateTypeId, tid);
+      rt.callSync(h, f, { instance: inst });
+      assert.equal(out[0], 42n);
+      out[0] = 0n;
+      await rt.call(h, f, { instance: inst });
+      assert.equal(out[0], 42n);
+      using wrong = new CallFrameBuilder().ret(out).attr("type_id", tid, DataType.S64)
+        .attr("get_type_id", tid + 1000, DataType.S64).build();
+      assert.throws(
+        () => rt.callSync(h, wrong, { instance: inst }),
+        isFfi(
+          ErrorCode.INVALID_ARGUMENT,
+          `Set state type id ${tid} does not match the requested one ${tid + 1000}`,
+        ),
+      );
+      assert.equal(deleted.call(), before);
+    }
+    assert.equal(deleted.call(), before + 1n);
+    // Setting twice
+    using twice = new CallFrameBuilder().attr("type_id", tid, DataType.S64)
+      .attr("set_twice", 1, DataType.S64).build();
+    await assert.rejects(
+      rt.instantiate(h, twice),
+      isFfi(ErrorCode.FAILED_PRECONDITION, `State is already set with a type id ${tid}`),
+    );
+    assert.equal(deleted.call(), before + 2n); // the failed instance's state was deleted
+    // An instance without state; and no instance at all.
+    using empty = await rt.instantiate({ execute: h }, f);
+    assert.equal(empty.stateTypeId, undefined);
     assert.throws(
-      () => rt.callSync(h, wrong, { instance: inst }),
+      () => rt.callSync(h, f, { instance: empty }),
+      isFfi(ErrorCode.NOT_FOUND, "State is not set"),
+    );
+    assert.throws(
+      () => rt.callSync(h, f),
+      isFfi(ErrorCode.FAILED_PRECONDITION, /No execution state/),
+    );
+    if (apiVersion === "0.1") return;
+    // 0.2+: a type id without a registered TypeInfo cannot hold a state (XLA type_registry.cc,
+    // execution_state.cc).
+    using unknown = new CallFrameBuilder().attr("type_id", 987654321, DataType.S64).build();
+    await assert.rejects(
+      rt.instantiate(h, unknown),
+      isFfi(ErrorCode.INTERNAL, "Type id 987654321 is not registered with a static registry"),
+    );
+    const bare = rt.registerType(name("bare"));
+    using nodeleter = new CallFrameBuilder().attr("type_id", bare, DataType.S64).build();
+    await assert.rejects(
+      rt.instantiate(h, nodeleter),
       isFfi(
         ErrorCode.INVALID_ARGUMENT,
-        `Set state type id ${tid} does not match the requested one ${tid + 1000}`,
+        `Type id ${bare} does not have a registered type info with a deleter`,
       ),
     );
-    assert.equal(deleted.call(), before);
+  });
+}
+
+Deno.test("API 0.3: prepare and initialize hold states of their own; execute has none", async () => {
+  using lib = openTestHandlers();
+  using rt = new Runtime({ threads: 1 });
+  const tid = rt.registerType(name("stage_state"), 0, {
+    typeInfo: lib.typeInfo("test_state_type_info"),
+  });
+  const h = lib.handler("test_stateful");
+  const bundle = { instantiate: h, prepare: h, initialize: h, execute: h };
+  const out = new BigInt64Array(1);
+  const frameWith = (value: number, stateStage: ExecutionStage) =>
+    new CallFrameBuilder().ret(out).attr("type_id", tid, DataType.S64)
+      .attr("value", value, DataType.S64).attr("state_stage", stateStage, DataType.S64).build();
+  using inst = await rt.instantiate(bundle, frameWith(1, ExecutionStage.INSTANTIATE));
+  using p = frameWith(2, ExecutionStage.PREPARE);
+  rt.callSync(bundle, p, { instance: inst, stage: ExecutionStage.PREPARE });
+  using i = frameWith(3, ExecutionStage.INITIALIZE);
+  rt.callSync(bundle, i, { instance: inst, stage: ExecutionStage.INITIALIZE });
+  assert.equal(inst.stateTypeIdOf(ExecutionStage.PREPARE), tid);
+  for (
+    const [stage, want] of [[ExecutionStage.INSTANTIATE, 1n], [ExecutionStage.PREPARE, 2n], [
+      ExecutionStage.INITIALIZE,
+      3n,
+    ]] as const
+  ) {
+    using g = frameWith(0, stage);
+    rt.callSync(bundle, g, { instance: inst });
+    assert.equal(out[0], want);
   }
-  assert.equal(deleted.call(), before + 1n);
-  // Setting twice
-  using twice = new CallFrameBuilder().attr("type_id", tid, DataType.S64)
-    .attr("set_twice", 1, DataType.S64).build();
-  await assert.rejects(
-    rt.instantiate(h, twice),
-    isFfi(ErrorCode.FAILED_PRECONDITION, `State is already set with a type id ${tid}`),
-  );
-  assert.equal(deleted.call(), before + 2n); // the failed instance's state was deleted
-  // An instance without state; and no instance at all.
-  using empty = await rt.instantiate({ execute: h }, f);
-  assert.equal(empty.stateTypeId, undefined);
+  using e = frameWith(0, ExecutionStage.EXECUTE);
   assert.throws(
-    () => rt.callSync(h, f, { instance: empty }),
-    isFfi(ErrorCode.NOT_FOUND, "State is not set"),
+    () => rt.callSync(bundle, e, { instance: inst }),
+    isFfi(ErrorCode.INVALID_ARGUMENT, "Execution stage doesn't have a state"),
   );
-  assert.throws(
-    () => rt.callSync(h, f),
-    isFfi(ErrorCode.FAILED_PRECONDITION, /No execution state/),
-  );
+});
+
+Deno.test("a library's own type id storage is registered in place (ffi.h's T::id)", async () => {
+  using lib = openTestHandlers();
+  for (const apiVersion of ["0.1", "0.3"] as const) {
+    using rt = new Runtime({ threads: 1, apiVersion });
+    const h = lib.handler("test_typed_state");
+    const out = new BigInt64Array(1);
+    using f = new CallFrameBuilder().ret(out).attr("value", 7, DataType.S64).build();
+    const id = lib.typeId("test_typed_state_type_id");
+    if (id.value === 0n) {
+      // Before registration the library's handlers cannot use the type.
+      await assert.rejects(
+        rt.instantiate(h, f),
+        isFfi(ErrorCode.FAILED_PRECONDITION, /the state type is not registered/),
+      );
+    }
+    const assigned = rt.registerType(name("typed"), id, {
+      typeInfo: lib.typeInfo("test_typed_state_type_info"),
+    });
+    assert.equal(BigInt(assigned), id.value);
+    assert.ok(assigned > 0);
+    using inst = await rt.instantiate(h, f);
+    assert.equal(inst.stateTypeId, assigned);
+    rt.callSync(h, f, { instance: inst });
+    assert.equal(out[0], 7n);
+  }
 });
 
 Deno.test("Stream_Get and DeviceMemory on Host (CUDA: tests/runtime_cuda_test.ts)", () => {
@@ -305,18 +389,14 @@ Deno.test("Stream_Get and DeviceMemory on Host (CUDA: tests/runtime_cuda_test.ts
     using g = b.build();
     rt.callSync(lib.handler("test_device_memory"), g);
   };
-  assert.throws(
-    () => mem(host, { alignment: 3 }),
-    isFfi(ErrorCode.INVALID_ARGUMENT, "Unsupported alignment: 3"),
-  );
-  assert.throws(
-    () => mem(host, { alignment: 32 }),
-    isFfi(ErrorCode.INVALID_ARGUMENT, "Unsupported alignment: 32"),
-  );
-  assert.throws(
-    () => mem(host, { alignment: 16 }),
-    isFfi(ErrorCode.INVALID_ARGUMENT, "XLA FFI GPU context is not available"),
-  );
+  // XLA ffi_api.cc checks the GPU context before the alignment (the alignment
+  // rule on CUDA runtimes: tests/runtime_cuda_test.ts).
+  for (const alignment of [3, 32, 16]) {
+    assert.throws(
+      () => mem(host, { alignment }),
+      isFfi(ErrorCode.INVALID_ARGUMENT, "XLA FFI GPU context is not available"),
+    );
+  }
   assert.throws(
     () => mem(host, { free: 1 }),
     isFfi(ErrorCode.UNIMPLEMENTED, "XLA FFI GPU context is not available"),
@@ -357,12 +437,15 @@ Deno.test("registration: aliases, traits, duplicates, version, missing execute, 
   );
   assert.equal(found.traits, 0);
   rt.register(n, echo, { platform: "cpu" }); // identical: allowed
+  rt.register(n, echo, { platform: "hOsT" }); // any case: XLA lower-cases the name
   assert.throws(
     () =>
       rt.register(n, echo, { platform: "CPU", traits: HandlerTraits.COMMAND_BUFFER_COMPATIBLE }),
     isFfi(
       ErrorCode.INVALID_ARGUMENT,
-      `Duplicate FFI handler registration for ${n} on platform CPU (canonical host) with different traits`,
+      `Duplicate FFI handler registration for ${n} on platform CPU (canonical host) with ` +
+        `different metadata: {api_version: 0.1, traits: [], state: unknown} vs ` +
+        `{api_version: 0.1, traits: [cmd_buffer_compatible], state: unknown}`,
     ),
   );
   assert.throws(
@@ -378,13 +461,10 @@ Deno.test("registration: aliases, traits, duplicates, version, missing execute, 
   const s = name("scale");
   rt.register(s, scale); // traits come from the metadata
   assert.equal(rt.lookup(s).traits, 1);
-  assert.throws(
-    () => rt.register(name("v"), lib.handler("test_version_02")),
-    isFfi(
-      ErrorCode.INVALID_ARGUMENT,
-      /^FFI handler registration for v\.\d+\.\d+ on platform Host \(canonical host\) failed because the handler's API version \(0\.2\) is incompatible with the framework's API version \(0\.1\)$/,
-    ),
-  );
+  // 0.2+: a bundle's state type id comes from its instantiate handler's metadata.
+  const v = name("v02");
+  rt.register(v, { instantiate: lib.handler("test_version_02"), execute: echo });
+  assert.equal(rt.lookup(v).stateTypeId, 7);
   assert.throws(
     () => rt.register("x", { execute: null as unknown as NativeHandler }, { platform: "Host" }),
     isFfi(
@@ -392,10 +472,19 @@ Deno.test("registration: aliases, traits, duplicates, version, missing execute, 
       "FFI handler for x on a platform Host must provide an execute implementation",
     ),
   );
-  assert.throws(
-    () => rt.register("x", echo, { platform: "TPU" }),
-    isFfi(ErrorCode.NOT_FOUND, /Could not find registered platform with name: "TPU"/),
-  );
+  // Any platform name registers (lower-cased); only cpu and gpu are aliases.
+  for (const [platform, canonical] of [["TPU", "tpu"], ["rocm", "rocm"], ["GPU", "cuda"]]) {
+    const p = name("plat");
+    rt.register(p, echo, { platform });
+    assert.ok(rt.lookup(p, canonical).bundle.execute);
+    assert.throws(
+      () => rt.lookup(p),
+      isFfi(
+        ErrorCode.NOT_FOUND,
+        `No FFI handler registered for ${p} on a platform Host (canonical host)`,
+      ),
+    );
+  }
   assert.throws(
     () => rt.lookup("no.such.handler"),
     isFfi(
@@ -409,6 +498,25 @@ Deno.test("registration: aliases, traits, duplicates, version, missing execute, 
   using f = new CallFrameBuilder().arg(x).ret(y).build();
   rt.callSync(n, f);
   assert.equal(y[0], 5);
+  // Each API version has its own registry, as separate XLA builds do.
+  using rt01 = new Runtime({ threads: 1, apiVersion: "0.1" });
+  assert.throws(() => rt01.lookup(n), isFfi(ErrorCode.NOT_FOUND));
+  // XLA 0.1: the handler's version must equal the framework's; traits are compared alone.
+  assert.throws(
+    () => rt01.register(name("v"), lib.handler("test_version_02")),
+    isFfi(
+      ErrorCode.INVALID_ARGUMENT,
+      /^FFI handler registration for v\.\d+\.\d+ on platform Host \(canonical host\) failed because the handler's API version \(0\.2\) is incompatible with the framework's API version \(0\.1\)$/,
+    ),
+  );
+  rt01.register(n, echo);
+  assert.throws(
+    () => rt01.register(n, echo, { traits: HandlerTraits.COMMAND_BUFFER_COMPATIBLE }),
+    isFfi(
+      ErrorCode.INVALID_ARGUMENT,
+      `Duplicate FFI handler registration for ${n} on platform Host (canonical host) with different traits`,
+    ),
+  );
 });
 
 Deno.test("static registration from C through the API table, found under the Cpu alias", () => {

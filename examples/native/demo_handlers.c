@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "xla_ffi.h"
+#include "xla_ffi_versions.h"
 
 /* traits: XLA_FFI_HANDLER_TRAITS_* bits (demo_saxpy: command-buffer compatible, as a pure
  * computation on its buffers is). */
@@ -128,9 +129,10 @@ XLA_FFI_Error* demo_sum_async(XLA_FFI_CallFrame* cf) {
 
 /* ------------------------------------------------------------------------
  * A stateful handler, as XLA runs one: the instantiate handler creates the
- * per-instance state once (State_Set, with a deleter); the execute handler
- * reads it on every call (State_Get). Each checks its stage, as ffi.h's
- * handlers do.
+ * per-instance state once (State_Set); the execute handler reads it on every
+ * call (State_Get). Each checks its stage, as ffi.h's handlers do. The State
+ * and Type functions take the layouts of the calling runtime's API version
+ * (xla_ffi_versions.h), so the same library works under XLA 0.1 to 0.3.
  *
  *   demo_counter_instantiate: state = a counter starting at attr start (s64)
  *   demo_counter_execute:     counter += 1; ret0 (S64, one element) = counter
@@ -146,7 +148,6 @@ typedef struct {
  * the same process: the runtime accepts the same name with the same id.
  */
 #define COUNTER_TYPE_ID 0x44454d4f /* "DEMO" */
-static XLA_FFI_TypeId counter_type = {0};
 
 static void counter_delete(void* p) { free(p); }
 
@@ -172,23 +173,20 @@ XLA_FFI_Error* demo_counter_instantiate(XLA_FFI_CallFrame* cf) {
   if (cf->stage != XLA_FFI_ExecutionStage_INSTANTIATE)
     return fail_code(cf->api, XLA_FFI_Error_Code_INTERNAL,
                      "demo_counter_instantiate: called outside the instantiate stage");
-  if (counter_type.type_id == 0) {
-    XLA_FFI_TypeId id = {COUNTER_TYPE_ID};
-    XLA_FFI_TypeId_Register_Args r = {XLA_FFI_TypeId_Register_Args_STRUCT_SIZE, NULL,
-                                      {"demo.Counter", 12}, &id};
-    XLA_FFI_Error* e = cf->api->XLA_FFI_TypeId_Register(&r);
-    if (e) return e;
-    counter_type = id;
-  }
+  /* Registered with each runtime that instantiates (again: same name and
+   * id are accepted); from API 0.2 on its TypeInfo carries the deleter. */
+  XLA_FFI_TypeId counter_type = {COUNTER_TYPE_ID};
+  XLA_FFI_Error* e = xla_ffi_type_register(cf->api, "demo.Counter", 12, &counter_type,
+                                           counter_delete);
+  if (e) return e;
   const XLA_FFI_Scalar* start = find_scalar(&cf->attrs, "start");
   if (start && start->dtype != XLA_FFI_DataType_S64)
     return fail(cf->api, "demo_counter_instantiate: start must be s64");
   counter_state* s = malloc(sizeof *s);
   if (!s) return fail_code(cf->api, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, "out of memory");
   s->count = start ? *(const int64_t*)start->value : 0;
-  XLA_FFI_State_Set_Args a = {XLA_FFI_State_Set_Args_STRUCT_SIZE, NULL, cf->ctx, &counter_type,
-                              s, counter_delete};
-  XLA_FFI_Error* e = cf->api->XLA_FFI_State_Set(&a);
+  e = xla_ffi_state_set(cf->api, cf->ctx, XLA_FFI_ExecutionStage_INSTANTIATE, &counter_type, s,
+                        counter_delete);
   if (e) free(s);
   return e;
 }
@@ -202,11 +200,12 @@ XLA_FFI_Error* demo_counter_execute(XLA_FFI_CallFrame* cf) {
   XLA_FFI_Buffer* out = cf->rets.rets[0];
   if (out->dtype != XLA_FFI_DataType_S64 || count(out) != 1)
     return fail(cf->api, "demo_counter_execute: the result is one s64");
-  XLA_FFI_State_Get_Args g = {XLA_FFI_State_Get_Args_STRUCT_SIZE, NULL, cf->ctx, &counter_type,
-                              NULL};
-  XLA_FFI_Error* e = cf->api->XLA_FFI_State_Get(&g);
+  XLA_FFI_TypeId counter_type = {COUNTER_TYPE_ID};
+  void* state = NULL;
+  XLA_FFI_Error* e = xla_ffi_state_get(cf->api, cf->ctx, XLA_FFI_ExecutionStage_INSTANTIATE,
+                                       &counter_type, &state);
   if (e) return e;
-  counter_state* s = g.state;
+  counter_state* s = state;
   s->count += 1;
   *(int64_t*)out->data = s->count;
   return NULL;

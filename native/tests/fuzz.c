@@ -64,8 +64,8 @@ typedef struct rt rt;       /* xrt_runtime */
 typedef struct inst inst;   /* xrt_instance */
 
 static struct {
-  const XLA_FFI_Api* (*api)(void);
-  rt* (*runtime_new)(int32_t, int32_t);
+  const XLA_FFI_Api* (*api)(int32_t);
+  rt* (*runtime_new)(int32_t, int32_t, int32_t);
   void (*runtime_free)(rt*);
   inst* (*instance_new)(void);
   void (*instance_free)(inst*);
@@ -82,10 +82,11 @@ static struct {
   int32_t (*error_code)(XLA_FFI_Error*);
   const char* (*error_message)(XLA_FFI_Error*);
   void (*error_destroy)(XLA_FFI_Error*);
-  XLA_FFI_Error* (*reg)(const char*, int64_t, const char*, int64_t, const uint64_t*, uint32_t);
-  XLA_FFI_Error* (*lookup)(const char*, int64_t, const char*, int64_t, uint64_t*);
-  XLA_FFI_Error* (*register_type)(const char*, int64_t, int64_t*);
-  XLA_FFI_Error* (*metadata)(XLA_FFI_Handler*, int64_t*);
+  XLA_FFI_Error* (*reg)(rt*, const char*, int64_t, const char*, int64_t, const uint64_t*,
+                        uint32_t);
+  XLA_FFI_Error* (*lookup)(rt*, const char*, int64_t, const char*, int64_t, uint64_t*);
+  XLA_FFI_Error* (*register_type)(rt*, const char*, int64_t, XLA_FFI_TypeId*, void*);
+  XLA_FFI_Error* (*metadata)(rt*, XLA_FFI_Handler*, int64_t*);
   int32_t (*future_release)(XLA_FFI_Future*);
 } X;
 
@@ -95,7 +96,7 @@ static int resolve(void* lib) {
     *(void**)&X.field = dlsym(lib, name);                \
     if (!X.field) return 0;                              \
   } while (0)
-  R(api, "xrt_api");
+  R(api, "xrt_api_version");
   R(runtime_new, "xrt_runtime_new");
   R(runtime_free, "xrt_runtime_free");
   R(instance_new, "xrt_instance_new");
@@ -495,8 +496,9 @@ static void api_case(int fn) {
       }
       api->XLA_FFI_Error_Destroy(args);
       if (own) {
-        /* Destroyed by the call when it was valid; else destroy it now. */
-        if (!(args && size_ok)) destroy(own);
+        /* Destroyed by the call whenever the args are there (a small
+         * struct_size is only logged, as XLA does); else destroy it now. */
+        if (!args) destroy(own);
         F.stale_error = own;
         destroy(own); /* a second destroy: ignored */
       }
@@ -699,9 +701,9 @@ static XLA_FFI_Error* fuzz_future(XLA_FFI_CallFrame* cf) {
       }
       XLA_FFI_Error* given = a->error;
       e = cf->api->XLA_FFI_Future_SetError(args);
-      /* Once the args are readable the runtime owns the error (and ignores a
-       * foreign one); before that it is still the caller's. */
-      if (!size_ok && given && given != (XLA_FFI_Error*)junk) destroy(given);
+      /* The runtime takes the error over only when the call succeeds (XLA
+       * ffi_api.cc); a refused one is still the caller's. */
+      if (e && given && given != (XLA_FFI_Error*)junk) destroy(given);
       fok = fok && eok;
     }
     if (e) {
@@ -1248,35 +1250,36 @@ static void entry_case(void) {
       }
       uint64_t bundle[4] = {0, 0, 0, (uint64_t)(uintptr_t)fuzz_walk};
       int has = !chance(8);
-      verdict(X.reg(n.ptr, (int64_t)n.len, p.ptr, (int64_t)p.len, has ? bundle : NULL, 0),
+      verdict(X.reg(F.runtime, n.ptr, (int64_t)n.len, p.ptr, (int64_t)p.len, has ? bundle : NULL,
+                    0),
               ok && pok && has ? EXPECT_ANY : EXPECT_FAIL, "xrt_register");
       break;
     }
     case 1: {
       XLA_FFI_ByteSpan n = pick_name(&ok), p = pick_name(&pok);
-      uint64_t out[5];
+      uint64_t out[6];
       int has = !chance(8);
       if (chance(2)) {
         p.ptr = "cpu";
         p.len = 3;
         pok = 1;
       }
-      verdict(X.lookup(n.ptr, (int64_t)n.len, p.ptr, (int64_t)p.len, has ? out : NULL),
+      verdict(X.lookup(F.runtime, n.ptr, (int64_t)n.len, p.ptr, (int64_t)p.len, has ? out : NULL),
               ok && pok && has ? EXPECT_ANY : EXPECT_FAIL, "xrt_lookup");
       break;
     }
     case 2: {
       XLA_FFI_ByteSpan n = pick_name(&ok);
-      int64_t id = chance(2) ? 0 : 1000 + below(4);
+      XLA_FFI_TypeId id = {chance(2) ? 0 : 1000 + (int64_t)below(4)};
       int has = !chance(8);
-      verdict(X.register_type(n.ptr, (int64_t)n.len, has ? &id : NULL),
+      verdict(X.register_type(F.runtime, n.ptr, (int64_t)n.len, has ? &id : NULL, NULL),
               ok && has ? EXPECT_ANY : EXPECT_FAIL, "xrt_register_type");
       break;
     }
     case 3: {
       int64_t out[4];
       int h = below(3);
-      verdict(X.metadata(h == 0 ? NULL : fuzz_walk, h == 1 ? NULL : out),
+      verdict(X.metadata(F.runtime, h == 0 ? NULL : fuzz_walk, h == 1 ? NULL : out),
               h == 2 ? EXPECT_OK : EXPECT_FAIL, "xrt_metadata");
       break;
     }
@@ -1393,8 +1396,9 @@ static int32_t run(const char* main_lib, uint64_t seed, int64_t cases, const uin
   if (msg && msg_cap > 0) msg[0] = '\0';
   F.arena_cap = 1 << 20;
   F.arena = aligned_alloc(16, F.arena_cap);
-  F.api = X.api();
-  F.runtime = X.runtime_new(0, 2);
+  /* The API cases lay their arguments out as ABI 0.1 does: fuzz that table. */
+  F.api = X.api(1);
+  F.runtime = X.runtime_new(0, 2, 1);
   uint8_t desc[16] = {0}; /* no operands, no attributes */
   F.fr = X.frame_build(desc, 16);
   if (!F.arena || !F.runtime || !F.fr) {

@@ -9,49 +9,7 @@
 
 #include "xla_ffi.h"
 
-static int first_struct = 1;
-static int first_field = 1;
-
-static void begin(const char* name, size_t size) {
-  printf("%s\n  \"%s\": {\"sizeof\": %zu, \"fields\": {", first_struct ? "" : ",", name, size);
-  first_struct = 0;
-  first_field = 1;
-}
-
-static void field(const char* name, size_t offset, size_t size) {
-  printf("%s\"%s\": {\"offset\": %zu, \"size\": %zu}", first_field ? "" : ", ", name, offset,
-         size);
-  first_field = 0;
-}
-
-static void end_sized(size_t struct_size) { printf("}, \"structSize\": %zu}", struct_size); }
-static void end_unsized(void) { printf("}, \"structSize\": null}"); }
-
-#define BEGIN(T) begin(#T, sizeof(T))
-#define F(T, f) field(#f, offsetof(T, f), sizeof(((T*)0)->f))
-#define END(T) end_sized((size_t)T##_STRUCT_SIZE)
-#define END_NONE() end_unsized()
-#define HDR(T) F(T, struct_size); F(T, extension_start)
-
-#define API_SLOTS(T)                          \
-  F(T, XLA_FFI_Error_Create);                 \
-  F(T, XLA_FFI_Error_GetMessage);             \
-  F(T, XLA_FFI_Error_Destroy);                \
-  F(T, XLA_FFI_Handler_Register);             \
-  F(T, XLA_FFI_Stream_Get);                   \
-  F(T, XLA_FFI_TypeId_Register);              \
-  F(T, XLA_FFI_ExecutionContext_Get);         \
-  F(T, XLA_FFI_State_Set);                    \
-  F(T, XLA_FFI_State_Get);                    \
-  F(T, XLA_FFI_DeviceMemory_Allocate);        \
-  F(T, XLA_FFI_DeviceMemory_Free);            \
-  F(T, XLA_FFI_ThreadPool_Schedule);          \
-  F(T, XLA_FFI_ThreadPool_NumThreads);        \
-  F(T, XLA_FFI_Future_Create);                \
-  F(T, XLA_FFI_Future_SetAvailable);          \
-  F(T, XLA_FFI_Future_SetError);              \
-  F(T, XLA_FFI_RunId_Get);                    \
-  F(T, XLA_FFI_DeviceOrdinal_Get)
+#include "layout_json.h"
 
 int main(void) {
   printf("{");
@@ -316,6 +274,13 @@ int main(void) {
   F(XLA_FFI_Api, internal_api);
   API_SLOTS(XLA_FFI_Api);
   END(XLA_FFI_Api);
+
+  BEGIN(XLA_FFI_Api_V0_2);
+  HDR(XLA_FFI_Api_V0_2);
+  F(XLA_FFI_Api_V0_2, api_version);
+  F(XLA_FFI_Api_V0_2, internal_api);
+  API_SLOTS_0_2(XLA_FFI_Api_V0_2);
+  END(XLA_FFI_Api_V0_2);
 
   BEGIN(XLA_FFI_Api_V0_5);
   HDR(XLA_FFI_Api_V0_5);

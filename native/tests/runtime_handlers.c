@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "xla_ffi.h"
+#include "xla_ffi_versions.h"
 
 /* ------------------------------------------------------------------------ */
 /* Helpers                                                                   */
@@ -343,38 +344,82 @@ static void delete_state(void* p) {
   atomic_fetch_add(&g_deleted, 1);
 }
 
+/* The TypeInfo of test_stateful's states (API 0.2+ take the deleter from
+ * the type registry): register the type id with it, as
+ * `rt.registerType(name, id, { typeInfo: lib.typeInfo("test_state_type_info") })`. */
+static const XLA_FFI_TypeInfo_V0_2 g_state_type_info = {XLA_FFI_TypeInfo_V0_2_STRUCT_SIZE, NULL,
+                                                        delete_state};
+const XLA_FFI_TypeInfo_V0_2* test_state_type_info(void) { return &g_state_type_info; }
+
 /**
- * Instantiate: State_Set(type id attr "type_id", int64 attr "value").
- * Execute: State_Get(type id attr "get_type_id" or "type_id") → ret0 (S64).
- * Attr "set_twice" makes instantiate set the state twice (error expected).
+ * Instantiate (and, under API 0.3, prepare and initialize):
+ * State_Set(type id attr "type_id", int64 attr "value") for its own stage.
+ * Execute: State_Get(type id attr "get_type_id" or "type_id", the stage of
+ * attr "state_stage", default instantiate) → ret0 (S64). Attr "set_twice"
+ * makes the setter set the state twice (error expected). The State layouts
+ * are the calling runtime's version's (xla_ffi_versions.h).
  */
 XLA_FFI_Error* test_stateful(XLA_FFI_CallFrame* cf) {
   METADATA(cf, 0);
   XLA_FFI_TypeId id = {attr_i64(cf, "type_id", 0)};
-  if (cf->stage == XLA_FFI_ExecutionStage_INSTANTIATE) {
+  if (cf->stage != XLA_FFI_ExecutionStage_EXECUTE) {
     int64_t* s = malloc(sizeof *s);
     *s = attr_i64(cf, "value", 0);
-    XLA_FFI_State_Set_Args a = {XLA_FFI_State_Set_Args_STRUCT_SIZE, NULL, cf->ctx, &id, s,
-                                delete_state};
-    XLA_FFI_Error* e = cf->api->XLA_FFI_State_Set(&a);
+    XLA_FFI_Error* e = xla_ffi_state_set(cf->api, cf->ctx, cf->stage, &id, s, delete_state);
     if (e) {
       free(s);
       return e;
     }
     if (attr_i64(cf, "set_twice", 0)) {
       int64_t* s2 = malloc(sizeof *s2);
-      a.state = s2;
-      e = cf->api->XLA_FFI_State_Set(&a);
+      e = xla_ffi_state_set(cf->api, cf->ctx, cf->stage, &id, s2, delete_state);
       if (e) free(s2);
       return e;
     }
     return NULL;
   }
   XLA_FFI_TypeId gid = {attr_i64(cf, "get_type_id", id.type_id)};
-  XLA_FFI_State_Get_Args g = {XLA_FFI_State_Get_Args_STRUCT_SIZE, NULL, cf->ctx, &gid, NULL};
-  XLA_FFI_Error* e = cf->api->XLA_FFI_State_Get(&g);
+  XLA_FFI_ExecutionStage stage = (XLA_FFI_ExecutionStage)attr_i64(
+      cf, "state_stage", XLA_FFI_ExecutionStage_INSTANTIATE);
+  void* state = NULL;
+  XLA_FFI_Error* e = xla_ffi_state_get(cf->api, cf->ctx, stage, &gid, &state);
   if (e) return e;
-  *(int64_t*)ret(cf, 0)->data = *(int64_t*)g.state;
+  *(int64_t*)ret(cf, 0)->data = *(int64_t*)state;
+  return NULL;
+}
+
+/*
+ * A state type the way ffi.h declares one: its id lives in the library
+ * (`XLA_FFI_TypeId T::id`, 0 until a runtime registers it) and the library
+ * exports its storage and TypeInfo (XLA_FFI_DECLARE_TYPE_ID_SYMBOL /
+ * _TYPE_INFO_SYMBOL). The host registers them before calling the handlers:
+ * `rt.registerType(name, lib.typeId("test_typed_state_type_id"), { typeInfo:
+ * lib.typeInfo("test_typed_state_type_info") })`.
+ */
+static XLA_FFI_TypeId g_typed_state_id = {0};
+XLA_FFI_TypeId* test_typed_state_type_id(void) { return &g_typed_state_id; }
+const XLA_FFI_TypeInfo_V0_2* test_typed_state_type_info(void) { return &g_state_type_info; }
+
+/** Instantiate: state = attr "value"; execute: ret0 (S64) = state. Fails
+ * (where ffi.h would abort) while the type id is not registered. */
+XLA_FFI_Error* test_typed_state(XLA_FFI_CallFrame* cf) {
+  METADATA(cf, 0);
+  if (g_typed_state_id.type_id == 0)
+    return make_error(cf->api, XLA_FFI_Error_Code_FAILED_PRECONDITION,
+                      "test_typed_state: the state type is not registered");
+  if (cf->stage == XLA_FFI_ExecutionStage_INSTANTIATE) {
+    int64_t* s = malloc(sizeof *s);
+    *s = attr_i64(cf, "value", 0);
+    XLA_FFI_Error* e = xla_ffi_state_set(cf->api, cf->ctx, cf->stage, &g_typed_state_id, s,
+                                         delete_state);
+    if (e) free(s);
+    return e;
+  }
+  void* state = NULL;
+  XLA_FFI_Error* e = xla_ffi_state_get(cf->api, cf->ctx, XLA_FFI_ExecutionStage_INSTANTIATE,
+                                       &g_typed_state_id, &state);
+  if (e) return e;
+  *(int64_t*)ret(cf, 0)->data = *(int64_t*)state;
   return NULL;
 }
 
