@@ -13,8 +13,8 @@ import assert from "node:assert/strict";
 import { buildPtx, buildSharedLibrary, findCompiler, findNvcc } from "../build.ts";
 import { ErrorCode } from "../src/abi/enums.ts";
 import { FfiError } from "../src/errors.ts";
-import { _useDriverLibrary } from "../src/cuda/driver.ts";
-import { _resetNvrtcSearch, _useNvrtcLibrary } from "../src/cuda/nvrtc.ts";
+import { _sym, _useDriverLibrary } from "../src/cuda/driver.ts";
+import { _useNvrtcLibrary } from "../src/cuda/nvrtc.ts";
 import {
   compileToPtx,
   Context,
@@ -80,9 +80,11 @@ const standin = standinPath
   : undefined;
 
 if (standinPath) {
-  // Open them once outside any test, so no test sees a new resource.
+  // Open them once outside any test, so no test sees a new resource; the
+  // first context taken keeps device 0's primary context for the process.
   _useDriverLibrary(standinPath);
   assert.ok(cudaAvailable());
+  init(0).close();
   _useDriverLibrary(undefined);
   _useNvrtcLibrary(nvrtcStandinPath);
   assert.ok(nvrtcAvailable());
@@ -403,6 +405,14 @@ const scenarios: Record<string, () => void> = {
     throwsCode(() => ctx.setCurrent(), ErrorCode.FAILED_PRECONDITION, /Context is closed/);
   },
 
+  "the process keeps the primary context: still active after the last Context closes"() {
+    const dev = Device.get(0);
+    init(0).close();
+    const flags = new Uint32Array(1), active = new Int32Array(1);
+    assert.equal(_sym("cuDevicePrimaryCtxGetState")(dev.handle, flags, active), 0);
+    assert.equal(active[0], 1, "never released to zero, so never built again");
+  },
+
   "wrapped device memory is a view that frees nothing"() {
     using _ctx = init(0);
     using owner = DeviceMemory.alloc(32);
@@ -453,22 +463,30 @@ Deno.test({
 });
 
 Deno.test({
-  name: "stand-in driver: every allocation and context retain is released",
+  name:
+    "stand-in driver: every allocation and context retain is released, but for the process's own",
   ignore: !standinPath,
   fn: onStandin(() => {
     const before = standin!.standin_live_allocations();
-    {
-      using _ctx = init(0);
-      using _a = DeviceMemory.alloc(100);
-      using stream = Stream.create();
-      const b = DeviceMemory.allocAsync(100, stream);
-      assert.equal(standin!.standin_live_allocations(), before + 2n);
-      b.freeAsync(stream);
-      assert.equal(standin!.standin_primary_refs(), 1);
+    // The process keeps one reference from the first use on (taken at the top of this file).
+    assert.equal(standin!.standin_primary_refs(), 1);
+    for (let round = 0; round < 2; round++) {
+      {
+        using _ctx = init(0);
+        using _a = DeviceMemory.alloc(100);
+        using stream = Stream.create();
+        const b = DeviceMemory.allocAsync(100, stream);
+        assert.equal(standin!.standin_live_allocations(), before + 2n);
+        b.freeAsync(stream);
+        assert.equal(standin!.standin_primary_refs(), 2);
+      }
+      assert.equal(standin!.standin_live_allocations(), before);
+      assert.equal(standin!.standin_primary_refs(), 1, "never released to zero");
     }
-    assert.equal(standin!.standin_live_allocations(), before);
-    assert.equal(standin!.standin_primary_refs(), 0);
+    assert.equal(Device.get(0).memoryInfo().total, 2 ** 32);
+    assert.equal(standin!.standin_primary_refs(), 1);
     // Without a current context the driver's error comes through, named.
+    _sym("cuCtxSetCurrent")(null);
     throwsCode(
       () => DeviceMemory.alloc(16),
       ErrorCode.INVALID_ARGUMENT,
