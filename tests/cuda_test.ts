@@ -604,7 +604,13 @@ Deno.test({
     const cubin = compileToCubin(src, { name: "twice.cu" }); // -arch=sm_XY of device 0
     assert.deepEqual([...cubin.subarray(0, 4)], [0x7f, 0x45, 0x4c, 0x46]);
     using _ctx = init(0);
-    for (const image of [ptx, cubin]) {
+    // PTX needs a driver at least as new as NVRTC (its PTX ISA); a CUBIN does not.
+    const nv = nvrtcVersion();
+    const ptxLoads = nv.major * 1000 + nv.minor * 10 <= driverVersion();
+    if (!ptxLoads) {
+      console.log(`NVRTC ${nv.major}.${nv.minor} is newer than the driver: CUBIN only`);
+    }
+    for (const image of ptxLoads ? [ptx, cubin] : [cubin]) {
       using mod = Module.load(image);
       const twice = mod.kernel("twice", ["pointer", "i32"]);
       const x = new Float32Array([1, 2, 3, 4, 5]);
