@@ -146,10 +146,12 @@ Deno.test({
     "tests/gpu/run.sh --gpu-only on the stand-in driver: figures printed; an ignored GPU test fails it",
   ignore: !compiler,
   async fn() {
-    const standin = buildSharedLibrary({
-      name: "cuda_standin",
-      sources: ["native/tests/cuda_standin.c"],
-    });
+    // A plain build: the child runs without the sanitizer runtimes tests/sanitize.sh preloads.
+    const standin = withEnv("XLA_FFI_DENO_SANITIZE", undefined, () =>
+      buildSharedLibrary({
+        name: "cuda_standin",
+        sources: ["native/tests/cuda_standin.c"],
+      }));
     const r = await sh(["tests/gpu/run.sh", "--gpu-only"], {
       XLA_FFI_DENO_CUDA: standin,
       XLA_FFI_DENO_NVRTC: "/nonexistent/libnvrtc.so.13", // the NVRTC GPU test is ignored
@@ -158,7 +160,7 @@ Deno.test({
     });
     const all = `${r.out}\n${r.err}`;
     assert.equal(r.code, 1, all);
-    assert.match(r.out, /== device: Stand-in CUDA device \(compute 9\.0, 132 SMs, 4 GiB\)/);
+    assert.match(r.out, /== device: Stand-in CUDA device \(compute 9\.0, 132 SMs, 4 GiB\)/, all);
     const tests = /- GPU tests: (\d+) passed, 0 failed, 1 ignored/.exec(r.out);
     assert.ok(tests && Number(tests[1]) >= 15, all);
     assert.match(r.err, /FAILED: 1 GPU test\(s\) ignored:\nGPU: NVRTC compiles/);
