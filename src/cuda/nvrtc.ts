@@ -431,11 +431,6 @@ export function compileToCubin(source: string, options: CubinOptions = {}): Uint
   });
 }
 
-/** Forgets a failed NVRTC search so the next call searches again (tests). */
-export function _resetNvrtcSearch(): void {
-  if (!lib) failure = undefined;
-}
-
 /**
  * Uses the NVRTC library at `path` (undefined: search again) from the next
  * call on. For tests (a stand-in library); not for normal use.
