@@ -8,6 +8,10 @@
  * (`--ptx`: the example kernels; `--embed`: regenerate
  * `src/native/embedded_sources.ts`).
  *
+ * `XLA_FFI_DENO_PREBUILT` names a folder of libraries built elsewhere (by
+ * `deno task carry`, for a machine without a C compiler): a build whose
+ * sources and flags match one of them uses it instead of compiling.
+ *
  * When the module is imported from a remote URL (JSR), the C sources come from
  * `src/native/embedded_sources.ts` (generated from `native/`, kept in step by a
  * test): they are written to the per-user cache and compiled there, so a JSR
@@ -327,12 +331,79 @@ function localPath(url: URL, srcDir: string): string {
   return path;
 }
 
+/**
+ * The compiler-independent key of a build: its kind, flags and the bytes of
+ * its sources and native headers (paths relative to the module). A prebuilt
+ * library is used only when its recorded key matches.
+ *
+ * @example
+ * ```ts ignore
+ * import { sourceKey } from "./build.ts";
+ * console.log(sourceKey({ name: "my_handlers", sources: ["native/tests/handlers.c"] }));
+ * ```
+ */
+export function sourceKey(
+  options: BuildOptions,
+  kind: "shared" | "executable" = "shared",
+): { file: string; key: string } {
+  const rel = (u: URL) => u.href.startsWith(HERE.href) ? u.href.slice(HERE.href.length) : u.href;
+  const hash = createHash("sha256");
+  const flags = [
+    ...(options.baseFlags ?? (options.cxx ? CXX_FLAGS : C_FLAGS)),
+    ...(options.extraFlags ?? []),
+    ...sanitizerFlags(),
+    ...(options.includeDirs ?? []).map((d) => `-I${rel(toUrl(d))}`),
+  ];
+  hash.update(`${kind}\0${flags.join(" ")}\0${(options.linkFlags ?? []).join(" ")}\0`);
+  const headers = NATIVE_SOURCES.filter((s) => s.endsWith(".h")).map(toUrl);
+  for (const u of [...headers, ...options.sources.map(toUrl)]) {
+    hash.update(rel(u) + "\0");
+    hash.update(readSource(u));
+  }
+  const file = kind === "shared" ? `lib${options.name}.so` : options.name;
+  return { file, key: hash.digest("hex").slice(0, 16) };
+}
+
+/** The file name of the prebuilt folder's manifest: `{ "<file>": "<sourceKey>" }`. */
+export const PREBUILT_MANIFEST = "manifest.json";
+
+/**
+ * A prebuilt library for this build from `$XLA_FFI_DENO_PREBUILT` (a folder
+ * with the files and {@link PREBUILT_MANIFEST}, as `deno task carry` makes
+ * it), when its key matches; else why not (undefined when the variable is unset).
+ */
+function prebuilt(options: BuildOptions, kind: _OutputKind): { path?: string; note?: string } {
+  const dir = envGet("XLA_FFI_DENO_PREBUILT");
+  if (!dir) return {};
+  const { file, key } = sourceKey(options, kind);
+  let manifest: Record<string, string> = {};
+  try {
+    manifest = JSON.parse(Deno.readTextFileSync(`${dir}/${PREBUILT_MANIFEST}`));
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) permissionError(e, `reading ${dir}`, "--allow-read");
+  }
+  if (manifest[file] === undefined) return { note: `no prebuilt ${file} in ${dir}` };
+  if (manifest[file] !== key || !isFile(`${dir}/${file}`)) {
+    return { note: `the prebuilt ${dir}/${file} was built from other sources` };
+  }
+  return { path: `${dir}/${file}` };
+}
+
 function _build(options: BuildOptions, kind: _OutputKind): string {
-  const compiler = options.cxx ? findCxxCompiler() : findCompiler();
+  const ready = prebuilt(options, kind);
+  if (ready.path) return ready.path;
+  let compiler: Compiler | undefined;
+  try {
+    compiler = options.cxx ? findCxxCompiler() : findCompiler();
+  } catch (e) {
+    if (!ready.note || !(e instanceof FfiError)) throw e;
+    throw new FfiError(e.code, `${e.message} (${ready.note}: run \`deno task carry\` again)`);
+  }
   if (compiler === undefined) {
     throw new FfiError(
       ErrorCode.UNAVAILABLE,
-      "No C++ compiler found (tried $CXX, c++, g++, clang++ on PATH)",
+      "No C++ compiler found (tried $CXX, c++, g++, clang++ on PATH)" +
+        (ready.note ? ` (${ready.note}: run \`deno task carry\` again)` : ""),
     );
   }
   const base = options.baseFlags ?? (options.cxx ? CXX_FLAGS : C_FLAGS);
@@ -425,19 +496,16 @@ function _build(options: BuildOptions, kind: _OutputKind): string {
 export function nativeLibraryPath(): string {
   const env = envGet("XLA_FFI_DENO_LIB");
   if (env) return env;
-  return buildSharedLibrary({
-    name: "xla_ffi_deno",
-    sources: NATIVE_SOURCES,
-    linkFlags: ["-ldl"],
-  });
+  return buildSharedLibrary(MAIN_LIBRARY);
 }
 
 /**
  * Path of the exception guard library (built from {@link GUARD_SOURCES} with
- * the C++ compiler): `XLA_FFI_DENO_GUARD_LIB` when set, undefined when
- * `XLA_FFI_DENO_LIB` names a prebuilt main library and the guard's variable
- * is not set, or when no C++ compiler is found. Without it, a C++ exception
- * thrown by a handler ends the process instead of becoming an error.
+ * the C++ compiler, or prebuilt in `XLA_FFI_DENO_PREBUILT`):
+ * `XLA_FFI_DENO_GUARD_LIB` when set; undefined when `XLA_FFI_DENO_LIB` names
+ * a prebuilt main library and the guard's variable is not set, or when it
+ * can be neither found prebuilt nor built. Without it, a C++ exception thrown
+ * by a handler ends the process instead of becoming an error.
  *
  * @example
  * ```ts ignore
@@ -449,9 +517,25 @@ export function guardLibraryPath(): string | undefined {
   const env = envGet("XLA_FFI_DENO_GUARD_LIB");
   if (env) return env;
   if (envGet("XLA_FFI_DENO_LIB")) return undefined;
-  if (findCxxCompiler() === undefined) return undefined;
-  return buildSharedLibrary({ name: "xla_ffi_deno_guard", sources: GUARD_SOURCES, cxx: true });
+  if (prebuilt(GUARD_LIBRARY, "shared").path === undefined && findCxxCompiler() === undefined) {
+    return undefined;
+  }
+  return buildSharedLibrary(GUARD_LIBRARY);
 }
+
+/** How {@link guardLibraryPath} builds the exception guard library. */
+export const GUARD_LIBRARY: BuildOptions = {
+  name: "xla_ffi_deno_guard",
+  sources: GUARD_SOURCES,
+  cxx: true,
+};
+
+/** How {@link nativeLibraryPath} builds the main library. */
+export const MAIN_LIBRARY: BuildOptions = {
+  name: "xla_ffi_deno",
+  sources: NATIVE_SOURCES,
+  linkFlags: ["-ldl"],
+};
 
 /** CUDA kernels compiled to PTX by {@link buildPtx}, relative to this file. */
 export const PTX_SOURCES: readonly string[] = ["examples/kernels/saxpy.cu"];

@@ -406,6 +406,15 @@ static job* g_q_tail;
 static int g_q_active; /* a drainer is inside the JS callback */
 static int g_dispatcher_started;
 static job* g_cur_job; /* JS thread only */
+/* JS thread only: the CUDA context made current for g_cur_job (its runtime's). */
+static const xrt_runtime* g_cur_rt;
+static xrt_cuda_scope g_cur_scope;
+
+static void leave_job_context(void) {
+  if (g_cur_rt == NULL) return;
+  xrt_cuda_leave(g_cur_rt, &g_cur_scope);
+  g_cur_rt = NULL;
+}
 
 static void finish_async(job* j, int32_t status, const call_result* r) {
   char buf[MSG_CAP];
@@ -469,6 +478,7 @@ static int64_t mono_ns(void) {
 }
 
 int32_t xla_ffi_deno_handler_next_job(int32_t linger) {
+  leave_job_context(); /* a job left without job_done */
   for (;;) {
     /* Linger briefly for the next call before giving up the wake-up: callers
      * in a loop come back within microseconds, and a fresh wake-up of the JS
@@ -501,6 +511,14 @@ int32_t xla_ffi_deno_handler_next_job(int32_t linger) {
       xla_ffi_deno_handler_job_done(1);
       continue;
     }
+    /* A CUDA runtime's call runs with its context current, as on its own thread. */
+    int32_t code = xrt_cuda_enter_frame(j->frame, &g_cur_scope, &g_cur_rt, (char*)g_msg, MSG_CAP);
+    if (code != 0) {
+      ((int32_t*)g_flat)[0] = code;
+      ((int32_t*)g_flat)[2] = (int32_t)strnlen((const char*)g_msg, MSG_CAP);
+      xla_ffi_deno_handler_job_done(1);
+      continue;
+    }
     if (xla_ffi_deno_handler_flatten_into(j->frame, g_flat, g_flat_cap) >= 0) return j->slot;
     static const char too_big[] = "The call frame is too large for the TS handler flat buffer";
     memcpy(g_msg, too_big, sizeof too_big - 1);
@@ -514,6 +532,7 @@ int32_t xla_ffi_deno_handler_next_job(int32_t linger) {
 void xla_ffi_deno_handler_job_done(int32_t status) {
   job* j = g_cur_job;
   g_cur_job = NULL;
+  leave_job_context(); /* before the caller learns the call is over */
   if (j == NULL) return;
   if (j->async) {
     call_result* r = malloc(sizeof(call_result));

@@ -1,13 +1,22 @@
 /*
  * runtime_cuda.c: the CUDA platform of the embedded runtime. A CUDA runtime
  * holds a device's context and a stream; handlers get that stream from
- * Stream_Get, and DeviceMemory_Allocate/Free allocate in stream order on it
- * (cuMemAllocAsync/cuMemFreeAsync). Handlers run with the runtime's context
- * current, as XLA:GPU runs thunks with the executor's context active.
+ * Stream_Get. DeviceMemory_Allocate returns memory usable at once, on any
+ * stream and by synchronous copies, as XLA's allocator does: with memory
+ * pools (CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED) it allocates with
+ * cuMemAllocAsync on a private stream of the runtime and waits for that
+ * stream (never for the handlers' stream); without them it uses cuMemAlloc.
+ * DeviceMemory_Free frees in the order of the handlers' stream
+ * (cuMemFreeAsync), or, without pools, waits for that stream and uses
+ * cuMemFree. Handlers run with the runtime's context current, as XLA:GPU
+ * runs thunks with the executor's context active.
  *
  * No link-time CUDA dependency: the driver functions are resolved with
  * dlopen/dlsym on the driver library the TypeScript bindings opened (the
  * path is passed in), so the main library loads on machines without CUDA.
+ * Built with -DXRT_USE_CUDA_H and the toolkit's include folder, the function
+ * types come from the toolkit's cuda.h, so every call is checked against the
+ * real prototypes (tests/cuda_toolkit_test.ts does this with -Werror).
  *
  * Copyright 2026 The deno-xla-ffi Authors. Licensed under Apache-2.0.
  */
@@ -19,22 +28,56 @@
 
 #include "runtime_internal.h"
 
-typedef int (*cu_mem_alloc_async_fn)(uint64_t* ptr, size_t bytes, void* stream);
-typedef int (*cu_mem_free_async_fn)(uint64_t ptr, void* stream);
-typedef int (*cu_ctx_get_current_fn)(void** ctx);
-typedef int (*cu_ctx_set_current_fn)(void* ctx);
-typedef int (*cu_error_text_fn)(int result, const char** text);
+#ifdef XRT_USE_CUDA_H
+#include <cuda.h>
+_Static_assert(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED == 115, "attribute number");
+_Static_assert(CU_STREAM_NON_BLOCKING == 1, "stream flag");
+#else
+/* The few driver types and entries used here, as the driver API defines them. */
+typedef int CUresult;
+typedef int CUdevice;
+typedef int CUdevice_attribute;
+typedef unsigned long long CUdeviceptr;
+typedef struct CUctx_st* CUcontext;
+typedef struct CUstream_st* CUstream;
+#define CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED 115
+#define CU_STREAM_NON_BLOCKING 1
+/* Declared only for their types (never called by name: resolved with dlsym). */
+CUresult cuGetErrorName(CUresult error, const char** str);
+CUresult cuGetErrorString(CUresult error, const char** str);
+CUresult cuDeviceGet(CUdevice* device, int ordinal);
+CUresult cuDeviceGetAttribute(int* value, CUdevice_attribute attribute, CUdevice device);
+CUresult cuCtxGetCurrent(CUcontext* ctx);
+CUresult cuCtxSetCurrent(CUcontext ctx);
+CUresult cuStreamCreate(CUstream* stream, unsigned int flags);
+CUresult cuStreamSynchronize(CUstream stream);
+CUresult cuStreamDestroy_v2(CUstream stream);
+CUresult cuMemAlloc_v2(CUdeviceptr* ptr, size_t bytes);
+CUresult cuMemFree_v2(CUdeviceptr ptr);
+CUresult cuMemAllocAsync(CUdeviceptr* ptr, size_t bytes, CUstream stream);
+CUresult cuMemFreeAsync(CUdeviceptr ptr, CUstream stream);
+#endif
+
+/* A driver entry: a pointer of the entry's own type. */
+#define CU_FN(name) __typeof__(&name) name
 
 struct xrt_cuda {
   void* lib;
-  void* ctx;
+  CUcontext ctx;
   int32_t device;
-  cu_mem_alloc_async_fn alloc; /* NULL: the driver predates stream-ordered allocation */
-  cu_mem_free_async_fn free;
-  cu_ctx_get_current_fn ctx_get;
-  cu_ctx_set_current_fn ctx_set;
-  cu_error_text_fn error_name;
-  cu_error_text_fn error_string;
+  /* 1: cuMemAllocAsync from the device's pool on alloc_stream; 0: cuMemAlloc. */
+  int pools;
+  CUstream alloc_stream;
+  CU_FN(cuGetErrorName);
+  CU_FN(cuGetErrorString);
+  CU_FN(cuCtxGetCurrent);
+  CU_FN(cuCtxSetCurrent);
+  CU_FN(cuStreamSynchronize);
+  CU_FN(cuStreamDestroy_v2);
+  CU_FN(cuMemAlloc_v2);
+  CU_FN(cuMemFree_v2);
+  CU_FN(cuMemAllocAsync);
+  CU_FN(cuMemFreeAsync);
 };
 
 /* The XLA FFI error code of a CUresult (same mapping as the TS bindings). */
@@ -58,20 +101,27 @@ static XLA_FFI_Error_Code cuda_code(int r) {
   }
 }
 
-/* "<what>: CUDA_ERROR_X: description (fn)", as the TS bindings word it. */
-static XLA_FFI_Error* cuda_error(const struct xrt_cuda* c, int r, const char* fn,
-                                 const char* what) {
+/* "<what>: CUDA_ERROR_X: description (fn)", as the TS bindings word it, into buf. */
+static void cuda_message(const struct xrt_cuda* c, CUresult r, const char* fn, const char* what,
+                         char* buf, size_t cap) {
   const char* name = NULL;
   const char* text = NULL;
-  if (c->error_name && c->error_name(r, &name) != 0) name = NULL;
-  if (c->error_string && c->error_string(r, &text) != 0) text = NULL;
+  if (c->cuGetErrorName && c->cuGetErrorName(r, &name) != 0) name = NULL;
+  if (c->cuGetErrorString && c->cuGetErrorString(r, &text) != 0) text = NULL;
   char fallback[32];
   if (!name) {
-    snprintf(fallback, sizeof fallback, "CUDA_ERROR_%d", r);
+    snprintf(fallback, sizeof fallback, "CUDA_ERROR_%d", (int)r);
     name = fallback;
   }
-  return xrt_error_new(cuda_code(r), "%s%s%s: %s (%s)", what ? what : "", what ? ": " : "", name,
-                       text ? text : "unknown CUDA error", fn);
+  snprintf(buf, cap, "%s%s%s: %s (%s)", what ? what : "", what ? ": " : "", name,
+           text ? text : "unknown CUDA error", fn);
+}
+
+static XLA_FFI_Error* cuda_error(const struct xrt_cuda* c, CUresult r, const char* fn,
+                                 const char* what) {
+  char buf[512];
+  cuda_message(c, r, fn, what, buf, sizeof buf);
+  return xrt_error_new(cuda_code((int)r), "%s", buf);
 }
 
 static void* sym(void* lib, const char* name) {
@@ -79,11 +129,39 @@ static void* sym(void* lib, const char* name) {
   return dlsym(lib, name);
 }
 
+/* Function pointers from dlsym (POSIX guarantees the conversion). */
+#define LOAD(c, name) ((c)->name = (__typeof__((c)->name))sym((c)->lib, #name))
+
+static void cuda_free_parts(struct xrt_cuda* c) {
+  dlclose(c->lib);
+  free(c);
+}
+
+/* Makes c's context current; *prev gets the one to restore, *changed whether
+ * it differs; on failure *fn names the driver call that failed. */
+static CUresult make_current(const struct xrt_cuda* c, CUcontext* prev, int* changed,
+                             const char** fn) {
+  *changed = 0;
+  CUcontext cur = NULL;
+  *fn = "cuCtxGetCurrent";
+  CUresult r = c->cuCtxGetCurrent(&cur);
+  if (r != 0 || cur == c->ctx) return r;
+  *fn = "cuCtxSetCurrent";
+  r = c->cuCtxSetCurrent(c->ctx);
+  if (r == 0) {
+    *prev = cur;
+    *changed = 1;
+  }
+  return r;
+}
+
 /**
  * Attaches a CUDA device to a CUDA runtime: `driver` is the path of the
  * driver library (the one the bindings opened), `ctx` the device's CUcontext
  * (retained by the caller for the runtime's life), `device` its ordinal.
- * Set the stream with xrt_runtime_set_stream. Returns NULL on success.
+ * Asks the device whether it has memory pools (then creates the private
+ * allocation stream in `ctx`). Set the handlers' stream with
+ * xrt_runtime_set_stream. Returns NULL on success.
  */
 XLA_FFI_Error* xrt_runtime_set_cuda(xrt_runtime* rt, const char* driver, void* ctx,
                                     int32_t device) {
@@ -107,37 +185,94 @@ XLA_FFI_Error* xrt_runtime_set_cuda(xrt_runtime* rt, const char* driver, void* c
   c->lib = lib;
   c->ctx = ctx;
   c->device = device;
-  /* Function pointers from dlsym (POSIX guarantees the conversion). */
-  c->ctx_get = (cu_ctx_get_current_fn)sym(lib, "cuCtxGetCurrent");
-  c->ctx_set = (cu_ctx_set_current_fn)sym(lib, "cuCtxSetCurrent");
-  c->alloc = (cu_mem_alloc_async_fn)sym(lib, "cuMemAllocAsync");
-  c->free = (cu_mem_free_async_fn)sym(lib, "cuMemFreeAsync");
-  c->error_name = (cu_error_text_fn)sym(lib, "cuGetErrorName");
-  c->error_string = (cu_error_text_fn)sym(lib, "cuGetErrorString");
-  const char* missing = !c->ctx_get ? "cuCtxGetCurrent" : !c->ctx_set ? "cuCtxSetCurrent" : NULL;
+  LOAD(c, cuGetErrorName);
+  LOAD(c, cuGetErrorString);
+  LOAD(c, cuCtxGetCurrent);
+  LOAD(c, cuCtxSetCurrent);
+  LOAD(c, cuStreamSynchronize);
+  LOAD(c, cuStreamDestroy_v2);
+  LOAD(c, cuMemAlloc_v2);
+  LOAD(c, cuMemFree_v2);
+  LOAD(c, cuMemAllocAsync);
+  LOAD(c, cuMemFreeAsync);
+  __typeof__(&cuDeviceGet) device_get = (__typeof__(&cuDeviceGet))sym(lib, "cuDeviceGet");
+  __typeof__(&cuDeviceGetAttribute) get_attribute =
+      (__typeof__(&cuDeviceGetAttribute))sym(lib, "cuDeviceGetAttribute");
+  __typeof__(&cuStreamCreate) stream_create =
+      (__typeof__(&cuStreamCreate))sym(lib, "cuStreamCreate");
+  const char* missing = !c->cuCtxGetCurrent        ? "cuCtxGetCurrent"
+                        : !c->cuCtxSetCurrent      ? "cuCtxSetCurrent"
+                        : !c->cuStreamSynchronize  ? "cuStreamSynchronize"
+                        : !c->cuMemAlloc_v2        ? "cuMemAlloc_v2"
+                        : !c->cuMemFree_v2         ? "cuMemFree_v2"
+                        : !device_get              ? "cuDeviceGet"
+                        : !get_attribute           ? "cuDeviceGetAttribute"
+                                                   : NULL;
   if (missing) {
     XLA_FFI_Error* e = xrt_error_new(XLA_FFI_Error_Code_UNAVAILABLE,
                                      "The CUDA driver %s has no %s (driver too old?)", driver,
                                      missing);
-    dlclose(lib);
-    free(c);
+    cuda_free_parts(c);
     return e;
   }
-  if (!c->alloc || !c->free) {
-    c->alloc = NULL;
-    c->free = NULL;
+  /* Memory pools: a driver from CUDA 11.2 on, and a device that supports them. */
+  CUdevice dev = 0;
+  int pools = 0;
+  CUresult r = device_get(&dev, device);
+  if (r != 0) {
+    XLA_FFI_Error* e = cuda_error(c, r, "cuDeviceGet", "Cannot attach the CUDA device");
+    cuda_free_parts(c);
+    return e;
   }
+  if (c->cuMemAllocAsync && c->cuMemFreeAsync && stream_create && c->cuStreamDestroy_v2) {
+    r = get_attribute(&pools, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, dev);
+    if (r != 0) pools = 0; /* an attribute the driver does not know: no pools */
+  }
+  if (pools) {
+    CUcontext prev = NULL;
+    int changed = 0;
+    const char* fn;
+    r = make_current(c, &prev, &changed, &fn);
+    if (r == 0) {
+      fn = "cuStreamCreate";
+      r = stream_create(&c->alloc_stream, CU_STREAM_NON_BLOCKING);
+      if (changed) c->cuCtxSetCurrent(prev);
+    }
+    if (r != 0) {
+      XLA_FFI_Error* e =
+          cuda_error(c, r, fn, "Cannot create the CUDA runtime's allocation stream");
+      cuda_free_parts(c);
+      return e;
+    }
+  }
+  c->pools = pools != 0;
   rt->cuda = c;
   return NULL;
 }
 
-/** Detaches and frees the runtime's CUDA device (no-op without one). */
+/**
+ * Detaches and frees the runtime's CUDA device (no-op without one),
+ * destroying the allocation stream in the runtime's context.
+ */
 void xrt_cuda_detach(xrt_runtime* rt) {
   struct xrt_cuda* c = rt->cuda;
   if (!c) return;
+  if (c->alloc_stream) {
+    CUcontext prev = NULL;
+    int changed = 0;
+    const char* fn;
+    if (make_current(c, &prev, &changed, &fn) == 0) {
+      CUresult r = c->cuStreamDestroy_v2(c->alloc_stream);
+      if (r != 0) xrt_warn("deno-xla-ffi: cuStreamDestroy_v2 of the allocation stream failed: %d",
+                           (int)r);
+      if (changed) c->cuCtxSetCurrent(prev);
+    } else {
+      xrt_warn("deno-xla-ffi: cannot make the CUDA context current to destroy the runtime's "
+               "allocation stream");
+    }
+  }
   rt->cuda = NULL;
-  dlclose(c->lib);
-  free(c);
+  cuda_free_parts(c);
 }
 
 int32_t xrt_cuda_device(const xrt_runtime* rt) { return rt->cuda->device; }
@@ -148,31 +283,58 @@ XLA_FFI_Error* xrt_cuda_activate(const xrt_runtime* rt, xrt_cuda_scope* s) {
   s->changed = 0;
   const struct xrt_cuda* c = rt ? rt->cuda : NULL;
   if (!c) return NULL;
-  void* cur = NULL;
-  int r = c->ctx_get(&cur);
-  if (r != 0) return cuda_error(c, r, "cuCtxGetCurrent", "Cannot make the CUDA context current");
-  if (cur == c->ctx) return NULL;
-  r = c->ctx_set(c->ctx);
-  if (r != 0) return cuda_error(c, r, "cuCtxSetCurrent", "Cannot make the CUDA context current");
-  s->prev = cur;
-  s->changed = 1;
+  CUcontext prev = NULL;
+  const char* fn;
+  CUresult r = make_current(c, &prev, &s->changed, &fn);
+  if (r != 0) return cuda_error(c, r, fn, "Cannot make the CUDA context current");
+  s->prev = prev;
   return NULL;
+}
+
+/**
+ * For a TS handler that a runtime thread called and the JS thread serves:
+ * when `f` comes from a CUDA runtime of this library, makes that runtime's
+ * context current on this thread (*rt = the runtime, for xrt_cuda_leave),
+ * else does nothing (*rt = NULL). Returns 0, or an XLA FFI error code with
+ * the message in msg.
+ */
+int32_t xrt_cuda_enter_frame(const XLA_FFI_CallFrame* f, xrt_cuda_scope* s,
+                             const xrt_runtime** rt, char* msg, size_t cap) {
+  *rt = NULL;
+  s->prev = NULL;
+  s->changed = 0;
+  if (!f || f->api != &xrt_api_table || !f->ctx || f->ctx->magic != XRT_CTX_MAGIC) return 0;
+  const xrt_runtime* r = f->ctx->rt;
+  const struct xrt_cuda* c = r ? r->cuda : NULL;
+  if (!c) return 0;
+  CUcontext prev = NULL;
+  const char* fn;
+  CUresult cr = make_current(c, &prev, &s->changed, &fn);
+  if (cr != 0) {
+    cuda_message(c, cr, fn, "Cannot make the CUDA context current", msg, cap);
+    return cuda_code((int)cr);
+  }
+  s->prev = prev;
+  *rt = r;
+  return 0;
 }
 
 /** Restores the context that was current before xrt_cuda_activate. */
 void xrt_cuda_restore(const xrt_runtime* rt, const xrt_cuda_scope* s) {
-  if (s->changed) rt->cuda->ctx_set(s->prev);
+  if (s->changed) rt->cuda->cuCtxSetCurrent((CUcontext)s->prev);
 }
 
-static XLA_FFI_Error* no_allocator(void) {
-  return xrt_error_new(XLA_FFI_Error_Code_UNIMPLEMENTED,
-                       "No device memory allocator available on this platform");
-}
-
-/** DeviceMemory_Allocate on a CUDA runtime (alignment already checked). */
+/**
+ * DeviceMemory_Allocate on a CUDA runtime (alignment already checked). The
+ * memory is usable at once: with pools, after the allocation stream has
+ * reached the allocation; else from cuMemAlloc. Both are at least 256-byte
+ * aligned.
+ */
 XLA_FFI_Error* xrt_cuda_allocate(const xrt_runtime* rt, size_t size, void** data) {
   const struct xrt_cuda* c = rt->cuda;
-  if (!c || !c->alloc) return no_allocator();
+  if (!c)
+    return xrt_error_new(XLA_FFI_Error_Code_UNIMPLEMENTED,
+                         "No device memory allocator available on this platform");
   if (size == 0) { /* as XLA's allocator: no memory, a null address */
     *data = NULL;
     return NULL;
@@ -180,32 +342,66 @@ XLA_FFI_Error* xrt_cuda_allocate(const xrt_runtime* rt, size_t size, void** data
   xrt_cuda_scope s;
   XLA_FFI_Error* e = xrt_cuda_enter(rt, &s);
   if (e) return e;
-  uint64_t p = 0;
-  int r = c->alloc(&p, size, rt->stream);
+  CUdeviceptr p = 0;
+  const char* fn;
+  CUresult r;
+  if (c->pools) {
+    fn = "cuMemAllocAsync";
+    r = c->cuMemAllocAsync(&p, size, c->alloc_stream);
+    if (r == 0) {
+      r = c->cuStreamSynchronize(c->alloc_stream);
+      if (r != 0) {
+        fn = "cuStreamSynchronize";
+        (void)c->cuMemFreeAsync(p, c->alloc_stream);
+      }
+    }
+  } else {
+    fn = "cuMemAlloc_v2";
+    r = c->cuMemAlloc_v2(&p, size);
+  }
   xrt_cuda_leave(rt, &s);
   if (r != 0) {
     char what[96];
     snprintf(what, sizeof what, "Failed to allocate %zu bytes on device %d", size, c->device);
-    return cuda_error(c, r, "cuMemAllocAsync", what);
+    return cuda_error(c, r, fn, what);
   }
   *data = (void*)(uintptr_t)p;
   return NULL;
 }
 
-/** DeviceMemory_Free on a CUDA runtime: frees in the stream's order. */
+/**
+ * DeviceMemory_Free on a CUDA runtime: after the work queued on the
+ * handlers' stream (cuMemFreeAsync in its order; without pools, that stream
+ * is waited for, then cuMemFree).
+ */
 XLA_FFI_Error* xrt_cuda_free(const xrt_runtime* rt, size_t size, void* data) {
   const struct xrt_cuda* c = rt->cuda;
-  if (!c || !c->free) return no_allocator();
+  if (!c)
+    return xrt_error_new(XLA_FFI_Error_Code_UNIMPLEMENTED,
+                         "No device memory allocator available on this platform");
   if (!data) return NULL;
   xrt_cuda_scope s;
   XLA_FFI_Error* e = xrt_cuda_enter(rt, &s);
   if (e) return e;
-  int r = c->free((uint64_t)(uintptr_t)data, rt->stream);
+  CUdeviceptr p = (CUdeviceptr)(uintptr_t)data;
+  const char* fn;
+  CUresult r;
+  if (c->pools) {
+    fn = "cuMemFreeAsync";
+    r = c->cuMemFreeAsync(p, (CUstream)rt->stream);
+  } else {
+    fn = "cuStreamSynchronize";
+    r = c->cuStreamSynchronize((CUstream)rt->stream);
+    if (r == 0) {
+      fn = "cuMemFree_v2";
+      r = c->cuMemFree_v2(p);
+    }
+  }
   xrt_cuda_leave(rt, &s);
   if (r != 0) {
     char what[96];
     snprintf(what, sizeof what, "Failed to free %zu bytes on device %d", size, c->device);
-    return cuda_error(c, r, "cuMemFreeAsync", what);
+    return cuda_error(c, r, fn, what);
   }
   return NULL;
 }

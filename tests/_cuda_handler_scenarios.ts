@@ -6,7 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { CallFrameBuilder, DataType, ErrorCode, Ffi, type FfiBuffer, Runtime } from "../mod.ts";
-import { DeviceMemory, type Kernel, launch, Module } from "../src/cuda/mod.ts";
+import { Context, DeviceMemory, type Kernel, launch, Module } from "../src/cuda/mod.ts";
+import { _out64, _sym } from "../src/cuda/driver.ts";
 import { isFfi } from "./_assert.ts";
 
 /** The stand-in driver's test hooks (native/tests/cuda_standin.c). */
@@ -28,6 +29,15 @@ export const PTX: string = Deno.readTextFileSync(
 interface Seen {
   stream: number;
   calls: number;
+  /** The CUDA context current on the thread running the handler. */
+  context?: bigint;
+}
+
+/** The context current on this thread (`cuCtxGetCurrent`), 0n for none. */
+function currentContext(): bigint {
+  const rc = _sym("cuCtxGetCurrent")(_out64);
+  assert.equal(rc, 0, "cuCtxGetCurrent");
+  return _out64[0]!;
 }
 
 /**
@@ -45,6 +55,7 @@ function saxpyHandler(kernel: Kernel, seen: Seen, block = 128) {
     .to((x: FfiBuffer, y: FfiBuffer, out: FfiBuffer, alpha: number, stream: number) => {
       seen.stream = stream;
       seen.calls++;
+      seen.context = currentContext();
       const n = out.elementCount;
       DeviceMemory.wrap(out.data, out.byteSize)
         .copyFromDeviceAsync(DeviceMemory.wrap(y.data, y.byteSize), stream);
@@ -95,20 +106,39 @@ export async function saxpyScenario(
   }
 
   if (viaCall) {
-    // From a runtime thread: the handler still runs on the JS thread, same stream.
+    // Through rt.call (the handler runs inline on the JS thread) and from runtime-owned
+    // threads (as XLA calls: each call is queued to the JS thread). Either way it runs with
+    // the runtime's context current, even though the JS thread has none here, and the JS
+    // thread's own context (none) is restored after it. Same stream, same results.
+    const primary = Context.primary(0, { setCurrent: false });
+    const runtimeContext = BigInt(Deno.UnsafePointer.value(primary.handle));
+    primary.close();
+    assert.equal(_sym("cuCtxSetCurrent")(null), 0);
     await rt.call(h, frame, { runId: 2 });
+    assert.equal(currentContext(), 0n, "the JS thread's context is restored after rt.call");
+    assert.equal(seen.context, runtimeContext, "the runtime's context is current (rt.call)");
     assert.equal(seen.stream, Number(Deno.UnsafePointer.value(rt.stream!.handle)));
     assert.deepEqual(rt.toHost(out), expect);
+    seen.context = undefined;
+    assert.equal(_sym("cuCtxSetCurrent")(null), 0);
+    const res = await rt.callOnThreads(h, frame, { threads: 2, iterations: 2 });
+    assert.deepEqual(res, { ok: 4, failed: 0 });
+    assert.equal(currentContext(), 0n, "the JS thread's context is restored after queued calls");
+    assert.equal(seen.context, runtimeContext, "the runtime's context is current (queued calls)");
+    assert.equal(seen.stream, Number(Deno.UnsafePointer.value(rt.stream!.handle)));
+    assert.deepEqual(rt.toHost(out), expect);
+    assert.equal(seen.calls, 6);
   } else {
     rt.callSync(h, frame);
+    assert.equal(seen.calls, 2);
   }
-  assert.equal(seen.calls, 2);
+  const calls = seen.calls;
 
   // Registered by name for the runtime's platform, as XLA looks it up.
   const name = `test.cuda_handler_saxpy.${probe ? "standin" : "gpu"}.${viaCall ? "call" : "sync"}`;
   rt.register(name, h);
   rt.callSync(name, frame);
-  assert.equal(seen.calls, 3);
+  assert.equal(seen.calls, calls + 1);
   assert.deepEqual(rt.toHost(out), expect);
 }
 

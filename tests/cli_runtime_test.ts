@@ -624,7 +624,7 @@ Deno.test("run --platform cuda: device buffers in, results copied back (stand-in
 const gpuReason = cudaUnavailableReason();
 
 Deno.test({
-  name: "run --platform cuda on the GPU: device buffers in, results copied back",
+  name: "GPU: run --platform cuda: device buffers in, results copied back",
   ignore: gpuReason !== undefined,
   async fn() {
     const r = await cliProcess([

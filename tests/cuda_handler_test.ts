@@ -211,13 +211,15 @@ async function runCallScenarios(driver: string | undefined): Promise<void> {
 }
 
 Deno.test({
-  name: "stand-in: through rt.call (from a runtime thread): same stream, results, launch errors",
+  name:
+    "stand-in: through rt.call and from runtime threads: the runtime's context, same stream, results",
   ignore: !standinPath,
   fn: () => runCallScenarios(standinPath),
 });
 
 Deno.test({
-  name: "GPU: through rt.call (from a runtime thread): same stream, results, launch errors",
+  name:
+    "GPU: through rt.call and from runtime threads: the runtime's context, same stream, results",
   ignore: !hasCuda,
   fn: () => runCallScenarios(undefined),
 });
@@ -291,7 +293,7 @@ Deno.test({
 });
 
 Deno.test({
-  name: "examples/cuda_saxpy.ts on the GPU",
+  name: "GPU: examples/cuda_saxpy.ts",
   ignore: !hasCuda,
   fn: async () => checkExampleOutput(await runExample(undefined)),
 });

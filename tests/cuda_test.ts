@@ -13,9 +13,10 @@ import assert from "node:assert/strict";
 import { buildPtx, buildSharedLibrary, findCompiler, findNvcc } from "../build.ts";
 import { ErrorCode } from "../src/abi/enums.ts";
 import { FfiError } from "../src/errors.ts";
-import { _useDriverLibrary } from "../src/cuda/driver.ts";
-import { _resetNvrtcSearch, _useNvrtcLibrary } from "../src/cuda/nvrtc.ts";
+import { _sym, _useDriverLibrary } from "../src/cuda/driver.ts";
+import { _useNvrtcLibrary } from "../src/cuda/nvrtc.ts";
 import {
+  compileToCubin,
   compileToPtx,
   Context,
   cudaAvailable,
@@ -80,9 +81,11 @@ const standin = standinPath
   : undefined;
 
 if (standinPath) {
-  // Open them once outside any test, so no test sees a new resource.
+  // Open them once outside any test, so no test sees a new resource; the
+  // first context taken keeps device 0's primary context for the process.
   _useDriverLibrary(standinPath);
   assert.ok(cudaAvailable());
+  init(0).close();
   _useDriverLibrary(undefined);
   _useNvrtcLibrary(nvrtcStandinPath);
   assert.ok(nvrtcAvailable());
@@ -403,6 +406,14 @@ const scenarios: Record<string, () => void> = {
     throwsCode(() => ctx.setCurrent(), ErrorCode.FAILED_PRECONDITION, /Context is closed/);
   },
 
+  "the process keeps the primary context: still active after the last Context closes"() {
+    const dev = Device.get(0);
+    init(0).close();
+    const flags = new Uint32Array(1), active = new Int32Array(1);
+    assert.equal(_sym("cuDevicePrimaryCtxGetState")(dev.handle, flags, active), 0);
+    assert.equal(active[0], 1, "never released to zero, so never built again");
+  },
+
   "wrapped device memory is a view that frees nothing"() {
     using _ctx = init(0);
     using owner = DeviceMemory.alloc(32);
@@ -453,22 +464,30 @@ Deno.test({
 });
 
 Deno.test({
-  name: "stand-in driver: every allocation and context retain is released",
+  name:
+    "stand-in driver: every allocation and context retain is released, but for the process's own",
   ignore: !standinPath,
   fn: onStandin(() => {
     const before = standin!.standin_live_allocations();
-    {
-      using _ctx = init(0);
-      using _a = DeviceMemory.alloc(100);
-      using stream = Stream.create();
-      const b = DeviceMemory.allocAsync(100, stream);
-      assert.equal(standin!.standin_live_allocations(), before + 2n);
-      b.freeAsync(stream);
-      assert.equal(standin!.standin_primary_refs(), 1);
+    // The process keeps one reference from the first use on (taken at the top of this file).
+    assert.equal(standin!.standin_primary_refs(), 1);
+    for (let round = 0; round < 2; round++) {
+      {
+        using _ctx = init(0);
+        using _a = DeviceMemory.alloc(100);
+        using stream = Stream.create();
+        const b = DeviceMemory.allocAsync(100, stream);
+        assert.equal(standin!.standin_live_allocations(), before + 2n);
+        b.freeAsync(stream);
+        assert.equal(standin!.standin_primary_refs(), 2);
+      }
+      assert.equal(standin!.standin_live_allocations(), before);
+      assert.equal(standin!.standin_primary_refs(), 1, "never released to zero");
     }
-    assert.equal(standin!.standin_live_allocations(), before);
-    assert.equal(standin!.standin_primary_refs(), 0);
+    assert.equal(Device.get(0).memoryInfo().total, 2 ** 32);
+    assert.equal(standin!.standin_primary_refs(), 1);
     // Without a current context the driver's error comes through, named.
+    _sym("cuCtxSetCurrent")(null);
     throwsCode(
       () => DeviceMemory.alloc(16),
       ErrorCode.INVALID_ARGUMENT,
@@ -526,9 +545,22 @@ Deno.test({
   },
 });
 
+/** Whether the search finds an NVRTC without $XLA_FFI_DENO_NVRTC (then none can be missing). */
+const nvrtcOnSearchPath = (() => {
+  const saved = Deno.env.get("XLA_FFI_DENO_NVRTC");
+  Deno.env.delete("XLA_FFI_DENO_NVRTC");
+  _useNvrtcLibrary(undefined);
+  try {
+    return nvrtcAvailable();
+  } finally {
+    if (saved !== undefined) Deno.env.set("XLA_FFI_DENO_NVRTC", saved);
+    _useNvrtcLibrary(undefined);
+  }
+})();
+
 Deno.test({
   name: "NVRTC missing: a clear error listing where it looked",
-  ignore: nvrtcAvailable(),
+  ignore: nvrtcOnSearchPath,
   fn() {
     const dir = Deno.makeTempDirSync();
     const saved = Deno.env.get("XLA_FFI_DENO_NVRTC");
@@ -536,7 +568,7 @@ Deno.test({
       // A file with the right name that is not a library.
       Deno.writeTextFileSync(`${dir}/libnvrtc.so.12`, "not a library");
       Deno.env.set("XLA_FFI_DENO_NVRTC", dir);
-      _resetNvrtcSearch();
+      _useNvrtcLibrary(undefined); // forget an NVRTC loaded earlier
       assert.throws(() => compileToPtx("__global__ void k() {}"), (e: unknown) => {
         assert.ok(e instanceof FfiError);
         assert.equal(e.code, ErrorCode.UNAVAILABLE);
@@ -549,7 +581,7 @@ Deno.test({
     } finally {
       if (saved === undefined) Deno.env.delete("XLA_FFI_DENO_NVRTC");
       else Deno.env.set("XLA_FFI_DENO_NVRTC", saved);
-      _resetNvrtcSearch();
+      _useNvrtcLibrary(undefined);
       Deno.removeSync(dir, { recursive: true });
     }
     assert.ok(nvrtcSearchPath().includes("/usr/local/cuda/lib64"));
@@ -557,26 +589,37 @@ Deno.test({
 });
 
 Deno.test({
-  name: "GPU: NVRTC compiles CUDA C++ to PTX that loads and runs",
+  name: "GPU: NVRTC compiles CUDA C++ to PTX and to a CUBIN for the device; both load and run",
   ignore: !hasCuda || !nvrtcAvailable(),
   fn() {
     const dev = Device.get(0);
     const cc = dev.computeCapability;
-    const ptx = compileToPtx(
-      'extern "C" __global__ void twice(float* x, int n) {\n' +
-        "  int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] *= 2.0f; }\n",
-      { name: "twice.cu", options: [`--gpu-architecture=compute_${cc.major}${cc.minor}`] },
-    );
+    const src = 'extern "C" __global__ void twice(float* x, int n) {\n' +
+      "  int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] *= 2.0f; }\n";
+    const ptx = compileToPtx(src, {
+      name: "twice.cu",
+      options: [`--gpu-architecture=compute_${cc.major}${cc.minor}`],
+    });
     assert.match(ptx, /\.entry twice/);
+    const cubin = compileToCubin(src, { name: "twice.cu" }); // -arch=sm_XY of device 0
+    assert.deepEqual([...cubin.subarray(0, 4)], [0x7f, 0x45, 0x4c, 0x46]);
     using _ctx = init(0);
-    using mod = Module.load(ptx);
-    const twice = mod.kernel("twice", ["pointer", "i32"]);
-    const x = new Float32Array([1, 2, 3, 4, 5]);
-    using d = DeviceMemory.alloc(x.byteLength);
-    d.copyFromHost(x);
-    twice.launch({ grid: 1, block: 32 }, d, x.length);
-    d.copyToHost(x);
-    assert.deepEqual([...x], [2, 4, 6, 8, 10]);
+    // PTX needs a driver at least as new as NVRTC (its PTX ISA); a CUBIN does not.
+    const nv = nvrtcVersion();
+    const ptxLoads = nv.major * 1000 + nv.minor * 10 <= driverVersion();
+    if (!ptxLoads) {
+      console.log(`NVRTC ${nv.major}.${nv.minor} is newer than the driver: CUBIN only`);
+    }
+    for (const image of ptxLoads ? [ptx, cubin] : [cubin]) {
+      using mod = Module.load(image);
+      const twice = mod.kernel("twice", ["pointer", "i32"]);
+      const x = new Float32Array([1, 2, 3, 4, 5]);
+      using d = DeviceMemory.alloc(x.byteLength);
+      d.copyFromHost(x);
+      twice.launch({ grid: 1, block: 32 }, d, x.length);
+      d.copyToHost(x);
+      assert.deepEqual([...x], [2, 4, 6, 8, 10]);
+    }
     throwsCode(
       () => compileToPtx("this is not C++", { name: "bad.cu" }),
       ErrorCode.INVALID_ARGUMENT,
@@ -617,6 +660,95 @@ Deno.test({
       assert.deepEqual([v.major, v.minor, v.path], [12, 4, nvrtcStandinPath]);
     } finally {
       _useNvrtcLibrary(undefined);
+    }
+  },
+});
+
+Deno.test({
+  name: "stand-in NVRTC: a CUBIN for -arch=sm_XY from arch or the device; virtual ones refused",
+  ignore: !nvrtcStandinPath,
+  fn: onStandin(() => {
+    _useNvrtcLibrary(nvrtcStandinPath);
+    try {
+      const text = (b: Uint8Array) => {
+        assert.deepEqual([...b.subarray(0, 4)], [0x7f, 0x45, 0x4c, 0x46]); // ELF
+        return new TextDecoder().decode(b.subarray(4));
+      };
+      assert.equal(
+        text(compileToCubin("x", { arch: "sm_80", name: "a.cu" })),
+        "// program a.cu\n// options -arch=sm_80\nx",
+      );
+      // From the device's compute capability (the stand-in's is 9.0).
+      assert.equal(text(compileToCubin("x")), "// program kernel.cu\n// options -arch=sm_90\nx");
+      assert.equal(
+        text(compileToCubin("x", { device: Device.get(0), options: ["-G"] })),
+        "// program kernel.cu\n// options -G -arch=sm_90\nx",
+      );
+      // Options that name an architecture are left as they are.
+      assert.equal(
+        text(compileToCubin("x", { arch: "sm_80", options: ["-arch=sm_75"] })),
+        "// program kernel.cu\n// options -arch=sm_75\nx",
+      );
+      throwsCode(
+        () => compileToCubin("x", { options: ["--gpu-architecture=compute_90"] }),
+        ErrorCode.INVALID_ARGUMENT,
+        /^NVRTC made no CUBIN: the options name a virtual architecture/,
+      );
+      throwsCode(
+        () => compileToCubin("x", { arch: "compute_90" }),
+        ErrorCode.INVALID_ARGUMENT,
+        /^compileToCubin: arch must be a real architecture such as "sm_90", got "compute_90"$/,
+      );
+    } finally {
+      _useNvrtcLibrary(undefined);
+    }
+  }),
+});
+
+Deno.test({
+  name:
+    "NVRTC's builtins are loaded from the folder of the libnvrtc found (NVRTC opens them by name)",
+  ignore: !nvrtcStandinPath,
+  fn() {
+    // A stand-in NVRTC that opens libnvrtc-builtins.so.12.4 by name when it compiles.
+    const strict = buildSharedLibrary({
+      name: "nvrtc_standin_builtins",
+      sources: ["native/tests/nvrtc_standin.c"],
+      extraFlags: ["-DSTANDIN_NEEDS_BUILTINS"],
+      linkFlags: ["-ldl"],
+    });
+    const builtinsLib = buildSharedLibrary({
+      name: "nvrtc_builtins_standin",
+      sources: ["native/tests/nvrtc_builtins_standin.c"],
+      linkFlags: ["-Wl,-soname,libnvrtc-builtins.so.12.4"],
+    });
+    const alone = Deno.makeTempDirSync();
+    const paired = Deno.makeTempDirSync();
+    try {
+      // Without builtins beside it, NVRTC's own error says so, and why none were loaded.
+      Deno.copyFileSync(strict, `${alone}/libnvrtc.so.12`);
+      _useNvrtcLibrary(`${alone}/libnvrtc.so.12`);
+      throwsCode(
+        () => compileToPtx("x"),
+        ErrorCode.INTERNAL,
+        new RegExp(
+          "^NVRTC_ERROR_BUILTIN_OPERATION_FAILURE \\(nvrtcCompileProgram\\):\\n" +
+            "nvrtc: error: failed to open libnvrtc-builtins\\.so\\.12\\.4\\.[^]*" +
+            `\\(no libnvrtc-builtins\\.so\\* beside ${alone}/libnvrtc\\.so\\.12\\)$`,
+        ),
+      );
+      assert.equal(nvrtcVersion().builtins, undefined);
+      // With them beside it (the loader would not look there): loaded first, then it compiles.
+      Deno.copyFileSync(strict, `${paired}/libnvrtc.so.12`);
+      Deno.copyFileSync(builtinsLib, `${paired}/libnvrtc-builtins.so.12.4`);
+      Deno.writeTextFileSync(`${paired}/libnvrtc-builtins.so.11.8`, "an older one, not a library");
+      _useNvrtcLibrary(`${paired}/libnvrtc.so.12`);
+      assert.equal(compileToPtx("x"), "// program kernel.cu\n// options\nx");
+      assert.equal(nvrtcVersion().builtins, `${paired}/libnvrtc-builtins.so.12.4`);
+    } finally {
+      _useNvrtcLibrary(undefined);
+      Deno.removeSync(alone, { recursive: true });
+      Deno.removeSync(paired, { recursive: true });
     }
   },
 });

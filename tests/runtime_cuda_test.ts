@@ -46,12 +46,17 @@ try {
     name: "cuda_standin",
     sources: ["native/tests/cuda_standin.c"],
   });
+} catch (e) {
+  console.log(`CUDA runtime stand-in tests skipped: ${(e as Error).message}`);
+}
+try {
+  // Compiled here, or prebuilt (XLA_FFI_DENO_PREBUILT) on a GPU machine without a compiler.
   handlersPath = buildSharedLibrary({
     name: "xrt_cuda_test_handlers",
     sources: ["native/tests/runtime_cuda_handlers.c", "native/tests/test_handler_util.h"],
   });
 } catch (e) {
-  console.log(`CUDA runtime stand-in tests skipped: ${(e as Error).message}`);
+  console.log(`CUDA runtime tests with C handlers skipped: ${(e as Error).message}`);
 }
 
 /** Test hooks of the stand-in (the same loaded copy the bindings and the runtime use). */
@@ -62,13 +67,16 @@ const standin = standinPath
     standin_async_allocs: { parameters: [], result: "i64" },
     standin_async_frees: { parameters: [], result: "i64" },
     standin_last_async_stream_is: { parameters: ["pointer"], result: "i32" },
+    standin_set_memory_pools: { parameters: ["i32"], result: "void" },
   }).symbols
   : undefined;
 
 if (standinPath) {
-  // Open the driver once outside any test, so no test sees a new resource.
+  // Open the driver once outside any test, so no test sees a new resource;
+  // the first context taken keeps device 0's primary context for the process.
   _useDriverLibrary(standinPath);
   assert.ok(cudaAvailable());
+  init(0).close();
   _useDriverLibrary(undefined);
 }
 
@@ -105,8 +113,11 @@ function reportTypeId(rt: Runtime): number {
   return reportType;
 }
 
-/** arg → scratch → result through the handler, with its report checked. */
-async function scratchScenario(onStandinDriver: boolean): Promise<void> {
+/**
+ * arg → scratch → result through the handler, with its report checked
+ * (`pools`: whether the stand-in reports memory pools, so allocations are stream-ordered).
+ */
+async function scratchScenario(onStandinDriver: boolean, pools = true): Promise<void> {
   using lib = HandlerLibrary.open(handlersPath!);
   const h = lib.handler("test_cuda_scratch");
   using rt = new Runtime({ platform: "CUDA" });
@@ -151,9 +162,10 @@ async function scratchScenario(onStandinDriver: boolean): Promise<void> {
   );
   assert.equal(report[R.COPIED], BigInt(4 * n));
   if (probe) {
-    assert.equal(probe.standin_async_allocs() - allocs!, 1n);
-    assert.equal(probe.standin_async_frees() - frees!, 1n);
-    assert.equal(probe.standin_last_async_stream_is(stream.handle), 1);
+    assert.equal(probe.standin_async_allocs() - allocs!, pools ? 1n : 0n);
+    assert.equal(probe.standin_async_frees() - frees!, pools ? 1n : 0n);
+    // Freed in the order of the handlers' stream.
+    if (pools) assert.equal(probe.standin_last_async_stream_is(stream.handle), 1);
   }
   const context = report[R.CONTEXT];
 
@@ -176,8 +188,8 @@ async function scratchScenario(onStandinDriver: boolean): Promise<void> {
     y2.close();
   }
   if (probe) {
-    assert.equal(probe.standin_async_allocs() - allocs!, 22n);
-    assert.equal(probe.standin_async_frees() - frees!, 22n);
+    assert.equal(probe.standin_async_allocs() - allocs!, pools ? 22n : 0n);
+    assert.equal(probe.standin_async_frees() - frees!, pools ? 22n : 0n);
   }
   if (!onStandinDriver) return;
   // A misaligned request never reaches the driver.
@@ -240,13 +252,39 @@ Deno.test("Host runtimes refuse CUDA options, device buffers and the copy helper
 // --- On the stand-in driver -----------------------------------------------------------
 
 Deno.test({
-  name: "stand-in: Stream_Get, stream-ordered scratch memory, ordinal, context, thread pool",
-  ignore: !standinPath,
+  name: "stand-in: Stream_Get, scratch memory usable at once, ordinal, context, thread pool",
+  ignore: !standinPath || !handlersPath,
   fn: onStandin(async () => {
     const refs = standin!.standin_primary_refs();
     const live = standin!.standin_live_allocations();
     await scratchScenario(true);
     assert.equal(standin!.standin_primary_refs(), refs, "the primary context is released");
+    assert.equal(standin!.standin_live_allocations(), live, "every allocation is freed");
+  }),
+});
+
+Deno.test({
+  name: "stand-in: without memory pools, DeviceMemory_Allocate uses cuMemAlloc (usable at once)",
+  ignore: !standinPath || !handlersPath,
+  fn: onStandin(async () => {
+    const live = standin!.standin_live_allocations();
+    standin!.standin_set_memory_pools(0); // read when a runtime attaches its device
+    try {
+      await scratchScenario(true, false);
+      using lib = openTestHandlers();
+      using rt = new Runtime({ platform: "CUDA" });
+      using g = new CallFrameBuilder().attr("size", 2 ** 33, DataType.S64).build();
+      assert.throws(
+        () => rt.callSync(lib.handler("test_device_memory"), g),
+        isFfi(
+          ErrorCode.RESOURCE_EXHAUSTED,
+          "Failed to allocate 8589934592 bytes on device 0: " +
+            "CUDA_ERROR_OUT_OF_MEMORY: out of memory (cuMemAlloc_v2)",
+        ),
+      );
+    } finally {
+      standin!.standin_set_memory_pools(1);
+    }
     assert.equal(standin!.standin_live_allocations(), live, "every allocation is freed");
   }),
 });
@@ -453,7 +491,7 @@ Deno.test({
 // --- On a real GPU --------------------------------------------------------------------
 
 Deno.test({
-  name: "GPU: Stream_Get, stream-ordered scratch memory and the context on a CUDA device",
+  name: "GPU: Stream_Get, scratch memory usable at once and the context on a CUDA device",
   ignore: !hasCuda || !handlersPath,
   fn: () => scratchScenario(false),
 });

@@ -6,6 +6,12 @@
  * runs them on the host, reading the arguments through kernelParams exactly
  * as the driver does. So the tests check the bindings' marshalling (argument
  * blocks, out-parameters, strides, offsets) and error plumbing for real.
+ *
+ * Stream-ordered allocations are modelled: memory from cuMemAllocAsync is
+ * "pending" until the host has waited for its stream (cuStreamSynchronize of
+ * that stream, or cuCtxSynchronize); a synchronous copy or memset touching
+ * pending memory, or an asynchronous one on another stream, fails with
+ * CUDA_ERROR_ILLEGAL_ADDRESS, where a GPU would race.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
@@ -30,6 +36,7 @@ enum {
   INVALID_HANDLE = 400,
   NOT_FOUND = 500,
   NOT_READY = 600,
+  ILLEGAL_ADDRESS = 700,
 };
 
 #define STANDIN_MAX_ALLOC ((size_t)1 << 32)
@@ -49,6 +56,7 @@ static const struct named errors[] = {
   {INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
   {NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
   {NOT_READY, "CUDA_ERROR_NOT_READY", "device not ready"},
+  {ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
 };
 
 static const struct named *find_error(CUresult r) {
@@ -90,6 +98,10 @@ CUresult cuDeviceGetName(char *name, int len, CUdevice d) {
   return OK;
 }
 
+/* Whether the device reports memory pools (attribute 115); tests switch it. */
+static int memory_pools = 1;
+void standin_set_memory_pools(int on) { memory_pools = on; }
+
 CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice d) {
   if (d != 0) return INVALID_DEVICE;
   switch (attr) {
@@ -97,6 +109,7 @@ CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice d) {
     case 16: *v = 132; return OK;   /* multiprocessors */
     case 75: *v = 9; return OK;     /* compute capability major */
     case 76: *v = 0; return OK;     /* minor */
+    case 115: *v = memory_pools; return OK; /* memory pools supported */
     default: return INVALID_VALUE;
   }
 }
@@ -121,6 +134,13 @@ CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) {
   return OK;
 }
 
+CUresult cuDevicePrimaryCtxGetState(CUdevice d, unsigned *flags, int *active) {
+  if (d != 0) return INVALID_DEVICE;
+  *flags = 0;
+  *active = primary_refs > 0;
+  return OK;
+}
+
 CUresult cuCtxSetCurrent(Handle ctx) {
   if (ctx != NULL && (ctx != &ctx_token || primary_refs == 0)) return INVALID_CONTEXT;
   current_ctx = ctx;
@@ -128,7 +148,12 @@ CUresult cuCtxSetCurrent(Handle ctx) {
 }
 
 CUresult cuCtxGetCurrent(Handle *ctx) { *ctx = current_ctx; return OK; }
-CUresult cuCtxSynchronize(void) { return current_ctx ? OK : INVALID_CONTEXT; }
+static void settle_pending(Handle stream, int all);
+CUresult cuCtxSynchronize(void) {
+  if (!current_ctx) return INVALID_CONTEXT;
+  settle_pending(NULL, 1);
+  return OK;
+}
 
 /* Number of live allocations, so tests can see frees happen (atomic: the
  * embedded runtime allocates from several threads). */
@@ -146,11 +171,43 @@ CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total) {
 /* The live allocations' ranges, so cuPointerGetAttribute can tell "device"
  * memory from host memory as the driver does (a list under a mutex: the
  * embedded runtime allocates from several threads). */
-struct range { CUdeviceptr base; size_t bytes; struct range *next; };
+struct range {
+  CUdeviceptr base;
+  size_t bytes;
+  int pending;           /* from cuMemAllocAsync, its stream not yet waited for */
+  Handle stream;         /* that stream */
+  struct range *next;
+};
 static struct range *ranges;
 static pthread_mutex_t ranges_mu = PTHREAD_MUTEX_INITIALIZER;
 
-CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) {
+/* The host waited for `stream` (or for everything): its allocations are usable. */
+static void settle_pending(Handle stream, int all) {
+  pthread_mutex_lock(&ranges_mu);
+  for (struct range *r = ranges; r; r = r->next) {
+    if (r->pending && (all || r->stream == stream)) r->pending = 0;
+  }
+  pthread_mutex_unlock(&ranges_mu);
+}
+
+/* May [p, p+n) be used now, synchronously (sync) or in `stream`'s order?
+ * ILLEGAL_ADDRESS when it touches memory still pending on another stream. */
+static CUresult check_use(CUdeviceptr p, size_t n, int sync, Handle stream) {
+  CUresult rc = OK;
+  pthread_mutex_lock(&ranges_mu);
+  for (const struct range *r = ranges; r; r = r->next) {
+    if (r->pending && p < r->base + r->bytes && r->base < p + (n ? n : 1) &&
+        (sync || r->stream != stream)) {
+      rc = ILLEGAL_ADDRESS;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&ranges_mu);
+  return rc;
+}
+
+/* An allocation; `pending` for stream-ordered ones (on `stream`). */
+static CUresult alloc_range(CUdeviceptr *p, size_t bytes, int pending, Handle stream) {
   if (!current_ctx) return INVALID_CONTEXT;
   if (bytes == 0) return INVALID_VALUE;
   if (bytes > STANDIN_MAX_ALLOC) return OUT_OF_MEMORY;
@@ -163,6 +220,8 @@ CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) {
   }
   r->base = (CUdeviceptr)(uintptr_t)m;
   r->bytes = bytes;
+  r->pending = pending;
+  r->stream = stream;
   pthread_mutex_lock(&ranges_mu);
   r->next = ranges;
   ranges = r;
@@ -171,6 +230,8 @@ CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) {
   *p = (CUdeviceptr)(uintptr_t)m;
   return OK;
 }
+
+CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) { return alloc_range(p, bytes, 0, NULL); }
 
 CUresult cuMemFree_v2(CUdeviceptr p) {
   if (!current_ctx) return INVALID_CONTEXT;
@@ -214,7 +275,7 @@ static int valid_stream(Handle s);
 
 CUresult cuMemAllocAsync(CUdeviceptr *p, size_t bytes, Handle stream) {
   if (!valid_stream(stream)) return INVALID_HANDLE;
-  CUresult r = cuMemAlloc_v2(p, bytes);
+  CUresult r = alloc_range(p, bytes, 1, stream);
   if (r == OK) {
     async_allocs++;
     last_async_stream = stream;
@@ -234,51 +295,70 @@ CUresult cuMemFreeAsync(CUdeviceptr p, Handle stream) {
 
 #define DEV(p) ((void *)(uintptr_t)(p))
 
-CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n) {
+/* Copies and memsets: `sync` for the synchronous forms, else in `s`'s order. */
+static CUresult htod(CUdeviceptr dst, const void *src, size_t n, int sync, Handle s) {
   if (!current_ctx) return INVALID_CONTEXT;
-  memcpy(DEV(dst), src, n);
-  return OK;
+  CUresult r = check_use(dst, n, sync, s);
+  if (r == OK) memcpy(DEV(dst), src, n);
+  return r;
 }
-CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) {
+static CUresult dtoh(void *dst, CUdeviceptr src, size_t n, int sync, Handle s) {
   if (!current_ctx) return INVALID_CONTEXT;
-  memcpy(dst, DEV(src), n);
-  return OK;
+  CUresult r = check_use(src, n, sync, s);
+  if (r == OK) memcpy(dst, DEV(src), n);
+  return r;
 }
-CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n) {
+static CUresult dtod(CUdeviceptr dst, CUdeviceptr src, size_t n, int sync, Handle s) {
   if (!current_ctx) return INVALID_CONTEXT;
-  memmove(DEV(dst), DEV(src), n);
-  return OK;
+  CUresult r = check_use(dst, n, sync, s);
+  if (r == OK) r = check_use(src, n, sync, s);
+  if (r == OK) memmove(DEV(dst), DEV(src), n);
+  return r;
 }
-CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, Handle s) {
-  (void)s;
-  return cuMemcpyHtoD_v2(dst, src, n);
-}
-CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, Handle s) {
-  (void)s;
-  return cuMemcpyDtoH_v2(dst, src, n);
-}
-CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, Handle s) {
-  (void)s;
-  return cuMemcpyDtoD_v2(dst, src, n);
-}
-CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char v, size_t n) {
+static CUresult set8(CUdeviceptr dst, unsigned char v, size_t n, int sync, Handle s) {
   if (!current_ctx) return INVALID_CONTEXT;
-  memset(DEV(dst), v, n);
-  return OK;
+  CUresult r = check_use(dst, n, sync, s);
+  if (r == OK) memset(DEV(dst), v, n);
+  return r;
 }
-CUresult cuMemsetD32_v2(CUdeviceptr dst, unsigned int v, size_t n) {
+static CUresult set32(CUdeviceptr dst, unsigned int v, size_t n, int sync, Handle s) {
   if (!current_ctx) return INVALID_CONTEXT;
+  CUresult r = check_use(dst, 4 * n, sync, s);
+  if (r != OK) return r;
   uint32_t *w = DEV(dst);
   for (size_t i = 0; i < n; i++) w[i] = v;
   return OK;
 }
+
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n) {
+  return htod(dst, src, n, 1, NULL);
+}
+CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) {
+  return dtoh(dst, src, n, 1, NULL);
+}
+CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n) {
+  return dtod(dst, src, n, 1, NULL);
+}
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, Handle s) {
+  return htod(dst, src, n, 0, s);
+}
+CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, Handle s) {
+  return dtoh(dst, src, n, 0, s);
+}
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, Handle s) {
+  return dtod(dst, src, n, 0, s);
+}
+CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char v, size_t n) {
+  return set8(dst, v, n, 1, NULL);
+}
+CUresult cuMemsetD32_v2(CUdeviceptr dst, unsigned int v, size_t n) {
+  return set32(dst, v, n, 1, NULL);
+}
 CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n, Handle s) {
-  (void)s;
-  return cuMemsetD8_v2(dst, v, n);
+  return set8(dst, v, n, 0, s);
 }
 CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int v, size_t n, Handle s) {
-  (void)s;
-  return cuMemsetD32_v2(dst, v, n);
+  return set32(dst, v, n, 0, s);
 }
 
 struct stream { uint32_t magic; unsigned flags; };
@@ -296,7 +376,11 @@ CUresult cuStreamCreate(Handle *s, unsigned flags) {
 static int valid_stream(Handle s) {
   return s == NULL || ((struct stream *)s)->magic == STREAM_MAGIC;
 }
-CUresult cuStreamSynchronize(Handle s) { return valid_stream(s) ? OK : INVALID_HANDLE; }
+CUresult cuStreamSynchronize(Handle s) {
+  if (!valid_stream(s)) return INVALID_HANDLE;
+  settle_pending(s, 0);
+  return OK;
+}
 CUresult cuStreamQuery(Handle s) { return valid_stream(s) ? OK : INVALID_HANDLE; }
 CUresult cuStreamDestroy_v2(Handle s) {
   if (s == NULL || !valid_stream(s)) return INVALID_HANDLE;

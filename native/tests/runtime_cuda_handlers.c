@@ -19,6 +19,7 @@
 #include "test_handler_util.h"
 
 typedef int (*memcpy_dtod_async_fn)(uint64_t dst, uint64_t src, size_t n, void* stream);
+typedef int (*memset_d8_fn)(uint64_t dst, unsigned char value, size_t n);
 typedef int (*ctx_get_current_fn)(void** ctx);
 
 static int64_t find_attr(const XLA_FFI_Attrs* attrs, const char* name) {
@@ -69,7 +70,9 @@ enum {
 /**
  * arg0 -> scratch -> ret0 on the runtime's stream, through scratch memory
  * from DeviceMemory_Allocate (attr "alignment", default 16), freed with
- * DeviceMemory_Free; attr "driver" names the driver library. Writes the
+ * DeviceMemory_Free; attr "driver" names the driver library. The scratch is
+ * first filled synchronously (cuMemsetD8), outside any stream's order: the
+ * allocation must be usable at once, as XLA's allocator's is. Writes the
  * report; the copy is queued (the caller synchronises the stream).
  */
 XLA_FFI_Error* test_cuda_scratch(XLA_FFI_CallFrame* cf) {
@@ -125,7 +128,8 @@ XLA_FFI_Error* test_cuda_scratch(XLA_FFI_CallFrame* cf) {
     return test_error(api, XLA_FFI_Error_Code_UNAVAILABLE, "scratch: cannot open the driver");
   memcpy_dtod_async_fn copy = (memcpy_dtod_async_fn)dlsym(lib, "cuMemcpyDtoDAsync_v2");
   ctx_get_current_fn ctx_get = (ctx_get_current_fn)dlsym(lib, "cuCtxGetCurrent");
-  if (!copy || !ctx_get) {
+  memset_d8_fn fill = (memset_d8_fn)dlsym(lib, "cuMemsetD8_v2");
+  if (!copy || !ctx_get || !fill) {
     dlclose(lib);
     return test_error(api, XLA_FFI_Error_Code_UNAVAILABLE, "scratch: driver symbols missing");
   }
@@ -143,15 +147,18 @@ XLA_FFI_Error* test_cuda_scratch(XLA_FFI_CallFrame* cf) {
   report[R_SCRATCH] = (int64_t)scratch;
   report[R_ALIGNED] = scratch % alignment == 0;
 
-  int r1 = n ? copy(scratch, (uint64_t)(uintptr_t)x->data, n, sg.stream) : 0;
-  int r2 = n && r1 == 0 ? copy((uint64_t)(uintptr_t)y->data, scratch, n, sg.stream) : 0;
+  int r0 = n ? fill(scratch, 0xa5, n) : 0;
+  int r1 = n && r0 == 0 ? copy(scratch, (uint64_t)(uintptr_t)x->data, n, sg.stream) : 0;
+  int r2 = n && r0 == 0 && r1 == 0 ? copy((uint64_t)(uintptr_t)y->data, scratch, n, sg.stream) : 0;
   dlclose(lib);
   XLA_FFI_DeviceMemory_Free_Args fr = {XLA_FFI_DeviceMemory_Free_Args_STRUCT_SIZE, NULL, cf->ctx,
                                        n, al.data};
   e = api->XLA_FFI_DeviceMemory_Free(&fr);
-  if (r1 || r2) {
-    char msg[64];
-    snprintf(msg, sizeof msg, "scratch: cuMemcpyDtoDAsync failed with %d", r1 ? r1 : r2);
+  if (r0 || r1 || r2) {
+    char msg[96];
+    snprintf(msg, sizeof msg, "scratch: %s failed with %d",
+             r0 ? "a synchronous cuMemsetD8_v2 into new scratch memory" : "cuMemcpyDtoDAsync",
+             r0 ? r0 : r1 ? r1 : r2);
     if (e) {
       XLA_FFI_Error_Destroy_Args d = {XLA_FFI_Error_Destroy_Args_STRUCT_SIZE, NULL, e};
       api->XLA_FFI_Error_Destroy(&d);

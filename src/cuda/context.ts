@@ -1,16 +1,42 @@
 /**
  * The primary context of a device: retained on open, released on close.
+ * The module also keeps one reference of each device's primary context for
+ * the rest of the process, taken on first use, so the context is never torn
+ * down and built again between uses.
  *
  * @module
  */
 import { Device } from "./device.ts";
-import { _check, _closedError, _out64, _out64b, _sym } from "./driver.ts";
+import { _check, _closedError, _driverLibraryPath, _out64, _out64b, _sym } from "./driver.ts";
+
+/** Devices (by driver library and ordinal) whose primary context the process keeps. */
+const resident = new Set<string>();
+
+/**
+ * Retains `device`'s primary context once for the rest of the process (as
+ * the CUDA runtime and XLA do), so that releasing every {@link Context} and
+ * `Runtime` never brings its count to zero: destroying a primary context
+ * frees everything in it and the next retain builds it again, which takes
+ * long on a large GPU. Later calls for the same device do nothing.
+ */
+export function _retainResident(device: Device): void {
+  const key = `${_driverLibraryPath()}\0${device.ordinal}`;
+  if (resident.has(key)) return;
+  _check(_sym("cuDevicePrimaryCtxRetain")(_out64, device.handle), "cuDevicePrimaryCtxRetain");
+  resident.add(key);
+}
 
 /**
  * A device's primary context (the one the CUDA runtime and XLA use),
  * retained by {@link Context.primary} and released by `close()`.
  * Driver calls act on the context current on the calling thread, so call
  * {@link Context.setCurrent} (done by `primary` and {@link init}) first.
+ *
+ * The first `primary` call for a device also retains its primary context
+ * once for the rest of the process, as the CUDA runtime does: closing the
+ * last `Context` (or CUDA `Runtime`) then leaves the context alive, so a
+ * later one reuses it instead of building it again. Memory, streams and
+ * modules are still freed by their own `close()`.
  *
  * @example
  * ```ts ignore
@@ -44,6 +70,7 @@ export class Context {
   static primary(device: Device | number = 0, options: { setCurrent?: boolean } = {}): Context {
     const retain = _sym("cuDevicePrimaryCtxRetain");
     const dev = typeof device === "number" ? Device.get(device) : device;
+    _retainResident(dev);
     _check(retain(_out64, dev.handle), "cuDevicePrimaryCtxRetain");
     const ctx = new Context(dev, Deno.UnsafePointer.create(_out64[0]!));
     if (options.setCurrent ?? true) {
@@ -86,7 +113,10 @@ export class Context {
     return { free: Number(_out64[0]!), total: Number(_out64b[0]!) };
   }
 
-  /** Releases the primary context. Idempotent. */
+  /**
+   * Releases this reference of the primary context (the process keeps its
+   * own, see {@link Context}). Idempotent.
+   */
   close(): void {
     if (this.#closed) return;
     this.#closed = true;

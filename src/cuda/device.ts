@@ -5,6 +5,7 @@
  */
 import { ErrorCode } from "../abi/enums.ts";
 import { FfiError } from "../errors.ts";
+import { _retainResident } from "./context.ts";
 import { _check, _driver, _out32, _out64, _out64b, _sym } from "./driver.ts";
 
 /** `CU_DEVICE_ATTRIBUTE_*` values used by {@link Device}. */
@@ -159,6 +160,7 @@ export class Device {
    */
   memoryInfo(): { free: number; total: number } {
     const cu = _driver();
+    _retainResident(this);
     _check(_sym("cuCtxGetCurrent")(_out64), "cuCtxGetCurrent");
     const previous = Deno.UnsafePointer.create(_out64[0]!);
     _check(_sym("cuDevicePrimaryCtxRetain")(_out64, this.handle), "cuDevicePrimaryCtxRetain");

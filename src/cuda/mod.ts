@@ -2,7 +2,8 @@
  * CUDA from TypeScript through the CUDA driver API (`libcuda.so.1`):
  * devices, primary contexts, device memory, copies, streams (owned or
  * wrapped, such as the stream XLA hands a handler), events, modules from
- * PTX/cubin/fatbin, kernel launches, and NVRTC run-time compilation.
+ * PTX/cubin/fatbin, kernel launches, and NVRTC run-time compilation (to
+ * PTX, or to a CUBIN for the device).
  *
  * The driver is opened on first use, so this module imports and its
  * non-CUDA helpers work on machines without CUDA; there every CUDA entry
@@ -62,7 +63,9 @@ export {
 } from "./launch.ts";
 export {
   type CompileOptions,
+  compileToCubin,
   compileToPtx,
+  type CubinOptions,
   nvrtcAvailable,
   nvrtcSearchPath,
   nvrtcVersion,

@@ -27,6 +27,7 @@ export const CUDA_SYMBOLS = {
   cuDeviceTotalMem_v2: { parameters: ["buffer", "i32"], result: r, optional: opt },
   cuDevicePrimaryCtxRetain: { parameters: ["buffer", "i32"], result: r, optional: opt },
   cuDevicePrimaryCtxRelease_v2: { parameters: ["i32"], result: r, optional: opt },
+  cuDevicePrimaryCtxGetState: { parameters: ["i32", "buffer", "buffer"], result: r, optional: opt },
   cuCtxSetCurrent: { parameters: ["pointer"], result: r, optional: opt },
   cuCtxGetCurrent: { parameters: ["buffer"], result: r, optional: opt },
   cuCtxSynchronize: { parameters: [], result: r, optional: opt },

@@ -338,8 +338,13 @@ export class Instance {
  *
  * On `CUDA` the runtime retains a device's primary context (made current on
  * the calling thread) and holds a stream: handlers get it from `Stream_Get`,
- * `DeviceMemory_Allocate`/`Free` allocate in its order, and every call runs
- * with the context current. Frames then carry device memory
+ * and every call runs with the context current (a TS handler called from a
+ * runtime thread too, on the JS thread). `DeviceMemory_Allocate` returns
+ * memory usable at once, on any stream and by synchronous copies, as XLA's
+ * allocator does (from the device's memory pool, waiting only for the
+ * runtime's own allocation stream; `cuMemAlloc` without pools);
+ * `DeviceMemory_Free` frees after the work queued on the handlers' stream.
+ * Frames then carry device memory
  * ({@link DeviceBuffer}); {@link Runtime.deviceArg} and
  * {@link Runtime.toHost} copy in and out.
  *
