@@ -303,7 +303,7 @@ int32_t xrt_cuda_enter_frame(const XLA_FFI_CallFrame* f, xrt_cuda_scope* s,
   *rt = NULL;
   s->prev = NULL;
   s->changed = 0;
-  if (!f || f->api != &xrt_api_table || !f->ctx || f->ctx->magic != XRT_CTX_MAGIC) return 0;
+  if (!f || !xrt_is_own_api(f->api) || !f->ctx || f->ctx->magic != XRT_CTX_MAGIC) return 0;
   const xrt_runtime* r = f->ctx->rt;
   const struct xrt_cuda* c = r ? r->cuda : NULL;
   if (!c) return 0;
