@@ -379,7 +379,7 @@ async function _run(run: ParsedRun, io: CliIo, runtime: CliRuntime): Promise<Exi
   try {
     return await _runTarget(run, io, runtime);
   } finally {
-    // The module instance imported for this run: its TS handlers would keep the process alive.
+    // The module instance imported for this run: its TS handlers would hold entry points.
     _closeRunModule(run);
   }
 }

@@ -610,3 +610,26 @@ Deno.test("64-bit integer attributes: exact numbers, bigint kinds, and no silent
     ),
   );
 });
+
+for (
+  const [mode, what] of [
+    ["bind", "binds a handler and returns (no runtime)"],
+    ["threads", "calls a handler from 4 runtime threads and returns"],
+    ["async", "calls an async handler from 4 runtime threads and returns"],
+    ["pending", "returns while an async call from a runtime thread is still running"],
+  ] as const
+) {
+  Deno.test(`a script that leaves its handlers open exits by itself: ${what}`, async () => {
+    // Killed after 60 s: a process kept alive by its open handlers fails here.
+    const r = await runDeno(new URL("./_exit_child.ts", import.meta.url), [mode], {
+      timeoutMs: 60_000,
+    });
+    assert.equal(r.code, 0, `exit code ${r.code} (143: killed at the timeout)\n${r.stderr}`);
+    assert.match(r.stdout, new RegExp(`^done ${mode}$`, "m"));
+    if (mode === "pending") {
+      // The process waited for the running call before it exited.
+      assert.match(r.stdout, /^callOnThreads settled: 1 ok, y\[0\] = 7$/m);
+    }
+    assert.equal(r.stderr, "");
+  });
+}

@@ -98,6 +98,10 @@ function init(): void {
       // Serve queued calls from other threads; yield to the event loop after a budget.
       // Linger for more calls only while no Promise settles in this batch: its
       // completion runs after this callback returns.
+      if (draining) {
+        draining = false;
+        _holdLoop(-1);
+      }
       let linger = 1;
       for (let n = 0; n < DRAIN_BUDGET; n++) {
         const slot = l.xla_ffi_deno_handler_next_job(linger);
@@ -106,9 +110,13 @@ function init(): void {
         if (status === 2) linger = 0;
         l.xla_ffi_deno_handler_job_done(status);
       }
+      // The drainer calls again at once for the calls still queued: keep the loop alive till then.
+      draining = true;
+      _holdLoop(1);
       return 1;
     },
   );
+  // Not ref'ed: open handlers alone do not keep the process alive (see _holdLoop).
   threadCb.unref();
   flatSlots = new BigInt64Array(flatBuffer);
   auxBytes = new Uint8Array(aux);
@@ -124,6 +132,28 @@ function init(): void {
 
 let flatSlots: BigInt64Array;
 let auxBytes: Uint8Array;
+let loopHolds = 0;
+let draining = false;
+
+/**
+ * @internal Keeps the event loop alive while `holds` > 0 (by ref'ing the
+ * thread-safe callback). Deno runs an unref'ed thread-safe callback called
+ * from another thread whenever its event loop is alive for any reason (a
+ * pending nonblocking FFI call such as `Runtime.callOnThreads`, a timer), so
+ * open handlers need no ref of their own: the loop is held only while a
+ * foreign call is being served in batches, while a TS handler's future is
+ * pending, and while a caller (e.g. a hosted XLA session) holds it.
+ */
+export function _holdLoop(delta: number): void {
+  if (lib === undefined) return;
+  const before = loopHolds;
+  loopHolds += delta;
+  if (before === 0 && loopHolds > 0) threadCb.ref();
+  else if (before > 0 && loopHolds <= 0) {
+    loopHolds = 0;
+    threadCb.unref();
+  }
+}
 
 /** Makes this JS thread the host (again, if another took over while it had no handler). */
 function host(l: Native): void {
@@ -470,6 +500,8 @@ function dispatch(slot: number): number {
         );
       }
       const scratch = call.scratch;
+      // A pending future is a call still running: the process waits for it.
+      _holdLoop(1);
       if (result instanceof Future) {
         result.onReady((err) => {
           scratch?._release();
@@ -522,6 +554,7 @@ function drainDeadStates(): void {
 
 /** Completes future `token`; failures are reported loudly. */
 function complete(token: number, error: unknown): void {
+  _holdLoop(-1);
   let code = 0;
   let written = 0;
   if (error !== undefined) {
@@ -563,7 +596,7 @@ export function _acquire(
     );
   }
   entries[slot] = entry;
-  if (liveHandlers++ === 0) threadCb.ref();
+  liveHandlers++;
   return slot;
 }
 
@@ -572,7 +605,7 @@ export function _release(slot: number): void {
   if (entries[slot] === undefined) return;
   lib!.xla_ffi_deno_handler_slot_release(slot);
   entries[slot] = undefined;
-  if (--liveHandlers === 0) threadCb.unref();
+  liveHandlers--;
 }
 
 /** @internal the C entry point of a slot. */
