@@ -201,10 +201,20 @@ function readSource(url: URL): Uint8Array {
   }
 }
 
+function isDirectory(path: string): boolean {
+  try {
+    return Deno.statSync(path).isDirectory;
+  } catch {
+    return false;
+  }
+}
+
 function cacheRoot(outDir?: string): string {
   if (outDir) return outDir;
   if (HERE.protocol === "file:") {
     const local = new URL(".build/", HERE).pathname;
+    // An existing cache needs no write permission.
+    if (isDirectory(local)) return local;
     try {
       Deno.mkdirSync(local, { recursive: true });
       return local;
@@ -273,7 +283,19 @@ function localPath(url: URL, srcDir: string): string {
   return path;
 }
 
-function _build(options: BuildOptions, kind: _OutputKind): string {
+/** What a build would do: the compiler, its arguments and the cached output. */
+interface _Plan {
+  compiler: Compiler;
+  flags: string[];
+  links: string[];
+  sources: URL[];
+  srcDir: string;
+  dir: string;
+  file: string;
+  out: string;
+}
+
+function _plan(options: BuildOptions, kind: _OutputKind): _Plan {
   const compiler = findCompiler();
   const base = options.baseFlags ?? C_FLAGS;
   const includes = [new URL("native/", HERE), ...(options.includeDirs ?? []).map(toUrl)];
@@ -306,6 +328,11 @@ function _build(options: BuildOptions, kind: _OutputKind): string {
   const dir = `${root}/${key}`;
   const file = kind === "shared" ? `lib${options.name}.so` : options.name;
   const out = `${dir}/${file}`;
+  return { compiler, flags, links, sources, srcDir, dir, file, out };
+}
+
+function _build(options: BuildOptions, kind: _OutputKind): string {
+  const { compiler, flags, links, sources, srcDir, dir, file, out } = _plan(options, kind);
   if (isFile(out)) return out;
   try {
     Deno.mkdirSync(dir, { recursive: true });
@@ -365,11 +392,73 @@ function _build(options: BuildOptions, kind: _OutputKind): string {
 export function nativeLibraryPath(): string {
   const env = envGet("XLA_FFI_DENO_LIB");
   if (env) return env;
-  return buildSharedLibrary({
-    name: "xla_ffi_deno",
-    sources: NATIVE_SOURCES,
-    linkFlags: ["-ldl"],
-  });
+  return buildSharedLibrary(MAIN_LIBRARY);
+}
+
+const MAIN_LIBRARY: BuildOptions = {
+  name: "xla_ffi_deno",
+  sources: NATIVE_SOURCES,
+  linkFlags: ["-ldl"],
+};
+
+/** The environment variables the build reads. */
+const BUILD_ENV = ["XLA_FFI_DENO_LIB", "CC", "PATH", "XLA_FFI_DENO_SANITIZE", "LD_PRELOAD"];
+
+function granted(desc: Deno.PermissionDescriptor): boolean {
+  return Deno.permissions.querySync(desc).state === "granted";
+}
+
+/**
+ * The permission flags that opening the module's native library (building it
+ * first when it is not cached) needs and this process lacks, all at once, in
+ * the order `--allow-env`, `--allow-read`, `--allow-write`, `--allow-run`,
+ * `--allow-ffi`. `buildOnly` are those needed only because the library is
+ * not built yet (or may not be: without env and read access the cache
+ * cannot be looked at). Empty lists: nothing is missing.
+ *
+ * @example
+ * ```ts ignore
+ * import { missingNativePermissions } from "./build.ts";
+ * const { missing } = missingNativePermissions();
+ * if (missing.length > 0) console.log(`run again with ${missing.join(" ")}`);
+ * ```
+ */
+export function missingNativePermissions(): { missing: string[]; buildOnly: string[] } {
+  const env = BUILD_ENV.every((variable) => granted({ name: "env", variable }));
+  const read = HERE.protocol !== "file:" || granted({ name: "read", path: HERE.pathname });
+  const missing: string[] = [];
+  if (!env) missing.push("--allow-env");
+  if (!read) missing.push("--allow-read");
+  let path: string | undefined;
+  let built = false;
+  let plan: _Plan | undefined;
+  if (env && read) {
+    path = envGet("XLA_FFI_DENO_LIB") || undefined;
+    built = path !== undefined;
+    if (!built) {
+      try {
+        plan = _plan(MAIN_LIBRARY, "shared");
+        path = plan.out;
+        built = isFile(plan.out);
+      } catch (e) {
+        // E.g. the cache folder does not exist and cannot be created: a build is needed.
+        if (!(e instanceof FfiError) || e.code !== ErrorCode.PERMISSION_DENIED) throw e;
+      }
+    }
+  }
+  const buildOnly: string[] = [];
+  if (!built) {
+    const writeTo = plan ? plan.dir.slice(0, plan.dir.lastIndexOf("/")) : undefined;
+    if (!granted(writeTo ? { name: "write", path: writeTo } : { name: "write" })) {
+      buildOnly.push("--allow-write");
+    }
+    if (!granted(plan ? { name: "run", command: plan.compiler.path } : { name: "run" })) {
+      buildOnly.push("--allow-run");
+    }
+    missing.push(...buildOnly);
+  }
+  if (!granted(path ? { name: "ffi", path } : { name: "ffi" })) missing.push("--allow-ffi");
+  return { missing, buildOnly };
 }
 
 /** CUDA kernels compiled to PTX by {@link buildPtx}, relative to this file. */
