@@ -28,7 +28,8 @@
  *
  * @module
  */
-import { ErrorCode } from "./src/abi/enums.ts";
+import { DataType, ErrorCode } from "./src/abi/enums.ts";
+import { typeName } from "./src/cli/type_names.ts";
 import { FfiError, toFfiError } from "./src/errors.ts";
 import { type ElfSymbolTable, readElfSymbols } from "./src/elf.ts";
 import {
@@ -375,6 +376,50 @@ function _checkFiles(run: ParsedRun): void {
   }
 }
 
+const _NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$|^[+-]?(inf|nan)$/i;
+
+/** Every attribute of a dictionary with its dotted name. */
+function* _flatAttrs(
+  dict: ParsedRun["attrs"],
+  prefix = "",
+): Generator<[string, ParsedRun["attrs"]["entries"] extends Map<string, infer V> ? V : never]> {
+  for (const [name, v] of dict.entries) {
+    if (v.kind === "dictionary") yield* _flatAttrs(v, `${prefix}${name}.`);
+    else yield [prefix + name, v];
+  }
+}
+
+/**
+ * Hints for a failed handler about the attributes it was given: a number
+ * sent as a string (no type given), or a scalar of another type than the
+ * one a "Wrong scalar data type" message asks for.
+ */
+function _attrHints(attrs: ParsedRun["attrs"], message: string): string[] {
+  const hints: string[] = [];
+  const wrong = /Wrong scalar data type: expected (\w+) but got (\w+)/.exec(message);
+  const want = wrong ? DataType[wrong[1] as keyof typeof DataType] : undefined;
+  for (const [name, v] of _flatAttrs(attrs)) {
+    if (v.kind === "string" && _NUMBER.test(v.value)) {
+      const t = want !== undefined ? typeName(want) : /^[+-]?\d+$/.test(v.value) ? "i64" : "f32";
+      hints.push(
+        `attribute ${name}=${v.value} was sent as a string; a number needs its type, ` +
+          `e.g. --attr ${name}=${t}:${v.value}` +
+          (want !== undefined ? "" : ` (or the type the handler binds: i32, f64, …)`),
+      );
+    } else if (
+      wrong && want !== undefined && v.kind === "scalar" && DataType[v.dtype] === wrong[2]
+    ) {
+      hints.push(
+        `attribute ${name} was sent as ${typeName(v.dtype)}; the handler wants ${
+          typeName(want)
+        }: ` +
+          `--attr ${name}=${typeName(want)}:${v.value}`,
+      );
+    }
+  }
+  return hints;
+}
+
 async function _run(run: ParsedRun, io: CliIo, runtime: CliRuntime): Promise<ExitCode> {
   try {
     return await _runTarget(run, io, runtime);
@@ -450,6 +495,7 @@ async function _runTarget(run: ParsedRun, io: CliIo, runtime: CliRuntime): Promi
   }
   if (error) {
     io.stderr(`error: handler '${run.handler}' failed (${error.codeName}): ${error.message}\n`);
+    for (const hint of _attrHints(run.attrs, error.message)) io.stderr(`hint: ${hint}\n`);
     return ExitCode.HANDLER_ERROR;
   }
   return ExitCode.OK;

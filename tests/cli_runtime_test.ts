@@ -663,3 +663,50 @@ Deno.test("inspect: the traits C handlers report (examples/native/demo_handlers.
   assert.match(text.out, /^demo_saxpy\s+0\.1\s+command_buffer_compatible$/m);
   assert.match(text.out, /^demo_sum_async\s+0\.1\s+-$/m);
 });
+
+Deno.test("run: a number sent as a string attribute, or of another type, gets a typed hint", async () => {
+  const lib = DEMO();
+  const base = ["run", lib, "demo_saxpy", "--arg", "f32[2]=1,2", "--arg", "f32[2]=1", "--ret"];
+  const asString = await cli([...base, "f32[2]", "--attr", "alpha=2.5"]);
+  assert.equal(asString.code, ExitCode.HANDLER_ERROR);
+  assert.equal(
+    asString.err,
+    "error: handler 'demo_saxpy' failed (INVALID_ARGUMENT): saxpy: missing attribute alpha\n" +
+      "hint: attribute alpha=2.5 was sent as a string; a number needs its type, e.g. --attr " +
+      "alpha=f32:2.5 (or the type the handler binds: i32, f64, …)\n",
+  );
+  const r = await tsRuns({
+    string: [
+      "run",
+      HANDLERS,
+      "scale",
+      "--arg",
+      "f32[2]=1,2",
+      "--ret",
+      "f32[2]",
+      "--attr",
+      "alpha=2.5",
+    ],
+    f64: [
+      "run",
+      HANDLERS,
+      "scale",
+      "--arg",
+      "f32[2]=1,2",
+      "--ret",
+      "f32[2]",
+      "--attr",
+      "alpha=f64:2.5",
+    ],
+  });
+  assert.equal(r.string.code, ExitCode.HANDLER_ERROR);
+  assert.match(
+    r.string.err,
+    /Wrong attribute type: expected scalar but got string\nhint: attribute alpha=2\.5 was sent as a string; a number needs its type, e\.g\. --attr alpha=f32:2\.5/,
+  );
+  assert.equal(r.f64.code, ExitCode.HANDLER_ERROR);
+  assert.match(
+    r.f64.err,
+    /expected F32 but got F64\nhint: attribute alpha was sent as f64; the handler wants f32: --attr alpha=f32:2\.5\n$/,
+  );
+});

@@ -12,6 +12,8 @@ import { native } from "../native/lib.ts";
 import { _check, _cString, _takeError, _utf8 } from "./_native_error.ts";
 import type { CallFrame } from "./call_frame.ts";
 import {
+  _asHandler,
+  _asHandlerOrStages,
   _checkHandler,
   type HandlerRef,
   type HandlerStages,
@@ -22,6 +24,8 @@ import { _driverLibraryPath } from "../cuda/driver.ts";
 import { DeviceMemory } from "../cuda/memory.ts";
 import { Stream } from "../cuda/stream.ts";
 import { _bufferBytes, DeviceBuffer } from "./device_buffer.ts";
+import { _withAttrHint } from "./_hints.ts";
+import { _closest } from "../_closest.ts";
 
 /** Options of {@link Runtime}. */
 export interface RuntimeOptions {
@@ -116,6 +120,9 @@ const PLATFORMS: Record<string, number> = {
 };
 
 const NO_USER = new BigInt64Array(0);
+
+/** Names registered through {@link Runtime.register} in this realm, by canonical platform. */
+const registeredNames: [Set<string>, Set<string>] = [new Set(), new Set()];
 
 /** Whether an address is a TS handler entry point (fixed per address). */
 const tsEntry = new Map<number | bigint, boolean>();
@@ -505,6 +512,7 @@ export class Runtime {
    */
   register(name: string, handler: HandlerRef | HandlerStages, options: RegisterOptions = {}): void {
     this.#live();
+    handler = _asHandlerOrStages(handler, "Runtime.register");
     const bundle: HandlerStages = isStages(handler) ? handler : { execute: handler };
     const b = new BigUint64Array(4);
     const ptrs = [bundle.instantiate, bundle.prepare, bundle.initialize, bundle.execute];
@@ -521,6 +529,7 @@ export class Runtime {
     // is never reused for another handler (after close() it reports an error).
     for (let i = 0; i < 4; i++) if (ptrs[i]) sym.xla_ffi_deno_handler_pin(ptrs[i]!.pointer);
     this.#cache.delete(name);
+    registeredNames[PLATFORMS[options.platform ?? this.platform]!]?.add(name);
   }
 
   /** The bundle and traits registered under `name` (NOT_FOUND with XLA's message). */
@@ -529,7 +538,8 @@ export class Runtime {
     const n = _utf8(name);
     const p = _utf8(platform ?? this.platform);
     const out = this.#lookupOut;
-    _check(native().xrt_lookup(n, BigInt(n.length), p, BigInt(p.length), out));
+    const err = native().xrt_lookup(n, BigInt(n.length), p, BigInt(p.length), out);
+    if (err !== null) throw this.#notFound(_takeError(err), name, platform ?? this.platform);
     const h = (i: number) => {
       const v = out[i]!;
       return v === 0n ? null : new NativeHandler(Deno.UnsafePointer.create(v)!, name);
@@ -540,9 +550,23 @@ export class Runtime {
     };
   }
 
+  /** A lookup's NOT_FOUND with the closest registered name, as a suggestion. */
+  #notFound(error: FfiError, name: string, platform: string): FfiError {
+    const p = PLATFORMS[platform];
+    if (error.code !== ErrorCode.NOT_FOUND || p === undefined) return error;
+    let hint: string | undefined;
+    const other = registeredNames[1 - p]!;
+    const near = _closest(name, registeredNames[p]!);
+    if (near !== undefined) hint = `did you mean '${near}'?`;
+    else if (other.has(name)) hint = `it is registered for ${p === 0 ? "CUDA" : "Host"}`;
+    if (hint === undefined) return error;
+    return new FfiError(error.code, `${error.message} (${hint})`);
+  }
+
   /** Queries a handler's metadata (API version, traits) as XLA does at registration. */
   metadata(handler: HandlerRef): HandlerMetadata {
     this.#live();
+    handler = _asHandler(handler, "Runtime.metadata");
     _checkHandler(handler.pointer, handler.name);
     const out = new BigInt64Array(4);
     _check(native().xrt_metadata(handler.pointer, out));
@@ -566,6 +590,14 @@ export class Runtime {
   }
 
   #resolve(target: HandlerTarget, stage: ExecutionStage): Deno.PointerObject | null {
+    if (typeof target !== "object" || target === null) {
+      if (typeof target !== "string") target = _asHandlerOrStages(target, "A runtime call", true);
+    } else if (!("execute" in target)) {
+      const p = (target as HandlerRef).pointer;
+      if (typeof p !== "object" || p === null) {
+        target = _asHandlerOrStages(target, "A runtime call", true);
+      }
+    }
     if (typeof target !== "string" && !isStages(target)) {
       _checkHandler(target.pointer, target.name);
       return target.pointer;
@@ -663,7 +695,7 @@ export class Runtime {
       this.#placement(frame);
     }
     const err = native().xrt_call_sync(rt, fn, frame._live());
-    if (err !== null) throw _takeError(err);
+    if (err !== null) throw _withAttrHint(_takeError(err), frame._implicitAttrs);
   }
 
   /**
@@ -701,7 +733,7 @@ export class Runtime {
       frame._inflight--;
       if (inst) inst._inflight--;
     }
-    if (err !== null) throw _takeError(err);
+    if (err !== null) throw _withAttrHint(_takeError(err), frame._implicitAttrs);
   }
 
   /**
@@ -755,9 +787,12 @@ export class Runtime {
     const result: ThreadCallResult = { ok: Number(out[0]), failed: Number(out[1]) };
     if (result.failed > 0) {
       const end = msg.indexOf(0);
-      result.firstError = new FfiError(
-        Number(out[2]),
-        new TextDecoder().decode(msg.subarray(0, end < 0 ? msg.length : end)),
+      result.firstError = _withAttrHint(
+        new FfiError(
+          Number(out[2]),
+          new TextDecoder().decode(msg.subarray(0, end < 0 ? msg.length : end)),
+        ),
+        frame._implicitAttrs,
       );
     }
     return result;
