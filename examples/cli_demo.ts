@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { saveNpy } from "../mod.ts";
+import { saveNpy } from "../src/npy.ts";
 import { DataType } from "../mod.ts";
 import { buildDemoLibrary } from "./build_native.ts";
 

@@ -195,14 +195,14 @@ Deno.test("run: handler errors, stages, not-a-handler, module targets", async ()
   assert.equal(notHandler.code, ExitCode.LIBRARY);
   assert.match(
     notHandler.err,
-    /returned without filling in the metadata \(not a handler\); 'inspect /,
+    /returned without filling in the XLA FFI metadata: not a handler; 'inspect /,
   );
   // A sanitizer build (tests/sanitize.sh) reports the fault and exits with 1 instead.
   const crash = await cli(["run", probe, "probe_crashes"]);
   assert.equal(crash.code, ExitCode.LIBRARY);
   assert.match(
     crash.err,
-    /'probe_crashes' ended the query process \((signal SIGSEGV|exit code 1)\)/,
+    /'probe_crashes' ended the process running it before the call \((signal SIGSEGV|exit code 1)\): its metadata query or set-up crashed/,
   );
   const dir = Deno.makeTempDirSync();
   try {
@@ -239,16 +239,19 @@ Deno.test("inspect: handlers answer; crashing, exiting, hanging exports are skip
   assert.ok(!/^probe_returns_null /m.test(r.out));
   assert.match(
     r.out,
-    /^skipped probe_crashes: 'probe_crashes' ended the query process \((signal SIGSEGV|exit code 1)\)$/m,
+    /^3 exports skipped: they ended the query process or did not answer \(--verbose lists them\)$/m,
   );
+  const v = await cli(["inspect", "--verbose", lib]);
   assert.match(
-    r.out,
-    /^skipped probe_exits: 'probe_exits' ended the query process \(exit code 3\)$/m,
+    v.out,
+    /^skipped probe_crashes: ended the query process \((signal SIGSEGV|exit code 1)\)$/m,
   );
-  assert.match(r.out, /^skipped probe_hangs: 'probe_hangs' did not answer .* within 1500 ms$/m);
+  assert.match(v.out, /^skipped probe_exits: ended the query process \(exit code 3\)$/m);
+  assert.match(v.out, /^skipped probe_hangs: did not answer .* within 1500 ms$/m);
   const j = JSON.parse((await cli(["inspect", "--json", lib])).out);
   assert.deepEqual(j.handlers, [{
     symbol: "probe_handler",
+    name: "probe_handler",
     apiVersion: "0.1",
     traits: ["command_buffer_compatible"],
   }]);

@@ -11,8 +11,8 @@
  *
  * @module
  */
-import { ErrorCode } from "./abi/enums.ts";
-import { FfiError } from "./errors.ts";
+import { ErrorCode } from "../abi/enums.ts";
+import { FfiError } from "../errors.ts";
 
 /** Binding of an ELF symbol (`STB_*`). */
 export type ElfSymbolBinding = "global" | "weak" | "unique";
@@ -247,7 +247,7 @@ function _fileSource(path: string): _Source & { close(): void } {
  *
  * @example
  * ```ts ignore
- * import { readElfSymbols } from "@deno-xla/ffi";
+ * import { readElfSymbols } from "@deno-xla/ffi/cli";
  * const { machineName, symbols } = readElfSymbols("./libhandlers.so");
  * console.log(machineName, symbols.map((s) => s.name));
  * ```
@@ -269,7 +269,7 @@ export function readElfSymbols(path: string): ElfSymbolTable {
  *
  * @example
  * ```ts
- * import { ErrorCode, FfiError, parseElfSymbols } from "@deno-xla/ffi";
+ * import { ErrorCode, FfiError, parseElfSymbols } from "@deno-xla/ffi/cli";
  * try {
  *   parseElfSymbols(new TextEncoder().encode("#!/bin/sh\n"), "script.sh");
  * } catch (e) {
