@@ -277,7 +277,8 @@ function _repr(v: _PyValue): string {
  * console.log(a.dtype === DataType.S32, a.shape, a.data); // true [ 2, 2 ] Int32Array(4) [ 1, 2, 3, 4 ]
  * ```
  */
-export function readNpy(bytes: Uint8Array, options: ReadNpyOptions = {}): NpyArray {
+export function readNpy(bytes: Uint8Array, options?: ReadNpyOptions): NpyArray {
+  options ??= {};
   if (bytes.length < 10 || MAGIC.some((b, i) => bytes[i] !== b)) {
     throw _bad("Not a .npy file: the magic string \\x93NUMPY is missing");
   }
@@ -478,7 +479,7 @@ export function writeNpy(array: NpyArrayLike): Uint8Array {
  * console.log(a.shape, a.data.length);
  * ```
  */
-export function loadNpy(path: string | URL, options: ReadNpyOptions = {}): NpyArray {
+export function loadNpy(path: string | URL, options?: ReadNpyOptions): NpyArray {
   let bytes: Uint8Array;
   try {
     bytes = Deno.readFileSync(path);

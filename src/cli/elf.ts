@@ -278,12 +278,12 @@ export function readElfSymbols(path: string): ElfSymbolTable {
  * }
  * ```
  */
-export function parseElfSymbols(bytes: Uint8Array, label = "<bytes>"): ElfSymbolTable {
+export function parseElfSymbols(bytes: Uint8Array, label?: string): ElfSymbolTable {
   const source: _Source = {
     size: bytes.byteLength,
     read: (offset, length) => bytes.subarray(offset, offset + length),
   };
-  return _parse(new _Reader(source, label));
+  return _parse(new _Reader(source, label ?? "<bytes>"));
 }
 
 function _parse(r: _Reader): ElfSymbolTable {

@@ -628,15 +628,16 @@ async function _prepare(
  * });
  * ```
  */
-export function embeddedRuntime(options: EmbeddedRuntimeOptions = {}): CliRuntime {
+export function embeddedRuntime(options?: EmbeddedRuntimeOptions): CliRuntime {
+  const probe = options?.probe;
   return {
     async queryMetadata(libPath, symbol) {
-      const answer = (await queryInChild(libPath, [symbol], options.probe)).get(symbol)!;
+      const answer = (await queryInChild(libPath, [symbol], probe)).get(symbol)!;
       if (answer instanceof FfiError) throw answer;
       return answer;
     },
-    queryMetadataAll: (libPath, symbols) => queryInChild(libPath, symbols, options.probe),
-    prepare: (run, args) => _prepare(run, args, options.probe),
+    queryMetadataAll: (libPath, symbols) => queryInChild(libPath, symbols, probe),
+    prepare: (run, args) => _prepare(run, args, probe),
     runIsolated: _runIsolated,
     readNpy(path) {
       const a = loadNpy(path);

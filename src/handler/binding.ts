@@ -359,7 +359,8 @@ export class Binding<P extends unknown[] = []> {
   }
 
   /** Makes the handler. */
-  to(fn: (...args: P) => unknown, options: HandlerOptions = {}): Handler {
+  to(fn: (...args: P) => unknown, options?: HandlerOptions): Handler {
+    options ??= {};
     if (typeof fn !== "function") throw new TypeError("Binding.to needs a function");
     const version = options.apiVersion ?? [0, 1];
     const entry = new Entry(

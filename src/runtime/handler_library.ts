@@ -48,9 +48,9 @@ export class NativeHandler implements HandlerRef {
    * @param pointer the function pointer
    * @param name a name for messages (e.g. the symbol)
    */
-  constructor(pointer: Deno.PointerObject, name: string = "handler") {
+  constructor(pointer: Deno.PointerObject, name?: string) {
     this.pointer = pointer;
-    this.name = name;
+    this.name = name ?? "handler";
   }
 }
 

@@ -329,7 +329,8 @@ export class Runtime {
   #cuda: CudaParts | null = null;
 
   /** Creates a runtime; see {@link RuntimeOptions}. */
-  constructor(options: RuntimeOptions = {}) {
+  constructor(options?: RuntimeOptions) {
+    options ??= {};
     const p = PLATFORMS[options.platform ?? "Host"];
     if (p === undefined) {
       throw new FfiError(
@@ -510,7 +511,8 @@ export class Runtime {
    * of a registered TS handler (`Handler`) is never reused for another handler,
    * so after its `close()` the name reports that the handler was released.
    */
-  register(name: string, handler: HandlerRef | HandlerStages, options: RegisterOptions = {}): void {
+  register(name: string, handler: HandlerRef | HandlerStages, options?: RegisterOptions): void {
+    options ??= {};
     this.#live();
     handler = _asHandlerOrStages(handler, "Runtime.register");
     const bundle: HandlerStages = isStages(handler) ? handler : { execute: handler };
@@ -581,7 +583,8 @@ export class Runtime {
    * Registers a type name through `XLA_FFI_TypeId_Register` and returns its
    * id (`id` 0 = assign the next free one).
    */
-  registerType(name: string, id: number | bigint = 0): number {
+  registerType(name: string, id?: number | bigint): number {
+    id ??= 0;
     this.#live();
     const n = _utf8(name);
     const io = new BigInt64Array([BigInt(id)]);
@@ -743,8 +746,9 @@ export class Runtime {
   async callOnThreads(
     target: HandlerTarget,
     frame: CallFrame,
-    options: ThreadCallOptions = {},
+    options?: ThreadCallOptions,
   ): Promise<ThreadCallResult> {
+    options ??= {};
     const rt = this.#live();
     const threads = options.threads ?? 1;
     const iterations = options.iterations ?? 1;
@@ -805,7 +809,7 @@ export class Runtime {
   async instantiate(
     target: HandlerTarget,
     frame: CallFrame,
-    options: Omit<CallOptions, "stage" | "instance"> = {},
+    options?: Omit<CallOptions, "stage" | "instance">,
   ): Promise<Instance> {
     this.#live();
     const ptr = native().xrt_instance_new();
