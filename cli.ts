@@ -671,6 +671,26 @@ export async function main(argv: readonly string[], io?: CliIo): Promise<number>
   }
 }
 
+/**
+ * `deno task cli` runs in the folder of the module's deno.json, with the
+ * folder it was started from in `INIT_CWD`: relative paths on the command
+ * line are the user's, so they resolve from there.
+ */
+function _startFolder(): void {
+  let init: string | undefined;
+  try {
+    init = Deno.env.get("INIT_CWD");
+    if (!init) return;
+    const here = new URL(".", import.meta.url);
+    if (here.protocol !== "file:") return;
+    const cwd = Deno.cwd();
+    if (init !== cwd && Deno.realPathSync(cwd) === Deno.realPathSync(here.pathname)) {
+      Deno.chdir(init);
+    }
+  } catch { /* no permission to look: stay where we are */ }
+}
+
 if (import.meta.main) {
+  _startFolder();
   Deno.exit(await main(Deno.args));
 }

@@ -26,7 +26,7 @@ import type { DeviceBuffer } from "../runtime/device_buffer.ts";
 import { type Instance, Runtime } from "../runtime/runtime.ts";
 import type { AttrDictionary, AttrValue, ParsedRun } from "./args.ts";
 import { _closeRunModule, _importForRun } from "./module_target.ts";
-import { type ProbeOptions, queryInChild } from "./probe.ts";
+import { _localLibrary, type ProbeOptions, queryInChild } from "./probe.ts";
 import type {
   CallArg,
   CliRuntime,
@@ -349,7 +349,7 @@ async function _load(run: ParsedRun): Promise<_Loaded> {
   }
   let lib: HandlerLibrary;
   try {
-    lib = HandlerLibrary.open(path);
+    lib = HandlerLibrary.open(_localLibrary(path));
   } catch (e) {
     // A library that does not load is a library error, not a missing feature.
     const err = toFfiError(e);
