@@ -7,7 +7,7 @@
  * @module
  */
 import { ErrorCode } from "../abi/enums.ts";
-import { FfiError } from "../errors.ts";
+import { _loaderMessage, FfiError } from "../errors.ts";
 
 const NVRTC_SYMBOLS = {
   nvrtcVersion: { parameters: ["buffer", "buffer"], result: "i32" },
@@ -128,7 +128,7 @@ function tryOpen(path: string, errors: string[]): Nvrtc | undefined {
         { cause: e },
       );
     }
-    errors.push(`${path}: ${(e as Error).message}`);
+    errors.push(`${path}: ${_loaderMessage(e)}`);
     return undefined;
   }
 }

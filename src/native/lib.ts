@@ -5,7 +5,7 @@
  */
 import { missingNativePermissions, nativeLibraryPath } from "../../build.ts";
 import { ErrorCode } from "../abi/enums.ts";
-import { FfiError } from "../errors.ts";
+import { _loaderMessage, FfiError } from "../errors.ts";
 import { type NativeSymbols, SYMBOLS } from "./symbols.ts";
 
 /** The opened native library's symbols. */
@@ -28,13 +28,13 @@ export function openLibrary<S extends Deno.ForeignLibraryInterface>(
     if (e instanceof Deno.errors.NotCapable || e instanceof Deno.errors.PermissionDenied) {
       throw new FfiError(
         ErrorCode.PERMISSION_DENIED,
-        `Opening the native library ${path} needs --allow-ffi (${(e as Error).message})`,
+        `Opening the native library ${path} needs --allow-ffi (${_loaderMessage(e)})`,
         { cause: e },
       );
     }
     throw new FfiError(
       ErrorCode.UNAVAILABLE,
-      `Cannot load the native library ${path}: ${(e as Error).message}`,
+      `Cannot load the native library ${path}: ${_loaderMessage(e)}`,
       { cause: e },
     );
   }
