@@ -28,10 +28,14 @@ console.log([...y].join(","), CALL_FRAME.sizeof, typeof cudaAvailable(), ExitCod
 `;
 
 async function run(cwd: string, args: string[]) {
+  // As from a shell: deno task keeps an INIT_CWD it inherits (from `deno task test`).
+  const env = Deno.env.toObject();
+  delete env.INIT_CWD;
   const out = await new Deno.Command(Deno.execPath(), {
     args,
     cwd,
-    env: { NO_COLOR: "1" },
+    env: { ...env, NO_COLOR: "1" },
+    clearEnv: true,
     stdin: "null",
   }).output();
   const t = new TextDecoder();

@@ -151,7 +151,8 @@ export function _asHandlerOrStages(
       const v = value as Record<string, unknown>;
       for (const stage of STAGES) {
         const h = v[stage];
-        if (h === undefined || (h === null && stage !== "execute")) continue;
+        // A missing execute stage is the registration's error (XLA's message).
+        if (h === undefined || h === null) continue;
         if (typeof h !== "object" || h === null || !isPointerObject((h as HandlerRef).pointer)) {
           throw new FfiError(
             ErrorCode.INVALID_ARGUMENT,
