@@ -30,6 +30,7 @@
  * @module
  */
 import { DataType, ErrorCode } from "./src/abi/enums.ts";
+import { missingNativePermissions } from "./build.ts";
 import { typeName } from "./src/cli/type_names.ts";
 import { FfiError, toFfiError } from "./src/errors.ts";
 import { type ElfSymbolTable, readElfSymbols } from "./src/cli/elf.ts";
@@ -605,6 +606,40 @@ async function _runTarget(run: ParsedRun, io: CliIo, runtime: CliRuntime): Promi
   return ExitCode.OK;
 }
 
+function _granted(desc: Deno.PermissionDescriptor): boolean {
+  return Deno.permissions.querySync(desc).state === "granted";
+}
+
+/**
+ * Exits with one message naming every permission flag the command needs and
+ * this process lacks (checked only for the embedded runtime's parts).
+ */
+function _checkPermissions(cmd: ParsedInspect | ParsedRun, runtime: CliRuntime): void {
+  const missing = new Set<string>();
+  const path = cmd.command === "inspect" ? cmd.path : cmd.target.path;
+  if (!_granted({ name: "read", path })) missing.add("--allow-read");
+  const child = cmd.command === "inspect" || cmd.target.kind === "library";
+  if (child && runtime.runIsolated !== undefined) {
+    // The queries and library runs are child processes (with permissions of their own).
+    if (!_granted({ name: "run", command: Deno.execPath() })) missing.add("--allow-run");
+  }
+  if (cmd.command === "run" && cmd.target.kind === "module") {
+    for (const flag of missingNativePermissions().missing) missing.add(flag);
+    if (cmd.outs.length > 0 && !_granted({ name: "write" })) missing.add("--allow-write");
+  }
+  if (missing.size === 0) return;
+  const order = ["--allow-env", "--allow-read", "--allow-write", "--allow-run", "--allow-ffi"];
+  const flags = order.filter((f) => missing.has(f)).join(" ");
+  throw new _Exit(
+    ExitCode.USAGE,
+    new FfiError(
+      ErrorCode.PERMISSION_DENIED,
+      `'${cmd.command}' needs ${flags}: run again with ${flags} ('deno task cli' grants ` +
+        `every permission the command line uses)`,
+    ),
+  );
+}
+
 /**
  * Runs the command line with the given arguments (without the program
  * name) and returns the exit code; never throws. Messages go to `io.stderr`
@@ -634,6 +669,7 @@ export async function main(argv: readonly string[], io?: CliIo): Promise<number>
   const runtime = out.runtime ?? embeddedRuntime();
   try {
     const cmd = await _phase(ExitCode.USAGE, () => parseCommandLine(argv));
+    if (cmd.command !== "help") _checkPermissions(cmd, runtime);
     switch (cmd.command) {
       case "help":
         out.stdout(usage(cmd.topic));

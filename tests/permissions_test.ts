@@ -82,3 +82,49 @@ Deno.test("permissions: a script that catches the error goes on", async () => {
   assert.equal(r.stdout, "caught PERMISSION_DENIED\nwent on\n");
   assert.equal(r.code, 0);
 });
+
+Deno.test("permissions: the command line names every flag a command needs, in one line", async () => {
+  const cli = new URL("../cli.ts", import.meta.url).pathname;
+  const lib = nativePath(); // any shared library
+  const inspect = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--no-prompt", cli, "inspect", lib],
+    env: { NO_COLOR: "1" },
+    stdin: "null",
+  }).output();
+  assert.equal(inspect.code, 2);
+  assertOneLine(
+    new TextDecoder().decode(inspect.stderr),
+    "'inspect' needs --allow-read --allow-run: run again with --allow-read --allow-run " +
+      "('deno task cli' grants every permission the command line uses)",
+  );
+  const handlers = new URL("../examples/handlers.ts", import.meta.url).pathname;
+  const run = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--no-prompt",
+      "--allow-read",
+      cli,
+      "run",
+      handlers,
+      "scale",
+      "--arg",
+      "f32[1]=1",
+      "--ret",
+      "f32[1]",
+      "--attr",
+      "alpha=f32:2",
+      "--out",
+      "y.npy",
+    ],
+    env: { NO_COLOR: "1" },
+    stdin: "null",
+  }).output();
+  assert.equal(run.code, 2);
+  assertOneLine(
+    new TextDecoder().decode(run.stderr),
+    // Without env access the library's cache cannot be looked at: building may be needed.
+    "'run' needs --allow-env --allow-write --allow-run --allow-ffi: run again with " +
+      "--allow-env --allow-write --allow-run --allow-ffi ('deno task cli' grants every " +
+      "permission the command line uses)",
+  );
+});

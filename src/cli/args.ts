@@ -31,7 +31,7 @@ import { lookupTypeName, TYPE_NAMES, typeFacts, typeName } from "./type_names.ts
  * |---|---|
  * | 0 | success |
  * | 1 | the handler returned an error (or its CUDA work failed) |
- * | 2 | usage error: unknown or malformed option, spec, value or shape |
+ * | 2 | usage error: unknown or malformed option, spec, value or shape, or a permission flag missing |
  * | 3 | file error: a `.npy` input cannot be read, or an output cannot be written |
  * | 4 | library or module error: not loadable, not ELF, handler missing, not a handler, wrong API version, `--instantiate` failed |
  * | 5 | not available: a feature or platform this machine lacks (`--platform cuda` without a CUDA driver) |
@@ -762,7 +762,8 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommand {
 const EXIT_CODES_TEXT = `Exit codes:
   0   success
   1   the handler returned an error (or its CUDA work failed)
-  2   usage error (bad option, spec, value or shape)
+  2   usage error (bad option, spec, value or shape, or a permission flag
+      missing)
   3   file error (.npy input or output)
   4   library or module error (not loadable, not ELF, handler missing, not a
       handler, wrong API version, --instantiate failed)
