@@ -6,9 +6,12 @@
  */
 import { Ffi } from "../src/handler/mod.ts";
 
+const post = (message: string) =>
+  (self as unknown as { postMessage(message: string): void }).postMessage(message);
+
 try {
   Ffi.bind().to(() => {});
-  self.postMessage("no error");
+  post("no error");
 } catch (e) {
-  self.postMessage(String(e));
+  post(String(e));
 }
