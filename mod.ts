@@ -5,12 +5,25 @@
  * (C/C++ or TypeScript) without XLA in an embedded runtime, and launch CUDA
  * work on the stream XLA hands a handler.
  *
+ * This entry holds what handlers and their callers use: the binding DSL
+ * (`Ffi.bind()`), the embedded `Runtime`, call frames (`CallFrameBuilder`),
+ * futures, `FfiError` and the data types. The other entries:
+ * `@deno-xla/ffi/abi` (struct layouts, readers, writers, raw enums),
+ * `@deno-xla/ffi/npy` (`.npy` files), `@deno-xla/ffi/cuda` (the CUDA driver
+ * API) and `@deno-xla/ffi/cli` (the command line).
+ *
  * @example
  * ```ts
- * import { DataType, ErrorCode, FfiError } from "@deno-xla/ffi";
- * console.log(DataType[DataType.F32]); // "F32"
- * const err = new FfiError(ErrorCode.NOT_FOUND, "State is not set");
- * console.log(err.codeName); // "NOT_FOUND"
+ * import { CallFrameBuilder, DataType, Ffi, Runtime } from "@deno-xla/ffi";
+ *
+ * using twice = Ffi.bind().arg(DataType.F32).ret(DataType.F32).to((x, y) => {
+ *   y.typed().set(x.typed().map((v) => 2 * v));
+ * });
+ * using rt = new Runtime();
+ * const y = new Float32Array(3);
+ * using frame = new CallFrameBuilder().arg(new Float32Array([1, 2, 3])).ret(y).build();
+ * rt.callSync(twice, frame);
+ * console.log(y); // Float32Array(3) [ 2, 4, 6 ]
  * ```
  *
  * @module
