@@ -259,10 +259,20 @@ function readSource(url: URL): Uint8Array {
   }
 }
 
+function isDirectory(path: string): boolean {
+  try {
+    return Deno.statSync(path).isDirectory;
+  } catch {
+    return false;
+  }
+}
+
 function cacheRoot(outDir?: string): string {
   if (outDir) return outDir;
   if (HERE.protocol === "file:") {
     const local = new URL(".build/", HERE).pathname;
+    // An existing cache needs no write permission.
+    if (isDirectory(local)) return local;
     try {
       Deno.mkdirSync(local, { recursive: true });
       return local;
@@ -389,23 +399,39 @@ function prebuilt(options: BuildOptions, kind: _OutputKind): { path?: string; no
   return { path: `${dir}/${file}` };
 }
 
-function _build(options: BuildOptions, kind: _OutputKind): string {
-  const ready = prebuilt(options, kind);
-  if (ready.path) return ready.path;
+/** What a build would do: the compiler, its arguments and the cached output. */
+interface _Plan {
+  compiler: Compiler;
+  flags: string[];
+  links: string[];
+  sources: URL[];
+  srcDir: string;
+  dir: string;
+  file: string;
+  out: string;
+}
+
+/** The C or C++ compiler a build needs; `note` says why no prebuilt library served. */
+function _compilerFor(options: BuildOptions, note?: string): Compiler {
+  const again = note ? ` (${note}: run \`deno task carry\` again)` : "";
   let compiler: Compiler | undefined;
   try {
     compiler = options.cxx ? findCxxCompiler() : findCompiler();
   } catch (e) {
-    if (!ready.note || !(e instanceof FfiError)) throw e;
-    throw new FfiError(e.code, `${e.message} (${ready.note}: run \`deno task carry\` again)`);
+    if (!note || !(e instanceof FfiError)) throw e;
+    throw new FfiError(e.code, `${e.message}${again}`);
   }
   if (compiler === undefined) {
     throw new FfiError(
       ErrorCode.UNAVAILABLE,
-      "No C++ compiler found (tried $CXX, c++, g++, clang++ on PATH)" +
-        (ready.note ? ` (${ready.note}: run \`deno task carry\` again)` : ""),
+      `No C++ compiler found (tried $CXX, c++, g++, clang++ on PATH)${again}`,
     );
   }
+  return compiler;
+}
+
+function _plan(options: BuildOptions, kind: _OutputKind, note?: string): _Plan {
+  const compiler = _compilerFor(options, note);
   const base = options.baseFlags ?? (options.cxx ? CXX_FLAGS : C_FLAGS);
   const includes = [new URL("native/", HERE), ...(options.includeDirs ?? []).map(toUrl)];
   const root = cacheRoot(options.outDir);
@@ -437,6 +463,17 @@ function _build(options: BuildOptions, kind: _OutputKind): string {
   const dir = `${root}/${key}`;
   const file = kind === "shared" ? `lib${options.name}.so` : options.name;
   const out = `${dir}/${file}`;
+  return { compiler, flags, links, sources, srcDir, dir, file, out };
+}
+
+function _build(options: BuildOptions, kind: _OutputKind): string {
+  const ready = prebuilt(options, kind);
+  if (ready.path) return ready.path;
+  const { compiler, flags, links, sources, srcDir, dir, file, out } = _plan(
+    options,
+    kind,
+    ready.note,
+  );
   if (isFile(out)) return out;
   try {
     Deno.mkdirSync(dir, { recursive: true });
@@ -497,6 +534,75 @@ export function nativeLibraryPath(): string {
   const env = envGet("XLA_FFI_DENO_LIB");
   if (env) return env;
   return buildSharedLibrary(MAIN_LIBRARY);
+}
+
+/** The environment variables the build reads. */
+const BUILD_ENV = [
+  "XLA_FFI_DENO_LIB",
+  "XLA_FFI_DENO_PREBUILT",
+  "XLA_FFI_DENO_GUARD_LIB",
+  "CC",
+  "CXX",
+  "PATH",
+  "XLA_FFI_DENO_SANITIZE",
+  "LD_PRELOAD",
+];
+
+function granted(desc: Deno.PermissionDescriptor): boolean {
+  return Deno.permissions.querySync(desc).state === "granted";
+}
+
+/**
+ * The permission flags that opening the module's native library (building it
+ * first when it is not cached) needs and this process lacks, all at once, in
+ * the order `--allow-env`, `--allow-read`, `--allow-write`, `--allow-run`,
+ * `--allow-ffi`. `buildOnly` are those needed only because the library is
+ * not built yet (or may not be: without env and read access the cache
+ * cannot be looked at). Empty lists: nothing is missing.
+ *
+ * @example
+ * ```ts ignore
+ * import { missingNativePermissions } from "./build.ts";
+ * const { missing } = missingNativePermissions();
+ * if (missing.length > 0) console.log(`run again with ${missing.join(" ")}`);
+ * ```
+ */
+export function missingNativePermissions(): { missing: string[]; buildOnly: string[] } {
+  const env = BUILD_ENV.every((variable) => granted({ name: "env", variable }));
+  const read = HERE.protocol !== "file:" || granted({ name: "read", path: HERE.pathname });
+  const missing: string[] = [];
+  if (!env) missing.push("--allow-env");
+  if (!read) missing.push("--allow-read");
+  let path: string | undefined;
+  let built = false;
+  let plan: _Plan | undefined;
+  if (env && read) {
+    path = envGet("XLA_FFI_DENO_LIB") || prebuilt(MAIN_LIBRARY, "shared").path;
+    built = path !== undefined;
+    if (!built) {
+      try {
+        plan = _plan(MAIN_LIBRARY, "shared");
+        path = plan.out;
+        built = isFile(plan.out);
+      } catch (e) {
+        // E.g. the cache folder does not exist and cannot be created: a build is needed.
+        if (!(e instanceof FfiError) || e.code !== ErrorCode.PERMISSION_DENIED) throw e;
+      }
+    }
+  }
+  const buildOnly: string[] = [];
+  if (!built) {
+    const writeTo = plan ? plan.dir.slice(0, plan.dir.lastIndexOf("/")) : undefined;
+    if (!granted(writeTo ? { name: "write", path: writeTo } : { name: "write" })) {
+      buildOnly.push("--allow-write");
+    }
+    if (!granted(plan ? { name: "run", command: plan.compiler.path } : { name: "run" })) {
+      buildOnly.push("--allow-run");
+    }
+    missing.push(...buildOnly);
+  }
+  if (!granted(path ? { name: "ffi", path } : { name: "ffi" })) missing.push("--allow-ffi");
+  return { missing, buildOnly };
 }
 
 /**

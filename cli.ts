@@ -13,10 +13,11 @@
  *
  * Exit codes: 0 success, 1 the handler returned an error, 2 usage error,
  * 3 file error (.npy), 4 library or module error, 5 not available (e.g.
- * `--platform cuda` without a CUDA driver), 70 internal error (see
- * {@link ExitCode}).
+ * `--platform cuda` without a CUDA driver), 6 the handler crashed, 70
+ * internal error (see {@link ExitCode}).
  *
- * The parsers and formatters are exported for tools that build on them.
+ * The parsers and formatters, the ELF symbol reader and the C++ name
+ * classification are exported for tools that build on them.
  *
  * @example
  * ```ts
@@ -28,9 +29,13 @@
  *
  * @module
  */
-import { ErrorCode } from "./src/abi/enums.ts";
+import { DataType, ErrorCode } from "./src/abi/enums.ts";
+import { missingNativePermissions } from "./build.ts";
+import { typeName } from "./src/cli/type_names.ts";
 import { FfiError, toFfiError } from "./src/errors.ts";
-import { type ElfSymbolTable, readElfSymbols } from "./src/elf.ts";
+import { type ElfSymbolTable, readElfSymbols } from "./src/cli/elf.ts";
+import { classifyExports, type CxxName, isMangled } from "./src/cli/cxx.ts";
+import { _closest as _closestName } from "./src/_closest.ts";
 import {
   ExitCode,
   parseCommandLine,
@@ -44,7 +49,7 @@ import type {
   HandlerMetadata,
   MetadataAnswer,
 } from "./src/cli/runtime_api.ts";
-import { embeddedRuntime } from "./src/cli/embedded.ts";
+import { _runChild, _runChildMark, embeddedRuntime } from "./src/cli/embedded.ts";
 import { _closeRunModule, _importForRun } from "./src/cli/module_target.ts";
 import {
   formatArray,
@@ -114,11 +119,26 @@ export type {
   CallArg,
   CliRuntime,
   HandlerMetadata,
+  IsolatedIo,
   MetadataAnswer,
   PreparedCall,
 } from "./src/cli/runtime_api.ts";
 export { embeddedRuntime, type EmbeddedRuntimeOptions } from "./src/cli/embedded.ts";
 export type { ProbeOptions } from "./src/cli/probe.ts";
+export { parseElfSymbols, readElfSymbols } from "./src/cli/elf.ts";
+export type {
+  ElfSymbol,
+  ElfSymbolBinding,
+  ElfSymbolTable,
+  ElfSymbolVisibility,
+} from "./src/cli/elf.ts";
+export {
+  classifyExports,
+  type CxxName,
+  demangle,
+  isMangled,
+  isMemberFunction,
+} from "./src/cli/cxx.ts";
 
 function _unavailable(what: string): FfiError {
   return new FfiError(
@@ -212,9 +232,24 @@ function _traitNames(traits: number): string[] {
   return names;
 }
 
+/** The reason in a probe message, without the leading `'symbol' `. */
+function _reason(symbol: string, message: string): string {
+  const prefix = `'${symbol}' `;
+  return message.startsWith(prefix) ? message.slice(prefix.length) : message;
+}
+
+function _plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
 async function _inspect(cmd: ParsedInspect, io: CliIo, runtime: CliRuntime): Promise<ExitCode> {
   const table = await _phase(ExitCode.LIBRARY, () => readElfSymbols(cmd.path));
-  const names = _functionNames(table);
+  const exported = await classifyExports(_functionNames(table));
+  const demangled = exported.some((e) => e.mangled && e.name !== e.symbol);
+  const notQueried = exported.filter((e) => e.member || (e.mangled && !cmd.all));
+  const candidates = exported.filter((e) => !notQueried.includes(e));
+  const names = candidates.map((e) => e.symbol);
+  const display = new Map(exported.map((e) => [e.symbol, e.name]));
   const handlers: { symbol: string; metadata: HandlerMetadata }[] = [];
   const skipped: { symbol: string; error: FfiError }[] = [];
   let unavailable: FfiError | undefined;
@@ -251,47 +286,99 @@ async function _inspect(cmd: ParsedInspect, io: CliIo, runtime: CliRuntime): Pro
       throw new _Exit(ExitCode.LIBRARY, answer);
     }
   }
+  const notAskedReason = (e: CxxName) =>
+    e.member
+      ? "a C++ member function (never a handler)"
+      : 'C++ linkage (handlers are extern "C"; --all asks it)';
+  const cxx = exported.filter((e) => e.mangled).length;
   if (cmd.json) {
     io.stdout(
       JSON.stringify({
         library: cmd.path,
         machine: table.machineName,
-        exportedFunctions: names,
+        exportedFunctions: exported.map((e) => e.symbol),
         handlers: unavailable ? null : handlers.map((h) => ({
           symbol: h.symbol,
+          name: display.get(h.symbol),
           apiVersion: `${h.metadata.apiVersion.major}.${h.metadata.apiVersion.minor}`,
           traits: _traitNames(h.metadata.traits),
         })),
-        skipped: skipped.map((k) => ({ symbol: k.symbol, reason: k.error.message })),
+        skipped: skipped.map((k) => ({
+          symbol: k.symbol,
+          name: display.get(k.symbol),
+          reason: _reason(k.symbol, k.error.message),
+        })),
+        notQueried: notQueried.map((e) => ({
+          symbol: e.symbol,
+          name: e.name,
+          reason: notAskedReason(e),
+        })),
         error: unavailable ? { code: unavailable.codeName, message: unavailable.message } : null,
       }) + "\n",
     );
   } else {
-    io.stdout(`${cmd.path}: ${table.machineName}, ${names.length} exported functions\n`);
+    io.stdout(
+      `${cmd.path}: ${table.machineName}, ${_plural(exported.length, "exported function")}` +
+        (cxx > 0 ? ` (${exported.length - cxx} with C linkage, ${cxx} C++)` : "") + "\n",
+    );
     if (unavailable) {
       io.stdout(`exported functions (handler candidates):\n`);
-      for (const n of names) io.stdout(`  ${n}\n`);
+      for (const n of names) io.stdout(`  ${display.get(n)}\n`);
     } else if (handlers.length === 0) {
       io.stdout("no XLA FFI handlers\n");
     } else {
-      const width = Math.max(7, ...handlers.map((h) => h.symbol.length));
+      const rows = handlers.map((h) => [display.get(h.symbol)!, h.metadata] as const);
+      const width = Math.max(7, ...rows.map(([n]) => n.length));
       io.stdout(`${"handler".padEnd(width)}  api   traits\n`);
-      for (const h of handlers) {
-        const v = `${h.metadata.apiVersion.major}.${h.metadata.apiVersion.minor}`;
-        const traits = _traitNames(h.metadata.traits).join(", ") || "-";
-        io.stdout(`${h.symbol.padEnd(width)}  ${v.padEnd(4)}  ${traits}\n`);
+      for (const [n, md] of rows) {
+        const v = `${md.apiVersion.major}.${md.apiVersion.minor}`;
+        const traits = _traitNames(md.traits).join(", ") || "-";
+        io.stdout(`${n.padEnd(width)}  ${v.padEnd(4)}  ${traits}\n`);
       }
     }
-    for (const k of skipped) io.stdout(`skipped ${k.symbol}: ${k.error.message}\n`);
+    if (cmd.verbose) {
+      for (const k of skipped) {
+        io.stdout(`skipped ${display.get(k.symbol)}: ${_reason(k.symbol, k.error.message)}\n`);
+      }
+      for (const e of notQueried) io.stdout(`not asked ${e.name}: ${notAskedReason(e)}\n`);
+    } else {
+      if (skipped.length > 0) {
+        io.stdout(
+          `${_plural(skipped.length, "export")} skipped: ` +
+            `${skipped.length === 1 ? "it" : "they"} ended the query process or did not ` +
+            `answer (--verbose lists ${skipped.length === 1 ? "it" : "them"})\n`,
+        );
+      }
+      if (notQueried.length > 0) {
+        const members = notQueried.filter((e) => e.member).length;
+        const other = notQueried.length - members;
+        const parts: string[] = [];
+        if (members > 0) parts.push(`${members} member functions, never handlers`);
+        if (other > 0) parts.push(`--all asks the other ${other}`);
+        io.stdout(
+          `${_plural(notQueried.length, "C++ function")} not asked (${parts.join("; ")}; ` +
+            `--verbose lists them)\n`,
+        );
+      }
+    }
+    if (cxx > 0 && !demangled) {
+      io.stdout("C++ names are shown mangled: c++filt (binutils) is not installed\n");
+    }
   }
   if (unavailable) throw new _Exit(ExitCode.UNAVAILABLE, unavailable);
   return ExitCode.OK;
 }
 
+/** The name most like `name` among `names`; C++ names are also compared without parameters. */
 function _closest(name: string, names: readonly string[]): string | undefined {
-  const lower = name.toLowerCase();
-  return names.find((n) => n.toLowerCase() === lower) ??
-    names.find((n) => n.toLowerCase().includes(lower) || lower.includes(n.toLowerCase()));
+  const byKey = new Map<string, string>();
+  for (const n of names) {
+    byKey.set(n, n);
+    const open = n.indexOf("(");
+    if (open > 0 && !byKey.has(n.slice(0, open))) byKey.set(n.slice(0, open), n);
+  }
+  const near = _closestName(name, byKey.keys());
+  return near === undefined ? undefined : byKey.get(near);
 }
 
 async function _checkTarget(run: ParsedRun): Promise<void> {
@@ -299,15 +386,34 @@ async function _checkTarget(run: ParsedRun): Promise<void> {
   if (kind === "library") {
     const table = readElfSymbols(path);
     const names = _functionNames(table);
-    if (!names.includes(run.handler)) {
-      const near = _closest(run.handler, names);
-      throw new FfiError(
-        ErrorCode.NOT_FOUND,
-        `'${run.handler}' is not an exported function of ${path}` +
-          (near ? ` (did you mean '${near}'?)` : "") +
-          `; 'inspect ${path}' lists its exports`,
-      );
-    }
+    const wanted = [run.handler, ...(run.instantiate === undefined ? [] : [run.instantiate])];
+    if (wanted.every((w) => names.includes(w) && !isMangled(w))) return;
+    // A C++ export, by symbol or by demangled name (with or without its parameters).
+    const exported = await classifyExports(names);
+    const resolve = (want: string, option: string): string => {
+      const e = exported.find((x) => x.symbol === want) ??
+        exported.find((x) => x.name === want || x.name.slice(0, x.name.indexOf("(")) === want);
+      if (e === undefined) {
+        const near = _closest(want, exported.map((x) => x.name));
+        throw new FfiError(
+          ErrorCode.NOT_FOUND,
+          `${option}'${want}' is not an exported function of ${path}` +
+            (near ? ` (did you mean '${near}'?)` : "") +
+            `; 'inspect ${path}' lists its handlers`,
+        );
+      }
+      if (e.member) {
+        throw new FfiError(
+          ErrorCode.INVALID_ARGUMENT,
+          `${option}'${want}' is a C++ member function (${e.name}), not a handler: a handler ` +
+            `is a function XLA_FFI_Error* f(XLA_FFI_CallFrame*), usually extern "C" (as ` +
+            `XLA_FFI_DEFINE_HANDLER_SYMBOL makes it); 'inspect ${path}' lists the handlers`,
+        );
+      }
+      return e.symbol;
+    };
+    run.handler = resolve(run.handler, "");
+    if (run.instantiate !== undefined) run.instantiate = resolve(run.instantiate, "--instantiate ");
     return;
   }
   let info: Deno.FileInfo;
@@ -375,11 +481,55 @@ function _checkFiles(run: ParsedRun): void {
   }
 }
 
+const _NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$|^[+-]?(inf|nan)$/i;
+
+/** Every attribute of a dictionary with its dotted name. */
+function* _flatAttrs(
+  dict: ParsedRun["attrs"],
+  prefix = "",
+): Generator<[string, ParsedRun["attrs"]["entries"] extends Map<string, infer V> ? V : never]> {
+  for (const [name, v] of dict.entries) {
+    if (v.kind === "dictionary") yield* _flatAttrs(v, `${prefix}${name}.`);
+    else yield [prefix + name, v];
+  }
+}
+
+/**
+ * Hints for a failed handler about the attributes it was given: a number
+ * sent as a string (no type given), or a scalar of another type than the
+ * one a "Wrong scalar data type" message asks for.
+ */
+function _attrHints(attrs: ParsedRun["attrs"], message: string): string[] {
+  const hints: string[] = [];
+  const wrong = /Wrong scalar data type: expected (\w+) but got (\w+)/.exec(message);
+  const want = wrong ? DataType[wrong[1] as keyof typeof DataType] : undefined;
+  for (const [name, v] of _flatAttrs(attrs)) {
+    if (v.kind === "string" && _NUMBER.test(v.value)) {
+      const t = want !== undefined ? typeName(want) : /^[+-]?\d+$/.test(v.value) ? "i64" : "f32";
+      hints.push(
+        `attribute ${name}=${v.value} was sent as a string; a number needs its type, ` +
+          `e.g. --attr ${name}=${t}:${v.value}` +
+          (want !== undefined ? "" : ` (or the type the handler binds: i32, f64, …)`),
+      );
+    } else if (
+      wrong && want !== undefined && v.kind === "scalar" && DataType[v.dtype] === wrong[2]
+    ) {
+      hints.push(
+        `attribute ${name} was sent as ${typeName(v.dtype)}; the handler wants ${
+          typeName(want)
+        }: ` +
+          `--attr ${name}=${typeName(want)}:${v.value}`,
+      );
+    }
+  }
+  return hints;
+}
+
 async function _run(run: ParsedRun, io: CliIo, runtime: CliRuntime): Promise<ExitCode> {
   try {
     return await _runTarget(run, io, runtime);
   } finally {
-    // The module instance imported for this run: its TS handlers would keep the process alive.
+    // The module instance imported for this run: its TS handlers would hold entry points.
     _closeRunModule(run);
   }
 }
@@ -450,9 +600,44 @@ async function _runTarget(run: ParsedRun, io: CliIo, runtime: CliRuntime): Promi
   }
   if (error) {
     io.stderr(`error: handler '${run.handler}' failed (${error.codeName}): ${error.message}\n`);
+    for (const hint of _attrHints(run.attrs, error.message)) io.stderr(`hint: ${hint}\n`);
     return ExitCode.HANDLER_ERROR;
   }
   return ExitCode.OK;
+}
+
+function _granted(desc: Deno.PermissionDescriptor): boolean {
+  return Deno.permissions.querySync(desc).state === "granted";
+}
+
+/**
+ * Exits with one message naming every permission flag the command needs and
+ * this process lacks (checked only for the embedded runtime's parts).
+ */
+function _checkPermissions(cmd: ParsedInspect | ParsedRun, runtime: CliRuntime): void {
+  const missing = new Set<string>();
+  const path = cmd.command === "inspect" ? cmd.path : cmd.target.path;
+  if (!_granted({ name: "read", path })) missing.add("--allow-read");
+  const child = cmd.command === "inspect" || cmd.target.kind === "library";
+  if (child && runtime.runIsolated !== undefined) {
+    // The queries and library runs are child processes (with permissions of their own).
+    if (!_granted({ name: "run", command: Deno.execPath() })) missing.add("--allow-run");
+  }
+  if (cmd.command === "run" && cmd.target.kind === "module") {
+    for (const flag of missingNativePermissions().missing) missing.add(flag);
+    if (cmd.outs.length > 0 && !_granted({ name: "write" })) missing.add("--allow-write");
+  }
+  if (missing.size === 0) return;
+  const order = ["--allow-env", "--allow-read", "--allow-write", "--allow-run", "--allow-ffi"];
+  const flags = order.filter((f) => missing.has(f)).join(" ");
+  throw new _Exit(
+    ExitCode.USAGE,
+    new FfiError(
+      ErrorCode.PERMISSION_DENIED,
+      `'${cmd.command}' needs ${flags}: run again with ${flags} ('deno task cli' grants ` +
+        `every permission the command line uses)`,
+    ),
+  );
 }
 
 /**
@@ -472,10 +657,19 @@ async function _runTarget(run: ParsedRun, io: CliIo, runtime: CliRuntime): Promi
  * ```
  */
 export async function main(argv: readonly string[], io?: CliIo): Promise<number> {
-  const out: CliIo = io ?? { stdout: _writer(Deno.stdout), stderr: _writer(Deno.stderr) };
+  const child = _runChild();
+  const out: CliIo = io ?? {
+    stdout: _writer(Deno.stdout),
+    stderr: _writer(Deno.stderr),
+    // In an isolated run, the parent relays stderr to its terminal.
+    progress: child?.terminal
+      ? { sink: { writeSync: (p) => Deno.stderr.writeSync(p), isTerminal: () => true } }
+      : undefined,
+  };
   const runtime = out.runtime ?? embeddedRuntime();
   try {
     const cmd = await _phase(ExitCode.USAGE, () => parseCommandLine(argv));
+    if (cmd.command !== "help") _checkPermissions(cmd, runtime);
     switch (cmd.command) {
       case "help":
         out.stdout(usage(cmd.topic));
@@ -483,7 +677,24 @@ export async function main(argv: readonly string[], io?: CliIo): Promise<number>
       case "inspect":
         return await _inspect(cmd, out, runtime);
       case "run":
-        return await _run(cmd, out, runtime);
+        if (cmd.target.kind === "library" && runtime.runIsolated && !child) {
+          // A crash of the handler ends a child process, and is reported here.
+          await _phase(ExitCode.LIBRARY, () => _checkTarget(cmd));
+          await _phase(ExitCode.FILE, () => _checkFiles(cmd));
+          const sink = out.progress?.sink ?? Deno.stderr;
+          const runIsolated = runtime.runIsolated.bind(runtime);
+          return await _phase(ExitCode.LIBRARY, () =>
+            runIsolated(argv, cmd, {
+              stdout: out.stdout,
+              stderr: out.stderr,
+              progressTerminal: sink.isTerminal(),
+            }));
+        }
+        try {
+          return await _run(cmd, out, runtime);
+        } finally {
+          if (child) _runChildMark("done");
+        }
     }
   } catch (e) {
     if (e instanceof _Exit) {
@@ -496,6 +707,26 @@ export async function main(argv: readonly string[], io?: CliIo): Promise<number>
   }
 }
 
+/**
+ * `deno task cli` runs in the folder of the module's deno.json, with the
+ * folder it was started from in `INIT_CWD`: relative paths on the command
+ * line are the user's, so they resolve from there.
+ */
+function _startFolder(): void {
+  let init: string | undefined;
+  try {
+    init = Deno.env.get("INIT_CWD");
+    if (!init) return;
+    const here = new URL(".", import.meta.url);
+    if (here.protocol !== "file:") return;
+    const cwd = Deno.cwd();
+    if (init !== cwd && Deno.realPathSync(cwd) === Deno.realPathSync(here.pathname)) {
+      Deno.chdir(init);
+    }
+  } catch { /* no permission to look: stay where we are */ }
+}
+
 if (import.meta.main) {
+  _startFolder();
   Deno.exit(await main(Deno.args));
 }

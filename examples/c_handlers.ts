@@ -40,5 +40,5 @@ try {
   using bad = new CallFrameBuilder().arg(x).ret(out).build();
   rt.callSync("demo.saxpy", bad);
 } catch (e) {
-  console.log("error:", String(e));
+  console.log("expected error (a frame without the second argument):", String(e));
 }

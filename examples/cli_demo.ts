@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { saveNpy } from "../mod.ts";
+import { saveNpy } from "../src/npy.ts";
 import { DataType } from "../mod.ts";
 import { buildDemoLibrary } from "./build_native.ts";
 
@@ -20,7 +20,13 @@ const cliPath = new URL("../cli.ts", import.meta.url).pathname;
 const dir = Deno.makeTempDirSync({ prefix: "cli_demo_" });
 
 async function cli(...args: string[]): Promise<void> {
+  await cliExpecting(0, "", ...args);
+}
+
+/** Runs the command line, printing the transcript; `why` says why a failure is expected. */
+async function cliExpecting(expected: number, why: string, ...args: string[]): Promise<void> {
   const shown = args.map((a) => a.replace(lib, "libdemo_handlers.so").replace(dir, "<tmp>"));
+  if (why) console.log(`# expected to fail: ${why}`);
   console.log(`$ cli ${shown.join(" ")}`);
   const r = await new Deno.Command(Deno.execPath(), {
     args: [
@@ -38,7 +44,12 @@ async function cli(...args: string[]): Promise<void> {
   }).output();
   const text = new TextDecoder().decode(r.stdout) + new TextDecoder().decode(r.stderr);
   console.log(text.replaceAll(lib, "libdemo_handlers.so").replaceAll(dir, "<tmp>").trimEnd());
-  console.log(`(exit code ${r.code})\n`);
+  console.log(
+    r.code === expected
+      ? `(exit code ${r.code}${expected !== 0 ? ", as expected" : ""})\n`
+      : `(exit code ${r.code}, expected ${expected})\n`,
+  );
+  if (r.code !== expected) Deno.exitCode = 1;
 }
 
 try {
@@ -99,7 +110,17 @@ try {
     "s64",
     "--json",
   );
-  await cli("run", lib, "demo_saxpy", "--arg", "f32[2]=1,2", "--ret", "f32[2]");
+  await cliExpecting(
+    1,
+    "demo_saxpy needs two arguments",
+    "run",
+    lib,
+    "demo_saxpy",
+    "--arg",
+    "f32[2]=1,2",
+    "--ret",
+    "f32[2]",
+  );
   // TS handlers: a module's exports (examples/handlers.ts), a handler and a stateful bundle.
   const handlers = new URL("./handlers.ts", import.meta.url).pathname;
   await cli(

@@ -47,5 +47,5 @@ try {
   rt.callSync("example.saxpy", bad);
 } catch (e) {
   if (!(e instanceof FfiError)) throw e;
-  console.log(`error: ${e}`);
+  console.log(`expected error (an S32 argument where the binding wants F32): ${e}`);
 }

@@ -39,5 +39,5 @@ for (let i = 0; i < 3; i++) {
 try {
   await rt.call(bundle, from0);
 } catch (e) {
-  console.log("without an instance:", String(e));
+  console.log("expected error (called without an instance):", String(e));
 }

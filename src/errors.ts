@@ -67,3 +67,12 @@ export function toFfiError(error: unknown): FfiError {
   }
   return new FfiError(ErrorCode.UNKNOWN, String(error), { cause: error });
 }
+
+/**
+ * @internal Deno's message for a library that did not load, with its
+ * repeated "Could not open library: " prefix said once.
+ */
+export function _loaderMessage(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.replace(/(Could not open library: )+/g, "Could not open library: ");
+}

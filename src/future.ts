@@ -218,7 +218,8 @@ export class CountDownPromise {
    * true when this count-down completed the promise. Throws
    * FAILED_PRECONDITION when counting below zero.
    */
-  countDown(error?: unknown, n = 1): boolean {
+  countDown(error?: unknown, n?: number): boolean {
+    n ??= 1;
     if (n < 1 || n > this.#remaining) {
       throw new FfiError(
         ErrorCode.FAILED_PRECONDITION,

@@ -270,13 +270,15 @@ function _repr(v: _PyValue): string {
  *
  * @example
  * ```ts
- * import { DataType, readNpy, writeNpy } from "@deno-xla/ffi";
+ * import { DataType } from "@deno-xla/ffi";
+ * import { readNpy, writeNpy } from "@deno-xla/ffi/npy";
  * const bytes = writeNpy({ dtype: DataType.S32, shape: [2, 2], data: new Int32Array([1, 2, 3, 4]) });
  * const a = readNpy(bytes);
  * console.log(a.dtype === DataType.S32, a.shape, a.data); // true [ 2, 2 ] Int32Array(4) [ 1, 2, 3, 4 ]
  * ```
  */
-export function readNpy(bytes: Uint8Array, options: ReadNpyOptions = {}): NpyArray {
+export function readNpy(bytes: Uint8Array, options?: ReadNpyOptions): NpyArray {
+  options ??= {};
   if (bytes.length < 10 || MAGIC.some((b, i) => bytes[i] !== b)) {
     throw _bad("Not a .npy file: the magic string \\x93NUMPY is missing");
   }
@@ -411,7 +413,8 @@ function _fortranToC(src: DataTypedArray, shape: number[], lanes: number): DataT
  *
  * @example
  * ```ts
- * import { DataType, writeNpy } from "@deno-xla/ffi";
+ * import { DataType } from "@deno-xla/ffi";
+ * import { writeNpy } from "@deno-xla/ffi/npy";
  * const bytes = writeNpy({ dtype: DataType.F32, shape: [3], data: new Float32Array([1, 2, 3]) });
  * console.log(bytes.length); // 140: a 128-byte header and 12 bytes of data
  * ```
@@ -471,12 +474,12 @@ export function writeNpy(array: NpyArrayLike): Uint8Array {
  *
  * @example
  * ```ts ignore
- * import { loadNpy } from "@deno-xla/ffi";
+ * import { loadNpy } from "@deno-xla/ffi/npy";
  * const a = loadNpy("weights.npy");
  * console.log(a.shape, a.data.length);
  * ```
  */
-export function loadNpy(path: string | URL, options: ReadNpyOptions = {}): NpyArray {
+export function loadNpy(path: string | URL, options?: ReadNpyOptions): NpyArray {
   let bytes: Uint8Array;
   try {
     bytes = Deno.readFileSync(path);
@@ -501,7 +504,8 @@ export function loadNpy(path: string | URL, options: ReadNpyOptions = {}): NpyAr
  *
  * @example
  * ```ts ignore
- * import { DataType, saveNpy } from "@deno-xla/ffi";
+ * import { DataType } from "@deno-xla/ffi";
+ * import { saveNpy } from "@deno-xla/ffi/npy";
  * saveNpy("out.npy", { dtype: DataType.F64, shape: [2], data: new Float64Array([1, 2]) });
  * ```
  */

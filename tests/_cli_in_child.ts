@@ -1,8 +1,8 @@
 /**
  * Runs the command line's `main()` in this process for each argv given as
  * JSON on stdin, then prints `{ runs: [{ code, out, err }], stats }` (the
- * handler host's statistics after the runs) as JSON and returns without
- * `Deno.exit`: the process only ends when no TS handler was left open.
+ * handler host's statistics after the runs, which show any TS handler or
+ * state a run left open) as JSON and returns without `Deno.exit`.
  *
  * TS handler tests run here, in a child, because the handler host belongs to
  * one JS thread per process, and `deno test` may run later test files on

@@ -1,14 +1,6 @@
 import assert from "node:assert/strict";
-import {
-  array,
-  AttrType,
-  CallFrameBuilder,
-  DataType,
-  ErrorCode,
-  FfiError,
-  Runtime,
-  scalar,
-} from "../mod.ts";
+import { array, CallFrameBuilder, DataType, ErrorCode, FfiError, Runtime, scalar } from "../mod.ts";
+import { AttrType } from "../src/abi/mod.ts";
 import { openTestHandlers } from "./_runtime_handlers.ts";
 
 /** Runs test_attrs on a builder's attributes and returns its description. */

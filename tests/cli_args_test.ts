@@ -360,12 +360,24 @@ Deno.test("inspect and help", () => {
     command: "inspect",
     path: "lib.so",
     json: false,
+    all: false,
+    verbose: false,
   });
   assert.deepEqual(parseCommandLine(["inspect", "--json", "lib.so"]), {
     command: "inspect",
     path: "lib.so",
     json: true,
+    all: false,
+    verbose: false,
   });
+  assert.deepEqual(parseCommandLine(["inspect", "--all", "lib.so", "--verbose"]), {
+    command: "inspect",
+    path: "lib.so",
+    json: false,
+    all: true,
+    verbose: true,
+  });
+  usageError(() => parseCommandLine(["inspect", "--all=1", "lib.so"]), /--all takes no value/);
   usageError(() => parseCommandLine(["inspect"]), /'inspect' takes one shared library path, got 0/);
   usageError(() => parseCommandLine(["inspect", "a.so", "b.so"]), /got 2/);
   usageError(

@@ -195,14 +195,14 @@ Deno.test("run: handler errors, stages, not-a-handler, module targets", async ()
   assert.equal(notHandler.code, ExitCode.LIBRARY);
   assert.match(
     notHandler.err,
-    /returned without filling in the metadata \(not a handler\); 'inspect /,
+    /returned without filling in the XLA FFI metadata: not a handler; 'inspect /,
   );
   // A sanitizer build (tests/sanitize.sh) reports the fault and exits with 1 instead.
   const crash = await cli(["run", probe, "probe_crashes"]);
   assert.equal(crash.code, ExitCode.LIBRARY);
   assert.match(
     crash.err,
-    /'probe_crashes' ended the query process \((signal SIGSEGV|exit code 1)\)/,
+    /'probe_crashes' ended the process running it before the call \((signal SIGSEGV|exit code 1)\): its metadata query or set-up crashed/,
   );
   const dir = Deno.makeTempDirSync();
   try {
@@ -239,16 +239,19 @@ Deno.test("inspect: handlers answer; crashing, exiting, hanging exports are skip
   assert.ok(!/^probe_returns_null /m.test(r.out));
   assert.match(
     r.out,
-    /^skipped probe_crashes: 'probe_crashes' ended the query process \((signal SIGSEGV|exit code 1)\)$/m,
+    /^3 exports skipped: they ended the query process or did not answer \(--verbose lists them\)$/m,
   );
+  const v = await cli(["inspect", "--verbose", lib]);
   assert.match(
-    r.out,
-    /^skipped probe_exits: 'probe_exits' ended the query process \(exit code 3\)$/m,
+    v.out,
+    /^skipped probe_crashes: ended the query process \((signal SIGSEGV|exit code 1)\)$/m,
   );
-  assert.match(r.out, /^skipped probe_hangs: 'probe_hangs' did not answer .* within 1500 ms$/m);
+  assert.match(v.out, /^skipped probe_exits: ended the query process \(exit code 3\)$/m);
+  assert.match(v.out, /^skipped probe_hangs: did not answer .* within 1500 ms$/m);
   const j = JSON.parse((await cli(["inspect", "--json", lib])).out);
   assert.deepEqual(j.handlers, [{
     symbol: "probe_handler",
+    name: "probe_handler",
     apiVersion: "0.1",
     traits: ["command_buffer_compatible"],
   }]);
@@ -662,4 +665,51 @@ Deno.test("inspect: the traits C handlers report (examples/native/demo_handlers.
   const text = await cli(["inspect", DEMO()]);
   assert.match(text.out, /^demo_saxpy\s+0\.1\s+command_buffer_compatible$/m);
   assert.match(text.out, /^demo_sum_async\s+0\.1\s+-$/m);
+});
+
+Deno.test("run: a number sent as a string attribute, or of another type, gets a typed hint", async () => {
+  const lib = DEMO();
+  const base = ["run", lib, "demo_saxpy", "--arg", "f32[2]=1,2", "--arg", "f32[2]=1", "--ret"];
+  const asString = await cli([...base, "f32[2]", "--attr", "alpha=2.5"]);
+  assert.equal(asString.code, ExitCode.HANDLER_ERROR);
+  assert.equal(
+    asString.err,
+    "error: handler 'demo_saxpy' failed (INVALID_ARGUMENT): saxpy: missing attribute alpha\n" +
+      "hint: attribute alpha=2.5 was sent as a string; a number needs its type, e.g. --attr " +
+      "alpha=f32:2.5 (or the type the handler binds: i32, f64, …)\n",
+  );
+  const r = await tsRuns({
+    string: [
+      "run",
+      HANDLERS,
+      "scale",
+      "--arg",
+      "f32[2]=1,2",
+      "--ret",
+      "f32[2]",
+      "--attr",
+      "alpha=2.5",
+    ],
+    f64: [
+      "run",
+      HANDLERS,
+      "scale",
+      "--arg",
+      "f32[2]=1,2",
+      "--ret",
+      "f32[2]",
+      "--attr",
+      "alpha=f64:2.5",
+    ],
+  });
+  assert.equal(r.string.code, ExitCode.HANDLER_ERROR);
+  assert.match(
+    r.string.err,
+    /Wrong attribute type: expected scalar but got string\nhint: attribute alpha=2\.5 was sent as a string; a number needs its type, e\.g\. --attr alpha=f32:2\.5/,
+  );
+  assert.equal(r.f64.code, ExitCode.HANDLER_ERROR);
+  assert.match(
+    r.f64.err,
+    /expected F32 but got F64\nhint: attribute alpha was sent as f64; the handler wants f32: --attr alpha=f32:2\.5\n$/,
+  );
 });

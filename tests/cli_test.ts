@@ -115,6 +115,7 @@ Deno.test("inspect with a runtime: handlers with version and traits", async () =
   const j = JSON.parse((await cli(["inspect", "--json", LIB()], scaleRuntime(new Map()))).out);
   assert.deepEqual(j.handlers, [{
     symbol: "elf_global_function",
+    name: "elf_global_function",
     apiVersion: "0.1",
     traits: ["command_buffer_compatible"],
   }]);
@@ -295,4 +296,6 @@ Deno.test("exit codes: ExitCode, the help text and the README list the same code
   assert.match(table, /\| 4 +\| library or module error/);
   assert.match(help, /--platform cuda without a CUDA driver/);
   assert.match(table, /`--platform cuda` without a CUDA driver/);
+  assert.match(help, /6 {3}the handler crashed: a fatal signal/);
+  assert.match(table, /\| 6 +\| the handler crashed: a fatal signal/);
 });

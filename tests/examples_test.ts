@@ -38,7 +38,7 @@ Deno.test("examples/saxpy.ts: a TS handler registered in the runtime, called thr
   );
   assert.match(
     out,
-    /error: FfiError \[INVALID_ARGUMENT\]: \[execute\] Failed to decode all FFI handler operands/,
+    /expected error \(an S32 argument where the binding wants F32\): FfiError \[INVALID_ARGUMENT\]: \[execute\] Failed to decode all FFI handler operands/,
   );
   assert.match(out, /Wrong buffer dtype: expected F32 but got S32/);
 });
@@ -48,7 +48,10 @@ Deno.test("examples/c_handlers.ts: metadata, results, a handler error", async ()
   assert.match(out, /demo_saxpy: API 0\.1, traits 1/);
   assert.match(out, /2 \* x \+ y = \[ 12, 24, 36, 48, 60, 72 \]/);
   assert.match(out, /2 \* x' \+ y = \[ 10, 20, 30, 40, 50, 62 \]/);
-  assert.match(out, /error: FfiError \[INVALID_ARGUMENT\]: saxpy: 2 args, 1 result/);
+  assert.match(
+    out,
+    /expected error \(a frame without the second argument\): FfiError \[INVALID_ARGUMENT\]: saxpy: 2 args, 1 result/,
+  );
 });
 
 Deno.test("examples/async_handler.ts: concurrent calls completing through futures", async () => {
@@ -59,7 +62,10 @@ Deno.test("examples/async_handler.ts: concurrent calls completing through future
 Deno.test("examples/stateful_handler.ts: separate state per instance", async () => {
   const out = await runExample("stateful_handler.ts");
   assert.match(out, /call 3: instance a = 103, instance b = 3/);
-  assert.match(out, /without an instance: FfiError \[FAILED_PRECONDITION\]/);
+  assert.match(
+    out,
+    /expected error \(called without an instance\): FfiError \[FAILED_PRECONDITION\]/,
+  );
 });
 
 Deno.test("examples/attributes.ts: every kind arrives, sorted", async () => {
@@ -95,7 +101,22 @@ Deno.test("examples/cli_demo.ts: inspect and run through the command line", asyn
   assert.match(out, /timing: 100 calls: median /);
   assert.match(out, /written to <tmp>\/y\.npy/);
   assert.match(out, /"values":\[42\]/);
-  assert.match(out, /failed \(INVALID_ARGUMENT\): saxpy: 2 args, 1 result\n\(exit code 1\)/);
+  assert.match(
+    out,
+    /# expected to fail: demo_saxpy needs two arguments\n\$ cli run libdemo_handlers\.so demo_saxpy .*\nerror: handler 'demo_saxpy' failed \(INVALID_ARGUMENT\): saxpy: 2 args, 1 result\n\(exit code 1, as expected\)/,
+  );
   assert.match(out, /\[\[ 2\.5, {2}5\.0\],\n \[ 7\.5, 10\.0\]\]\n\(exit code 0\)/);
   assert.match(out, /result 0: s64\[\]\n44\ntiming: 3 calls: /);
+});
+
+Deno.test("examples/demo.ts (deno task demo): every error it prints is announced as expected", async () => {
+  const out = await runExample("demo.ts");
+  const lines = out.split("\n");
+  for (const [i, line] of lines.entries()) {
+    if (!/^error:|\berror\b.*FfiError/.test(line) || /^expected error \(/.test(line)) continue;
+    // The command line's own "error:" lines follow a "# expected to fail" note.
+    const note = lines.slice(Math.max(0, i - 3), i).some((l) => l.startsWith("# expected to fail"));
+    assert.ok(note, `unannounced error line ${i + 1}: ${line}`);
+  }
+  assert.doesNotMatch(out, /Could not open library: Could not open library/);
 });

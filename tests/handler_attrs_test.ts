@@ -230,3 +230,71 @@ Deno.test({
     );
   },
 });
+
+Deno.test({
+  name: "optional attributes: undefined when absent, found by name, counts and unknown names",
+  ...opts,
+  fn: async () => {
+    let got: unknown[] = [];
+    // Bound out of sorted order, optional ones between required ones.
+    using h = Ffi.bind()
+      .attr("m", "i32").optionalAttr("z", "f32").optionalAttr("a", "string")
+      .attr("b", "bool")
+      .to((...v) => {
+        got = v;
+      });
+    const m = { scalar: D.S32, value: 7 } as const;
+    const b = { scalar: D.PRED, value: true } as const;
+    const cases: [Record<string, TestAttr>, unknown[]][] = [
+      [{ m, b }, [7, undefined, undefined, true]],
+      [{ m, b, z: { scalar: D.F32, value: 2.5 } }, [7, 2.5, undefined, true]],
+      [{ m, b, a: { string: "on" } }, [7, undefined, "on", true]],
+      [{ m, b, a: { string: "on" }, z: { scalar: D.F32, value: 2.5 } }, [7, 2.5, "on", true]],
+    ];
+    for (const [attrs, want] of cases) {
+      using f = frame({ attrs });
+      got = [];
+      assert.equal(await call(h.pointer, f), null, JSON.stringify(Object.keys(attrs)));
+      assert.deepEqual(got, want);
+    }
+    const fails: [Record<string, TestAttr>, string][] = [
+      [
+        { m },
+        "[execute] Wrong number of attributes: expected 2 to 4 (2 optional) but got 1 with name(s): m",
+      ],
+      [
+        { m, b, z: { scalar: D.F32, value: 1 }, a: { string: "" }, c: { string: "" } },
+        "[execute] Wrong number of attributes: expected 2 to 4 (2 optional) but got 5 with name(s): " +
+        "a, b, c, m, z",
+      ],
+      [
+        { m, b, x: { string: "" } },
+        "[execute] Unexpected attribute(s) with name(s): x (bound: a?, b, m, z?)",
+      ],
+      [
+        { m, a: { string: "" }, z: { scalar: D.F32, value: 1 } },
+        "[execute] Failed to decode all FFI handler operands (bad operands at: 3)\nDiagnostics:\n" +
+        "Missing attribute: b is not optional",
+      ],
+      [
+        { m, b, z: { scalar: D.F64, value: 1 } },
+        "[execute] Failed to decode all FFI handler operands (bad operands at: 1)\nDiagnostics:\n" +
+        "Wrong scalar data type: expected F32 but got F64",
+      ],
+    ];
+    for (const [attrs, message] of fails) {
+      using f = frame({ attrs });
+      assert.deepEqual(await call(h.pointer, f), { code: ErrorCode.INVALID_ARGUMENT, message });
+    }
+    // Only optional attributes: an empty frame decodes (0.1 checks the count too).
+    using only = Ffi.bind().optionalAttr("k", "i64").to((k) => {
+      got = [k];
+    });
+    {
+      using f = frame({});
+      assert.equal(await call(only.pointer, f), null);
+      assert.deepEqual(got, [undefined]);
+    }
+    assert.throws(() => Ffi.bind().attrs().optionalAttr("k", "i64"), /Attr cannot be mixed/);
+  },
+});

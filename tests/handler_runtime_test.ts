@@ -636,3 +636,133 @@ Deno.test("64-bit integer attributes: exact numbers, bigint kinds, and no silent
     ),
   );
 });
+
+for (
+  const [mode, what] of [
+    ["bind", "binds a handler and returns (no runtime)"],
+    ["threads", "calls a handler from 4 runtime threads and returns"],
+    ["async", "calls an async handler from 4 runtime threads and returns"],
+    ["pending", "returns while an async call from a runtime thread is still running"],
+  ] as const
+) {
+  Deno.test(`a script that leaves its handlers open exits by itself: ${what}`, async () => {
+    // Killed after 60 s: a process kept alive by its open handlers fails here.
+    const r = await runDeno(new URL("./_exit_child.ts", import.meta.url), [mode], {
+      timeoutMs: 60_000,
+    });
+    assert.equal(r.code, 0, `exit code ${r.code} (143: killed at the timeout)\n${r.stderr}`);
+    assert.match(r.stdout, new RegExp(`^done ${mode}$`, "m"));
+    if (mode === "pending") {
+      // The process waited for the running call before it exited.
+      assert.match(r.stdout, /^callOnThreads settled: 1 ok, y\[0\] = 7$/m);
+    }
+    assert.equal(r.stderr, "");
+  });
+}
+
+Deno.test("hints: an attribute given as a plain number to an f32 handler names scalar()", async () => {
+  using rt = new Runtime({ threads: 1 });
+  using h = Ffi.bind().arg(D.F32, 1).ret(D.F32, 1).attr("alpha", "f32").to(() => {});
+  const x = new Float32Array(2), y = new Float32Array(2);
+  // The user's mistake: 2 is an integer, so the attribute is S64.
+  using f = new CallFrameBuilder().arg(x).ret(y).attr("alpha", 2).build();
+  const message = "[execute] Failed to decode all FFI handler operands (bad operands at: 2)\n" +
+    "Diagnostics:\nWrong scalar data type: expected F32 but got S64\n" +
+    "Hint: attribute 'alpha' is S64 because it was given as a plain JS number (an integer " +
+    'makes S64, any other number F64): give the type the handler expects, .attr("alpha", ' +
+    "scalar(DataType.F32, 2))";
+  assert.throws(() => rt.callSync(h, f), isFfi(ErrorCode.INVALID_ARGUMENT, message));
+  await assert.rejects(rt.call(h, f), isFfi(ErrorCode.INVALID_ARGUMENT, message));
+  const r = await rt.callOnThreads(h, f, { threads: 1 });
+  assert.equal(r.firstError?.message, message);
+  // Arrays and nested dictionaries name array() and the dotted path.
+  using arr = Ffi.bind().attr("cfg", "dict").attr("w", "f32[]").to(() => {});
+  using g = new CallFrameBuilder().attr("cfg", { a: 1 }).attr("w", [1, 2.5]).build();
+  assert.throws(
+    () => rt.callSync(arr, g),
+    isFfi(
+      ErrorCode.INVALID_ARGUMENT,
+      /F64\nHint: attribute 'w' is F64 .*array\(DataType\.F32, \[1, 2\.5\]\)\)$/,
+    ),
+  );
+  // Typed the way the handler wants: no error; a typed mismatch gets no hint.
+  using ok = new CallFrameBuilder().arg(x).ret(y).attr("alpha", scalar(D.F32, 2)).build();
+  rt.callSync(h, ok);
+  using typed = new CallFrameBuilder().arg(x).ret(y).attr("alpha", scalar(D.F64, 2)).build();
+  assert.throws(
+    () => rt.callSync(h, typed),
+    (e) => e instanceof FfiError && e.message.endsWith("expected F32 but got F64"),
+  );
+});
+
+Deno.test("hints: register and calls with something that is not a handler say what they accept", () => {
+  using rt = new Runtime({ threads: 0 });
+  using f = new CallFrameBuilder().build();
+  const accepts =
+    /^Runtime\.register expects a handler \(a TS handler made with Ffi\.bind\(\)…to\(fn\), a NativeHandler from HandlerLibrary\.handler\(name\), or any object whose 'pointer' is an XLA_FFI_Handler\* pointer object\), or a bundle of them by stage/;
+  const cases: [unknown, RegExp][] = [
+    [() => {}, /got a function: bind the function first, e\.g\. Ffi\.bind\(\)/],
+    [{}, /; got an object$/],
+    [5, /; got number 5$/],
+    ["x", /; got the string "x"$/],
+    [null, /; got null$/],
+    [{ pointer: {} }, /; got an object with keys pointer$/],
+  ];
+  for (const [value, tail] of cases) {
+    assert.throws(
+      () => rt.register(name("bad"), value as never),
+      (e) =>
+        e instanceof FfiError && e.code === ErrorCode.INVALID_ARGUMENT &&
+        accepts.test(e.message) && tail.test(e.message),
+      String(value),
+    );
+  }
+  assert.throws(
+    () => rt.register(name("bad"), { execute: 3 } as never),
+    isFfi(
+      ErrorCode.INVALID_ARGUMENT,
+      /^Runtime\.register: the execute stage of the bundle must be a handler .*; got number 3$/,
+    ),
+  );
+  assert.throws(
+    () => rt.callSync(42 as never, f),
+    isFfi(
+      ErrorCode.INVALID_ARGUMENT,
+      /^A runtime call expects a registered handler name, a handler/,
+    ),
+  );
+  assert.throws(
+    () => rt.metadata({} as never),
+    isFfi(ErrorCode.INVALID_ARGUMENT, /^Runtime\.metadata expects a handler .*; got an object$/),
+  );
+});
+
+Deno.test("hints: NOT_FOUND for a registered name suggests the closest one", () => {
+  using rt = new Runtime({ threads: 0 });
+  using h = Ffi.bind().to(() => {});
+  const base = name("saxpy");
+  rt.register(base, h);
+  const gpu = name("gpu_only");
+  rt.register(gpu, h, { platform: "CUDA" });
+  using f = new CallFrameBuilder().build();
+  const typo = base.replace("saxpy", "saxpi");
+  assert.throws(
+    () => rt.callSync(typo, f),
+    isFfi(
+      ErrorCode.NOT_FOUND,
+      `No FFI handler registered for ${typo} on a platform Host (canonical host) ` +
+        `(did you mean '${base}'?)`,
+    ),
+  );
+  assert.throws(
+    () => rt.callSync(gpu, f),
+    isFfi(ErrorCode.NOT_FOUND, /\(it is registered for CUDA\)$/),
+  );
+  assert.throws(
+    () => rt.callSync("nothing.like.it.at.all", f),
+    isFfi(
+      ErrorCode.NOT_FOUND,
+      "No FFI handler registered for nothing.like.it.at.all on a platform Host (canonical host)",
+    ),
+  );
+});

@@ -72,12 +72,7 @@ Deno.test({
   ...opts,
   fn: async () => {
     using h = Ffi.bind().to(() => {});
-    const mod = new URL("../src/handler/mod.ts", import.meta.url).href;
-    const src = `import(${JSON.stringify(mod)}).then((m) => {
-      try { m.Ffi.bind().to(() => {}); postMessage("no error"); }
-      catch (e) { postMessage(String(e)); }
-    });`;
-    const w = new Worker(`data:application/javascript,${encodeURIComponent(src)}`, {
+    const w = new Worker(new URL("./_second_host_worker.ts", import.meta.url), {
       type: "module",
     });
     const msg = await new Promise<string>((resolve) => w.onmessage = (e) => resolve(e.data));

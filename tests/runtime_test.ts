@@ -479,12 +479,24 @@ Deno.test("registration: aliases, traits, duplicates, version, missing execute, 
     assert.ok(rt.lookup(p, canonical).bundle.execute);
     assert.throws(
       () => rt.lookup(p),
-      isFfi(
-        ErrorCode.NOT_FOUND,
-        `No FFI handler registered for ${p} on a platform Host (canonical host)`,
-      ),
+      (e: unknown) =>
+        isFfi(ErrorCode.NOT_FOUND)(e) &&
+        (e as Error).message.startsWith(
+          `No FFI handler registered for ${p} on a platform Host (canonical host)`,
+        ),
     );
   }
+  // The NOT_FOUND names where the name is registered instead.
+  const gpuOnly = name("gpu_only");
+  rt.register(gpuOnly, echo, { platform: "gpu" });
+  assert.throws(
+    () => rt.lookup(gpuOnly),
+    isFfi(
+      ErrorCode.NOT_FOUND,
+      `No FFI handler registered for ${gpuOnly} on a platform Host (canonical host) ` +
+        `(it is registered for CUDA)`,
+    ),
+  );
   assert.throws(
     () => rt.lookup("no.such.handler"),
     isFfi(

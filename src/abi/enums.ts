@@ -100,7 +100,7 @@ export enum ExecutionStage {
  *
  * @example
  * ```ts
- * import { ArgType } from "@deno-xla/ffi";
+ * import { ArgType } from "@deno-xla/ffi/abi";
  * console.log(ArgType.BUFFER); // 1
  * ```
  */
@@ -113,7 +113,7 @@ export enum ArgType {
  *
  * @example
  * ```ts
- * import { RetType } from "@deno-xla/ffi";
+ * import { RetType } from "@deno-xla/ffi/abi";
  * console.log(RetType.BUFFER); // 1
  * ```
  */
@@ -126,7 +126,7 @@ export enum RetType {
  *
  * @example
  * ```ts
- * import { AttrType } from "@deno-xla/ffi";
+ * import { AttrType } from "@deno-xla/ffi/abi";
  * console.log(AttrType[AttrType.SCALAR]); // "SCALAR"
  * ```
  */
@@ -143,7 +143,7 @@ export enum AttrType {
  *
  * @example
  * ```ts
- * import { ExtensionType } from "@deno-xla/ffi";
+ * import { ExtensionType } from "@deno-xla/ffi/abi";
  * console.log(ExtensionType.METADATA); // 1
  * ```
  */
@@ -186,7 +186,7 @@ export function stageName(stage: number): string {
  *
  * @example
  * ```ts
- * import { AttrType, attrTypeName } from "@deno-xla/ffi";
+ * import { AttrType, attrTypeName } from "@deno-xla/ffi/abi";
  * console.log(attrTypeName(AttrType.DICTIONARY)); // "dictionary"
  * ```
  */

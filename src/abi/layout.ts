@@ -73,7 +73,7 @@ const HEADER = {
  *
  * @example
  * ```ts
- * import { EXTENSION_BASE } from "@deno-xla/ffi";
+ * import { EXTENSION_BASE } from "@deno-xla/ffi/abi";
  * console.log(EXTENSION_BASE.fields.next.offset); // 16
  * ```
  */
@@ -95,7 +95,7 @@ export const EXTENSION_BASE = {
  *
  * @example
  * ```ts
- * import { API_VERSION } from "@deno-xla/ffi";
+ * import { API_VERSION } from "@deno-xla/ffi/abi";
  * console.log(API_VERSION.structSize); // 24
  * ```
  */
@@ -117,7 +117,7 @@ export const API_VERSION = {
  *
  * @example
  * ```ts
- * import { TYPE_ID } from "@deno-xla/ffi";
+ * import { TYPE_ID } from "@deno-xla/ffi/abi";
  * console.log(TYPE_ID.sizeof); // 8
  * ```
  */
@@ -135,7 +135,7 @@ export const TYPE_ID = {
  *
  * @example
  * ```ts
- * import { BYTE_SPAN } from "@deno-xla/ffi";
+ * import { BYTE_SPAN } from "@deno-xla/ffi/abi";
  * console.log(BYTE_SPAN.fields.len.offset); // 8
  * ```
  */
@@ -156,7 +156,7 @@ export const BYTE_SPAN = {
  *
  * @example
  * ```ts
- * import { SCALAR } from "@deno-xla/ffi";
+ * import { SCALAR } from "@deno-xla/ffi/abi";
  * console.log(SCALAR.fields.value.offset); // 8
  * ```
  */
@@ -177,7 +177,7 @@ export const SCALAR = {
  *
  * @example
  * ```ts
- * import { ARRAY } from "@deno-xla/ffi";
+ * import { ARRAY } from "@deno-xla/ffi/abi";
  * console.log(ARRAY.fields.data.offset); // 16
  * ```
  */
@@ -199,7 +199,7 @@ export const ARRAY = {
  *
  * @example
  * ```ts
- * import { BUFFER } from "@deno-xla/ffi";
+ * import { BUFFER } from "@deno-xla/ffi/abi";
  * console.log(BUFFER.sizeof, BUFFER.fields.dims.offset); // 48 40
  * ```
  */
@@ -223,7 +223,7 @@ export const BUFFER = {
  *
  * @example
  * ```ts
- * import { ARGS } from "@deno-xla/ffi";
+ * import { ARGS } from "@deno-xla/ffi/abi";
  * console.log(ARGS.fields.args.offset); // 32
  * ```
  */
@@ -246,7 +246,7 @@ export const ARGS = {
  *
  * @example
  * ```ts
- * import { RETS } from "@deno-xla/ffi";
+ * import { RETS } from "@deno-xla/ffi/abi";
  * console.log(RETS.fields.rets.offset); // 32
  * ```
  */
@@ -270,7 +270,7 @@ export const RETS = {
  *
  * @example
  * ```ts
- * import { ATTRS } from "@deno-xla/ffi";
+ * import { ATTRS } from "@deno-xla/ffi/abi";
  * console.log(ATTRS.sizeof); // 48
  * ```
  */
@@ -295,7 +295,7 @@ export const ATTRS = {
  *
  * @example
  * ```ts
- * import { CALL_FRAME } from "@deno-xla/ffi";
+ * import { CALL_FRAME } from "@deno-xla/ffi/abi";
  * console.log(CALL_FRAME.structSize, CALL_FRAME.sizeof); // 168 176
  * ```
  */
@@ -322,7 +322,7 @@ export const CALL_FRAME = {
  *
  * @example
  * ```ts
- * import { HANDLER_BUNDLE } from "@deno-xla/ffi";
+ * import { HANDLER_BUNDLE } from "@deno-xla/ffi/abi";
  * console.log(HANDLER_BUNDLE.fields.execute.offset); // 24
  * ```
  */
@@ -345,7 +345,7 @@ export const HANDLER_BUNDLE = {
  *
  * @example
  * ```ts
- * import { ERROR_CREATE_ARGS } from "@deno-xla/ffi";
+ * import { ERROR_CREATE_ARGS } from "@deno-xla/ffi/abi";
  * console.log(ERROR_CREATE_ARGS.structSize); // 28
  * ```
  */
@@ -367,7 +367,7 @@ export const ERROR_CREATE_ARGS = {
  *
  * @example
  * ```ts
- * import { ERROR_GET_MESSAGE_ARGS } from "@deno-xla/ffi";
+ * import { ERROR_GET_MESSAGE_ARGS } from "@deno-xla/ffi/abi";
  * console.log(ERROR_GET_MESSAGE_ARGS.fields.message.offset); // 24
  * ```
  */
@@ -389,7 +389,7 @@ export const ERROR_GET_MESSAGE_ARGS = {
  *
  * @example
  * ```ts
- * import { ERROR_DESTROY_ARGS } from "@deno-xla/ffi";
+ * import { ERROR_DESTROY_ARGS } from "@deno-xla/ffi/abi";
  * console.log(ERROR_DESTROY_ARGS.sizeof); // 24
  * ```
  */
@@ -407,7 +407,7 @@ export const ERROR_DESTROY_ARGS = {
  *
  * @example
  * ```ts
- * import { ERROR_GET_CODE_ARGS } from "@deno-xla/ffi";
+ * import { ERROR_GET_CODE_ARGS } from "@deno-xla/ffi/abi";
  * console.log(ERROR_GET_CODE_ARGS.version); // "0.5"
  * ```
  */
@@ -429,7 +429,7 @@ export const ERROR_GET_CODE_ARGS = {
  *
  * @example
  * ```ts
- * import { HANDLER_REGISTER_ARGS } from "@deno-xla/ffi";
+ * import { HANDLER_REGISTER_ARGS } from "@deno-xla/ffi/abi";
  * console.log(HANDLER_REGISTER_ARGS.fields.traits.offset); // 80
  * ```
  */
@@ -453,7 +453,7 @@ export const HANDLER_REGISTER_ARGS = {
  *
  * @example
  * ```ts
- * import { STREAM_GET_ARGS } from "@deno-xla/ffi";
+ * import { STREAM_GET_ARGS } from "@deno-xla/ffi/abi";
  * console.log(STREAM_GET_ARGS.fields.stream.offset); // 24
  * ```
  */
@@ -475,7 +475,7 @@ export const STREAM_GET_ARGS = {
  *
  * @example
  * ```ts
- * import { TYPE_ID_REGISTER_ARGS } from "@deno-xla/ffi";
+ * import { TYPE_ID_REGISTER_ARGS } from "@deno-xla/ffi/abi";
  * console.log(TYPE_ID_REGISTER_ARGS.structSize); // 40
  * ```
  */
@@ -497,7 +497,7 @@ export const TYPE_ID_REGISTER_ARGS = {
  *
  * @example
  * ```ts
- * import { EXECUTION_CONTEXT_GET_ARGS } from "@deno-xla/ffi";
+ * import { EXECUTION_CONTEXT_GET_ARGS } from "@deno-xla/ffi/abi";
  * console.log(EXECUTION_CONTEXT_GET_ARGS.fields.data.offset); // 32
  * ```
  */
@@ -520,7 +520,7 @@ export const EXECUTION_CONTEXT_GET_ARGS = {
  *
  * @example
  * ```ts
- * import { STATE_SET_ARGS } from "@deno-xla/ffi";
+ * import { STATE_SET_ARGS } from "@deno-xla/ffi/abi";
  * console.log(STATE_SET_ARGS.fields.deleter.offset); // 40
  * ```
  */
@@ -544,7 +544,7 @@ export const STATE_SET_ARGS = {
  *
  * @example
  * ```ts
- * import { STATE_GET_ARGS } from "@deno-xla/ffi";
+ * import { STATE_GET_ARGS } from "@deno-xla/ffi/abi";
  * console.log(STATE_GET_ARGS.sizeof); // 40
  * ```
  */
@@ -569,7 +569,7 @@ export const STATE_GET_ARGS = {
  *
  * @example
  * ```ts
- * import { STATE_SET_ARGS_V0_2 } from "@deno-xla/ffi";
+ * import { STATE_SET_ARGS_V0_2 } from "@deno-xla/ffi/abi";
  * console.log(STATE_SET_ARGS_V0_2.structSize, STATE_SET_ARGS_V0_2.version); // 40 0.2
  * ```
  */
@@ -597,7 +597,7 @@ const STATE_V0_3_FIELDS = {
  *
  * @example
  * ```ts
- * import { STATE_SET_ARGS_V0_3 } from "@deno-xla/ffi";
+ * import { STATE_SET_ARGS_V0_3 } from "@deno-xla/ffi/abi";
  * console.log(STATE_SET_ARGS_V0_3.fields.state.offset); // 40
  * ```
  */
@@ -615,7 +615,7 @@ export const STATE_SET_ARGS_V0_3 = {
  *
  * @example
  * ```ts
- * import { STATE_GET_ARGS_V0_3 } from "@deno-xla/ffi";
+ * import { STATE_GET_ARGS_V0_3 } from "@deno-xla/ffi/abi";
  * console.log(STATE_GET_ARGS_V0_3.fields.stage.offset); // 24
  * ```
  */
@@ -633,7 +633,7 @@ export const STATE_GET_ARGS_V0_3 = {
  *
  * @example
  * ```ts
- * import { DEVICE_MEMORY_ALLOCATE_ARGS } from "@deno-xla/ffi";
+ * import { DEVICE_MEMORY_ALLOCATE_ARGS } from "@deno-xla/ffi/abi";
  * console.log(DEVICE_MEMORY_ALLOCATE_ARGS.fields.data.offset); // 40
  * ```
  */
@@ -657,7 +657,7 @@ export const DEVICE_MEMORY_ALLOCATE_ARGS = {
  *
  * @example
  * ```ts
- * import { DEVICE_MEMORY_FREE_ARGS } from "@deno-xla/ffi";
+ * import { DEVICE_MEMORY_FREE_ARGS } from "@deno-xla/ffi/abi";
  * console.log(DEVICE_MEMORY_FREE_ARGS.sizeof); // 40
  * ```
  */
@@ -680,7 +680,7 @@ export const DEVICE_MEMORY_FREE_ARGS = {
  *
  * @example
  * ```ts
- * import { THREAD_POOL_SCHEDULE_ARGS } from "@deno-xla/ffi";
+ * import { THREAD_POOL_SCHEDULE_ARGS } from "@deno-xla/ffi/abi";
  * console.log(THREAD_POOL_SCHEDULE_ARGS.fields.task.offset); // 24
  * ```
  */
@@ -703,7 +703,7 @@ export const THREAD_POOL_SCHEDULE_ARGS = {
  *
  * @example
  * ```ts
- * import { THREAD_POOL_NUM_THREADS_ARGS } from "@deno-xla/ffi";
+ * import { THREAD_POOL_NUM_THREADS_ARGS } from "@deno-xla/ffi/abi";
  * console.log(THREAD_POOL_NUM_THREADS_ARGS.structSize); // 32
  * ```
  */
@@ -726,7 +726,7 @@ export const THREAD_POOL_NUM_THREADS_ARGS = {
  *
  * @example
  * ```ts
- * import { FUTURE_CREATE_ARGS } from "@deno-xla/ffi";
+ * import { FUTURE_CREATE_ARGS } from "@deno-xla/ffi/abi";
  * console.log(FUTURE_CREATE_ARGS.structSize, FUTURE_CREATE_ARGS.sizeof); // 16 24
  * ```
  */
@@ -744,7 +744,7 @@ export const FUTURE_CREATE_ARGS = {
  *
  * @example
  * ```ts
- * import { FUTURE_SET_AVAILABLE_ARGS } from "@deno-xla/ffi";
+ * import { FUTURE_SET_AVAILABLE_ARGS } from "@deno-xla/ffi/abi";
  * console.log(FUTURE_SET_AVAILABLE_ARGS.structSize); // 24
  * ```
  */
@@ -762,7 +762,7 @@ export const FUTURE_SET_AVAILABLE_ARGS = {
  *
  * @example
  * ```ts
- * import { FUTURE_SET_ERROR_ARGS } from "@deno-xla/ffi";
+ * import { FUTURE_SET_ERROR_ARGS } from "@deno-xla/ffi/abi";
  * console.log(FUTURE_SET_ERROR_ARGS.fields.error.offset); // 24
  * ```
  */
@@ -784,7 +784,7 @@ export const FUTURE_SET_ERROR_ARGS = {
  *
  * @example
  * ```ts
- * import { RUN_ID_GET_ARGS } from "@deno-xla/ffi";
+ * import { RUN_ID_GET_ARGS } from "@deno-xla/ffi/abi";
  * console.log(RUN_ID_GET_ARGS.fields.run_id.offset); // 24
  * ```
  */
@@ -806,7 +806,7 @@ export const RUN_ID_GET_ARGS = {
  *
  * @example
  * ```ts
- * import { DEVICE_ORDINAL_GET_ARGS } from "@deno-xla/ffi";
+ * import { DEVICE_ORDINAL_GET_ARGS } from "@deno-xla/ffi/abi";
  * console.log(DEVICE_ORDINAL_GET_ARGS.structSize); // 28
  * ```
  */
@@ -828,7 +828,7 @@ export const DEVICE_ORDINAL_GET_ARGS = {
  *
  * @example
  * ```ts
- * import { METADATA } from "@deno-xla/ffi";
+ * import { METADATA } from "@deno-xla/ffi/abi";
  * console.log(METADATA.structSize, METADATA.sizeof); // 36 40
  * ```
  */
@@ -851,7 +851,7 @@ export const METADATA = {
  *
  * @example
  * ```ts
- * import { METADATA_V0_2 } from "@deno-xla/ffi";
+ * import { METADATA_V0_2 } from "@deno-xla/ffi/abi";
  * console.log(METADATA_V0_2.fields.state_type_id.offset); // 40
  * ```
  */
@@ -873,7 +873,7 @@ export const METADATA_V0_2 = {
  *
  * @example
  * ```ts
- * import { METADATA_EXTENSION } from "@deno-xla/ffi";
+ * import { METADATA_EXTENSION } from "@deno-xla/ffi/abi";
  * console.log(METADATA_EXTENSION.fields.metadata.offset); // 24
  * ```
  */
@@ -894,7 +894,7 @@ export const METADATA_EXTENSION = {
  *
  * @example
  * ```ts
- * import { TYPE_INFO_V0_2 } from "@deno-xla/ffi";
+ * import { TYPE_INFO_V0_2 } from "@deno-xla/ffi/abi";
  * console.log(TYPE_INFO_V0_2.version); // "0.2-late"
  * ```
  */
@@ -913,7 +913,7 @@ export const TYPE_INFO_V0_2 = {
  *
  * @example
  * ```ts
- * import { TYPE_REGISTER_ARGS_V0_2 } from "@deno-xla/ffi";
+ * import { TYPE_REGISTER_ARGS_V0_2 } from "@deno-xla/ffi/abi";
  * console.log(TYPE_REGISTER_ARGS_V0_2.structSize, TYPE_REGISTER_ARGS_V0_2.sizeof); // 40 48
  * ```
  */
@@ -936,7 +936,7 @@ export const TYPE_REGISTER_ARGS_V0_2 = {
  *
  * @example
  * ```ts
- * import { API_SLOTS_V0_1 } from "@deno-xla/ffi";
+ * import { API_SLOTS_V0_1 } from "@deno-xla/ffi/abi";
  * console.log(API_SLOTS_V0_1.length, API_SLOTS_V0_1[4]); // 18 "XLA_FFI_Stream_Get"
  * ```
  */
@@ -966,7 +966,7 @@ export const API_SLOTS_V0_1 = [
  *
  * @example
  * ```ts
- * import { API_SLOTS_V0_5 } from "@deno-xla/ffi";
+ * import { API_SLOTS_V0_5 } from "@deno-xla/ffi/abi";
  * console.log(API_SLOTS_V0_5[18]); // "XLA_FFI_Error_GetCode"
  * ```
  */
@@ -978,7 +978,7 @@ export const API_SLOTS_V0_5 = [...API_SLOTS_V0_1, "XLA_FFI_Error_GetCode"] as co
  *
  * @example
  * ```ts
- * import { API_SLOTS_V0_2 } from "@deno-xla/ffi";
+ * import { API_SLOTS_V0_2 } from "@deno-xla/ffi/abi";
  * console.log(API_SLOTS_V0_2[5]); // "XLA_FFI_Type_Register"
  * ```
  */
@@ -1036,7 +1036,7 @@ function _apiFields(slots: readonly string[]): Record<string, FieldLayout> {
  *
  * @example
  * ```ts
- * import { API } from "@deno-xla/ffi";
+ * import { API } from "@deno-xla/ffi/abi";
  * console.log(API.sizeof, API.fields.XLA_FFI_DeviceOrdinal_Get.offset); // 192 184
  * ```
  */
@@ -1054,7 +1054,7 @@ export const API: ApiLayout<(typeof API_SLOTS_V0_1)[number]> = {
  *
  * @example
  * ```ts
- * import { API_V0_5 } from "@deno-xla/ffi";
+ * import { API_V0_5 } from "@deno-xla/ffi/abi";
  * console.log(API_V0_5.sizeof, API_V0_5.fields.XLA_FFI_Error_GetCode.offset); // 200 192
  * ```
  */
@@ -1074,7 +1074,7 @@ export const API_V0_5: ApiLayout<(typeof API_SLOTS_V0_5)[number]> = {
  *
  * @example
  * ```ts
- * import { API_V0_2 } from "@deno-xla/ffi";
+ * import { API_V0_2 } from "@deno-xla/ffi/abi";
  * console.log(API_V0_2.fields.XLA_FFI_Type_Register.offset); // 88
  * ```
  */
@@ -1092,7 +1092,7 @@ export const API_V0_2: ApiLayout<(typeof API_SLOTS_V0_2)[number]> = {
  *
  * @example
  * ```ts
- * import { LAYOUTS } from "@deno-xla/ffi";
+ * import { LAYOUTS } from "@deno-xla/ffi/abi";
  * for (const layout of Object.values(LAYOUTS)) {
  *   if (layout.structSize !== null && layout.structSize < layout.sizeof) {
  *     console.log(`${layout.name}: STRUCT_SIZE ${layout.structSize} < sizeof ${layout.sizeof}`);

@@ -89,7 +89,7 @@ import {
  *
  * @example
  * ```ts
- * import { READ_LIMITS } from "@deno-xla/ffi";
+ * import { READ_LIMITS } from "@deno-xla/ffi/abi";
  * console.log(READ_LIMITS.maxRank); // 1024
  * ```
  */
@@ -328,7 +328,7 @@ function _readInto<L extends StructLayout>(
  *
  * @example
  * ```ts
- * import { readStruct, RUN_ID_GET_ARGS, writeStruct } from "@deno-xla/ffi";
+ * import { readStruct, RUN_ID_GET_ARGS, writeStruct } from "@deno-xla/ffi/abi";
  * const bytes = new Uint8Array(RUN_ID_GET_ARGS.sizeof);
  * writeStruct(RUN_ID_GET_ARGS, bytes, 0, { ctx: null, run_id: 42n });
  * const args = readStruct(RUN_ID_GET_ARGS, Deno.UnsafePointer.of(bytes));
@@ -370,7 +370,8 @@ function _dtype(value: number, where: string): DataType {
  *
  * @example
  * ```ts
- * import { DataType, readScalar, writeScalar } from "@deno-xla/ffi";
+ * import { DataType } from "@deno-xla/ffi";
+ * import { readScalar, writeScalar } from "@deno-xla/ffi/abi";
  * const value = new Float64Array([2.5]);
  * const bytes = new Uint8Array(16);
  * writeScalar(bytes, 0, { dtype: DataType.F64, value: Deno.UnsafePointer.of(value) });
@@ -455,7 +456,8 @@ function _typedArray(dtype: DataType, buf: ArrayBuffer): ArrayValue {
  *
  * @example
  * ```ts
- * import { DataType, readArray, writeArray } from "@deno-xla/ffi";
+ * import { DataType } from "@deno-xla/ffi";
+ * import { readArray, writeArray } from "@deno-xla/ffi/abi";
  * const data = new Int32Array([1, 2, 3]);
  * const bytes = new Uint8Array(24);
  * writeArray(bytes, 0, { dtype: DataType.S32, size: 3, data: Deno.UnsafePointer.of(data) });
@@ -486,7 +488,7 @@ export function readArray(ptr: Deno.PointerValue): { dtype: DataType; value: Arr
  *
  * @example
  * ```ts
- * import { readByteSpan, writeByteSpan } from "@deno-xla/ffi";
+ * import { readByteSpan, writeByteSpan } from "@deno-xla/ffi/abi";
  * const text = new TextEncoder().encode("hello");
  * const bytes = new Uint8Array(16);
  * writeByteSpan(bytes, 0, { ptr: Deno.UnsafePointer.of(text), len: text.length });
@@ -547,7 +549,7 @@ function _attrsAt(v: Deno.UnsafePointerView, base: number, depth: number): AttrE
  *
  * @example
  * ```ts
- * import { AttrType, readAttrs, writeAttrs, writeByteSpan } from "@deno-xla/ffi";
+ * import { AttrType, readAttrs, writeAttrs, writeByteSpan } from "@deno-xla/ffi/abi";
  * const [name, value] = [new TextEncoder().encode("mode"), new TextEncoder().encode("fast")];
  * const spans = new Uint8Array(32);
  * writeByteSpan(spans, 0, { ptr: Deno.UnsafePointer.of(name), len: name.length });
@@ -579,7 +581,8 @@ export function readAttrs(ptr: Deno.PointerValue): AttrEntry[] {
  *
  * @example
  * ```ts
- * import { DataType, readBuffer, writeBuffer } from "@deno-xla/ffi";
+ * import { DataType } from "@deno-xla/ffi";
+ * import { readBuffer, writeBuffer } from "@deno-xla/ffi/abi";
  * const dims = new BigInt64Array([2n, 3n]);
  * const bytes = new Uint8Array(48);
  * writeBuffer(bytes, 0, {
@@ -652,7 +655,8 @@ function _list(
  *
  * @example
  * ```ts
- * import { DataType, readArgs, writeArgs, writeBuffer } from "@deno-xla/ffi";
+ * import { DataType } from "@deno-xla/ffi";
+ * import { readArgs, writeArgs, writeBuffer } from "@deno-xla/ffi/abi";
  * const buffer = new Uint8Array(48);
  * writeBuffer(buffer, 0, { dtype: DataType.TOKEN });
  * const types = new Uint32Array([1]); // BUFFER
@@ -671,7 +675,8 @@ export function readArgs(ptr: Deno.PointerValue): ArgValue[] {
  *
  * @example
  * ```ts
- * import { DataType, readRets, writeBuffer, writeRets } from "@deno-xla/ffi";
+ * import { DataType } from "@deno-xla/ffi";
+ * import { readRets, writeBuffer, writeRets } from "@deno-xla/ffi/abi";
  * const buffer = new Uint8Array(48);
  * writeBuffer(buffer, 0, { dtype: DataType.F32, data: 0x1000n });
  * const types = new Uint32Array([1]); // BUFFER
@@ -692,7 +697,8 @@ export function readRets(ptr: Deno.PointerValue): RetValue[] {
  *
  * @example
  * ```ts
- * import { ExecutionStage, readCallFrame, writeCallFrame } from "@deno-xla/ffi";
+ * import { ExecutionStage } from "@deno-xla/ffi";
+ * import { readCallFrame, writeCallFrame } from "@deno-xla/ffi/abi";
  * const b = new Uint8Array(176);
  * writeCallFrame(b, 0, { stage: ExecutionStage.EXECUTE, ctx: 0x10n });
  * const f = readCallFrame(Deno.UnsafePointer.of(b));
@@ -733,7 +739,7 @@ export function readCallFrame(ptr: Deno.PointerValue): CallFrameValue {
  *
  * @example
  * ```ts
- * import { readMetadata, writeMetadata } from "@deno-xla/ffi";
+ * import { readMetadata, writeMetadata } from "@deno-xla/ffi/abi";
  * const bytes = new Uint8Array(48);
  * writeMetadata(bytes, 0, { api_version: { major_version: 0, minor_version: 1 }, traits: 1 });
  * const m = readMetadata(Deno.UnsafePointer.of(bytes));
@@ -758,7 +764,7 @@ export function readMetadata(
  *
  * @example
  * ```ts
- * import { readMetadataExtension, writeMetadataExtension } from "@deno-xla/ffi";
+ * import { readMetadataExtension, writeMetadataExtension } from "@deno-xla/ffi/abi";
  * const bytes = new Uint8Array(32);
  * writeMetadataExtension(bytes, 0, { metadata: 0x1000n });
  * const ext = readMetadataExtension(Deno.UnsafePointer.of(bytes));
@@ -780,7 +786,7 @@ export function readMetadataExtension(
  *
  * @example
  * ```ts
- * import { readExtensionBase, writeExtensionBase } from "@deno-xla/ffi";
+ * import { readExtensionBase, writeExtensionBase } from "@deno-xla/ffi/abi";
  * const b = new Uint8Array(24);
  * writeExtensionBase(b, 0, { type: 1 });
  * const a = readExtensionBase(Deno.UnsafePointer.of(b));
@@ -799,7 +805,7 @@ export function readExtensionBase(ptr: Deno.PointerValue): StructValue<typeof EX
  *
  * @example
  * ```ts
- * import { readApi, writeApi } from "@deno-xla/ffi";
+ * import { readApi, writeApi } from "@deno-xla/ffi/abi";
  * const b = new Uint8Array(192);
  * writeApi(b, 0, {
  *   api_version: { major_version: 0, minor_version: 1 },
@@ -840,7 +846,7 @@ export function readApi(ptr: Deno.PointerValue): ApiValue {
  *
  * @example
  * ```ts
- * import { readApiVersion, writeApiVersion } from "@deno-xla/ffi";
+ * import { readApiVersion, writeApiVersion } from "@deno-xla/ffi/abi";
  * const b = new Uint8Array(24);
  * writeApiVersion(b, 0, { major_version: 0, minor_version: 1 });
  * const a = readApiVersion(Deno.UnsafePointer.of(b));
@@ -855,7 +861,7 @@ export const readApiVersion = (ptr: Deno.PointerValue): StructValue<typeof API_V
  *
  * @example
  * ```ts
- * import { readTypeId } from "@deno-xla/ffi";
+ * import { readTypeId } from "@deno-xla/ffi/abi";
  * const id = new BigInt64Array([7n]);
  * console.log(readTypeId(Deno.UnsafePointer.of(id)).type_id); // 7n
  * ```
@@ -868,7 +874,7 @@ export const readTypeId = (ptr: Deno.PointerValue): StructValue<typeof TYPE_ID> 
  *
  * @example
  * ```ts
- * import { readHandlerBundle, writeHandlerBundle } from "@deno-xla/ffi";
+ * import { readHandlerBundle, writeHandlerBundle } from "@deno-xla/ffi/abi";
  * const b = new Uint8Array(32);
  * writeHandlerBundle(b, 0, { execute: 0x1000n });
  * const a = readHandlerBundle(Deno.UnsafePointer.of(b));
@@ -884,7 +890,7 @@ export const readHandlerBundle = (ptr: Deno.PointerValue): StructValue<typeof HA
  *
  * @example
  * ```ts
- * import { readErrorCreateArgs, writeErrorCreateArgs } from "@deno-xla/ffi";
+ * import { readErrorCreateArgs, writeErrorCreateArgs } from "@deno-xla/ffi/abi";
  * const b = new Uint8Array(32);
  * writeErrorCreateArgs(b, 0, { errc: 13 });
  * const a = readErrorCreateArgs(Deno.UnsafePointer.of(b));
@@ -900,7 +906,7 @@ export const readErrorCreateArgs = (
  *
  * @example
  * ```ts
- * import { readErrorGetMessageArgs, writeErrorGetMessageArgs } from "@deno-xla/ffi";
+ * import { readErrorGetMessageArgs, writeErrorGetMessageArgs } from "@deno-xla/ffi/abi";
  * const b = new Uint8Array(32);
  * writeErrorGetMessageArgs(b, 0, { error: 0x10n });
  * const a = readErrorGetMessageArgs(Deno.UnsafePointer.of(b));
@@ -916,7 +922,7 @@ export const readErrorGetMessageArgs = (
  *
  * @example
  * ```ts
- * import { readErrorDestroyArgs, writeErrorDestroyArgs } from "@deno-xla/ffi";
+ * import { readErrorDestroyArgs, writeErrorDestroyArgs } from "@deno-xla/ffi/abi";
  * const b = new Uint8Array(24);
  * writeErrorDestroyArgs(b, 0, { error: 0x10n });
  * const a = readErrorDestroyArgs(Deno.UnsafePointer.of(b));
@@ -932,7 +938,7 @@ export const readErrorDestroyArgs = (
  *
  * @example
  * ```ts
- * import { readErrorGetCodeArgs, writeErrorGetCodeArgs } from "@deno-xla/ffi";
+ * import { readErrorGetCodeArgs, writeErrorGetCodeArgs } from "@deno-xla/ffi/abi";
  * const b = new Uint8Array(32);
  * writeErrorGetCodeArgs(b, 0, { errc: 5 });
  * const a = readErrorGetCodeArgs(Deno.UnsafePointer.of(b));
@@ -948,7 +954,7 @@ export const readErrorGetCodeArgs = (
  *
  * @example
  * ```ts
- * import { readHandlerRegisterArgs, writeHandlerRegisterArgs } from "@deno-xla/ffi";
+ * import { readHandlerRegisterArgs, writeHandlerRegisterArgs } from "@deno-xla/ffi/abi";
  * const [name, platform] = [new TextEncoder().encode("my_handler"), new TextEncoder().encode("Host")];
  * const b = new Uint8Array(88);
  * writeHandlerRegisterArgs(b, 0, {
@@ -969,7 +975,7 @@ export const readHandlerRegisterArgs = (
  *
  * @example
  * ```ts
- * import { readStreamGetArgs, writeStreamGetArgs } from "@deno-xla/ffi";
+ * import { readStreamGetArgs, writeStreamGetArgs } from "@deno-xla/ffi/abi";
  * const b = new Uint8Array(32);
  * writeStreamGetArgs(b, 0, { ctx: 0x10n });
  * const a = readStreamGetArgs(Deno.UnsafePointer.of(b));
@@ -984,7 +990,7 @@ export const readStreamGetArgs = (ptr: Deno.PointerValue): StructValue<typeof ST
  *
  * @example
  * ```ts
- * import { readTypeIdRegisterArgs, writeTypeIdRegisterArgs } from "@deno-xla/ffi";
+ * import { readTypeIdRegisterArgs, writeTypeIdRegisterArgs } from "@deno-xla/ffi/abi";
  * const name = new TextEncoder().encode("my_type");
  * const b = new Uint8Array(40);
  * writeTypeIdRegisterArgs(b, 0, { name: { ptr: Deno.UnsafePointer.of(name), len: name.length } });
@@ -1001,7 +1007,7 @@ export const readTypeIdRegisterArgs = (
  *
  * @example
  * ```ts
- * import { readTypeRegisterArgsV0_2, writeTypeRegisterArgsV0_2 } from "@deno-xla/ffi";
+ * import { readTypeRegisterArgsV0_2, writeTypeRegisterArgsV0_2 } from "@deno-xla/ffi/abi";
  * const name = new TextEncoder().encode("my_type");
  * const b = new Uint8Array(48);
  * writeTypeRegisterArgsV0_2(b, 0, { name: { ptr: Deno.UnsafePointer.of(name), len: name.length } });
@@ -1018,7 +1024,7 @@ export const readTypeRegisterArgsV0_2 = (
  *
  * @example
  * ```ts
- * import { readTypeInfoV0_2, writeTypeInfoV0_2 } from "@deno-xla/ffi";
+ * import { readTypeInfoV0_2, writeTypeInfoV0_2 } from "@deno-xla/ffi/abi";
  * const b = new Uint8Array(24);
  * writeTypeInfoV0_2(b, 0, { deleter: 0x10n });
  * const a = readTypeInfoV0_2(Deno.UnsafePointer.of(b));
@@ -1033,7 +1039,7 @@ export const readTypeInfoV0_2 = (ptr: Deno.PointerValue): StructValue<typeof TYP
  *
  * @example
  * ```ts
- * import { readExecutionContextGetArgs, writeExecutionContextGetArgs } from "@deno-xla/ffi";
+ * import { readExecutionContextGetArgs, writeExecutionContextGetArgs } from "@deno-xla/ffi/abi";
  * const b = new Uint8Array(40);
  * writeExecutionContextGetArgs(b, 0, { ctx: 0x10n });
  * const a = readExecutionContextGetArgs(Deno.UnsafePointer.of(b));
@@ -1049,7 +1055,7 @@ export const readExecutionContextGetArgs = (
  *
  * @example
  * ```ts
- * import { readStateSetArgs, writeStateSetArgs } from "@deno-xla/ffi";
+ * import { readStateSetArgs, writeStateSetArgs } from "@deno-xla/ffi/abi";
  * const b = new Uint8Array(48);
  * writeStateSetArgs(b, 0, { state: 0x10n });
  * const a = readStateSetArgs(Deno.UnsafePointer.of(b));
@@ -1064,7 +1070,7 @@ export const readStateSetArgs = (ptr: Deno.PointerValue): StructValue<typeof STA
  *
  * @example
  * ```ts
- * import { readStateGetArgs, writeStateGetArgs } from "@deno-xla/ffi";
+ * import { readStateGetArgs, writeStateGetArgs } from "@deno-xla/ffi/abi";
  * const b = new Uint8Array(40);
  * writeStateGetArgs(b, 0, { ctx: 0x10n });
  * const a = readStateGetArgs(Deno.UnsafePointer.of(b));
@@ -1079,7 +1085,7 @@ export const readStateGetArgs = (ptr: Deno.PointerValue): StructValue<typeof STA
  *
  * @example
  * ```ts
- * import { readStateSetArgsV0_2, writeStateSetArgsV0_2 } from "@deno-xla/ffi";
+ * import { readStateSetArgsV0_2, writeStateSetArgsV0_2 } from "@deno-xla/ffi/abi";
  * const b = new Uint8Array(40);
  * writeStateSetArgsV0_2(b, 0, { state: 0x10n });
  * const a = readStateSetArgsV0_2(Deno.UnsafePointer.of(b));
@@ -1095,7 +1101,7 @@ export const readStateSetArgsV0_2 = (
  *
  * @example
  * ```ts
- * import { readStateSetArgsV0_3, writeStateSetArgsV0_3 } from "@deno-xla/ffi";
+ * import { readStateSetArgsV0_3, writeStateSetArgsV0_3 } from "@deno-xla/ffi/abi";
  * const b = new Uint8Array(48);
  * writeStateSetArgsV0_3(b, 0, { stage: 3 });
  * const a = readStateSetArgsV0_3(Deno.UnsafePointer.of(b));
@@ -1115,7 +1121,7 @@ export function readStateSetArgsV0_3(
  *
  * @example
  * ```ts
- * import { readStateGetArgsV0_3, writeStateGetArgsV0_3 } from "@deno-xla/ffi";
+ * import { readStateGetArgsV0_3, writeStateGetArgsV0_3 } from "@deno-xla/ffi/abi";
  * const b = new Uint8Array(48);
  * writeStateGetArgsV0_3(b, 0, { stage: 0 });
  * const a = readStateGetArgsV0_3(Deno.UnsafePointer.of(b));
@@ -1135,7 +1141,7 @@ export function readStateGetArgsV0_3(
  *
  * @example
  * ```ts
- * import { readDeviceMemoryAllocateArgs, writeDeviceMemoryAllocateArgs } from "@deno-xla/ffi";
+ * import { readDeviceMemoryAllocateArgs, writeDeviceMemoryAllocateArgs } from "@deno-xla/ffi/abi";
  * const b = new Uint8Array(48);
  * writeDeviceMemoryAllocateArgs(b, 0, { size: 1024, alignment: 64 });
  * const a = readDeviceMemoryAllocateArgs(Deno.UnsafePointer.of(b));
@@ -1151,7 +1157,7 @@ export const readDeviceMemoryAllocateArgs = (
  *
  * @example
  * ```ts
- * import { readDeviceMemoryFreeArgs, writeDeviceMemoryFreeArgs } from "@deno-xla/ffi";
+ * import { readDeviceMemoryFreeArgs, writeDeviceMemoryFreeArgs } from "@deno-xla/ffi/abi";
  * const b = new Uint8Array(40);
  * writeDeviceMemoryFreeArgs(b, 0, { size: 1024 });
  * const a = readDeviceMemoryFreeArgs(Deno.UnsafePointer.of(b));
@@ -1167,7 +1173,7 @@ export const readDeviceMemoryFreeArgs = (
  *
  * @example
  * ```ts
- * import { readThreadPoolScheduleArgs, writeThreadPoolScheduleArgs } from "@deno-xla/ffi";
+ * import { readThreadPoolScheduleArgs, writeThreadPoolScheduleArgs } from "@deno-xla/ffi/abi";
  * const b = new Uint8Array(40);
  * writeThreadPoolScheduleArgs(b, 0, { task: 0x10n });
  * const a = readThreadPoolScheduleArgs(Deno.UnsafePointer.of(b));
@@ -1183,7 +1189,7 @@ export const readThreadPoolScheduleArgs = (
  *
  * @example
  * ```ts
- * import { readThreadPoolNumThreadsArgs, writeThreadPoolNumThreadsArgs } from "@deno-xla/ffi";
+ * import { readThreadPoolNumThreadsArgs, writeThreadPoolNumThreadsArgs } from "@deno-xla/ffi/abi";
  * const b = new Uint8Array(32);
  * writeThreadPoolNumThreadsArgs(b, 0, { num_threads: 0x10n });
  * const a = readThreadPoolNumThreadsArgs(Deno.UnsafePointer.of(b));
@@ -1201,7 +1207,7 @@ export const readThreadPoolNumThreadsArgs = (
  *
  * @example
  * ```ts
- * import { readFutureCreateArgs, writeFutureCreateArgs } from "@deno-xla/ffi";
+ * import { readFutureCreateArgs, writeFutureCreateArgs } from "@deno-xla/ffi/abi";
  * const b = new Uint8Array(24);
  * writeFutureCreateArgs(b, 0, {});
  * const a = readFutureCreateArgs(Deno.UnsafePointer.of(b));
@@ -1217,7 +1223,7 @@ export const readFutureCreateArgs = (
  *
  * @example
  * ```ts
- * import { readFutureSetAvailableArgs, writeFutureSetAvailableArgs } from "@deno-xla/ffi";
+ * import { readFutureSetAvailableArgs, writeFutureSetAvailableArgs } from "@deno-xla/ffi/abi";
  * const b = new Uint8Array(24);
  * writeFutureSetAvailableArgs(b, 0, { future: 0x10n });
  * const a = readFutureSetAvailableArgs(Deno.UnsafePointer.of(b));
@@ -1233,7 +1239,7 @@ export const readFutureSetAvailableArgs = (
  *
  * @example
  * ```ts
- * import { readFutureSetErrorArgs, writeFutureSetErrorArgs } from "@deno-xla/ffi";
+ * import { readFutureSetErrorArgs, writeFutureSetErrorArgs } from "@deno-xla/ffi/abi";
  * const b = new Uint8Array(32);
  * writeFutureSetErrorArgs(b, 0, { error: 0x10n });
  * const a = readFutureSetErrorArgs(Deno.UnsafePointer.of(b));
@@ -1249,7 +1255,7 @@ export const readFutureSetErrorArgs = (
  *
  * @example
  * ```ts
- * import { readRunIdGetArgs, writeRunIdGetArgs } from "@deno-xla/ffi";
+ * import { readRunIdGetArgs, writeRunIdGetArgs } from "@deno-xla/ffi/abi";
  * const b = new Uint8Array(32);
  * writeRunIdGetArgs(b, 0, { run_id: 42 });
  * const a = readRunIdGetArgs(Deno.UnsafePointer.of(b));
@@ -1264,7 +1270,7 @@ export const readRunIdGetArgs = (ptr: Deno.PointerValue): StructValue<typeof RUN
  *
  * @example
  * ```ts
- * import { readDeviceOrdinalGetArgs, writeDeviceOrdinalGetArgs } from "@deno-xla/ffi";
+ * import { readDeviceOrdinalGetArgs, writeDeviceOrdinalGetArgs } from "@deno-xla/ffi/abi";
  * const b = new Uint8Array(32);
  * writeDeviceOrdinalGetArgs(b, 0, { device_ordinal: 3 });
  * const a = readDeviceOrdinalGetArgs(Deno.UnsafePointer.of(b));

@@ -176,7 +176,7 @@ function _write(
  *
  * @example
  * ```ts
- * import { STREAM_GET_ARGS, writeStruct } from "@deno-xla/ffi";
+ * import { STREAM_GET_ARGS, writeStruct } from "@deno-xla/ffi/abi";
  * const bytes = new Uint8Array(STREAM_GET_ARGS.sizeof);
  * console.log(writeStruct(STREAM_GET_ARGS, bytes, 0, { ctx: 0x1234n })); // 32
  * console.log(bytes[0], bytes[16], bytes[17]); // 32 52 18
@@ -207,7 +207,8 @@ export function writeStruct<L extends StructLayout>(
  *
  * @example
  * ```ts
- * import { ExecutionStage, writeCallFrame } from "@deno-xla/ffi";
+ * import { ExecutionStage } from "@deno-xla/ffi";
+ * import { writeCallFrame } from "@deno-xla/ffi/abi";
  * const frame = new Uint8Array(176);
  * writeCallFrame(frame, 0, { stage: ExecutionStage.EXECUTE, args: { size: 0 } });
  * console.log(frame[0], frame[32], frame[40]); // 168 3 40
@@ -224,7 +225,8 @@ export const writeCallFrame = (
  *
  * @example
  * ```ts
- * import { DataType, writeBuffer } from "@deno-xla/ffi";
+ * import { DataType } from "@deno-xla/ffi";
+ * import { writeBuffer } from "@deno-xla/ffi/abi";
  * const b = new Uint8Array(48);
  * writeBuffer(b, 0, { dtype: DataType.TOKEN, rank: 0 });
  * console.log(b[16]); // 17
@@ -241,7 +243,7 @@ export const writeBuffer = (
  *
  * @example
  * ```ts
- * import { writeArgs } from "@deno-xla/ffi";
+ * import { writeArgs } from "@deno-xla/ffi/abi";
  * console.log(writeArgs(new Uint8Array(40), 0, { size: 0 })); // 40
  * ```
  */
@@ -256,7 +258,7 @@ export const writeArgs = (
  *
  * @example
  * ```ts
- * import { writeRets } from "@deno-xla/ffi";
+ * import { writeRets } from "@deno-xla/ffi/abi";
  * console.log(writeRets(new Uint8Array(40), 0, { size: 0 })); // 40
  * ```
  */
@@ -271,7 +273,7 @@ export const writeRets = (
  *
  * @example
  * ```ts
- * import { writeAttrs } from "@deno-xla/ffi";
+ * import { writeAttrs } from "@deno-xla/ffi/abi";
  * console.log(writeAttrs(new Uint8Array(48), 0, { size: 0 })); // 48
  * ```
  */
@@ -286,7 +288,8 @@ export const writeAttrs = (
  *
  * @example
  * ```ts
- * import { DataType, writeScalar } from "@deno-xla/ffi";
+ * import { DataType } from "@deno-xla/ffi";
+ * import { writeScalar } from "@deno-xla/ffi/abi";
  * console.log(writeScalar(new Uint8Array(16), 0, { dtype: DataType.S32, value: 0x10n })); // 16
  * ```
  */
@@ -301,7 +304,8 @@ export const writeScalar = (
  *
  * @example
  * ```ts
- * import { DataType, writeArray } from "@deno-xla/ffi";
+ * import { DataType } from "@deno-xla/ffi";
+ * import { writeArray } from "@deno-xla/ffi/abi";
  * console.log(writeArray(new Uint8Array(24), 0, { dtype: DataType.F32, size: 0 })); // 24
  * ```
  */
@@ -316,7 +320,7 @@ export const writeArray = (
  *
  * @example
  * ```ts
- * import { writeByteSpan } from "@deno-xla/ffi";
+ * import { writeByteSpan } from "@deno-xla/ffi/abi";
  * console.log(writeByteSpan(new Uint8Array(16), 0, { ptr: 0x10n, len: 5 })); // 16
  * ```
  */
@@ -331,7 +335,7 @@ export const writeByteSpan = (
  *
  * @example
  * ```ts
- * import { writeTypeId } from "@deno-xla/ffi";
+ * import { writeTypeId } from "@deno-xla/ffi/abi";
  * console.log(writeTypeId(new Uint8Array(8), 0, { type_id: 7n })); // 8
  * ```
  */
@@ -346,7 +350,7 @@ export const writeTypeId = (
  *
  * @example
  * ```ts
- * import { writeApiVersion } from "@deno-xla/ffi";
+ * import { writeApiVersion } from "@deno-xla/ffi/abi";
  * const b = new Uint8Array(24);
  * writeApiVersion(b, 0, { major_version: 0, minor_version: 1 });
  * console.log(b[0], b[20]); // 24 1
@@ -363,7 +367,7 @@ export const writeApiVersion = (
  *
  * @example
  * ```ts
- * import { writeExtensionBase } from "@deno-xla/ffi";
+ * import { writeExtensionBase } from "@deno-xla/ffi/abi";
  * console.log(writeExtensionBase(new Uint8Array(24), 0, { type: 1 })); // 24
  * ```
  */
@@ -378,7 +382,7 @@ export const writeExtensionBase = (
  *
  * @example
  * ```ts
- * import { writeHandlerBundle } from "@deno-xla/ffi";
+ * import { writeHandlerBundle } from "@deno-xla/ffi/abi";
  * console.log(writeHandlerBundle(new Uint8Array(32), 0, { execute: 0x1000n })); // 32
  * ```
  */
@@ -398,7 +402,7 @@ export type MetadataInput = StructInput<typeof METADATA_V0_2>;
  *
  * @example
  * ```ts
- * import { writeMetadata } from "@deno-xla/ffi";
+ * import { writeMetadata } from "@deno-xla/ffi/abi";
  * const b = new Uint8Array(48);
  * writeMetadata(b, 0, { api_version: { major_version: 0, minor_version: 2 }, state_type_id: 9n });
  * console.log(b[0], b[8], b[28], b[40]); // 36 24 2 9
@@ -415,7 +419,7 @@ export function writeMetadata(target: WriteTarget, offset: number, input: Metada
  *
  * @example
  * ```ts
- * import { writeMetadataExtension } from "@deno-xla/ffi";
+ * import { writeMetadataExtension } from "@deno-xla/ffi/abi";
  * const b = new Uint8Array(32);
  * writeMetadataExtension(b, 0, { metadata: 0x1000n });
  * console.log(b[0], b[8]); // 32 1
@@ -457,7 +461,7 @@ export interface ApiInput<S extends string> {
  *
  * @example
  * ```ts
- * import { writeApi } from "@deno-xla/ffi";
+ * import { writeApi } from "@deno-xla/ffi/abi";
  * const b = new Uint8Array(192);
  * writeApi(b, 0, { api_version: { major_version: 0, minor_version: 1 } });
  * console.log(b[0], b[16], b[36]); // 192 24 1
@@ -489,7 +493,8 @@ export function writeApi<S extends string = (typeof API extends ApiLayout<infer 
  *
  * @example
  * ```ts
- * import { ErrorCode, writeErrorCreateArgs } from "@deno-xla/ffi";
+ * import { ErrorCode } from "@deno-xla/ffi";
+ * import { writeErrorCreateArgs } from "@deno-xla/ffi/abi";
  * const b = new Uint8Array(32);
  * writeErrorCreateArgs(b, 0, { message: 0x10n, errc: ErrorCode.INTERNAL });
  * console.log(b[0], b[24]); // 28 13
@@ -506,7 +511,7 @@ export const writeErrorCreateArgs = (
  *
  * @example
  * ```ts
- * import { writeErrorGetMessageArgs } from "@deno-xla/ffi";
+ * import { writeErrorGetMessageArgs } from "@deno-xla/ffi/abi";
  * console.log(writeErrorGetMessageArgs(new Uint8Array(32), 0, { error: 0x10n })); // 32
  * ```
  */
@@ -521,7 +526,7 @@ export const writeErrorGetMessageArgs = (
  *
  * @example
  * ```ts
- * import { writeErrorDestroyArgs } from "@deno-xla/ffi";
+ * import { writeErrorDestroyArgs } from "@deno-xla/ffi/abi";
  * console.log(writeErrorDestroyArgs(new Uint8Array(24), 0, { error: 0x10n })); // 24
  * ```
  */
@@ -536,7 +541,7 @@ export const writeErrorDestroyArgs = (
  *
  * @example
  * ```ts
- * import { writeErrorGetCodeArgs } from "@deno-xla/ffi";
+ * import { writeErrorGetCodeArgs } from "@deno-xla/ffi/abi";
  * console.log(writeErrorGetCodeArgs(new Uint8Array(32), 0, { error: 0x10n })); // 32
  * ```
  */
@@ -551,7 +556,7 @@ export const writeErrorGetCodeArgs = (
  *
  * @example
  * ```ts
- * import { writeHandlerRegisterArgs } from "@deno-xla/ffi";
+ * import { writeHandlerRegisterArgs } from "@deno-xla/ffi/abi";
  * const b = new Uint8Array(88);
  * writeHandlerRegisterArgs(b, 0, { name: { ptr: 0x10n, len: 3 }, traits: 1 });
  * console.log(b[0], b[24], b[80]); // 84 3 1
@@ -568,7 +573,7 @@ export const writeHandlerRegisterArgs = (
  *
  * @example
  * ```ts
- * import { writeStreamGetArgs } from "@deno-xla/ffi";
+ * import { writeStreamGetArgs } from "@deno-xla/ffi/abi";
  * console.log(writeStreamGetArgs(new Uint8Array(32), 0, { ctx: 0x10n })); // 32
  * ```
  */
@@ -583,7 +588,7 @@ export const writeStreamGetArgs = (
  *
  * @example
  * ```ts
- * import { writeTypeIdRegisterArgs } from "@deno-xla/ffi";
+ * import { writeTypeIdRegisterArgs } from "@deno-xla/ffi/abi";
  * console.log(writeTypeIdRegisterArgs(new Uint8Array(40), 0, { type_id: 0x10n })); // 40
  * ```
  */
@@ -598,7 +603,7 @@ export const writeTypeIdRegisterArgs = (
  *
  * @example
  * ```ts
- * import { writeTypeRegisterArgsV0_2 } from "@deno-xla/ffi";
+ * import { writeTypeRegisterArgsV0_2 } from "@deno-xla/ffi/abi";
  * console.log(writeTypeRegisterArgsV0_2(new Uint8Array(48), 0, { type_info: 0x10n })); // 48
  * ```
  */
@@ -613,7 +618,7 @@ export const writeTypeRegisterArgsV0_2 = (
  *
  * @example
  * ```ts
- * import { writeTypeInfoV0_2 } from "@deno-xla/ffi";
+ * import { writeTypeInfoV0_2 } from "@deno-xla/ffi/abi";
  * console.log(writeTypeInfoV0_2(new Uint8Array(24), 0, { deleter: 0x10n })); // 24
  * ```
  */
@@ -628,7 +633,7 @@ export const writeTypeInfoV0_2 = (
  *
  * @example
  * ```ts
- * import { writeExecutionContextGetArgs } from "@deno-xla/ffi";
+ * import { writeExecutionContextGetArgs } from "@deno-xla/ffi/abi";
  * console.log(writeExecutionContextGetArgs(new Uint8Array(40), 0, { ctx: 0x10n })); // 40
  * ```
  */
@@ -643,7 +648,7 @@ export const writeExecutionContextGetArgs = (
  *
  * @example
  * ```ts
- * import { writeStateSetArgs } from "@deno-xla/ffi";
+ * import { writeStateSetArgs } from "@deno-xla/ffi/abi";
  * console.log(writeStateSetArgs(new Uint8Array(48), 0, { state: 0x10n })); // 48
  * ```
  */
@@ -658,7 +663,7 @@ export const writeStateSetArgs = (
  *
  * @example
  * ```ts
- * import { writeStateGetArgs } from "@deno-xla/ffi";
+ * import { writeStateGetArgs } from "@deno-xla/ffi/abi";
  * console.log(writeStateGetArgs(new Uint8Array(40), 0, { ctx: 0x10n })); // 40
  * ```
  */
@@ -673,7 +678,7 @@ export const writeStateGetArgs = (
  *
  * @example
  * ```ts
- * import { writeStateSetArgsV0_2 } from "@deno-xla/ffi";
+ * import { writeStateSetArgsV0_2 } from "@deno-xla/ffi/abi";
  * console.log(writeStateSetArgsV0_2(new Uint8Array(40), 0, { state: 0x10n })); // 40
  * ```
  */
@@ -688,7 +693,7 @@ export const writeStateSetArgsV0_2 = (
  *
  * @example
  * ```ts
- * import { writeStateSetArgsV0_3 } from "@deno-xla/ffi";
+ * import { writeStateSetArgsV0_3 } from "@deno-xla/ffi/abi";
  * console.log(writeStateSetArgsV0_3(new Uint8Array(48), 0, { stage: 3 })); // 48
  * ```
  */
@@ -703,7 +708,7 @@ export const writeStateSetArgsV0_3 = (
  *
  * @example
  * ```ts
- * import { writeStateGetArgsV0_3 } from "@deno-xla/ffi";
+ * import { writeStateGetArgsV0_3 } from "@deno-xla/ffi/abi";
  * console.log(writeStateGetArgsV0_3(new Uint8Array(48), 0, { stage: 3 })); // 48
  * ```
  */
@@ -718,7 +723,7 @@ export const writeStateGetArgsV0_3 = (
  *
  * @example
  * ```ts
- * import { writeDeviceMemoryAllocateArgs } from "@deno-xla/ffi";
+ * import { writeDeviceMemoryAllocateArgs } from "@deno-xla/ffi/abi";
  * const b = new Uint8Array(48);
  * console.log(writeDeviceMemoryAllocateArgs(b, 0, { size: 1024, alignment: 64 })); // 48
  * ```
@@ -734,7 +739,7 @@ export const writeDeviceMemoryAllocateArgs = (
  *
  * @example
  * ```ts
- * import { writeDeviceMemoryFreeArgs } from "@deno-xla/ffi";
+ * import { writeDeviceMemoryFreeArgs } from "@deno-xla/ffi/abi";
  * console.log(writeDeviceMemoryFreeArgs(new Uint8Array(40), 0, { size: 1024 })); // 40
  * ```
  */
@@ -749,7 +754,7 @@ export const writeDeviceMemoryFreeArgs = (
  *
  * @example
  * ```ts
- * import { writeThreadPoolScheduleArgs } from "@deno-xla/ffi";
+ * import { writeThreadPoolScheduleArgs } from "@deno-xla/ffi/abi";
  * console.log(writeThreadPoolScheduleArgs(new Uint8Array(40), 0, { task: 0x10n })); // 40
  * ```
  */
@@ -764,7 +769,7 @@ export const writeThreadPoolScheduleArgs = (
  *
  * @example
  * ```ts
- * import { writeThreadPoolNumThreadsArgs } from "@deno-xla/ffi";
+ * import { writeThreadPoolNumThreadsArgs } from "@deno-xla/ffi/abi";
  * console.log(writeThreadPoolNumThreadsArgs(new Uint8Array(32), 0, { num_threads: 0x10n })); // 32
  * ```
  */
@@ -779,7 +784,7 @@ export const writeThreadPoolNumThreadsArgs = (
  *
  * @example
  * ```ts
- * import { writeFutureCreateArgs } from "@deno-xla/ffi";
+ * import { writeFutureCreateArgs } from "@deno-xla/ffi/abi";
  * const b = new Uint8Array(24);
  * console.log(writeFutureCreateArgs(b, 0, {}), b[0]); // 24 16
  * ```
@@ -795,7 +800,7 @@ export const writeFutureCreateArgs = (
  *
  * @example
  * ```ts
- * import { writeFutureSetAvailableArgs } from "@deno-xla/ffi";
+ * import { writeFutureSetAvailableArgs } from "@deno-xla/ffi/abi";
  * console.log(writeFutureSetAvailableArgs(new Uint8Array(24), 0, { future: 0x10n })); // 24
  * ```
  */
@@ -810,7 +815,7 @@ export const writeFutureSetAvailableArgs = (
  *
  * @example
  * ```ts
- * import { writeFutureSetErrorArgs } from "@deno-xla/ffi";
+ * import { writeFutureSetErrorArgs } from "@deno-xla/ffi/abi";
  * console.log(writeFutureSetErrorArgs(new Uint8Array(32), 0, { future: 0x10n })); // 32
  * ```
  */
@@ -825,7 +830,7 @@ export const writeFutureSetErrorArgs = (
  *
  * @example
  * ```ts
- * import { writeRunIdGetArgs } from "@deno-xla/ffi";
+ * import { writeRunIdGetArgs } from "@deno-xla/ffi/abi";
  * console.log(writeRunIdGetArgs(new Uint8Array(32), 0, { run_id: 42n })); // 32
  * ```
  */
@@ -840,7 +845,7 @@ export const writeRunIdGetArgs = (
  *
  * @example
  * ```ts
- * import { writeDeviceOrdinalGetArgs } from "@deno-xla/ffi";
+ * import { writeDeviceOrdinalGetArgs } from "@deno-xla/ffi/abi";
  * console.log(writeDeviceOrdinalGetArgs(new Uint8Array(32), 0, { device_ordinal: 1 })); // 32
  * ```
  */

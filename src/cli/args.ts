@@ -31,10 +31,11 @@ import { lookupTypeName, TYPE_NAMES, typeFacts, typeName } from "./type_names.ts
  * |---|---|
  * | 0 | success |
  * | 1 | the handler returned an error (or its CUDA work failed) |
- * | 2 | usage error: unknown or malformed option, spec, value or shape |
+ * | 2 | usage error: unknown or malformed option, spec, value or shape, or a permission flag missing |
  * | 3 | file error: a `.npy` input cannot be read, or an output cannot be written |
  * | 4 | library or module error: not loadable, not ELF, handler missing, not a handler, wrong API version, `--instantiate` failed |
  * | 5 | not available: a feature or platform this machine lacks (`--platform cuda` without a CUDA driver) |
+ * | 6 | the handler crashed: a fatal signal (SIGSEGV, SIGBUS, …) or an exit ended the process running it |
  * | 70 | internal error (a bug: please report it) |
  *
  * @example
@@ -50,6 +51,7 @@ export enum ExitCode {
   FILE = 3,
   LIBRARY = 4,
   UNAVAILABLE = 5,
+  CRASHED = 6,
   INTERNAL = 70,
 }
 
@@ -159,6 +161,10 @@ export interface ParsedInspect {
   path: string;
   /** Machine-readable output. */
   json: boolean;
+  /** Query C++ (mangled) functions too, member functions excepted (`--all`). */
+  all: boolean;
+  /** List each export skipped or not queried, with the reason (`--verbose`). */
+  verbose: boolean;
 }
 
 /** A request for help (`--help`, `help [command]`, or no arguments). */
@@ -520,8 +526,8 @@ const RUN_OPTIONS = [
   "json",
   "help",
 ] as const;
-const INSPECT_OPTIONS = ["json", "help"] as const;
-const FLAGS = new Set(["json", "help"]);
+const INSPECT_OPTIONS = ["json", "all", "verbose", "help"] as const;
+const FLAGS = new Set(["json", "all", "verbose", "help"]);
 const MODULE_RE = /\.(ts|mts|js|mjs|tsx|jsx)$/i;
 
 function _distance(a: string, b: string): number {
@@ -703,7 +709,14 @@ function _parseInspect(argv: readonly string[]): ParsedCommand {
         `see 'inspect --help'`,
     );
   }
-  return { command: "inspect", path: s.positionals[0]!, json: s.options.length > 0 };
+  const has = (name: string) => s.options.some(([n]) => n === name);
+  return {
+    command: "inspect",
+    path: s.positionals[0]!,
+    json: has("json"),
+    all: has("all"),
+    verbose: has("verbose"),
+  };
 }
 
 /**
@@ -749,12 +762,16 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommand {
 const EXIT_CODES_TEXT = `Exit codes:
   0   success
   1   the handler returned an error (or its CUDA work failed)
-  2   usage error (bad option, spec, value or shape)
+  2   usage error (bad option, spec, value or shape, or a permission flag
+      missing)
   3   file error (.npy input or output)
   4   library or module error (not loadable, not ELF, handler missing, not a
       handler, wrong API version, --instantiate failed)
   5   not available (a feature or platform this machine lacks, e.g.
       --platform cuda without a CUDA driver)
+  6   the handler crashed: a fatal signal (SIGSEGV, SIGBUS, ...) or an exit
+      ended the process running it (shared-library handlers run in a child
+      process, so the command line reports it)
   70  internal error (a bug: please report it)`;
 
 const RUN_TEXT = `Usage: cli run <lib.so | handlers.ts> <handler> [options]
@@ -797,18 +814,27 @@ Examples:
   cli run examples/handlers.ts counter --attr start=i64:41 --ret s64
   cli run ./libgpu.so scale --platform cuda --arg x.npy --ret f32[1024]`;
 
-const INSPECT_TEXT = `Usage: cli inspect <lib.so> [--json]
+const INSPECT_TEXT = `Usage: cli inspect <lib.so> [--all] [--verbose] [--json]
 
 Lists the exported functions of a shared library that answer the XLA FFI
-metadata query, with the API version and traits each reports. The queries
-run in a child process: an export that crashes it, ends it or does not
-answer within 5 s is listed as skipped, and the rest go on in a new child.
+metadata query, with the API version and traits each reports. Handlers are
+C functions (XLA_FFI_DEFINE_HANDLER_SYMBOL makes them extern "C"), so only
+exports with C linkage are asked; C++ (mangled) ones are counted. The
+queries run in a child process: an export that crashes it, ends it or does
+not answer within 5 s is skipped, and the rest go on in a new child.
 
 Options:
+  --all        also ask C++ functions (shown demangled, with c++filt when it
+               is installed), except member functions, which are never
+               handlers; 'run' takes a C++ handler by its symbol or its
+               demangled name
+  --verbose    list each skipped export with the reason, and the C++
+               functions not asked
   --json       print one JSON object instead of text: {library, machine,
-               exportedFunctions, handlers: [{symbol, apiVersion, traits}] |
-               null, skipped: [{symbol, reason}], error: {code, message} |
-               null}
+               exportedFunctions, handlers: [{symbol, name, apiVersion,
+               traits}] | null, skipped: [{symbol, name, reason}],
+               notQueried: [{symbol, name, reason}], error: {code, message}
+               | null}
   -h, --help   this help`;
 
 /**

@@ -26,8 +26,112 @@ import type { DeviceBuffer } from "../runtime/device_buffer.ts";
 import { type Instance, Runtime } from "../runtime/runtime.ts";
 import type { AttrDictionary, AttrValue, ParsedRun } from "./args.ts";
 import { _closeRunModule, _importForRun } from "./module_target.ts";
-import { type ProbeOptions, queryInChild } from "./probe.ts";
-import type { CallArg, CliRuntime, HandlerMetadata, PreparedCall } from "./runtime_api.ts";
+import { _localLibrary, type ProbeOptions, queryInChild } from "./probe.ts";
+import type {
+  CallArg,
+  CliRuntime,
+  HandlerMetadata,
+  IsolatedIo,
+  PreparedCall,
+} from "./runtime_api.ts";
+import { ExitCode } from "./args.ts";
+import { formatRunJson } from "./format.ts";
+
+/** Set in the environment of the child process an isolated `run` runs in. */
+const CHILD_ENV = "XLA_FFI_DENO_CLI_RUN_CHILD";
+/** Marks the child's protocol lines on its stdout. */
+const RUN_MARK = "\u001exla-ffi-run ";
+const PERMISSIONS = ["--allow-ffi", "--allow-read", "--allow-write", "--allow-run", "--allow-env"];
+
+/**
+ * @internal How this process runs in an isolated `run`: `undefined` when it
+ * is not such a child, else whether the parent's progress sink is a terminal.
+ */
+export function _runChild(): { terminal: boolean } | undefined {
+  let v: string | undefined;
+  try {
+    v = Deno.env.get(CHILD_ENV);
+  } catch {
+    return undefined;
+  }
+  return v === undefined ? undefined : { terminal: v === "tty" };
+}
+
+/** @internal writes a protocol line for the parent of an isolated `run`. */
+export function _runChildMark(phase: "call" | "done"): void {
+  if (_runChild() === undefined) return;
+  const bytes = new TextEncoder().encode(`\n${RUN_MARK}${JSON.stringify({ phase })}\n`);
+  let rest = bytes;
+  while (rest.length > 0) rest = rest.subarray(Deno.stdout.writeSync(rest));
+}
+
+function _describeStatus(status: Deno.CommandStatus): string {
+  return status.signal ? `signal ${status.signal}` : `exit code ${status.code}`;
+}
+
+/** Runs `main(argv)` of the command line in a child process; see {@link CliRuntime.runIsolated}. */
+async function _runIsolated(
+  argv: readonly string[],
+  run: ParsedRun,
+  io: IsolatedIo,
+): Promise<number> {
+  const entry = new URL("../../cli.ts", import.meta.url).href;
+  let child: Deno.ChildProcess;
+  try {
+    child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "--quiet", ...PERMISSIONS, entry, ...argv],
+      env: { [CHILD_ENV]: io.progressTerminal ? "tty" : "pipe" },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+  } catch (e) {
+    const err = toFfiError(e);
+    throw new FfiError(
+      e instanceof Deno.errors.NotCapable ? ErrorCode.PERMISSION_DENIED : err.code,
+      `Running a shared-library handler runs a child process, which failed: ${err.message}`,
+      { cause: e },
+    );
+  }
+  const out = new Response(child.stdout).text();
+  const relay = (async () => {
+    for await (const text of child.stderr.pipeThrough(new TextDecoderStream())) io.stderr(text);
+  })();
+  const status = await child.status;
+  const text = await out;
+  await relay;
+  const phases = [...text.matchAll(new RegExp(`${RUN_MARK}(\\{[^\n]*\\})`, "g"))]
+    .map((m) => (JSON.parse(m[1]!) as { phase: string }).phase);
+  io.stdout(text.replace(new RegExp(`\n?${RUN_MARK}[^\n]*\n`, "g"), ""));
+  if (phases.includes("done") && !status.signal) return status.code;
+  const how = _describeStatus(status);
+  const path = run.target.path;
+  if (phases.includes("call")) {
+    const message = `handler '${run.handler}' crashed: ${how} ended the process running it ` +
+      `during the call (the command line runs shared-library handlers in a child process ` +
+      `to report this)`;
+    if (run.json) {
+      io.stdout(
+        formatRunJson({
+          target: path,
+          handler: run.handler,
+          stage: run.stage,
+          platform: run.platform,
+          results: [],
+          error: { code: ErrorCode.ABORTED, message },
+        }) + "\n",
+      );
+    }
+    io.stderr(`error: ${message}\n`);
+    return ExitCode.CRASHED;
+  }
+  io.stderr(
+    `error: '${run.handler}' ended the process running it before the call (${how}): its ` +
+      `metadata query or set-up crashed, so it is probably not an XLA FFI handler; ` +
+      `'inspect ${path}' lists the handlers\n`,
+  );
+  return ExitCode.LIBRARY;
+}
 
 /** Options of {@link embeddedRuntime}. */
 export interface EmbeddedRuntimeOptions {
@@ -245,7 +349,7 @@ async function _load(run: ParsedRun): Promise<_Loaded> {
   }
   let lib: HandlerLibrary;
   try {
-    lib = HandlerLibrary.open(path);
+    lib = HandlerLibrary.open(_localLibrary(path));
   } catch (e) {
     // A library that does not load is a library error, not a missing feature.
     const err = toFfiError(e);
@@ -267,14 +371,17 @@ async function _load(run: ParsedRun): Promise<_Loaded> {
   }
 }
 
-function _checkMetadata(rt: Runtime, handler: NativeHandler): HandlerMetadata {
+function _checkMetadata(rt: Runtime, handler: NativeHandler, lib?: string): HandlerMetadata {
+  const see = lib === undefined ? "" : `; 'inspect ${lib}' lists the handlers it exports`;
   let md: HandlerMetadata;
   try {
     md = rt.metadata(handler);
   } catch (e) {
     throw new FfiError(
       ErrorCode.INVALID_ARGUMENT,
-      `'${handler.name}' does not answer the XLA FFI metadata query: ${toFfiError(e).message}`,
+      `'${handler.name}' does not answer the XLA FFI metadata query: ${
+        toFfiError(e).message
+      }${see}`,
       { cause: e },
     );
   }
@@ -282,7 +389,7 @@ function _checkMetadata(rt: Runtime, handler: NativeHandler): HandlerMetadata {
   if (major === 0 && minor === 0) {
     throw new FfiError(
       ErrorCode.INVALID_ARGUMENT,
-      `'${handler.name}' returned without filling in the XLA FFI metadata: not a handler`,
+      `'${handler.name}' returned without filling in the XLA FFI metadata: not a handler${see}`,
     );
   }
   // The runtime's own registration rule (XLA 0.2+: versions 0.1 up to its own).
@@ -314,6 +421,7 @@ class _EmbeddedCall implements PreparedCall {
   #rets: (_Ret | null)[];
   #devices: DeviceBuffer[];
   #instance: Instance | undefined;
+  #marked = false;
 
   constructor(
     rt: Runtime,
@@ -336,6 +444,10 @@ class _EmbeddedCall implements PreparedCall {
   }
 
   async call(): Promise<FfiError | undefined> {
+    if (!this.#marked) {
+      this.#marked = true;
+      _runChildMark("call");
+    }
     try {
       if (this.#run.stage === ExecutionStage.INSTANTIATE) {
         const inst = await this.#rt.instantiate(this.#handler, this.#frame);
@@ -411,7 +523,7 @@ async function _prepare(
   args: readonly CallArg[],
   probe: ProbeOptions | undefined,
 ): Promise<PreparedCall> {
-  if (run.target.kind === "library") {
+  if (run.target.kind === "library" && _runChild() === undefined) {
     // Calling a symbol that is no handler may crash: ask in a child process first.
     const symbols = run.instantiate === undefined ? [run.handler] : [run.instantiate, run.handler];
     const answers = await queryInChild(run.target.path, symbols, probe);
@@ -435,8 +547,9 @@ async function _prepare(
     const { handler, instantiate, lib } = loaded;
     rt = _newRuntime(run);
     const cuda = rt.platform === "CUDA";
-    _checkMetadata(rt, handler);
-    if (instantiate) _checkMetadata(rt, instantiate);
+    const libPath = run.target.kind === "library" ? run.target.path : undefined;
+    _checkMetadata(rt, handler, libPath);
+    if (instantiate) _checkMetadata(rt, instantiate, libPath);
     const b = new CallFrameBuilder();
     for (const a of args) {
       if (a.kind === "token") {
@@ -517,15 +630,17 @@ async function _prepare(
  * });
  * ```
  */
-export function embeddedRuntime(options: EmbeddedRuntimeOptions = {}): CliRuntime {
+export function embeddedRuntime(options?: EmbeddedRuntimeOptions): CliRuntime {
+  const probe = options?.probe;
   return {
     async queryMetadata(libPath, symbol) {
-      const answer = (await queryInChild(libPath, [symbol], options.probe)).get(symbol)!;
+      const answer = (await queryInChild(libPath, [symbol], probe)).get(symbol)!;
       if (answer instanceof FfiError) throw answer;
       return answer;
     },
-    queryMetadataAll: (libPath, symbols) => queryInChild(libPath, symbols, options.probe),
-    prepare: (run, args) => _prepare(run, args, options.probe),
+    queryMetadataAll: (libPath, symbols) => queryInChild(libPath, symbols, probe),
+    prepare: (run, args) => _prepare(run, args, probe),
+    runIsolated: _runIsolated,
     readNpy(path) {
       const a = loadNpy(path);
       return { dtype: a.dtype, dims: a.shape, values: _decode(a.dtype, a.data) };

@@ -158,7 +158,8 @@ function _checkValues(array: ArrayData): { count: number; per: number } {
  * // [0, 0, 0, ..., 0, 0, 0]
  * ```
  */
-export function formatArray(array: ArrayData, options: FormatOptions = {}): string {
+export function formatArray(array: ArrayData, options?: FormatOptions): string {
+  options ??= {};
   const { count, per } = _checkValues(array);
   const dims = array.dims;
   const threshold = options.threshold ?? 1000;
@@ -368,7 +369,8 @@ export class ProgressLine implements Disposable {
    * @param total the number of steps expected
    * @param options sink, clock and intervals
    */
-  constructor(total: number, options: ProgressOptions = {}) {
+  constructor(total: number, options?: ProgressOptions) {
+    options ??= {};
     this.#total = total;
     this.#label = options.label ?? "calls";
     this.#sink = options.sink ?? Deno.stderr;

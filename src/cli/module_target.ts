@@ -1,7 +1,7 @@
 /**
  * Handler modules (`run handlers.ts <export>`): each run imports its own
  * instance of the module, so the handlers it makes belong to that run, and
- * closes them when the run ends (an open TS handler keeps the process alive).
+ * closes them when the run ends (an open TS handler holds one of the entry points).
  *
  * @module
  */

@@ -19,6 +19,19 @@ import { HandlerLibrary } from "../runtime/handler_library.ts";
 import { Runtime } from "../runtime/runtime.ts";
 import type { HandlerMetadata, MetadataAnswer } from "./runtime_api.ts";
 
+/**
+ * The path to open a library given on the command line by: a bare file name
+ * (`libfoo.so`) of a file in the working folder becomes `./libfoo.so`, since
+ * the loader searches only the system's folders for bare names.
+ */
+export function _localLibrary(path: string): string {
+  if (path.includes("/")) return path;
+  try {
+    if (Deno.statSync(path).isFile) return `./${path}`;
+  } catch { /* not here: the loader's search applies */ }
+  return path;
+}
+
 /** Marks the protocol lines among whatever else the child prints. */
 const PROBE_MARK = "\u001exla-ffi-probe ";
 
@@ -41,7 +54,7 @@ function _child(libPath: string, symbols: readonly string[]): void {
   let lib: HandlerLibrary;
   let rt: Runtime;
   try {
-    lib = HandlerLibrary.open(libPath);
+    lib = HandlerLibrary.open(_localLibrary(libPath));
     rt = new Runtime({ threads: 0 });
   } catch (e) {
     const err = toFfiError(e);

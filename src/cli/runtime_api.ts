@@ -30,6 +30,16 @@ export interface PreparedCall extends Disposable {
   close(): void;
 }
 
+/** Where an isolated run ({@link CliRuntime.runIsolated}) writes. */
+export interface IsolatedIo {
+  /** Standard output text (written once the child ended). */
+  stdout: (text: string) => void;
+  /** Standard error text (as the child writes it). */
+  stderr: (text: string) => void;
+  /** Whether the progress line may be redrawn in place (the sink is a terminal). */
+  progressTerminal: boolean;
+}
+
 /**
  * The answer of one symbol to the metadata query: its metadata, or an
  * {@link FfiError}: NOT_FOUND (not a handler), ABORTED (the query crashed or
@@ -67,6 +77,14 @@ export interface CliRuntime {
    * with exit code 4 (UNAVAILABLE ones with 5).
    */
   prepare(run: ParsedRun, args: readonly CallArg[]): Promise<PreparedCall>;
+  /**
+   * Optional: runs the whole `run` of a shared-library handler (`argv` as
+   * given to `main`) in a child process that writes to `io`, so a handler
+   * that crashes ends the child, not the command line; resolves to the exit
+   * code (`ExitCode.CRASHED` when a fatal signal or an exit ended the child
+   * during the call). Without it, the handler runs in this process.
+   */
+  runIsolated?(argv: readonly string[], run: ParsedRun, io: IsolatedIo): Promise<number>;
   /** Reads an array from a `.npy` file. Errors exit with exit code 3. */
   readNpy(path: string): ArrayData;
   /** Writes an array to a `.npy` file. Errors exit with exit code 3. */

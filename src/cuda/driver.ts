@@ -7,7 +7,7 @@
  * @module
  */
 import { ErrorCode } from "../abi/enums.ts";
-import { FfiError } from "../errors.ts";
+import { _loaderMessage, FfiError } from "../errors.ts";
 import { _setDeviceMemoryCheck } from "../handler/_device_memory.ts";
 import { CUDA_SYMBOLS, type CudaSymbols } from "./symbols.ts";
 
@@ -67,7 +67,7 @@ function open(): Deno.DynamicLibrary<CudaSymbols> {
     libraryPath = path;
     return library;
   } catch (e) {
-    const msg = (e as Error).message;
+    const msg = _loaderMessage(e);
     if (e instanceof Deno.errors.NotCapable || e instanceof Deno.errors.PermissionDenied) {
       // Not cached: the same process may be granted the permission later.
       throw new FfiError(

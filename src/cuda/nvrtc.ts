@@ -10,7 +10,7 @@
  * @module
  */
 import { ErrorCode } from "../abi/enums.ts";
-import { FfiError } from "../errors.ts";
+import { _loaderMessage, FfiError } from "../errors.ts";
 import { Device } from "./device.ts";
 
 const NVRTC_SYMBOLS = {
@@ -176,7 +176,7 @@ function tryOpen(path: string, errors: string[]): Nvrtc | undefined {
         { cause: e },
       );
     }
-    errors.push(`${path}: ${(e as Error).message}`);
+    errors.push(`${path}: ${_loaderMessage(e)}`);
     return undefined;
   }
 }

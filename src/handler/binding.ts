@@ -57,10 +57,11 @@ export interface HandlerOptions {
 
 /**
  * A TS function exposed as an `XLA_FFI_Handler*`. Close it when no runtime
- * will call it again; later calls into its entry point return an error.
- * While any handler is open the process stays alive, since calls may arrive
- * from other threads. Such calls run when the JS thread is free (awaiting);
- * never wait for them in a blocking native call on the JS thread.
+ * will call it again; later calls into its entry point return an error. An
+ * open handler does not keep the process alive by itself: it waits only for
+ * calls being served and for the handler's pending Promises. Calls from other
+ * threads run when the JS thread is free (awaiting); never wait for them in a
+ * blocking native call on the JS thread.
  *
  * @example
  * ```ts ignore
@@ -296,6 +297,37 @@ export class Binding<P extends unknown[] = []> {
     return this.#add({ k: "attr", name, spec: attrSpecOf(kind) });
   }
 
+  /**
+   * An optional attribute: `undefined` when the frame has no attribute of
+   * that name (an extension: ffi.h has none). A binding with optional
+   * attributes finds its attributes by name instead of by sorted position:
+   * the frame must hold every required one, may hold each optional one, and
+   * nothing else ("Wrong number of attributes: expected R to N (O optional)
+   * but got M", "Unexpected attribute(s) with name(s): …").
+   *
+   * @example
+   * ```ts
+   * import { CallFrameBuilder, DataType, Ffi, Runtime, scalar } from "@deno-xla/ffi";
+   * using rt = new Runtime({ threads: 0 });
+   * const seen: (number | undefined)[] = [];
+   * using h = Ffi.bind().attr("n", "i32").optionalAttr("scale", "f32")
+   *   .to((n, scale) => void seen.push(n * (scale ?? 1)));
+   * using a = new CallFrameBuilder().attr("n", scalar(DataType.S32, 3)).build();
+   * using b = new CallFrameBuilder().attr("n", scalar(DataType.S32, 3))
+   *   .attr("scale", scalar(DataType.F32, 2)).build();
+   * rt.callSync(h, a);
+   * rt.callSync(h, b);
+   * console.log(seen); // [3, 6]
+   * ```
+   */
+  optionalAttr<K extends AttrKind>(
+    name: string,
+    kind: K,
+  ): Binding<[...P, AttrValueOf<K> | undefined]> {
+    this.#noAttrsMix();
+    return this.#add({ k: "attr", name, spec: attrSpecOf(kind), optional: true });
+  }
+
   /** An enum attribute: an integer scalar of `kind` restricted to `allowed` values. */
   enumAttr<V extends number>(
     name: string,
@@ -343,7 +375,8 @@ export class Binding<P extends unknown[] = []> {
   }
 
   /** Makes the handler. */
-  to(fn: (...args: P) => unknown, options: HandlerOptions = {}): Handler {
+  to(fn: (...args: P) => unknown, options?: HandlerOptions): Handler {
+    options ??= {};
     if (typeof fn !== "function") throw new TypeError("Binding.to needs a function");
     const v = options.apiVersion ?? NEWEST_API_VERSION;
     const version: readonly [number, number] = typeof v === "string"

@@ -38,7 +38,8 @@ export class ScratchAllocator {
   }
 
   /** Allocates `size` bytes (alignment a power of two ≤ 16); returns the address. */
-  allocate(size: number, alignment = 16): number {
+  allocate(size: number, alignment?: number): number {
+    alignment ??= 16;
     const rc = _lib().xla_ffi_deno_ctx_scratch_alloc(this.#api, this.#ctx, size, alignment);
     if (rc !== 0) {
       throw new FfiError(

@@ -35,7 +35,7 @@ export type CtxKind =
 export type Op =
   | { k: "arg" | "ret"; dtype: number; rank: number; optional: boolean }
   | { k: "args" | "rets" }
-  | { k: "attr"; name: string; spec: AttrSpec }
+  | { k: "attr"; name: string; spec: AttrSpec; optional?: boolean }
   | { k: "attrs" }
   | { k: "ctx"; what: CtxKind }
   | { k: "userData"; typeId: number }
@@ -98,6 +98,10 @@ function init(): void {
       // Serve queued calls from other threads; yield to the event loop after a budget.
       // Linger for more calls only while no Promise settles in this batch: its
       // completion runs after this callback returns.
+      if (draining) {
+        draining = false;
+        _holdLoop(-1);
+      }
       let linger = 1;
       for (let n = 0; n < DRAIN_BUDGET; n++) {
         const slot = l.xla_ffi_deno_handler_next_job(linger);
@@ -106,9 +110,13 @@ function init(): void {
         if (status === 2) linger = 0;
         l.xla_ffi_deno_handler_job_done(status);
       }
+      // The drainer calls again at once for the calls still queued: keep the loop alive till then.
+      draining = true;
+      _holdLoop(1);
       return 1;
     },
   );
+  // Not ref'ed: open handlers alone do not keep the process alive (see _holdLoop).
   threadCb.unref();
   flatSlots = new BigInt64Array(flatBuffer);
   auxBytes = new Uint8Array(aux);
@@ -124,6 +132,28 @@ function init(): void {
 
 let flatSlots: BigInt64Array;
 let auxBytes: Uint8Array;
+let loopHolds = 0;
+let draining = false;
+
+/**
+ * @internal Keeps the event loop alive while `holds` > 0 (by ref'ing the
+ * thread-safe callback). Deno runs an unref'ed thread-safe callback called
+ * from another thread whenever its event loop is alive for any reason (a
+ * pending nonblocking FFI call such as `Runtime.callOnThreads`, a timer), so
+ * open handlers need no ref of their own: the loop is held only while a
+ * foreign call is being served in batches, while a TS handler's future is
+ * pending, and while a caller (e.g. a hosted XLA session) holds it.
+ */
+export function _holdLoop(delta: number): void {
+  if (lib === undefined) return;
+  const before = loopHolds;
+  loopHolds += delta;
+  if (before === 0 && loopHolds > 0) threadCb.ref();
+  else if (before > 0 && loopHolds <= 0) {
+    loopHolds = 0;
+    threadCb.unref();
+  }
+}
 
 /** Makes this JS thread the host (again, if another took over while it had no handler). */
 function host(l: Native): void {
@@ -189,6 +219,11 @@ export class Entry {
   readonly remRets: boolean;
   readonly hasAttrs: boolean;
   readonly nAttrs: number;
+  /** Bound attribute names that are all optional (by sorted index); undefined when none is. */
+  readonly attrOptional: boolean[] | undefined;
+  /** Bound attribute names in sorted order, as bytes. */
+  readonly sortedNames: Uint8Array[];
+  readonly nReqAttrs: number;
   /** For each op: the frame attribute index of a bound attribute. */
   readonly attrIndex: number[];
   readonly attrNames: Uint8Array[];
@@ -209,7 +244,9 @@ export class Entry {
     let reqArgs = 0, optArgs = 0, reqRets = 0, optRets = 0;
     let remArgs = false, remRets = false, hasAttrs = false;
     const names: string[] = [];
+    const required = new Set<string>();
     for (const op of ops) {
+      if (op.k === "attr" && !op.optional) required.add(op.name);
       if (op.k === "arg") op.optional ? optArgs++ : reqArgs++;
       else if (op.k === "ret") op.optional ? optRets++ : reqRets++;
       else if (op.k === "args") remArgs = true;
@@ -220,6 +257,13 @@ export class Entry {
     const sorted = [...new Set(names)].sort((a, b) => compareBytes(a, b));
     this.attrIndex = ops.map((op) => op.k === "attr" ? sorted.indexOf(op.name) : -1);
     this.attrNames = ops.map((op) => encoder.encode(op.k === "attr" ? op.name : ""));
+    this.sortedNames = sorted.map((n) => encoder.encode(n));
+    // Optional attributes are found by name (a merge of the two sorted lists);
+    // without them, by sorted position as ffi.h does.
+    this.nReqAttrs = required.size;
+    this.attrOptional = required.size < sorted.length
+      ? sorted.map((n) => !required.has(n))
+      : undefined;
     this.reqArgs = reqArgs;
     this.optArgs = optArgs;
     this.remArgs = remArgs;
@@ -250,8 +294,15 @@ export class Entry {
       this.checkZero,
     );
     if (r !== undefined) return r;
-    if (!this.hasAttrs && (this.checkZero || this.nAttrs > 0) && nattrs !== this.nAttrs) {
-      let m = `Wrong number of attributes: expected ${this.nAttrs} but got ${nattrs}`;
+    const opt = this.attrOptional !== undefined;
+    if (
+      !this.hasAttrs && (this.checkZero || this.nAttrs > 0) &&
+      (opt ? nattrs < this.nReqAttrs || nattrs > this.nAttrs : nattrs !== this.nAttrs)
+    ) {
+      let m = opt
+        ? `Wrong number of attributes: expected ${this.nReqAttrs} to ${this.nAttrs} ` +
+          `(${this.nAttrs - this.nReqAttrs} optional) but got ${nattrs}`
+        : `Wrong number of attributes: expected ${this.nAttrs} but got ${nattrs}`;
       if (nattrs > 0) {
         const names = recordOffsets(dv, attrStart, nattrs).map((o) => readName(dv, o));
         m += ` with name(s): ${names.join(", ")}`;
@@ -260,6 +311,47 @@ export class Entry {
     }
     return undefined;
   }
+}
+
+const attrMap: number[] = [];
+
+/** Compares the name of the attribute record at `o` with `name`, byte-wise. */
+function compareName(o: number, name: Uint8Array): number {
+  const len = dv.getInt32(o + 8, true);
+  const n = Math.min(len, name.length);
+  for (let j = 0; j < n; j++) {
+    const d = dv.getUint8(o + 16 + j) - name[j]!;
+    if (d !== 0) return d;
+  }
+  return len - name.length;
+}
+
+/**
+ * Finds the frame attribute of each bound name (both lists sorted): fills
+ * `attrMap` (frame index, or -1 when absent); returns a message naming frame
+ * attributes that no binding names.
+ */
+function matchAttrs(e: Entry, nattrs: number): string | undefined {
+  const names = e.sortedNames;
+  let i = 0;
+  let unexpected: string[] | undefined;
+  for (let j = 0; j < names.length; j++) {
+    attrMap[j] = -1;
+    while (i < nattrs) {
+      const c = compareName(attrOff[i]!, names[j]!);
+      if (c > 0) break;
+      if (c === 0) {
+        attrMap[j] = i++;
+        break;
+      }
+      (unexpected ??= []).push(readName(dv, attrOff[i++]!));
+    }
+  }
+  while (i < nattrs) (unexpected ??= []).push(readName(dv, attrOff[i++]!));
+  if (unexpected === undefined) return undefined;
+  return `Unexpected attribute(s) with name(s): ${unexpected.join(", ")} (bound: ${
+    names.map((n, j) => new TextDecoder().decode(n) + (e.attrOptional![j] ? "?" : "")).join(", ")
+  })`;
 }
 
 function compareBytes(a: string, b: string): number {
@@ -318,6 +410,10 @@ function decode(e: Entry, call: CallState): unknown[] | string {
     attrOff[i] = attrEnd;
     attrEnd += dv.getInt32(attrEnd + 4, true) * 8;
   }
+  if (e.attrOptional !== undefined) {
+    const unexpected = matchAttrs(e, nattrs);
+    if (unexpected !== undefined) return e.arityPrefix + unexpected;
+  }
   const ops = e.ops;
   const params = new Array(ops.length);
   let ai = 0, ri = 0;
@@ -357,7 +453,17 @@ function decode(e: Entry, call: CallState): unknown[] | string {
         break;
       }
       case "attr": {
-        const o = attrOff[e.attrIndex[i]!]!;
+        let k = e.attrIndex[i]!;
+        if (e.attrOptional !== undefined) {
+          k = attrMap[k]!;
+          if (k < 0) {
+            value = op.optional
+              ? undefined
+              : new DecodeFailure(`Missing attribute: ${op.name} is not optional`);
+            break;
+          }
+        }
+        const o = attrOff[k]!;
         const want = e.attrNames[i]!;
         const len = dv.getInt32(o + 8, true);
         let same = len === want.length;
@@ -474,6 +580,8 @@ function dispatch(slot: number): number {
         );
       }
       const scratch = call.scratch;
+      // A pending future is a call still running: the process waits for it.
+      _holdLoop(1);
       if (result instanceof Future) {
         result.onReady((err) => {
           scratch?._release();
@@ -526,6 +634,7 @@ function drainDeadStates(): void {
 
 /** Completes future `token`; failures are reported loudly. */
 function complete(token: number, error: unknown): void {
+  _holdLoop(-1);
   let code = 0;
   let written = 0;
   if (error !== undefined) {
@@ -567,7 +676,7 @@ export function _acquire(
     );
   }
   entries[slot] = entry;
-  if (liveHandlers++ === 0) threadCb.ref();
+  liveHandlers++;
   return slot;
 }
 
@@ -576,7 +685,7 @@ export function _release(slot: number): void {
   if (entries[slot] === undefined) return;
   lib!.xla_ffi_deno_handler_slot_release(slot);
   entries[slot] = undefined;
-  if (--liveHandlers === 0) threadCb.unref();
+  liveHandlers--;
 }
 
 /** @internal the C entry point of a slot. */

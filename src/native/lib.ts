@@ -3,9 +3,9 @@
  *
  * @module
  */
-import { guardLibraryPath, nativeLibraryPath } from "../../build.ts";
+import { guardLibraryPath, missingNativePermissions, nativeLibraryPath } from "../../build.ts";
 import { ErrorCode } from "../abi/enums.ts";
-import { FfiError } from "../errors.ts";
+import { _loaderMessage, FfiError } from "../errors.ts";
 import { type NativeSymbols, SYMBOLS } from "./symbols.ts";
 
 /** The opened native library's symbols. */
@@ -28,13 +28,13 @@ export function openLibrary<S extends Deno.ForeignLibraryInterface>(
     if (e instanceof Deno.errors.NotCapable || e instanceof Deno.errors.PermissionDenied) {
       throw new FfiError(
         ErrorCode.PERMISSION_DENIED,
-        `Opening the native library ${path} needs --allow-ffi (${(e as Error).message})`,
+        `Opening the native library ${path} needs --allow-ffi (${_loaderMessage(e)})`,
         { cause: e },
       );
     }
     throw new FfiError(
       ErrorCode.UNAVAILABLE,
-      `Cannot load the native library ${path}: ${(e as Error).message}`,
+      `Cannot load the native library ${path}: ${_loaderMessage(e)}`,
       { cause: e },
     );
   }
@@ -46,6 +46,7 @@ export function openLibrary<S extends Deno.ForeignLibraryInterface>(
  */
 export function native(): Native {
   if (!opened) {
+    _checkPermissions();
     opened = openLibrary(nativeLibraryPath(), SYMBOLS);
     installGuard(opened.symbols);
   }
@@ -101,6 +102,48 @@ export function exceptionGuard(): { installed: boolean; reason?: string } {
   const sym = native();
   if (sym.xrt_invoke_guarded() === 1) return { installed: true };
   return { installed: false, reason: guardProblem };
+}
+
+/** Throws one FfiError naming every permission flag the native library needs and lacks. */
+function _checkPermissions(): void {
+  const { missing, buildOnly } = missingNativePermissions();
+  if (missing.length === 0) return;
+  const now = missing.filter((f) => !buildOnly.includes(f));
+  const all = missing.join(" ");
+  let message: string;
+  if (buildOnly.length === 0) {
+    message = `@deno-xla/ffi cannot load its native library without ${all}`;
+  } else if (now.length === 0) {
+    message = `@deno-xla/ffi builds its native library on first use (cached afterwards), ` +
+      `which needs ${all}`;
+  } else {
+    message = `@deno-xla/ffi cannot load its native library without ${now.join(" ")}, ` +
+      `nor build it on first use (cached afterwards) without ${buildOnly.join(" ")}`;
+  }
+  message += `: run again with ${all}`;
+  throw _exitIfUnhandled(new FfiError(ErrorCode.PERMISSION_DENIED, message));
+}
+
+/**
+ * @internal Makes `error`, when nothing catches it, end the process with
+ * `error: <message>` and exit code 1, as an uncaught error would, but without
+ * a stack trace of the module's internals. For errors whose message says all
+ * (missing permissions).
+ */
+export function _exitIfUnhandled<E extends Error>(error: E): E {
+  error.stack = `${error.name}: ${error.message}`;
+  const report = (e: Event, reason: unknown) => {
+    if (reason !== error) return;
+    e.preventDefault();
+    console.error(`error: ${error.message}`);
+    Deno.exit(1);
+  };
+  globalThis.addEventListener(
+    "unhandledrejection",
+    (e) => report(e, (e as PromiseRejectionEvent).reason),
+  );
+  globalThis.addEventListener("error", (e) => report(e, (e as ErrorEvent).error));
+  return error;
 }
 
 /** Path of the library {@link native} opened (or would open). */

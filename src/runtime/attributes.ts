@@ -213,6 +213,8 @@ export interface _AttrEntry {
   strLen: number;
   dict: _AttrEntry[] | null; // DICTIONARY
   size: number; // serialised bytes
+  /** The JS value, when the data type came from a plain number or number[] (for hints). */
+  implicit?: string;
 }
 
 const encoder = new TextEncoder();
@@ -275,6 +277,7 @@ export function _makeEntry(name: string, value: AttrInput, dtype?: DataType): _A
   else if (typeof value === "bigint") {
     value = new ScalarAttr(DataType.S64, _checkValue(DataType.S64, value, what));
   } else if (typeof value === "number") {
+    e.implicit = String(value);
     value = Number.isInteger(value) && Number.isSafeInteger(value)
       ? new ScalarAttr(DataType.S64, BigInt(value))
       : new ScalarAttr(DataType.F64, value);
@@ -299,6 +302,7 @@ export function _makeEntry(name: string, value: AttrInput, dtype?: DataType): _A
       values = value as NumericTypedArray;
     } else {
       const arr = value as readonly number[];
+      e.implicit = `[${arr.join(", ")}]`;
       dt = arr.every((x) => Number.isSafeInteger(x)) ? DataType.S64 : DataType.F64;
       values = array(dt, arr).values;
     }

@@ -16,6 +16,7 @@ import {
 } from "./attributes.ts";
 import { DeviceMemory } from "../cuda/memory.ts";
 import { _bufferBytes, DeviceBuffer } from "./device_buffer.ts";
+import { type _ImplicitAttr, _implicitAttrs } from "./_hints.ts";
 
 /** Typed arrays usable as buffer arguments and results. */
 export type BufferData = ArrayBufferView;
@@ -388,8 +389,23 @@ export class CallFrameBuilder {
   }
 
   /**
-   * Adds an attribute. `dtype` types a number, bigint, boolean or array
-   * (e.g. `attr("n", 3, DataType.S32)`); a duplicate name is an error.
+   * Adds an attribute; a duplicate name is an error. A plain JS number
+   * becomes an S64 scalar when it is an integer and an F64 one otherwise
+   * (`number[]` likewise), a boolean PRED, a bigint S64. A handler that binds
+   * another type (e.g. `f32`) rejects those ("Wrong scalar data type: expected
+   * F32 but got S64"): give the type with {@link scalar} / {@link array}
+   * (`attr("alpha", scalar(DataType.F32, 2))`), a typed array, or `dtype`
+   * (`attr("alpha", 2, DataType.F32)`).
+   *
+   * @example
+   * ```ts
+   * import { CallFrameBuilder, DataType, scalar } from "@deno-xla/ffi";
+   * using frame = new CallFrameBuilder()
+   *   .attr("alpha", scalar(DataType.F32, 2)) // F32, as a handler binding attr("alpha", "f32") wants
+   *   .attr("n", 3) // S64
+   *   .attr("axes", new Int32Array([0, 2])) // S32 array
+   *   .build();
+   * ```
    */
   attr(name: string, value: AttrInput, dtype?: DataType): this {
     const attrs = this.#attrs;
@@ -428,7 +444,7 @@ export class CallFrameBuilder {
     for (let i = 0; i < this.#args.length; i++) keepArgs[i] = this.#args[i]!.keep;
     const keepRets: unknown[] = new Array(this.#rets.length);
     for (let i = 0; i < this.#rets.length; i++) keepRets[i] = this.#rets[i]!.keep;
-    return new CallFrame(ptr, keepArgs, keepRets);
+    return new CallFrame(ptr, keepArgs, keepRets, _implicitAttrs(this.#attrs));
   }
 }
 
@@ -454,6 +470,8 @@ export class CallFrame {
   _hostBuffers = 0;
   /** @internal buffers backed by device memory. */
   _deviceBuffers = 0;
+  /** @internal attributes typed from plain JS numbers (for error hints). */
+  readonly _implicitAttrs: _ImplicitAttr[];
   #keepArgs: unknown[];
   #keepRets: unknown[];
   /** Number of arguments. */
@@ -462,8 +480,14 @@ export class CallFrame {
   readonly numRets: number;
 
   /** @internal use {@link CallFrameBuilder.build}. */
-  constructor(ptr: Deno.PointerObject, keepArgs: unknown[], keepRets: unknown[]) {
+  constructor(
+    ptr: Deno.PointerObject,
+    keepArgs: unknown[],
+    keepRets: unknown[],
+    implicitAttrs: _ImplicitAttr[] = [],
+  ) {
     this._ptr = ptr;
+    this._implicitAttrs = implicitAttrs;
     this.#keepArgs = keepArgs;
     this.#keepRets = keepRets;
     this.numArgs = keepArgs.length;

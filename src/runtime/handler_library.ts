@@ -48,9 +48,9 @@ export class NativeHandler implements HandlerRef {
    * @param pointer the function pointer
    * @param name a name for messages (e.g. the symbol)
    */
-  constructor(pointer: Deno.PointerObject, name: string = "handler") {
+  constructor(pointer: Deno.PointerObject, name?: string) {
     this.pointer = pointer;
-    this.name = name;
+    this.name = name ?? "handler";
   }
 }
 
@@ -123,6 +123,81 @@ export function _checkHandler(p: Deno.PointerObject, name = "handler"): void {
     ErrorCode.FAILED_PRECONDITION,
     `The handler ${name} belongs to the closed handler library ${dead.path}`,
   );
+}
+
+const ACCEPTS = "a handler (a TS handler made with Ffi.bind()…to(fn), a NativeHandler from " +
+  "HandlerLibrary.handler(name), or any object whose 'pointer' is an XLA_FFI_Handler* pointer " +
+  "object)";
+const STAGES = ["instantiate", "prepare", "initialize", "execute"] as const;
+
+function describe(v: unknown): string {
+  if (v === null) return "null";
+  if (typeof v === "function") return `a function${v.name ? ` (${v.name})` : ""}`;
+  if (typeof v === "string") return `the string ${JSON.stringify(v)}`;
+  if (typeof v !== "object") return `${typeof v} ${String(v)}`;
+  const keys = Object.keys(v);
+  const ctor = (v as { constructor?: { name?: string } }).constructor?.name;
+  return `${ctor && ctor !== "Object" ? `a ${ctor}` : "an object"}` +
+    (keys.length > 0 ? ` with keys ${keys.slice(0, 6).join(", ")}` : "");
+}
+
+function isPointerObject(p: unknown): p is Deno.PointerObject {
+  return typeof p === "object" && p !== null && Object.getPrototypeOf(p) === null;
+}
+
+function notAHandler(value: unknown, what: string, bundles: boolean, names = false): FfiError {
+  return new FfiError(
+    ErrorCode.INVALID_ARGUMENT,
+    `${what} expects ${names ? "a registered handler name, " : ""}${ACCEPTS}` +
+      (bundles
+        ? `, or a bundle of them by stage ({ execute, instantiate?, prepare?, initialize? }, ` +
+          `e.g. a HandlerBundle)`
+        : "") +
+      `; got ${describe(value)}` +
+      (typeof value === "function"
+        ? `: bind the function first, e.g. Ffi.bind().arg(DataType.F32).ret(DataType.F32).to(fn)`
+        : ""),
+  );
+}
+
+/**
+ * @internal `value` as a handler, or FfiError INVALID_ARGUMENT naming what
+ * `what` accepts (a closed TS handler reports FAILED_PRECONDITION).
+ */
+export function _asHandler(value: unknown, what: string): HandlerRef {
+  if (typeof value === "object" && value !== null && "pointer" in value) {
+    if (isPointerObject((value as HandlerRef).pointer)) return value as HandlerRef;
+  }
+  throw notAHandler(value, what, false);
+}
+
+/** @internal `value` as a handler or a bundle of handlers by stage, checked as {@link _asHandler}. */
+export function _asHandlerOrStages(
+  value: unknown,
+  what: string,
+  names = false,
+): HandlerRef | HandlerStages {
+  if (typeof value === "object" && value !== null) {
+    if ("pointer" in value && isPointerObject((value as HandlerRef).pointer)) {
+      return value as HandlerRef;
+    }
+    if ("execute" in value) {
+      const v = value as Record<string, unknown>;
+      for (const stage of STAGES) {
+        const h = v[stage];
+        // A missing execute stage is the registration's error (XLA's message).
+        if (h === undefined || h === null) continue;
+        if (typeof h !== "object" || h === null || !isPointerObject((h as HandlerRef).pointer)) {
+          throw new FfiError(
+            ErrorCode.INVALID_ARGUMENT,
+            `${what}: the ${stage} stage of the bundle must be ${ACCEPTS}; got ${describe(h)}`,
+          );
+        }
+      }
+      return value as HandlerStages;
+    }
+  }
+  throw notAHandler(value, what, true, names);
 }
 
 /**

@@ -13,6 +13,8 @@ import { _check, _cString, _takeError, _utf8 } from "./_native_error.ts";
 import { _apiMinor, type ApiVersion, NEWEST_API_VERSION } from "../abi/version.ts";
 import type { CallFrame } from "./call_frame.ts";
 import {
+  _asHandler,
+  _asHandlerOrStages,
   _checkHandler,
   type HandlerRef,
   type HandlerStages,
@@ -24,6 +26,8 @@ import { _driverLibraryPath } from "../cuda/driver.ts";
 import { DeviceMemory } from "../cuda/memory.ts";
 import { Stream } from "../cuda/stream.ts";
 import { _bufferBytes, DeviceBuffer } from "./device_buffer.ts";
+import { _withAttrHint } from "./_hints.ts";
+import { _closest } from "../_closest.ts";
 
 /** Options of {@link Runtime}. */
 export interface RuntimeOptions {
@@ -155,6 +159,8 @@ function runtimePlatform(name: string): number | undefined {
 }
 
 const NO_USER = new BigInt64Array(0);
+
+/** Names registered through {@link Runtime.register} in this realm, by canonical platform. */
 
 /** Whether an address is a TS handler entry point (fixed per address). */
 const tsEntry = new Map<number | bigint, boolean>();
@@ -374,7 +380,8 @@ export class Runtime {
   #cuda: CudaParts | null = null;
 
   /** Creates a runtime; see {@link RuntimeOptions}. */
-  constructor(options: RuntimeOptions = {}) {
+  constructor(options?: RuntimeOptions) {
+    options ??= {};
     const minor = _apiMinor(options.apiVersion ?? NEWEST_API_VERSION, "Runtime");
     const p = runtimePlatform(options.platform ?? "Host");
     if (p === undefined) {
@@ -582,8 +589,10 @@ export class Runtime {
    * of a registered TS handler (`Handler`) is never reused for another handler,
    * so after its `close()` the name reports that the handler was released.
    */
-  register(name: string, handler: HandlerRef | HandlerStages, options: RegisterOptions = {}): void {
+  register(name: string, handler: HandlerRef | HandlerStages, options?: RegisterOptions): void {
+    options ??= {};
     this.#live();
+    handler = _asHandlerOrStages(handler, "Runtime.register");
     const bundle: HandlerStages = isStages(handler) ? handler : { execute: handler };
     const b = new BigUint64Array(4);
     const ptrs = [bundle.instantiate, bundle.prepare, bundle.initialize, bundle.execute];
@@ -624,7 +633,8 @@ export class Runtime {
     const n = _utf8(name);
     const p = _utf8(platform ?? this.platform);
     const out = this.#lookupOut;
-    _check(native().xrt_lookup(rt, n, BigInt(n.length), p, BigInt(p.length), out));
+    const err = native().xrt_lookup(rt, n, BigInt(n.length), p, BigInt(p.length), out);
+    if (err !== null) throw this.#notFound(_takeError(err), name, platform ?? this.platform);
     const h = (i: number) => {
       const v = out[i]!;
       return v === 0n ? null : new NativeHandler(Deno.UnsafePointer.create(v)!, name);
@@ -636,6 +646,50 @@ export class Runtime {
     };
   }
 
+  /** A lookup's NOT_FOUND with the closest registered name, as a suggestion. */
+  #notFound(error: FfiError, name: string, platform: string): FfiError {
+    if (error.code !== ErrorCode.NOT_FOUND) return error;
+    let hint: string | undefined;
+    const near = _closest(name, this.registeredNames(platform));
+    if (near !== undefined) hint = `did you mean '${near}'?`;
+    else {
+      const other = runtimePlatform(platform) === 1 ? "Host" : "CUDA";
+      if (this.registeredNames(other).includes(name)) hint = `it is registered for ${other}`;
+    }
+    if (hint === undefined) return error;
+    return new FfiError(error.code, `${error.message} (${hint})`);
+  }
+
+  /**
+   * The names registered for `platform` (default: the runtime's) in this
+   * runtime's registry: through {@link register} or the API table's
+   * `Handler_Register`, by any code in the process.
+   *
+   * @example
+   * ```ts
+   * import { Ffi, Runtime } from "@deno-xla/ffi";
+   * using rt = new Runtime({ threads: 0 });
+   * using h = Ffi.bind().to(() => {});
+   * rt.register("doc.registered_names", h);
+   * console.log(rt.registeredNames().includes("doc.registered_names")); // true
+   * ```
+   */
+  registeredNames(platform?: string): string[] {
+    const rt = this.#live();
+    const p = _utf8(platform ?? this.platform);
+    const sym = native();
+    let cap = 4096;
+    for (;;) {
+      const buf = new Uint8Array(cap);
+      const n = sym.xrt_registered_names(rt, p, BigInt(p.length), buf, cap);
+      const end = buf.indexOf(0);
+      const text = new TextDecoder().decode(buf.subarray(0, end < 0 ? cap : end));
+      const names = text.length === 0 ? [] : text.slice(0, -1).split("\n");
+      if (names.length >= n || cap >= 1 << 26) return names;
+      cap *= 8;
+    }
+  }
+
   /**
    * Queries a handler's metadata (API version, traits, state type id) as this
    * runtime does at registration (0.1: with no `api` in the query frame; 0.2+:
@@ -643,6 +697,7 @@ export class Runtime {
    */
   metadata(handler: HandlerRef): HandlerMetadata {
     const rt = this.#live();
+    handler = _asHandler(handler, "Runtime.metadata");
     _checkHandler(handler.pointer, handler.name);
     const out = new BigInt64Array(4);
     _check(native().xrt_metadata(rt, handler.pointer, out));
@@ -672,9 +727,11 @@ export class Runtime {
    */
   registerType(
     name: string,
-    id: number | bigint | TypeIdRef = 0,
-    options: RegisterTypeOptions = {},
+    id?: number | bigint | TypeIdRef,
+    options?: RegisterTypeOptions,
   ): number {
+    id ??= 0;
+    options ??= {};
     const rt = this.#live();
     const n = _utf8(name);
     let deleter: Deno.PointerValue = null;
@@ -697,6 +754,14 @@ export class Runtime {
   }
 
   #resolve(target: HandlerTarget, stage: ExecutionStage): Deno.PointerObject | null {
+    if (typeof target !== "object" || target === null) {
+      if (typeof target !== "string") target = _asHandlerOrStages(target, "A runtime call", true);
+    } else if (!("execute" in target)) {
+      const p = (target as HandlerRef).pointer;
+      if (typeof p !== "object" || p === null) {
+        target = _asHandlerOrStages(target, "A runtime call", true);
+      }
+    }
     if (typeof target !== "string" && !isStages(target)) {
       _checkHandler(target.pointer, target.name);
       return target.pointer;
@@ -808,7 +873,7 @@ export class Runtime {
       this.#placement(frame);
     }
     const err = native().xrt_call_sync(rt, fn, frame._live());
-    if (err !== null) throw _takeError(err);
+    if (err !== null) throw _withAttrHint(_takeError(err), frame._implicitAttrs);
   }
 
   /**
@@ -846,7 +911,7 @@ export class Runtime {
       frame._inflight--;
       if (inst) inst._inflight--;
     }
-    if (err !== null) throw _takeError(err);
+    if (err !== null) throw _withAttrHint(_takeError(err), frame._implicitAttrs);
   }
 
   /**
@@ -856,8 +921,9 @@ export class Runtime {
   async callOnThreads(
     target: HandlerTarget,
     frame: CallFrame,
-    options: ThreadCallOptions = {},
+    options?: ThreadCallOptions,
   ): Promise<ThreadCallResult> {
+    options ??= {};
     const rt = this.#live();
     const threads = options.threads ?? 1;
     const iterations = options.iterations ?? 1;
@@ -900,9 +966,12 @@ export class Runtime {
     const result: ThreadCallResult = { ok: Number(out[0]), failed: Number(out[1]) };
     if (result.failed > 0) {
       const end = msg.indexOf(0);
-      result.firstError = new FfiError(
-        Number(out[2]),
-        new TextDecoder().decode(msg.subarray(0, end < 0 ? msg.length : end)),
+      result.firstError = _withAttrHint(
+        new FfiError(
+          Number(out[2]),
+          new TextDecoder().decode(msg.subarray(0, end < 0 ? msg.length : end)),
+        ),
+        frame._implicitAttrs,
       );
     }
     return result;
@@ -915,7 +984,7 @@ export class Runtime {
   async instantiate(
     target: HandlerTarget,
     frame: CallFrame,
-    options: Omit<CallOptions, "stage" | "instance"> = {},
+    options?: Omit<CallOptions, "stage" | "instance">,
   ): Promise<Instance> {
     this.#live();
     const ptr = native().xrt_instance_new();

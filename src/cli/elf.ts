@@ -11,8 +11,8 @@
  *
  * @module
  */
-import { ErrorCode } from "./abi/enums.ts";
-import { FfiError } from "./errors.ts";
+import { ErrorCode } from "../abi/enums.ts";
+import { FfiError } from "../errors.ts";
 
 /** Binding of an ELF symbol (`STB_*`). */
 export type ElfSymbolBinding = "global" | "weak" | "unique";
@@ -247,7 +247,7 @@ function _fileSource(path: string): _Source & { close(): void } {
  *
  * @example
  * ```ts ignore
- * import { readElfSymbols } from "@deno-xla/ffi";
+ * import { readElfSymbols } from "@deno-xla/ffi/cli";
  * const { machineName, symbols } = readElfSymbols("./libhandlers.so");
  * console.log(machineName, symbols.map((s) => s.name));
  * ```
@@ -269,7 +269,7 @@ export function readElfSymbols(path: string): ElfSymbolTable {
  *
  * @example
  * ```ts
- * import { ErrorCode, FfiError, parseElfSymbols } from "@deno-xla/ffi";
+ * import { ErrorCode, FfiError, parseElfSymbols } from "@deno-xla/ffi/cli";
  * try {
  *   parseElfSymbols(new TextEncoder().encode("#!/bin/sh\n"), "script.sh");
  * } catch (e) {
@@ -278,12 +278,12 @@ export function readElfSymbols(path: string): ElfSymbolTable {
  * }
  * ```
  */
-export function parseElfSymbols(bytes: Uint8Array, label = "<bytes>"): ElfSymbolTable {
+export function parseElfSymbols(bytes: Uint8Array, label?: string): ElfSymbolTable {
   const source: _Source = {
     size: bytes.byteLength,
     read: (offset, length) => bytes.subarray(offset, offset + length),
   };
-  return _parse(new _Reader(source, label));
+  return _parse(new _Reader(source, label ?? "<bytes>"));
 }
 
 function _parse(r: _Reader): ElfSymbolTable {

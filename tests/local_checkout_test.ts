@@ -1,0 +1,139 @@
+/**
+ * Using a checkout of the module from another project, as the README says
+ * (before the package is on JSR): an import map entry in the project's
+ * deno.json, a path import, and `deno task cli` started from the project's
+ * folder, whose relative paths resolve from there (INIT_CWD).
+ */
+import assert from "node:assert/strict";
+import { buildSharedLibrary } from "../build.ts";
+import { CHILD_PERMISSIONS } from "./_child.ts";
+
+const ROOT = new URL("../", import.meta.url).pathname.replace(/\/$/, "");
+
+const SCRIPT = `import { CallFrameBuilder, DataType, Ffi, Runtime } from "@deno-xla/ffi";
+import { saveNpy } from "@deno-xla/ffi/npy";
+import { CALL_FRAME } from "@deno-xla/ffi/abi";
+import { cudaAvailable } from "@deno-xla/ffi/cuda";
+import { ExitCode } from "@deno-xla/ffi/cli";
+
+using twice = Ffi.bind().arg(DataType.F32).ret(DataType.F32).to((x, y) => {
+  y.typed().set(x.typed().map((v) => 2 * v));
+});
+using rt = new Runtime();
+const y = new Float32Array(3);
+using frame = new CallFrameBuilder().arg(new Float32Array([1, 2, 3])).ret(y).build();
+rt.callSync(twice, frame);
+saveNpy("y.npy", { dtype: DataType.F32, shape: [3], data: y });
+console.log([...y].join(","), CALL_FRAME.sizeof, typeof cudaAvailable(), ExitCode.USAGE);
+`;
+
+async function run(cwd: string, args: string[]) {
+  // As from a shell: deno task keeps an INIT_CWD it inherits (from `deno task test`).
+  const env = Deno.env.toObject();
+  delete env.INIT_CWD;
+  const out = await new Deno.Command(Deno.execPath(), {
+    args,
+    cwd,
+    env: { ...env, NO_COLOR: "1" },
+    clearEnv: true,
+    stdin: "null",
+  }).output();
+  const t = new TextDecoder();
+  return { code: out.code, stdout: t.decode(out.stdout), stderr: t.decode(out.stderr) };
+}
+
+Deno.test("a local checkout through an import map entry in the project's deno.json", async () => {
+  const dir = Deno.makeTempDirSync({ prefix: "project" });
+  try {
+    // The README's entries, with the checkout's path.
+    const imports = {
+      "@deno-xla/ffi": `${ROOT}/mod.ts`,
+      "@deno-xla/ffi/abi": `${ROOT}/src/abi/mod.ts`,
+      "@deno-xla/ffi/npy": `${ROOT}/src/npy.ts`,
+      "@deno-xla/ffi/cuda": `${ROOT}/src/cuda/mod.ts`,
+      "@deno-xla/ffi/cli": `${ROOT}/cli.ts`,
+    };
+    Deno.writeTextFileSync(`${dir}/deno.json`, JSON.stringify({ imports }, null, 2));
+    Deno.writeTextFileSync(`${dir}/main.ts`, SCRIPT);
+    const r = await run(dir, ["run", ...CHILD_PERMISSIONS, "main.ts"]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, "2,4,6 176 boolean 2\n");
+    assert.ok(Deno.statSync(`${dir}/y.npy`).isFile);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("a local checkout through a path import", async () => {
+  const dir = Deno.makeTempDirSync({ prefix: "project" });
+  try {
+    const script = SCRIPT
+      .replace('"@deno-xla/ffi"', JSON.stringify(`${ROOT}/mod.ts`))
+      .replace('"@deno-xla/ffi/npy"', JSON.stringify(`${ROOT}/src/npy.ts`))
+      .replace('"@deno-xla/ffi/abi"', JSON.stringify(`${ROOT}/src/abi/mod.ts`))
+      .replace('"@deno-xla/ffi/cuda"', JSON.stringify(`${ROOT}/src/cuda/mod.ts`))
+      .replace('"@deno-xla/ffi/cli"', JSON.stringify(`${ROOT}/cli.ts`));
+    Deno.writeTextFileSync(`${dir}/main.ts`, script);
+    const r = await run(dir, ["run", ...CHILD_PERMISSIONS, "main.ts"]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, "2,4,6 176 boolean 2\n");
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("deno task cli resolves relative paths from the folder it was started in", async () => {
+  const lib = buildSharedLibrary({
+    name: "demo_handlers",
+    sources: [new URL("../examples/native/demo_handlers.c", import.meta.url)],
+  });
+  const dir = Deno.makeTempDirSync({ prefix: "project" });
+  try {
+    Deno.copyFileSync(lib, `${dir}/libdemo.so`);
+    const task = ["task", "--config", `${ROOT}/deno.json`, "cli"];
+    const inspect = await run(dir, [...task, "inspect", "./libdemo.so"]);
+    assert.equal(inspect.code, 0, inspect.stderr);
+    assert.match(inspect.stdout, /^\.\/libdemo\.so: x86_64, 5 exported functions\n/);
+    const r = await run(dir, [
+      ...task,
+      "run",
+      "libdemo.so",
+      "demo_saxpy",
+      "--arg",
+      "f32[2]=1,2",
+      "--arg",
+      "f32[2]=1",
+      "--ret",
+      "f32[2]",
+      "--attr",
+      "alpha=f32:2",
+      "--out",
+      "out/y.npy",
+    ]);
+    // Resolved from the project's folder, which has no out/ yet.
+    assert.equal(r.code, 3, r.stderr);
+    assert.match(r.stderr, /error: --out 1: folder out of out\/y\.npy does not exist/);
+    Deno.mkdirSync(`${dir}/out`);
+    const ok = await run(dir, [
+      ...task,
+      "run",
+      "libdemo.so",
+      "demo_saxpy",
+      "--arg",
+      "f32[2]=1,2",
+      "--arg",
+      "f32[2]=1",
+      "--ret",
+      "f32[2]",
+      "--attr",
+      "alpha=f32:2",
+      "--out",
+      "out/y.npy",
+    ]);
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.equal(ok.stdout, "result 0: f32[2] written to out/y.npy\n");
+    assert.ok(Deno.statSync(`${dir}/out/y.npy`).isFile);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});

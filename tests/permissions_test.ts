@@ -1,0 +1,130 @@
+/**
+ * Permissions as a user meets them: a script run without the flags it needs
+ * gets one message naming all of them (no stack trace, no "Uncaught"), and a
+ * cached native library needs no write or run permission.
+ */
+import assert from "node:assert/strict";
+import { nativePath } from "../src/native/lib.ts";
+
+const SCRIPT = new URL("./_permissions_child.ts", import.meta.url).pathname;
+
+async function run(
+  flags: string[],
+  args: string[] = [],
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--no-prompt", ...flags, SCRIPT, ...args],
+    env: { NO_COLOR: "1", ...env },
+    stdin: "null",
+  }).output();
+  const t = new TextDecoder();
+  return { code: out.code, stdout: t.decode(out.stdout), stderr: t.decode(out.stderr) };
+}
+
+function assertOneLine(stderr: string, expected: string): void {
+  assert.equal(stderr, `error: ${expected}\n`);
+  assert.doesNotMatch(stderr, /Uncaught|\n\s+at /);
+}
+
+Deno.test("permissions: without any flag, one message names every flag (no stack trace)", async () => {
+  nativePath(); // built and cached by this process
+  const r = await run([]);
+  assert.equal(r.code, 1);
+  assertOneLine(
+    r.stderr,
+    "@deno-xla/ffi cannot load its native library without --allow-env --allow-read " +
+      "--allow-ffi, nor build it on first use (cached afterwards) without --allow-write " +
+      "--allow-run: run again with --allow-env --allow-read --allow-write --allow-run --allow-ffi",
+  );
+});
+
+Deno.test("permissions: with the library cached, only the flag still missing is named", async () => {
+  nativePath();
+  const r = await run(["--allow-env", "--allow-read"]);
+  assert.equal(r.code, 1);
+  assertOneLine(
+    r.stderr,
+    "@deno-xla/ffi cannot load its native library without --allow-ffi: run again with " +
+      "--allow-ffi",
+  );
+});
+
+Deno.test("permissions: a cached library needs no --allow-write or --allow-run", async () => {
+  nativePath();
+  const r = await run(["--allow-env", "--allow-read", "--allow-ffi"]);
+  assert.equal(r.stderr, "");
+  assert.equal(r.code, 0);
+  assert.equal(r.stdout, "Host\n");
+});
+
+Deno.test("permissions: a library still to build names --allow-write and --allow-run", async () => {
+  // Another compiler (a wrapper script) keys another cache entry, which is not built.
+  const dir = Deno.makeTempDirSync();
+  try {
+    const cc = `${dir}/cc-wrapper`;
+    Deno.writeTextFileSync(cc, `#!/bin/sh\nexec cc "$@"\n`, { mode: 0o755 });
+    const r = await run(["--allow-env", "--allow-read", "--allow-ffi"], [], { CC: cc });
+    assert.equal(r.code, 1);
+    assertOneLine(
+      r.stderr,
+      "@deno-xla/ffi builds its native library on first use (cached afterwards), which " +
+        "needs --allow-write --allow-run: run again with --allow-write --allow-run",
+    );
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("permissions: a script that catches the error goes on", async () => {
+  const r = await run([], ["catch"]);
+  assert.equal(r.stderr, "");
+  assert.equal(r.stdout, "caught PERMISSION_DENIED\nwent on\n");
+  assert.equal(r.code, 0);
+});
+
+Deno.test("permissions: the command line names every flag a command needs, in one line", async () => {
+  const cli = new URL("../cli.ts", import.meta.url).pathname;
+  const lib = nativePath(); // any shared library
+  const inspect = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--no-prompt", cli, "inspect", lib],
+    env: { NO_COLOR: "1" },
+    stdin: "null",
+  }).output();
+  assert.equal(inspect.code, 2);
+  assertOneLine(
+    new TextDecoder().decode(inspect.stderr),
+    "'inspect' needs --allow-read --allow-run: run again with --allow-read --allow-run " +
+      "('deno task cli' grants every permission the command line uses)",
+  );
+  const handlers = new URL("../examples/handlers.ts", import.meta.url).pathname;
+  const run = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--no-prompt",
+      "--allow-read",
+      cli,
+      "run",
+      handlers,
+      "scale",
+      "--arg",
+      "f32[1]=1",
+      "--ret",
+      "f32[1]",
+      "--attr",
+      "alpha=f32:2",
+      "--out",
+      "y.npy",
+    ],
+    env: { NO_COLOR: "1" },
+    stdin: "null",
+  }).output();
+  assert.equal(run.code, 2);
+  assertOneLine(
+    new TextDecoder().decode(run.stderr),
+    // Without env access the library's cache cannot be looked at: building may be needed.
+    "'run' needs --allow-env --allow-write --allow-run --allow-ffi: run again with " +
+      "--allow-env --allow-write --allow-run --allow-ffi ('deno task cli' grants every " +
+      "permission the command line uses)",
+  );
+});
