@@ -280,8 +280,10 @@ def _deno_xla_bridge():
             if fn is None or not callable(fn):
                 raise Fail(3, "The program defines no function %r" % entry)
             return fn
-        new = [k for k, v in ns.items() if k not in before and callable(v)
-               and not isinstance(v, type) and not k.startswith("_")]
+        import types
+        new = [k for k, v in ns.items() if k not in before and not k.startswith("_")
+               and (isinstance(v, types.FunctionType) or hasattr(v, "lower"))
+               and getattr(v, "__module__", "__deno_xla__") == "__deno_xla__"]
         if len(new) == 1:
             return ns[new[0]]
         if not new:
