@@ -88,7 +88,7 @@ using perDevice = Ffi.bind().arg(DataType.F32).ret(DataType.F32).to(async (x, y)
   shards.push(xs[0]! / xs.length);
   maxInFlight = Math.max(maxInFlight, ++inFlight);
   if (shards.length === 4) allArrived();
-  let timer: number | undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
   await Promise.race([arrived, new Promise((r) => timer = setTimeout(r, 5000))]);
   clearTimeout(timer);
   for (let i = 0; i < ys.length; i++) ys[i] = 10 * xs[i]!;

@@ -11,8 +11,8 @@
  * handlers need the JS thread's event loop to run. So the JS thread must
  * never wait for Python. Every piece of Python runs through
  * xla_ffi_deno_py_run, which TS calls as a `nonblocking` FFI function (on a
- * worker thread): it takes the GIL with PyGILState_Ensure, runs, and releases
- * it. The interpreter is initialised once (xla_ffi_deno_py_init, also off
+ * worker thread): it takes the GIL (PyGILState_Ensure the first time on a
+ * thread, then that thread's parked state), runs, and releases it. The interpreter is initialised once (xla_ffi_deno_py_init, also off
  * the JS thread), which then releases the GIL with PyEval_SaveThread. Python
  * cannot be initialised again after Py_Finalize, so it is never finalised.
  *
@@ -45,6 +45,9 @@ static struct {
   int (*IsInitialized)(void);
   void (*InitializeEx)(int);
   void* (*EvalSaveThread)(void);
+  void (*EvalRestoreThread)(void*);
+  void (*ThreadStateClear)(void*);
+  void (*ThreadStateDeleteCurrent)(void);
   int (*GILStateEnsure)(void);
   void (*GILStateRelease)(int);
   void (*SetPythonHome)(const wchar_t*);
@@ -108,6 +111,9 @@ static int32_t resolve(void* lib, const char* path, uint8_t* reply, int64_t cap)
   LOOKUP(IsInitialized, "Py_IsInitialized", 1);
   LOOKUP(InitializeEx, "Py_InitializeEx", 1);
   LOOKUP(EvalSaveThread, "PyEval_SaveThread", 1);
+  LOOKUP(EvalRestoreThread, "PyEval_RestoreThread", 1);
+  LOOKUP(ThreadStateClear, "PyThreadState_Clear", 1);
+  LOOKUP(ThreadStateDeleteCurrent, "PyThreadState_DeleteCurrent", 1);
   LOOKUP(GILStateEnsure, "PyGILState_Ensure", 1);
   LOOKUP(GILStateRelease, "PyGILState_Release", 1);
   LOOKUP(SetPythonHome, "Py_SetPythonHome", 0); /* deprecated; absent in newer Pythons */
@@ -128,6 +134,36 @@ static int32_t resolve(void* lib, const char* path, uint8_t* reply, int64_t cap)
   LOOKUP(DecRef, "Py_DecRef", 1);
   return 0;
 }
+
+/*
+ * Each worker thread keeps its Python thread state between runs (made by the
+ * first PyGILState_Ensure, then parked with PyEval_SaveThread): a fresh
+ * thread state per run costs more than the run of a small request. When the
+ * thread ends, its state is cleared and deleted. (Not with PyGILState_Release:
+ * glibc clears every thread-specific value of an exiting thread, CPython's own
+ * included, before or while it runs the destructors.)
+ */
+static pthread_key_t g_tstate_key;
+static pthread_once_t g_tstate_once = PTHREAD_ONCE_INIT;
+
+static void tstate_release(void* ts) {
+  P.EvalRestoreThread(ts);
+  P.ThreadStateClear(ts);
+  P.ThreadStateDeleteCurrent(); /* also releases the GIL */
+}
+
+static void tstate_key_init(void) { pthread_key_create(&g_tstate_key, tstate_release); }
+
+static void gil_take(void) {
+  pthread_once(&g_tstate_once, tstate_key_init);
+  void* ts = pthread_getspecific(g_tstate_key);
+  if (ts == NULL)
+    (void)P.GILStateEnsure(); /* new thread state, GIL held */
+  else
+    P.EvalRestoreThread(ts);
+}
+
+static void gil_give(void) { pthread_setspecific(g_tstate_key, P.EvalSaveThread()); }
 
 /*
  * Loads libpython from `path` (RTLD_GLOBAL, so that extension modules such
@@ -194,6 +230,11 @@ int32_t xla_ffi_deno_py_init(const char* path, const char* home, uint8_t* reply,
     reply_text(reply, cap, ST_TEXT, "Python has no __main__ module");
     return -1;
   }
+  /* Worker threads run tstate_release when they end, possibly after Deno closed
+   * this library at exit: keep its code mapped for the life of the process. */
+  Dl_info self;
+  if (dladdr((void*)&tstate_release, &self) && self.dli_fname)
+    (void)dlopen(self.dli_fname, RTLD_NOW | RTLD_NODELETE | RTLD_NOLOAD);
   g_lib = lib;
   snprintf(g_lib_path, sizeof g_lib_path, "%s", path);
   g_ready = 1;
@@ -201,6 +242,7 @@ int32_t xla_ffi_deno_py_init(const char* path, const char* home, uint8_t* reply,
   reply_text(reply, cap, ST_OK, "");
   return 0;
 }
+
 
 /* The pending Python exception as "Type: message" text (cleared). GIL held. */
 static void exception_text(uint8_t* reply, int64_t cap, const char* what) {
@@ -248,7 +290,7 @@ int32_t xla_ffi_deno_py_run(int32_t mode, const uint8_t* req, int64_t len, uint8
     reply_text(reply, cap, ST_TEXT, "Bad request to the Python host");
     return -1;
   }
-  int gil = P.GILStateEnsure();
+  gil_take();
   int32_t rc = 0;
   if (mode == 0) {
     char* src = malloc((size_t)len + 1);
@@ -288,7 +330,7 @@ int32_t xla_ffi_deno_py_run(int32_t mode, const uint8_t* req, int64_t len, uint8
       P.DecRef(r);
     }
   }
-  P.GILStateRelease(gil);
+  gil_give();
   return rc;
 }
 

@@ -120,7 +120,9 @@ def _deno_xla_bridge():
         offsets = []
         off = 0
         for leaf in leaves:
-            a = np.ascontiguousarray(np.asarray(leaf))
+            a = np.asarray(leaf)
+            if not a.flags.c_contiguous:
+                a = a.copy(order="C")  # (ascontiguousarray would make a 0-d array 1-d)
             arrays.append(a)
             offsets.append(off)
             metas.append({"dtype": code_of(a.dtype), "shape": list(a.shape), "offset": off})
@@ -316,8 +318,9 @@ def _deno_xla_bridge():
             exec(code, ns)
             fn = find_entry(ns, before, h.get("entry"), "python")
             jitted = jax.jit(fn, static_argnums=tuple(h.get("staticArgnums") or ()))
-            if h.get("args") is not None:
-                specs = [jax.ShapeDtypeStruct(tuple(a["shape"]), np_dtype(a["dtype"])) for a in h["args"]]
+            if h.get("argSpecs") is not None:
+                specs = [jax.ShapeDtypeStruct(tuple(a["shape"]), np_dtype(a["dtype"]))
+                         for a in h["argSpecs"]]
                 compiled = jitted.lower(*specs).compile()
                 p.outputs = [{"dtype": code_of(o.dtype), "shape": list(o.shape)}
                              for o in jax.tree_util.tree_leaves(compiled.out_info)]

@@ -147,9 +147,7 @@ export function _encodeRequest(
     off = align64(off + a.bytes.byteLength);
     return s;
   });
-  const json = encoder.encode(
-    JSON.stringify(args.length > 0 ? { ...header, args: specs } : header),
-  );
+  const json = encoder.encode(JSON.stringify({ ...header, args: specs }));
   const base = align64(8 + json.length);
   const req = new Uint8Array(base + off);
   new DataView(req.buffer).setUint32(0, json.length, true);
@@ -227,6 +225,7 @@ type _AttrJson =
 function numJson(dtype: DataType, v: number | bigint): number | string {
   if (typeof v === "bigint") return v.toString();
   if (dtype === DataType.F32 || dtype === DataType.F64) {
+    if (Object.is(v, -0)) return "-0"; // JSON has no negative zero
     return Number.isFinite(v) ? v : v > 0 ? "inf" : v < 0 ? "-inf" : "nan";
   }
   return v;
@@ -266,7 +265,8 @@ function entryJson(e: _AttrEntry, path: string): _AttrJson {
 }
 
 function hasBoolArray(v: unknown): boolean {
-  return Array.isArray(v) && v.some((x) => typeof x === "boolean");
+  return (Array.isArray(v) && v.some((x) => typeof x === "boolean")) ||
+    (v instanceof ArrayAttr && v.dtype === DataType.PRED);
 }
 
 /** Attributes as the bridge reads them: sorted [name, value] pairs. */

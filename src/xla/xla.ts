@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { DataType, ErrorCode } from "../abi/enums.ts";
+import { type DataType, ErrorCode } from "../abi/enums.ts";
 import type { DataTypedArray } from "../abi/dtype.ts";
 import { FfiError } from "../errors.ts";
 import { native } from "../native/lib.ts";
@@ -124,6 +124,30 @@ export interface PythonStats {
   readonly pending: number;
   /** Python threads. */
   readonly threads: number;
+}
+
+/** Shared objects kept loaded because XLA holds registrations of their handlers. */
+const keptObjects = new Set<string>();
+
+/**
+ * XLA keeps a registered handler's address for the life of the process: a TS
+ * entry point is pinned (never reused for another handler), and the shared
+ * object holding a C handler is opened once more and never closed, so
+ * closing its `HandlerLibrary` cannot unmap code XLA may still call.
+ */
+function keepForXla(p: Deno.PointerObject): void {
+  const sym = native();
+  if (sym.xla_ffi_deno_handler_slot_of(p) >= 0) {
+    sym.xla_ffi_deno_handler_pin(p);
+    return;
+  }
+  const buf = new Uint8Array(4096);
+  if (sym.xrt_dladdr(p, buf, buf.length) === 0) return; // not in a loaded object: the caller's
+  const end = buf.indexOf(0);
+  const path = new TextDecoder().decode(buf.subarray(0, end < 0 ? buf.length : end));
+  if (keptObjects.has(path)) return;
+  const c = new Uint8Array(buf.subarray(0, (end < 0 ? buf.length - 1 : end) + 1));
+  if (sym.xrt_dlopen(c) !== null) keptObjects.add(path);
 }
 
 function closedError(what: string): FfiError {
@@ -328,7 +352,8 @@ export class Xla {
    * stages (`HandlerBundle`, or `{ instantiate, execute, … }`). Registrations
    * are process-wide and permanent, as in XLA; a TS handler's entry point is
    * never reused for another handler (after its `close()` calls fail with
-   * FAILED_PRECONDITION). Registering a name again with other handlers fails
+   * FAILED_PRECONDITION), and a C handler's library stays loaded even after
+   * its `HandlerLibrary` is closed. Registering a name again with other handlers fails
    * with XLA's INVALID_ARGUMENT "Duplicate FFI handler registration …".
    */
   async register(
@@ -364,9 +389,7 @@ export class Xla {
       platform: options.platform ?? "cpu",
       traits: options.traits ?? 0,
     });
-    // XLA keeps the registration for the life of the process: keep the TS entry points
-    // out of reuse so the name never comes to call another handler.
-    for (const p of pointers) native().xla_ffi_deno_handler_pin(p);
+    for (const p of pointers) keepForXla(p);
   }
 
   /**
@@ -426,7 +449,7 @@ export class Xla {
       kind: format,
       source,
       entry: options.entry ?? null,
-      args: args ?? null,
+      argSpecs: args ?? null,
       filename: options.filename ?? null,
     });
     const h = r.header!;
