@@ -174,7 +174,7 @@ for k, ts in times.items():
   }
   const load = (() => {
     try {
-      return Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).join(" ");
+      return Deno.loadavg().map((v) => v.toFixed(2)).join(" ");
     } catch {
       return "n/a";
     }
