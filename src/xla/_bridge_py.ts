@@ -24,7 +24,6 @@ def _deno_xla_bridge():
         "flags": None,      # XLA_FLAGS jax was imported with
         "x64": None,
         "tracebacks": False,
-        "lock": threading.Lock(),
     }
     np = None
     jax = None
@@ -76,8 +75,14 @@ def _deno_xla_bridge():
             super().__init__(message)
             self.code = code
 
+    # A memoryview over foreign memory (no ctypes array type per size: those are cached forever).
+    from_memory = ctypes.pythonapi.PyMemoryView_FromMemory
+    from_memory.restype = ctypes.py_object
+    from_memory.argtypes = (ctypes.c_void_p, ctypes.c_ssize_t, ctypes.c_int)
+    PYBUF_WRITE = 0x200
+
     def view(addr, size):
-        return memoryview((ctypes.c_ubyte * size).from_address(addr)).cast("B") if size else memoryview(b"")
+        return from_memory(addr, size, PYBUF_WRITE) if size else memoryview(bytearray())
 
     def read_args(mv, specs, base):
         out = []
