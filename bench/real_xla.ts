@@ -172,13 +172,9 @@ for k, ts in times.items():
         } (${fmt(s("ts_async").median)})`,
     );
   }
-  const load = (() => {
-    try {
-      return Deno.loadavg().map((v) => v.toFixed(2)).join(" ");
-    } catch {
-      return "n/a";
-    }
-  })();
+  const load = (await xla.runPython(
+    "import os\nresult = ' '.join('%.2f' % v for v in os.getloadavg())",
+  )) as string;
   const header = [
     `${
       new Date().toISOString().slice(0, 16).replace("T", " ")
@@ -193,8 +189,9 @@ for k, ts in times.items():
       Object.entries(CALLS).map(([n, c]) => `${c} calls of ${n} elements`).join(", ")
     } ` +
     `per contender per round; ${seconds.toFixed(1)} s).`,
-    `The TS handlers were called ${tsCalls} times from XLA's calling thread and woke the JS thread ` +
-    `${wakeups} times (${(wakeups / tsCalls).toFixed(3)} per call).`,
+    `The TS handlers were called ${tsCalls} times (half of them async) from XLA's calling thread ` +
+    `and woke the JS thread ${wakeups} times (${(wakeups / tsCalls).toFixed(3)} per call): ` +
+    `synchronous calls find the JS thread still serving the previous one, each async call wakes it.`,
   ];
   console.log([...header, "", ...rows, "", ...lines].join("\n"));
   if (WRITE) {

@@ -456,6 +456,11 @@ module @m {
     assert.deepEqual(g.outputs, [spec(F32, [2])]);
     const [y] = await g.run(new Float32Array([1, 2]));
     assert.deepEqual([...(y!.data as Float32Array)], [3, 6]);
+    // Names runPython defined are visible to programs; a program may define them again.
+    await xla.runPython("helper = 3\ndef f(x):\n    return x\n");
+    await using again = await xla.jit("def f(x):\n    return x * helper\n");
+    const [z] = await again.run(new Float32Array([2]));
+    assert.equal(z!.data[0], 6);
     // A compiled program refuses arguments of another shape.
     await rejects(
       g.run(new Float32Array([1, 2, 3])),

@@ -288,7 +288,7 @@ def _deno_xla_bridge():
                 raise Fail(3, "The program defines no function %r" % entry)
             return fn
         import types
-        new = [k for k, v in ns.items() if k not in before and not k.startswith("_")
+        new = [k for k, v in ns.items() if before.get(k, ns) is not v and not k.startswith("_")
                and (isinstance(v, types.FunctionType) or hasattr(v, "lower"))
                and getattr(v, "__module__", "__deno_xla__") == "__deno_xla__"]
         if len(new) == 1:
@@ -317,8 +317,8 @@ def _deno_xla_bridge():
             p.fn = run_exe
             p.kind = "stablehlo"
         else:
-            ns = dict(st["ns"])
-            before = set(ns)
+            ns = dict(st["ns"])  # what runPython defined is visible, not changed
+            before = dict(ns)
             code = compile(h["source"], h.get("filename") or "<xla.jit>", "exec")
             exec(code, ns)
             fn = find_entry(ns, before, h.get("entry"), "python")
