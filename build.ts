@@ -40,6 +40,7 @@ export const NATIVE_SOURCES: readonly string[] = [
   "native/handler.c",
   "native/handler_flatten.c",
   "native/runtime_guard.c",
+  "native/python_host.c",
 ];
 
 /**

@@ -388,6 +388,21 @@ for (const f of FRAMES) {
 for (const c of running) await c.close?.();
 
 // ---- statistics and reporting ---------------------------------------------
+/**
+ * Sections other benchmarks keep in bench/results.md (bench/real_xla.ts, between
+ * its bench:real_xla markers), carried over when this script rewrites the file.
+ */
+function otherSections(): string {
+  let text = "";
+  try {
+    text = Deno.readTextFileSync(new URL("results.md", import.meta.url));
+  } catch { /* first run */ }
+  const a = text.indexOf("<!-- bench:real_xla:start -->");
+  const end = "<!-- bench:real_xla:end -->";
+  const b = text.indexOf(end);
+  return a >= 0 && b > a ? "\n" + text.slice(a, b + end.length) + "\n" : "";
+}
+
 const README_START = "<!-- bench:compare:start -->";
 const README_END = "<!-- bench:compare:end -->";
 
@@ -553,7 +568,7 @@ if (!opts["no-write"] && !failed) {
       v < 1e3 ? `${v} ns` : v < 1e6 ? `${v / 1e3} µs` : v < 1e9 ? `${v / 1e6} ms` : `${v / 1e9} s`,
     formatValue: fmtNs,
   });
-  Deno.writeTextFileSync(new URL("results.md", import.meta.url), md);
+  Deno.writeTextFileSync(new URL("results.md", import.meta.url), md + otherSections());
   updateReadme(
     [
       `${date}; ${machine}; ${versions}.`,

@@ -393,6 +393,9 @@ typedef struct job {
   XLA_FFI_CallFrame* frame;
   const XLA_FFI_Api* api;
   XLA_FFI_Future* future; /* async jobs */
+  int64_t* flat;          /* async jobs: the frame flattened by the caller (NULL: too large) */
+  const xrt_runtime* cuda_rt; /* the calling CUDA runtime of this library, or NULL */
+  int32_t flat_n;         /* slots in flat */
   int32_t done;           /* sync jobs: set by the JS thread */
   int32_t taken;          /* the JS thread took it from the queue */
   pthread_cond_t cv;      /* sync jobs */
@@ -454,6 +457,7 @@ static void drain(void) {
       if (j->async) {
         pthread_mutex_unlock(&g_q_mu);
         finish_async(j, -1, &r);
+        free(j->flat);
         free(j);
       } else {
         j->result->code = XLA_FFI_Error_Code_INTERNAL;
@@ -512,14 +516,23 @@ int32_t xla_ffi_deno_handler_next_job(int32_t linger) {
       continue;
     }
     /* A CUDA runtime's call runs with its context current, as on its own thread. */
-    int32_t code = xrt_cuda_enter_frame(j->frame, &g_cur_scope, &g_cur_rt, (char*)g_msg, MSG_CAP);
+    int32_t code =
+        xrt_cuda_enter_runtime(j->cuda_rt, &g_cur_scope, &g_cur_rt, (char*)g_msg, MSG_CAP);
     if (code != 0) {
       ((int32_t*)g_flat)[0] = code;
       ((int32_t*)g_flat)[2] = (int32_t)strnlen((const char*)g_msg, MSG_CAP);
       xla_ffi_deno_handler_job_done(1);
       continue;
     }
-    if (xla_ffi_deno_handler_flatten_into(j->frame, g_flat, g_flat_cap) >= 0) return j->slot;
+    if (j->async) {
+      /* The caller's frame is gone (it returned a future): use its flat copy. */
+      if (j->flat != NULL && j->flat_n <= g_flat_cap) {
+        memcpy(g_flat, j->flat, (size_t)j->flat_n * sizeof(int64_t));
+        return j->slot;
+      }
+    } else if (xla_ffi_deno_handler_flatten_into(j->frame, g_flat, g_flat_cap) >= 0) {
+      return j->slot;
+    }
     static const char too_big[] = "The call frame is too large for the TS handler flat buffer";
     memcpy(g_msg, too_big, sizeof too_big - 1);
     ((int32_t*)g_flat)[0] = XLA_FFI_Error_Code_RESOURCE_EXHAUSTED;
@@ -538,6 +551,7 @@ void xla_ffi_deno_handler_job_done(int32_t status) {
     call_result* r = malloc(sizeof(call_result));
     if (r == NULL) {
       report_failure("Failed to signal XLA_FFI_Future completion", "out of memory");
+      free(j->flat);
       free(j);
       return;
     }
@@ -545,6 +559,7 @@ void xla_ffi_deno_handler_job_done(int32_t status) {
     xla_ffi_deno_handler_put_result(r);
     finish_async(j, status, r);
     free(r);
+    free(j->flat);
     free(j);
     return;
   }
@@ -591,11 +606,34 @@ static XLA_FFI_Error* call_async_foreign(int32_t slot, XLA_FFI_CallFrame* f) {
                       "The runtime does not support futures (no Future_Create)");
   job* j = calloc(1, sizeof(job));
   if (j == NULL) return make_error(api, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, "Out of memory");
+  /* The frame is valid only during this call (XLA builds it, and the execution
+   * context, on its stack): flatten it now; the JS thread decodes the copy. */
+  int64_t small[512];
+  int32_t used = xla_ffi_deno_handler_flatten_into(f, small, 512);
+  const int64_t* src = small;
+  int64_t* big = NULL;
+  if (used < 0 && g_flat_cap > 512) {
+    big = malloc((size_t)g_flat_cap * sizeof(int64_t));
+    if (big != NULL) used = xla_ffi_deno_handler_flatten_into(f, big, g_flat_cap);
+    src = big;
+  }
+  if (used >= 0) {
+    j->flat = malloc((size_t)used * sizeof(int64_t));
+    if (j->flat == NULL) {
+      free(big);
+      free(j);
+      return make_error(api, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, "Out of memory");
+    }
+    memcpy(j->flat, src, (size_t)used * sizeof(int64_t));
+    j->flat_n = used;
+  }
+  free(big);
   XLA_FFI_Future_Create_Args a;
   memset(&a, 0, sizeof a);
   a.struct_size = XLA_FFI_Future_Create_Args_STRUCT_SIZE;
   XLA_FFI_Error* err = api->XLA_FFI_Future_Create(&a);
   if (err != NULL) {
+    free(j->flat);
     free(j);
     return err;
   }
@@ -603,12 +641,14 @@ static XLA_FFI_Error* call_async_foreign(int32_t slot, XLA_FFI_CallFrame* f) {
   j->generation = atomic_load(&g_slots[slot].generation);
   j->async = 1;
   j->frame = f;
+  j->cuda_rt = xrt_cuda_runtime_of(f);
   j->api = api;
   j->future = a.future;
   f->future = a.future;
   pthread_mutex_lock(&g_q_mu);
   if (!ensure_dispatcher_locked()) {
     pthread_mutex_unlock(&g_q_mu);
+    free(j->flat);
     free(j);
     char buf[MSG_CAP];
     if (complete_future(api, a.future, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED,
@@ -633,6 +673,7 @@ static XLA_FFI_Error* call_sync_foreign(int32_t slot, XLA_FFI_CallFrame* f) {
   j.slot = slot;
   j.generation = atomic_load(&g_slots[slot].generation);
   j.frame = f;
+  j.cuda_rt = xrt_cuda_runtime_of(f);
   j.api = f->api;
   j.result = r;
   pthread_cond_init(&j.cv, NULL);

@@ -292,19 +292,27 @@ XLA_FFI_Error* xrt_cuda_activate(const xrt_runtime* rt, xrt_cuda_scope* s) {
 }
 
 /**
- * For a TS handler that a runtime thread called and the JS thread serves:
- * when `f` comes from a CUDA runtime of this library, makes that runtime's
- * context current on this thread (*rt = the runtime, for xrt_cuda_leave),
- * else does nothing (*rt = NULL). Returns 0, or an XLA FFI error code with
- * the message in msg.
+ * The CUDA runtime of this library a call frame comes from, or NULL (another
+ * runtime's frame, a Host runtime). Called on the calling thread, while the
+ * frame and its context are alive.
  */
-int32_t xrt_cuda_enter_frame(const XLA_FFI_CallFrame* f, xrt_cuda_scope* s,
-                             const xrt_runtime** rt, char* msg, size_t cap) {
+const xrt_runtime* xrt_cuda_runtime_of(const XLA_FFI_CallFrame* f) {
+  if (!f || !xrt_is_own_api(f->api) || !f->ctx || f->ctx->magic != XRT_CTX_MAGIC) return NULL;
+  const xrt_runtime* r = f->ctx->rt;
+  return r && r->cuda ? r : NULL;
+}
+
+/**
+ * For a TS handler that a runtime thread called and the JS thread serves:
+ * makes the context of `r` (from xrt_cuda_runtime_of; NULL: nothing to do)
+ * current on this thread (*rt = the runtime, for xrt_cuda_leave, else NULL).
+ * Returns 0, or an XLA FFI error code with the message in msg.
+ */
+int32_t xrt_cuda_enter_runtime(const xrt_runtime* r, xrt_cuda_scope* s, const xrt_runtime** rt,
+                               char* msg, size_t cap) {
   *rt = NULL;
   s->prev = NULL;
   s->changed = 0;
-  if (!f || !xrt_is_own_api(f->api) || !f->ctx || f->ctx->magic != XRT_CTX_MAGIC) return 0;
-  const xrt_runtime* r = f->ctx->rt;
   const struct xrt_cuda* c = r ? r->cuda : NULL;
   if (!c) return 0;
   CUcontext prev = NULL;

@@ -175,10 +175,12 @@ XLA_FFI_Error* xrt_cuda_allocate(const xrt_runtime* rt, size_t size, void** data
 XLA_FFI_Error* xrt_cuda_free(const xrt_runtime* rt, size_t size, void* data);
 int32_t xrt_cuda_device(const xrt_runtime* rt);
 void xrt_cuda_detach(xrt_runtime* rt);
-/* A queued TS handler served on the JS thread: the calling runtime's context
- * made current for it (handler.c; leave with xrt_cuda_leave(*rt, s)). */
-int32_t xrt_cuda_enter_frame(const XLA_FFI_CallFrame* f, xrt_cuda_scope* s,
-                             const xrt_runtime** rt, char* msg, size_t cap);
+/* A queued TS handler served on the JS thread: the calling CUDA runtime,
+ * found on the calling thread (NULL: none), whose context is made current
+ * for it there (handler.c; leave with xrt_cuda_leave(*rt, s)). */
+const xrt_runtime* xrt_cuda_runtime_of(const XLA_FFI_CallFrame* f);
+int32_t xrt_cuda_enter_runtime(const xrt_runtime* r, xrt_cuda_scope* s, const xrt_runtime** rt,
+                               char* msg, size_t cap);
 
 /* Registries (runtime_registry.c). */
 size_t xrt_canonical_platform(const char* p, size_t n, char* out, size_t cap);

@@ -58,6 +58,11 @@ const SYMBOLS = {
     result: "i32",
     nonblocking: true,
   },
+  hh_call_stack_frame: {
+    parameters: ["pointer", "pointer", "buffer"],
+    result: "i32",
+    nonblocking: true,
+  },
   hh_loop: { parameters: ["pointer", "pointer", "i32"], result: "f64" },
   hh_complete_task: { parameters: [], result: "pointer" },
   hh_future_new: { parameters: [], result: "pointer" },

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { DataType } from "../src/abi/enums.ts";
 import { Ffi, handlerHostStats } from "../src/handler/mod.ts";
-import { frame, runThreads, type TestFrame } from "./_handler_harness.ts";
+import { frame, harness, runThreads, type TestFrame } from "./_handler_harness.ts";
 
 const opts = { sanitizeResources: false, sanitizeOps: false };
 
@@ -79,5 +79,39 @@ Deno.test({
     w.terminate();
     assert.match(msg, /FAILED_PRECONDITION.*one JS thread per process/);
     assert.ok(h.isOpen);
+  },
+});
+
+Deno.test({
+  name: "an async handler called from another thread decodes its frame after the frame is gone",
+  ...opts,
+  fn: async () => {
+    // XLA builds the call frame on the calling thread's stack: once an async handler has
+    // returned its future, the frame no longer exists. The harness overwrites it then.
+    let seen: unknown[] = [];
+    using h = Ffi.bind().arg(DataType.F32, 1).ret(DataType.F32, 1).attr("alpha", "f32").attr(
+      "mode",
+      "string",
+    ).to(async (x, y, alpha, mode) => {
+      await null;
+      seen = [x.dims, alpha, mode];
+      const xs = x.typed(), ys = y.typed();
+      for (let i = 0; i < ys.length; i++) ys[i] = alpha * xs[i]!;
+    });
+    const x = new Float32Array([1, 2, 3]);
+    const y = new Float32Array(3);
+    using f = frame({
+      args: [{ dtype: DataType.F32, dims: [3], data: x }],
+      rets: [{ dtype: DataType.F32, dims: [3], data: y }],
+      attrs: { alpha: { scalar: DataType.F32, value: 2 }, mode: { string: "reflect" } },
+    });
+    const msg = new Uint8Array(256);
+    for (let i = 0; i < 50; i++) {
+      const code = await harness().hh_call_stack_frame(h.pointer, f.pointer, msg);
+      assert.equal(code, 0, new TextDecoder().decode(msg));
+      assert.deepEqual(seen, [[3], 2, "reflect"]);
+      assert.deepEqual([...y], [2, 4, 6]);
+      y.fill(0);
+    }
   },
 });

@@ -737,3 +737,54 @@ void* hh_future_new(void) {
   api_future_create(&a);
   return a.future;
 }
+
+/* ---------------------------------------------------------------------- */
+/* A frame that lives only during the call, as XLA's                       */
+/* ---------------------------------------------------------------------- */
+
+typedef struct {
+  void* handler;
+  const XLA_FFI_CallFrame* frame;
+  int32_t code;
+  char msg[256];
+} stack_frame_job;
+
+static void* stack_frame_main(void* p) {
+  stack_frame_job* j = p;
+  XLA_FFI_CallFrame f = *j->frame; /* on this thread's stack, like XLA's CallFrame::Build */
+  f.future = NULL;
+  XLA_FFI_Error* e = ((XLA_FFI_Handler*)j->handler)(&f);
+  XLA_FFI_Future* fut = f.future;
+  /* The call returned: the frame is gone. Overwrite it before waiting for the future. */
+  volatile unsigned char* bytes = (volatile unsigned char*)&f;
+  for (size_t i = 0; i < sizeof f; i++) bytes[i] = 0xAB;
+  j->code = 0;
+  if (e) {
+    j->code = e->code;
+    snprintf(j->msg, sizeof j->msg, "%s", e->msg);
+    hh_error_destroy(e);
+  } else if (fut) {
+    j->code = hh_future_wait(fut);
+    if (j->code) snprintf(j->msg, sizeof j->msg, "%s", fut->error->msg);
+    hh_future_free(fut);
+  }
+  return NULL;
+}
+
+/*
+ * Calls `handler` once from a new thread with a copy of `frame` on that
+ * thread's stack, overwritten as soon as the handler returns (an async handler
+ * still has its future pending then), and waits for the future. Returns 0 or
+ * the error code; the message goes into msg (cap 256).
+ */
+int32_t hh_call_stack_frame(void* handler, void* frame, char* msg) {
+  stack_frame_job j;
+  memset(&j, 0, sizeof j);
+  j.handler = handler;
+  j.frame = frame;
+  pthread_t th;
+  if (pthread_create(&th, NULL, stack_frame_main, &j) != 0) return -1;
+  pthread_join(th, NULL);
+  snprintf(msg, 256, "%s", j.msg);
+  return j.code;
+}

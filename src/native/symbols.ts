@@ -8,6 +8,7 @@ import { ABI_SYMBOLS } from "./symbols_abi.ts";
 import { RUNTIME_SYMBOLS } from "./symbols_runtime.ts";
 import { HANDLER_SYMBOLS } from "./symbols_handler.ts";
 import { RUNTIME_CUDA_SYMBOLS } from "./symbols_runtime_cuda.ts";
+import { PYTHON_SYMBOLS } from "./symbols_python.ts";
 
 /** Every symbol of `libxla_ffi_deno.so`, as `Deno.dlopen` wants them. */
 export const SYMBOLS = {
@@ -15,6 +16,7 @@ export const SYMBOLS = {
   ...RUNTIME_SYMBOLS,
   ...HANDLER_SYMBOLS,
   ...RUNTIME_CUDA_SYMBOLS,
+  ...PYTHON_SYMBOLS,
 } as const;
 
 /** The type of {@link SYMBOLS}. */

@@ -1,0 +1,228 @@
+/**
+ * Real XLA, side by side: the same jitted program `y = alpha * x` (F32, 8 and
+ * 64Ki elements) with the multiply done by
+ *   - a TS handler (`Ffi.bind()…to(fn)`, synchronous),
+ *   - the same TS handler `async` (`await null` first),
+ *   - a C handler (bench/native/scale.c),
+ *   - `jax.pure_callback` running the same body in NumPy,
+ *   - plain `jnp` (no custom call: XLA's own code).
+ * Each call is timed inside the hosted Python (`time.perf_counter` around
+ * `compiled(x).block_until_ready()`), all of it in one request, so the
+ * Deno <-> Python crossing is not in the figures. Contenders run interleaved,
+ * in rounds; each figure is the median per-call time over every round (p10–p90).
+ *
+ * Writes its table into bench/results.md (between the bench:real_xla
+ * markers) unless `--no-write`. Needs jax (README, "Real XLA").
+ *
+ * Run: deno run --allow-ffi --allow-read --allow-write --allow-run --allow-env bench/real_xla.ts [--rounds N] [--no-write]
+ *
+ * @module
+ */
+import { buildSharedLibrary } from "../build.ts";
+import { DataType, Ffi, handlerHostStats, HandlerLibrary } from "../mod.ts";
+import { findPython, probePython, Xla } from "../src/xla/mod.ts";
+
+const ROUNDS = Number(Deno.args[Deno.args.indexOf("--rounds") + 1] ?? 0) || 5;
+const WRITE = !Deno.args.includes("--no-write");
+const SIZES = [8, 65536];
+/** Calls per contender per round, by size. */
+const CALLS: Record<number, number> = { 8: 2000, 65536: 300 };
+
+interface Stat {
+  median: number;
+  p10: number;
+  p90: number;
+}
+
+const CONTENDERS = [
+  ["ts", "TS handler"],
+  ["ts_async", "TS handler, async (`await null`)"],
+  ["c", "C handler"],
+  ["pure_callback", "`jax.pure_callback` (NumPy body)"],
+  ["jnp", "plain `jnp` (no custom call)"],
+] as const;
+type Id = typeof CONTENDERS[number][0];
+
+function fmt(s: number): string {
+  const us = s * 1e6;
+  return us < 10
+    ? `${us.toFixed(2)} µs`
+    : us < 1000
+    ? `${us.toFixed(1)} µs`
+    : `${(us / 1e3).toFixed(2)} ms`;
+}
+
+async function main(): Promise<void> {
+  const info = await probePython(findPython()).catch((e) => e as Error);
+  if (info instanceof Error || info.jax === null) {
+    console.log(
+      `skipped: ${info instanceof Error ? info.message : `no jax for ${info.executable}`}` +
+        ` (README, "Real XLA")`,
+    );
+    return;
+  }
+  await using xla = await Xla.open();
+  const scale = (x: Float32Array, y: Float32Array, alpha: number) => {
+    for (let i = 0; i < y.length; i++) y[i] = alpha * x[i]!;
+  };
+  using ts = Ffi.bind().arg(DataType.F32).ret(DataType.F32).attr("alpha", "f32")
+    .to((x, y, alpha) => scale(x.typed(), y.typed(), alpha));
+  using tsAsync = Ffi.bind().arg(DataType.F32).ret(DataType.F32).attr("alpha", "f32")
+    .to(async (x, y, alpha) => {
+      await null;
+      scale(x.typed(), y.typed(), alpha);
+    });
+  using lib = HandlerLibrary.open(buildSharedLibrary({
+    name: "bench_scale",
+    sources: [new URL("./native/scale.c", import.meta.url)],
+  }));
+  await xla.register("bench.ts", ts);
+  await xla.register("bench.ts_async", tsAsync);
+  await xla.register("bench.c", lib.handler("bench_scale"));
+
+  const call = (target: string) =>
+    `ffi.ffi_call("${target}", jax.ShapeDtypeStruct(x.shape, x.dtype))(x, alpha=np.float32(2))`;
+  const bodies: Record<Id, string> = {
+    ts: call("bench.ts"),
+    ts_async: call("bench.ts_async"),
+    c: call("bench.c"),
+    pure_callback:
+      "jax.pure_callback(lambda v: np.float32(2) * v, jax.ShapeDtypeStruct(x.shape, x.dtype), x)",
+    jnp: "np.float32(2) * x",
+  };
+  const programs: Record<string, number> = {};
+  const keep = [];
+  for (const n of SIZES) {
+    for (const [id] of CONTENDERS) {
+      const p = await xla.jit(`def f(x):\n    return ${bodies[id]}\n`, {
+        args: [{ dtype: DataType.F32, shape: [n] }],
+      });
+      keep.push(p);
+      programs[`${id}:${n}`] = p.id;
+    }
+  }
+  // Same results everywhere first (8 elements).
+  const x8 = Float32Array.from({ length: 8 }, (_, i) => i - 3);
+  for (const p of keep.slice(0, CONTENDERS.length)) {
+    const [y] = await p.run(x8);
+    if (!y!.data.every((v, i) => v === 2 * x8[i]!)) throw new Error(`wrong result: ${y!.data}`);
+  }
+
+  const before = handlerHostStats();
+  const t0 = performance.now();
+  const result = await xla.runPython(`
+import time
+pc = time.perf_counter
+programs = ${JSON.stringify(programs)}
+calls = ${JSON.stringify(CALLS)}
+times = {k: [] for k in programs}
+inputs = {n: jnp.asarray(np.arange(n, dtype=np.float32)) for n in (${SIZES.join(", ")})}
+for k, pid in programs.items():            # warm-up
+    f, n = program(pid), int(k.split(":")[1])
+    for _ in range(50):
+        f(inputs[n]).block_until_ready()
+for r in range(${ROUNDS}):
+    for k, pid in programs.items():
+        f, n = program(pid), int(k.split(":")[1])
+        x, ts = inputs[n], times[k]
+        for _ in range(calls[str(n)]):
+            t = pc()
+            f(x).block_until_ready()
+            ts.append(pc() - t)
+result = {}
+for k, ts in times.items():
+    ts.sort()
+    m = len(ts)
+    result[k] = {"median": ts[m // 2], "p10": ts[m // 10], "p90": ts[(9 * m) // 10], "calls": m}
+`) as Record<string, Stat & { calls: number }>;
+  const seconds = (performance.now() - t0) / 1e3;
+  const after = handlerHostStats();
+  const tsCalls = SIZES.reduce(
+    (a, n) => a + result[`ts:${n}`]!.calls + result[`ts_async:${n}`]!.calls,
+    0,
+  );
+  const wakeups = after.wakeups - before.wakeups;
+
+  const rows: string[] = [];
+  const lines: string[] = [];
+  rows.push(
+    "| elements | " + CONTENDERS.map(([, label]) => label).join(" | ") +
+      " | TS − C | pure_callback / TS | TS / jnp |",
+  );
+  rows.push("|---:|" + CONTENDERS.map(() => "---:").join("|") + "|---:|---:|---:|");
+  for (const n of SIZES) {
+    const s = (id: Id) => result[`${id}:${n}`]!;
+    const cell = (id: Id) => `${fmt(s(id).median)} (${fmt(s(id).p10)}–${fmt(s(id).p90)})`;
+    rows.push(
+      `| ${n} | ${CONTENDERS.map(([id]) => cell(id)).join(" | ")} | ${
+        fmt(s("ts").median - s("c").median)
+      } | ${(s("pure_callback").median / s("ts").median).toFixed(1)}× | ${
+        (s("ts").median / s("jnp").median).toFixed(2)
+      }× |`,
+    );
+    const over = (s("ts").median - s("c").median) * 1e6;
+    lines.push(
+      `${n} elements: TS ≤ C + 1.5 µs: ${
+        over <= 1.5 ? "met" : `missed by ${(over - 1.5).toFixed(2)} µs`
+      }` +
+        ` (TS − C = ${over.toFixed(2)} µs); TS ≥ 20× faster than pure_callback: ${
+          s("pure_callback").median / s("ts").median >= 20 ? "met" : "missed"
+        } (${(s("pure_callback").median / s("ts").median).toFixed(1)}×); async TS ≤ 15 µs: ${
+          s("ts_async").median * 1e6 <= 15 ? "met" : "missed"
+        } (${fmt(s("ts_async").median)})`,
+    );
+  }
+  const load = (await xla.runPython(
+    "import os\nresult = ' '.join('%.2f' % v for v in os.getloadavg())",
+  )) as string;
+  const header = [
+    `${
+      new Date().toISOString().slice(0, 16).replace("T", " ")
+    } UTC; ${navigator.hardwareConcurrency} ` +
+    `logical cores, load average ${load} after; Deno ${Deno.version.deno}, jax ${xla.version.jax}, ` +
+    `jaxlib ${xla.version.jaxlib} (XLA FFI API ${xla.version.ffiApi?.major}.${xla.version.ffiApi?.minor}), ` +
+    `Python ${xla.version.python}.`,
+    `Command: \`deno run -A bench/real_xla.ts${
+      Deno.args.length ? " " + Deno.args.join(" ") : ""
+    }\` ` +
+    `(${ROUNDS} rounds; ${
+      Object.entries(CALLS).map(([n, c]) => `${c} calls of ${n} elements`).join(", ")
+    } ` +
+    `per contender per round; ${seconds.toFixed(1)} s).`,
+    `The TS handlers were called ${tsCalls} times (half of them async) from XLA's calling thread ` +
+    `and woke the JS thread ${wakeups} times (${(wakeups / tsCalls).toFixed(3)} per call): ` +
+    `synchronous calls find the JS thread still serving the previous one, each async call wakes it.`,
+  ];
+  console.log([...header, "", ...rows, "", ...lines].join("\n"));
+  if (WRITE) {
+    const url = new URL("./results.md", import.meta.url);
+    const text = Deno.readTextFileSync(url);
+    const section = [
+      START,
+      "## Real XLA: the same jitted program with the multiply in a TS, async TS or C handler",
+      "",
+      "`y = alpha * x` (F32) jitted by jax on its CPU backend, in the Deno process",
+      "(`@deno-xla/ffi/xla`); per-call median (p10–p90) of `compiled(x).block_until_ready()`",
+      "timed inside Python. `pure_callback` runs `np.float32(2) * v`; plain `jnp` has no custom call.",
+      "",
+      ...header,
+      "",
+      ...rows,
+      "",
+      ...lines.map((l) => `- ${l}`),
+      END,
+    ].join("\n");
+    const a = text.indexOf(START), b = text.indexOf(END);
+    const next = a >= 0 && b > a
+      ? text.slice(0, a) + section + text.slice(b + END.length)
+      : text.trimEnd() + "\n\n" + section + "\n";
+    Deno.writeTextFileSync(url, next);
+    console.log(`\nwritten to bench/results.md`);
+  }
+  for (const p of keep) await p.close();
+}
+
+const START = "<!-- bench:real_xla:start -->";
+const END = "<!-- bench:real_xla:end -->";
+
+if (import.meta.main) await main();

@@ -1,0 +1,344 @@
+/*
+ * python_host.c: hosts a CPython interpreter (and through it jax/jaxlib, a
+ * real XLA) inside the process, so that real XLA can call TS handlers.
+ *
+ * There are no Python headers here: the few functions of CPython's stable C
+ * API that are needed are looked up with dlsym in the libpython the caller
+ * names, and PyObject is opaque.
+ *
+ * Threading (why it is shaped like this): XLA calls custom-call handlers on
+ * the thread that runs the program or on its own pool threads, and TS
+ * handlers need the JS thread's event loop to run. So the JS thread must
+ * never wait for Python. Every piece of Python runs through
+ * xla_ffi_deno_py_run, which TS calls as a `nonblocking` FFI function (on a
+ * worker thread): it takes the GIL (PyGILState_Ensure the first time on a
+ * thread, then that thread's parked state), runs, and releases it. The interpreter is initialised once (xla_ffi_deno_py_init, also off
+ * the JS thread), which then releases the GIL with PyEval_SaveThread. Python
+ * cannot be initialised again after Py_Finalize, so it is never finalised.
+ *
+ * Reply buffer layout (shared with src/xla/_bridge.ts and the Python bridge):
+ *   int32 status (0 ok, 1 Python error as JSON, 2 reply too small, 3 text)
+ *   uint32 length of the JSON or text that starts at byte 16
+ *   uint64 bytes needed (status 2)
+ *
+ * Copyright 2026 The deno-xla-ffi Authors. Licensed under Apache-2.0.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wchar.h>
+
+typedef struct py_object PyObject; /* opaque */
+
+#define PY_FILE_INPUT 257 /* Py_file_input */
+#define REPLY_HEADER 16
+
+enum { ST_OK = 0, ST_TEXT = 3 };
+
+static struct {
+  int (*IsInitialized)(void);
+  void (*InitializeEx)(int);
+  void* (*EvalSaveThread)(void);
+  void (*EvalRestoreThread)(void*);
+  void (*ThreadStateClear)(void*);
+  void (*ThreadStateDeleteCurrent)(void);
+  int (*GILStateEnsure)(void);
+  void (*GILStateRelease)(int);
+  void (*SetPythonHome)(const wchar_t*);
+  wchar_t* (*DecodeLocale)(const char*, size_t*);
+  PyObject* (*ImportAddModule)(const char*);
+  PyObject* (*ModuleGetDict)(PyObject*);
+  PyObject* (*DictGetItemString)(PyObject*, const char*);
+  PyObject* (*RunStringFlags)(const char*, int, PyObject*, PyObject*, void*);
+  PyObject* (*CallFunction)(PyObject*, const char*, ...);
+  PyObject* (*ErrOccurred)(void);
+  void (*ErrFetch)(PyObject**, PyObject**, PyObject**);
+  void (*ErrNormalize)(PyObject**, PyObject**, PyObject**);
+  void (*ErrClear)(void);
+  PyObject* (*ObjectStr)(PyObject*);
+  PyObject* (*ObjectGetAttrString)(PyObject*, const char*);
+  const char* (*UnicodeAsUTF8AndSize)(PyObject*, ptrdiff_t*);
+  void (*IncRef)(PyObject*);
+  void (*DecRef)(PyObject*);
+} P;
+
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static void* g_lib;
+static char g_lib_path[4096];
+static int g_ready;           /* the interpreter is initialised and the GIL released */
+static PyObject* g_main_dict; /* borrowed from __main__ (never freed) */
+static PyObject* g_dispatch;  /* strong reference to the bridge's dispatch function */
+
+/* Writes a text reply (status 3, or the given status). Never overflows. */
+static void reply_text(uint8_t* reply, int64_t cap, int32_t status, const char* fmt, ...) {
+  if (reply == NULL || cap < REPLY_HEADER) return;
+  char* text = (char*)reply + REPLY_HEADER;
+  size_t room = (size_t)(cap - REPLY_HEADER);
+  int n = 0;
+  if (room > 0) {
+    va_list ap;
+    va_start(ap, fmt);
+    n = vsnprintf(text, room, fmt, ap);
+    va_end(ap);
+    if (n < 0) n = 0;
+    if ((size_t)n >= room) n = (int)room - 1;
+  }
+  int32_t st = status;
+  uint32_t len = (uint32_t)n;
+  uint64_t need = 0;
+  memcpy(reply, &st, 4);
+  memcpy(reply + 4, &len, 4);
+  memcpy(reply + 8, &need, 8);
+}
+
+#define LOOKUP(field, sym, required)                                                 \
+  do {                                                                               \
+    *(void**)(&P.field) = dlsym(lib, sym);                                           \
+    if (P.field == NULL && (required)) {                                             \
+      reply_text(reply, cap, ST_TEXT, "%s has no symbol %s: it is not a libpython", \
+                 path, sym);                                                         \
+      return -1;                                                                     \
+    }                                                                                \
+  } while (0)
+
+static int32_t resolve(void* lib, const char* path, uint8_t* reply, int64_t cap) {
+  LOOKUP(IsInitialized, "Py_IsInitialized", 1);
+  LOOKUP(InitializeEx, "Py_InitializeEx", 1);
+  LOOKUP(EvalSaveThread, "PyEval_SaveThread", 1);
+  LOOKUP(EvalRestoreThread, "PyEval_RestoreThread", 1);
+  LOOKUP(ThreadStateClear, "PyThreadState_Clear", 1);
+  LOOKUP(ThreadStateDeleteCurrent, "PyThreadState_DeleteCurrent", 1);
+  LOOKUP(GILStateEnsure, "PyGILState_Ensure", 1);
+  LOOKUP(GILStateRelease, "PyGILState_Release", 1);
+  LOOKUP(SetPythonHome, "Py_SetPythonHome", 0); /* deprecated; absent in newer Pythons */
+  LOOKUP(DecodeLocale, "Py_DecodeLocale", 0);
+  LOOKUP(ImportAddModule, "PyImport_AddModule", 1);
+  LOOKUP(ModuleGetDict, "PyModule_GetDict", 1);
+  LOOKUP(DictGetItemString, "PyDict_GetItemString", 1);
+  LOOKUP(RunStringFlags, "PyRun_StringFlags", 1);
+  LOOKUP(CallFunction, "PyObject_CallFunction", 1);
+  LOOKUP(ErrOccurred, "PyErr_Occurred", 1);
+  LOOKUP(ErrFetch, "PyErr_Fetch", 1);
+  LOOKUP(ErrNormalize, "PyErr_NormalizeException", 1);
+  LOOKUP(ErrClear, "PyErr_Clear", 1);
+  LOOKUP(ObjectStr, "PyObject_Str", 1);
+  LOOKUP(ObjectGetAttrString, "PyObject_GetAttrString", 1);
+  LOOKUP(UnicodeAsUTF8AndSize, "PyUnicode_AsUTF8AndSize", 1);
+  LOOKUP(IncRef, "Py_IncRef", 1);
+  LOOKUP(DecRef, "Py_DecRef", 1);
+  return 0;
+}
+
+/*
+ * Each worker thread keeps its Python thread state between runs (made by the
+ * first PyGILState_Ensure, then parked with PyEval_SaveThread): a fresh
+ * thread state per run costs more than the run of a small request. When the
+ * thread ends, its state is cleared and deleted. (Not with PyGILState_Release:
+ * glibc clears every thread-specific value of an exiting thread, CPython's own
+ * included, before or while it runs the destructors.)
+ */
+static pthread_key_t g_tstate_key;
+static pthread_once_t g_tstate_once = PTHREAD_ONCE_INIT;
+
+static void tstate_release(void* ts) {
+  P.EvalRestoreThread(ts);
+  P.ThreadStateClear(ts);
+  P.ThreadStateDeleteCurrent(); /* also releases the GIL */
+}
+
+static void tstate_key_init(void) { pthread_key_create(&g_tstate_key, tstate_release); }
+
+static void gil_take(void) {
+  pthread_once(&g_tstate_once, tstate_key_init);
+  void* ts = pthread_getspecific(g_tstate_key);
+  if (ts == NULL)
+    (void)P.GILStateEnsure(); /* new thread state, GIL held */
+  else
+    P.EvalRestoreThread(ts);
+}
+
+static void gil_give(void) { pthread_setspecific(g_tstate_key, P.EvalSaveThread()); }
+
+/*
+ * Loads libpython from `path` (RTLD_GLOBAL, so that extension modules such
+ * as ctypes and jaxlib find its symbols), sets the home (`home`, may be
+ * empty) and initialises the interpreter without signal handlers, then
+ * releases the GIL. Returns 0 when it initialised, 1 when this library had
+ * already done so with the same path, -1 on error (message in reply).
+ * Called as a nonblocking function (never on the JS thread).
+ */
+int32_t xla_ffi_deno_py_init(const char* path, const char* home, uint8_t* reply, int64_t cap) {
+  pthread_mutex_lock(&g_mu);
+  if (g_ready) {
+    int same = strcmp(g_lib_path, path) == 0;
+    pthread_mutex_unlock(&g_mu);
+    if (same) return 1;
+    reply_text(reply, cap, ST_TEXT,
+               "Python is already hosted in this process from %s; one interpreter per process "
+               "(asked for %s)",
+               g_lib_path, path);
+    return -1;
+  }
+  if (strlen(path) >= sizeof g_lib_path) {
+    pthread_mutex_unlock(&g_mu);
+    reply_text(reply, cap, ST_TEXT, "The libpython path is too long");
+    return -1;
+  }
+  void* lib = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+  if (lib == NULL) {
+    const char* e = dlerror();
+    pthread_mutex_unlock(&g_mu);
+    reply_text(reply, cap, ST_TEXT, "Cannot load %s: %s", path, e ? e : "unknown error");
+    return -1;
+  }
+  if (resolve(lib, path, reply, cap) != 0) {
+    dlclose(lib);
+    pthread_mutex_unlock(&g_mu);
+    return -1;
+  }
+  if (P.IsInitialized()) {
+    /* Another library of this process runs this interpreter: its GIL is not ours to manage. */
+    pthread_mutex_unlock(&g_mu);
+    reply_text(reply, cap, ST_TEXT,
+               "Python (%s) is already initialised in this process by another library; "
+               "deno-xla-ffi must own the interpreter it hosts",
+               path);
+    return -1;
+  }
+  if (home != NULL && home[0] != 0 && P.SetPythonHome != NULL && P.DecodeLocale != NULL) {
+    /* Py_SetPythonHome keeps the pointer: the decoded string lives for the process. */
+    wchar_t* w = P.DecodeLocale(home, NULL);
+    if (w != NULL) P.SetPythonHome(w);
+  }
+  P.InitializeEx(0);
+  if (!P.IsInitialized()) {
+    pthread_mutex_unlock(&g_mu);
+    reply_text(reply, cap, ST_TEXT, "Py_InitializeEx failed for %s", path);
+    return -1;
+  }
+  PyObject* main_module = P.ImportAddModule("__main__"); /* borrowed */
+  g_main_dict = main_module ? P.ModuleGetDict(main_module) : NULL;
+  P.EvalSaveThread(); /* the GIL is taken per run from now on */
+  if (g_main_dict == NULL) {
+    pthread_mutex_unlock(&g_mu);
+    reply_text(reply, cap, ST_TEXT, "Python has no __main__ module");
+    return -1;
+  }
+  /* Worker threads run tstate_release when they end, possibly after Deno closed
+   * this library at exit: keep its code mapped for the life of the process. */
+  Dl_info self;
+  if (dladdr((void*)&tstate_release, &self) && self.dli_fname)
+    (void)dlopen(self.dli_fname, RTLD_NOW | RTLD_NODELETE | RTLD_NOLOAD);
+  g_lib = lib;
+  snprintf(g_lib_path, sizeof g_lib_path, "%s", path);
+  g_ready = 1;
+  pthread_mutex_unlock(&g_mu);
+  reply_text(reply, cap, ST_OK, "");
+  return 0;
+}
+
+
+/* The pending Python exception as "Type: message" text (cleared). GIL held. */
+static void exception_text(uint8_t* reply, int64_t cap, const char* what) {
+  PyObject *type = NULL, *value = NULL, *tb = NULL;
+  P.ErrFetch(&type, &value, &tb);
+  P.ErrNormalize(&type, &value, &tb);
+  const char* tname = "Exception";
+  PyObject* name = type ? P.ObjectGetAttrString(type, "__name__") : NULL;
+  if (name) {
+    const char* s = P.UnicodeAsUTF8AndSize(name, NULL);
+    if (s) tname = s;
+  }
+  PyObject* str = value ? P.ObjectStr(value) : NULL;
+  const char* msg = "";
+  if (str) {
+    const char* s = P.UnicodeAsUTF8AndSize(str, NULL);
+    if (s) msg = s;
+  }
+  if (P.ErrOccurred()) P.ErrClear();
+  reply_text(reply, cap, ST_TEXT, "%s: %s: %s", what, tname, msg);
+  if (str) P.DecRef(str);
+  if (name) P.DecRef(name);
+  if (type) P.DecRef(type);
+  if (value) P.DecRef(value);
+  if (tb) P.DecRef(tb);
+}
+
+/*
+ * Runs Python with the GIL held, on the calling (worker) thread.
+ *   mode 0: `req` is Python source (UTF-8, `len` bytes) executed in
+ *           __main__'s namespace; afterwards __main__._deno_xla_dispatch, if
+ *           defined, becomes the dispatch function of mode 1.
+ *   mode 1: calls dispatch(req_address, len, reply_address, cap); the
+ *           dispatcher writes its reply and catches its own exceptions.
+ * Returns 0 when Python ran (its reply says how it went), -1 when it could
+ * not (text reply). Called as a nonblocking function.
+ */
+int32_t xla_ffi_deno_py_run(int32_t mode, const uint8_t* req, int64_t len, uint8_t* reply,
+                            int64_t cap) {
+  if (!__atomic_load_n(&g_ready, __ATOMIC_ACQUIRE)) {
+    reply_text(reply, cap, ST_TEXT, "Python is not initialised in this process");
+    return -1;
+  }
+  if (len < 0 || (len > 0 && req == NULL) || reply == NULL || cap < REPLY_HEADER) {
+    reply_text(reply, cap, ST_TEXT, "Bad request to the Python host");
+    return -1;
+  }
+  gil_take();
+  int32_t rc = 0;
+  if (mode == 0) {
+    char* src = malloc((size_t)len + 1);
+    if (src == NULL) {
+      reply_text(reply, cap, ST_TEXT, "Out of memory");
+      rc = -1;
+    } else {
+      if (len > 0) memcpy(src, req, (size_t)len);
+      src[len] = 0;
+      PyObject* r = P.RunStringFlags(src, PY_FILE_INPUT, g_main_dict, g_main_dict, NULL);
+      free(src);
+      if (r == NULL) {
+        exception_text(reply, cap, "Python bootstrap failed");
+        rc = -1;
+      } else {
+        P.DecRef(r);
+        PyObject* d = P.DictGetItemString(g_main_dict, "_deno_xla_dispatch"); /* borrowed */
+        if (d != NULL && d != g_dispatch) {
+          P.IncRef(d);
+          if (g_dispatch) P.DecRef(g_dispatch);
+          g_dispatch = d;
+        }
+        reply_text(reply, cap, ST_OK, "");
+      }
+    }
+  } else if (g_dispatch == NULL) {
+    reply_text(reply, cap, ST_TEXT, "The Python bridge is not installed");
+    rc = -1;
+  } else {
+    PyObject* r = P.CallFunction(g_dispatch, "KLKL", (unsigned long long)(uintptr_t)req,
+                                 (long long)len, (unsigned long long)(uintptr_t)reply,
+                                 (long long)cap);
+    if (r == NULL) {
+      exception_text(reply, cap, "The Python bridge failed");
+      rc = -1;
+    } else {
+      P.DecRef(r);
+    }
+  }
+  gil_give();
+  return rc;
+}
+
+/* Whether this process hosts Python (1) and the libpython path into buf. */
+int32_t xla_ffi_deno_py_hosted(uint8_t* buf, int64_t cap) {
+  pthread_mutex_lock(&g_mu);
+  int ready = g_ready;
+  if (ready && buf != NULL && cap > 0) snprintf((char*)buf, (size_t)cap, "%s", g_lib_path);
+  pthread_mutex_unlock(&g_mu);
+  return ready;
+}

@@ -1,0 +1,14 @@
+/** Native symbols of the Python host (`native/python_host.c`) behind `@deno-xla/ffi/xla`. */
+export const PYTHON_SYMBOLS = {
+  xla_ffi_deno_py_init: {
+    parameters: ["buffer", "buffer", "buffer", "i64"],
+    result: "i32",
+    nonblocking: true,
+  },
+  xla_ffi_deno_py_run: {
+    parameters: ["i32", "buffer", "i64", "buffer", "i64"],
+    result: "i32",
+    nonblocking: true,
+  },
+  xla_ffi_deno_py_hosted: { parameters: ["buffer", "i64"], result: "i32" },
+} as const;

@@ -1,0 +1,293 @@
+/**
+ * Requests to and replies from the Python bridge (`_bridge_py.ts`), and the
+ * conversions between TypeScript values and what jax gets: arrays (dtype,
+ * shape, bytes), array specs, and attributes.
+ *
+ * Request: uint32 JSON length, 4 bytes padding, the JSON header, then the
+ * arrays' bytes from the next 64-byte boundary, at the offsets the header
+ * names (relative to that boundary). Reply: int32 status, uint32 JSON
+ * length, uint64 bytes needed (status 2), the JSON at byte 16, then result
+ * bytes from the next 64-byte boundary.
+ *
+ * @module
+ */
+import { AttrType, DataType, ErrorCode } from "../abi/enums.ts";
+import { byteWidth, type DataTypedArray, dataTypeInfo, dataTypeOf, viewAs } from "../abi/dtype.ts";
+import { FfiError } from "../errors.ts";
+import {
+  type _AttrEntry,
+  _makeEntry,
+  ArrayAttr,
+  type AttrDictionary,
+  ScalarAttr,
+} from "../runtime/attributes.ts";
+
+/** An array for XLA: its data with a shape (and a dtype when the data's type is ambiguous). */
+export interface XlaArrayInput {
+  /** C-order elements (any view of the right byte length). */
+  readonly data: ArrayBufferView;
+  /** Dimensions, outermost first; `[]` for a scalar. Default: `[elements]`. */
+  readonly shape?: readonly number[];
+  /** The element type; default: the typed array's own (`Float32Array` → F32). */
+  readonly dtype?: DataType;
+}
+
+/**
+ * An argument: a typed array (1-D, of its own element type), or an
+ * {@link XlaArrayInput} such as an `NpyArray` from `loadNpy`.
+ */
+export type XlaArg = DataTypedArray | XlaArrayInput;
+
+/** Element type and shape of an array. */
+export interface XlaArraySpec {
+  /** The element type. */
+  readonly dtype: DataType;
+  /** Dimensions, outermost first; `[]` for a scalar. */
+  readonly shape: readonly number[];
+}
+
+/** An array XLA returned: element type, shape and C-order data. */
+export interface XlaArray {
+  /** The element type. */
+  readonly dtype: DataType;
+  /** Dimensions, outermost first. */
+  readonly shape: number[];
+  /** The elements, viewed as `typedArrayFor(dtype)` (its own buffer). */
+  readonly data: DataTypedArray;
+}
+
+/** A normalised argument. */
+export interface _Arg {
+  dtype: DataType;
+  shape: number[];
+  bytes: Uint8Array;
+}
+
+function bad(message: string): never {
+  throw new FfiError(ErrorCode.INVALID_ARGUMENT, message);
+}
+
+function checkShape(shape: readonly number[], what: string): number {
+  if (!Array.isArray(shape)) bad(`${what}: the shape must be an array of dimensions`);
+  let n = 1;
+  for (const d of shape) {
+    if (!Number.isSafeInteger(d) || d < 0) bad(`${what}: bad dimension ${String(d)} in the shape`);
+    n *= d;
+  }
+  if (!Number.isSafeInteger(n)) bad(`${what}: the shape has too many elements`);
+  return n;
+}
+
+function checkDtype(dtype: unknown, what: string): DataType {
+  if (typeof dtype !== "number" || DataType[dtype] === undefined) {
+    bad(`${what}: unknown data type ${String(dtype)}`);
+  }
+  const info = dataTypeInfo(dtype);
+  if (info.kind === "token" || info.kind === "invalid") {
+    bad(`${what}: ${info.name} arrays cannot be passed to XLA here`);
+  }
+  return dtype as DataType;
+}
+
+/** A typed view's bytes (no copy). */
+function bytesOf(data: ArrayBufferView): Uint8Array {
+  return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+}
+
+/** Checks and normalises one argument. */
+export function _normaliseArg(arg: XlaArg, what: string): _Arg {
+  if (arg === null || typeof arg !== "object") {
+    bad(`${what}: expected a typed array or { data, shape }`);
+  }
+  const input: XlaArrayInput = ArrayBuffer.isView(arg) ? { data: arg } : arg as XlaArrayInput;
+  const data = input.data;
+  if (!ArrayBuffer.isView(data)) bad(`${what}: data must be a typed array`);
+  const dtype = checkDtype(input.dtype ?? dataTypeOf(data), what);
+  const info = dataTypeInfo(dtype);
+  const elements = input.shape === undefined
+    ? data.byteLength / info.byteWidth
+    : checkShape(input.shape, what);
+  if (!Number.isInteger(elements)) {
+    bad(`${what}: ${data.byteLength} bytes are not a whole number of ${info.name} elements`);
+  }
+  const shape = input.shape === undefined ? [elements] : [...input.shape];
+  const need = elements * byteWidth(dtype);
+  if (data.byteLength !== need) {
+    bad(
+      `${what}: ${info.name.toLowerCase()}[${shape.join(",")}] needs ${need} bytes, ` +
+        `the data has ${data.byteLength}`,
+    );
+  }
+  return { dtype, shape, bytes: bytesOf(data) };
+}
+
+/** Checks an array spec. */
+export function _normaliseSpec(
+  spec: XlaArraySpec,
+  what: string,
+): { dtype: number; shape: number[] } {
+  if (spec === null || typeof spec !== "object") bad(`${what}: expected { dtype, shape }`);
+  const dtype = checkDtype(spec.dtype, what);
+  checkShape(spec.shape ?? bad(`${what}: a shape is required`), what);
+  return { dtype, shape: [...spec.shape] };
+}
+
+const align64 = (n: number) => (n + 63) & ~63;
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** A request: JSON header with `args` specs (offsets filled here) and the arrays' bytes. */
+export function _encodeRequest(
+  header: Record<string, unknown>,
+  args: readonly _Arg[] = [],
+): Uint8Array {
+  let off = 0;
+  const specs = args.map((a) => {
+    const s = { dtype: a.dtype, shape: a.shape, offset: off };
+    off = align64(off + a.bytes.byteLength);
+    return s;
+  });
+  const json = encoder.encode(JSON.stringify({ ...header, args: specs }));
+  const base = align64(8 + json.length);
+  const req = new Uint8Array(base + off);
+  new DataView(req.buffer).setUint32(0, json.length, true);
+  req.set(json, 8);
+  for (let i = 0; i < args.length; i++) req.set(args[i]!.bytes, base + specs[i]!.offset);
+  return req;
+}
+
+/** What a reply holds. */
+export interface _Reply {
+  status: number;
+  /** The JSON header (status 0, 1, 2) or null. */
+  header: Record<string, unknown> | null;
+  /** The text (status 3). */
+  text: string;
+  /** Bytes needed (status 2). */
+  need: number;
+  /** Where result data starts. */
+  dataStart: number;
+  bytes: Uint8Array;
+}
+
+/** Reads a reply's header. */
+export function _decodeReply(reply: Uint8Array): _Reply {
+  const dv = new DataView(reply.buffer, reply.byteOffset, reply.byteLength);
+  const status = dv.getInt32(0, true);
+  const len = dv.getUint32(4, true);
+  const need = Number(dv.getBigUint64(8, true));
+  if (len > reply.byteLength - 16) {
+    throw new FfiError(ErrorCode.INTERNAL, `Malformed reply from the Python host (length ${len})`);
+  }
+  const body = decoder.decode(reply.subarray(16, 16 + len));
+  const isJson = status >= 0 && status <= 2;
+  return {
+    status,
+    header: isJson && len > 0 ? JSON.parse(body) as Record<string, unknown> : isJson ? {} : null,
+    text: isJson ? "" : body,
+    need,
+    dataStart: align64(16 + len),
+    bytes: reply,
+  };
+}
+
+/** The result arrays of a status-0 reply (each copied into its own buffer). */
+export function _replyArrays(reply: _Reply): XlaArray[] {
+  const metas = (reply.header?.results ?? []) as {
+    dtype: number;
+    shape: number[];
+    offset: number;
+  }[];
+  return metas.map((m) => {
+    const n = m.shape.reduce((a, b) => a * b, 1) * byteWidth(m.dtype);
+    const start = reply.dataStart + m.offset;
+    const copy = reply.bytes.slice(start, start + n);
+    return { dtype: m.dtype as DataType, shape: m.shape, data: viewAs(m.dtype, copy) };
+  });
+}
+
+/** Bytes a reply of these results needs (header room included). */
+export function _replySize(specs: readonly { dtype: number; shape: readonly number[] }[]): number {
+  let n = 65536;
+  for (const s of specs) n += align64(s.shape.reduce((a, b) => a * b, 1) * byteWidth(s.dtype));
+  return n;
+}
+
+// ---- attributes -------------------------------------------------------------------
+
+/** One attribute as the bridge reads it. */
+type _AttrJson =
+  | { k: "s"; t: number; v: number | string | boolean }
+  | { k: "a"; t: number; v: (number | string)[] }
+  | { k: "str"; v: string }
+  | { k: "d"; v: [string, _AttrJson][] };
+
+function numJson(dtype: DataType, v: number | bigint): number | string {
+  if (typeof v === "bigint") return v.toString();
+  if (dtype === DataType.F32 || dtype === DataType.F64) {
+    if (Object.is(v, -0)) return "-0"; // JSON has no negative zero
+    return Number.isFinite(v) ? v : v > 0 ? "inf" : v < 0 ? "-inf" : "nan";
+  }
+  return v;
+}
+
+function entryJson(e: _AttrEntry, path: string): _AttrJson {
+  switch (e.type) {
+    case AttrType.SCALAR:
+      if (e.dtype === DataType.U64 && BigInt(e.value) >= 2n ** 63n) {
+        // jax lowers integer attributes through a signed 64-bit value: it fails with a
+        // C++ std::bad_cast for these.
+        bad(
+          `Attribute '${path}': jax cannot lower a u64 scalar attribute of 2^63 or more ` +
+            `(${e.value}); pass it as a u64 array of one element, or as s64`,
+        );
+      }
+      if (e.dtype === DataType.PRED) {
+        return { k: "s", t: e.dtype, v: e.value !== 0 && e.value !== 0n };
+      }
+      return { k: "s", t: e.dtype, v: numJson(e.dtype, e.value) };
+    case AttrType.ARRAY: {
+      if (e.dtype === DataType.PRED) {
+        bad(`Attribute '${path}': jax cannot lower a bool (PRED) array attribute`);
+      }
+      const out: (number | string)[] = [];
+      const vs = e.values!;
+      for (let i = 0; i < vs.length; i++) out.push(numJson(e.dtype, vs[i]!));
+      return { k: "a", t: e.dtype, v: out };
+    }
+    case AttrType.STRING:
+      return { k: "str", v: e.str };
+    case AttrType.DICTIONARY:
+      return { k: "d", v: e.dict!.map((c) => [c.name, entryJson(c, `${path}.${c.name}`)]) };
+    default:
+      bad(`Attribute '${path}': unsupported attribute type ${e.type}`);
+  }
+}
+
+function hasBoolArray(v: unknown): boolean {
+  return (Array.isArray(v) && v.some((x) => typeof x === "boolean")) ||
+    (v instanceof ArrayAttr && v.dtype === DataType.PRED);
+}
+
+/** Attributes as the bridge reads them: sorted [name, value] pairs. */
+export function _encodeAttrs(attrs: AttrDictionary | undefined): [string, _AttrJson][] {
+  if (attrs === undefined) return [];
+  if (attrs === null || typeof attrs !== "object") bad("attrs must be an object of attributes");
+  const entries = attrs instanceof Map ? [...attrs] : Object.entries(attrs);
+  const out: [string, _AttrJson][] = [];
+  const walk = (name: string, v: unknown): void => {
+    if (hasBoolArray(v)) bad(`Attribute '${name}': jax cannot lower a bool (PRED) array attribute`);
+    if (
+      v !== null && typeof v === "object" && !ArrayBuffer.isView(v) && !Array.isArray(v) &&
+      !(v instanceof ScalarAttr) && !(v instanceof ArrayAttr)
+    ) {
+      const inner = v instanceof Map ? [...v] : Object.entries(v);
+      for (const [k, x] of inner) walk(`${name}.${k}`, x);
+    }
+  };
+  for (const [name, v] of entries) {
+    walk(name, v);
+    out.push([name, entryJson(_makeEntry(name, v), name)]);
+  }
+  return out.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+}

@@ -1,0 +1,188 @@
+/**
+ * The process-wide Python host: loads and initialises the interpreter once
+ * (off the JS thread), installs the bridge, and sends requests to it. Every
+ * request is one `nonblocking` native call that holds the GIL while Python
+ * runs on a worker thread, so the JS thread stays free for TS handlers that
+ * XLA calls meanwhile, from any thread.
+ *
+ * @module
+ */
+import { ErrorCode } from "../abi/enums.ts";
+import { FfiError } from "../errors.ts";
+import { native } from "../native/lib.ts";
+import { BRIDGE_SOURCE } from "./_bridge_py.ts";
+import { type _Arg, _decodeReply, _encodeRequest, type _Reply } from "./_codec.ts";
+import type { PythonInfo } from "./python.ts";
+
+/**
+ * An error raised in the hosted Python (jax, XLA, a program's source or a
+ * handler XLA called): an {@link FfiError} whose code comes from XLA's status
+ * (`FAILED_PRECONDITION: …`) or from the kind of Python exception, with the
+ * Python exception's type and traceback.
+ *
+ * @example
+ * ```ts ignore
+ * import { PythonError } from "@deno-xla/ffi/xla";
+ * try {
+ *   await xla.jit("def f(x): return undefined_name(x)", { args: [{ dtype: DataType.F32, shape: [2] }] });
+ * } catch (e) {
+ *   if (e instanceof PythonError) console.log(e.pythonType, e.codeName); // NameError INVALID_ARGUMENT
+ * }
+ * ```
+ */
+export class PythonError extends FfiError {
+  /** The Python exception's class name, e.g. `"JaxRuntimeError"`. */
+  readonly pythonType: string;
+  /** The formatted Python traceback (never printed unless the host asked for it). */
+  readonly traceback: string;
+
+  /**
+   * Makes an error from a Python exception's parts.
+   *
+   * @param code the error code
+   * @param message the message
+   * @param pythonType the exception's class name
+   * @param traceback the formatted traceback
+   */
+  constructor(code: ErrorCode, message: string, pythonType: string, traceback: string) {
+    super(code, message);
+    this.name = "PythonError";
+    this.pythonType = pythonType;
+    this.traceback = traceback;
+  }
+}
+
+const BY_TYPE: Readonly<Record<string, ErrorCode>> = {
+  ModuleNotFoundError: ErrorCode.UNAVAILABLE,
+  ImportError: ErrorCode.UNAVAILABLE,
+  TypeError: ErrorCode.INVALID_ARGUMENT,
+  ValueError: ErrorCode.INVALID_ARGUMENT,
+  SyntaxError: ErrorCode.INVALID_ARGUMENT,
+  IndentationError: ErrorCode.INVALID_ARGUMENT,
+  NameError: ErrorCode.INVALID_ARGUMENT,
+  AttributeError: ErrorCode.INVALID_ARGUMENT,
+  KeyError: ErrorCode.INVALID_ARGUMENT,
+  IndexError: ErrorCode.INVALID_ARGUMENT,
+  NotImplementedError: ErrorCode.UNIMPLEMENTED,
+  MemoryError: ErrorCode.RESOURCE_EXHAUSTED,
+};
+
+/** The FfiError of an error reply. */
+export function _pythonError(h: Record<string, unknown>): PythonError {
+  const type = String(h.type ?? "Exception");
+  let message = String(h.message ?? "");
+  const traceback = String(h.traceback ?? "");
+  if (typeof h.code === "number" && ErrorCode[h.code] !== undefined) {
+    return new PythonError(h.code, message, type, traceback);
+  }
+  // XLA statuses read "CODE: message" (absl::Status::ToString).
+  const m = /^([A-Z_]+): /.exec(message);
+  const named = m ? (ErrorCode as unknown as Record<string, number>)[m[1]!] : undefined;
+  if (named !== undefined && named !== ErrorCode.OK) {
+    return new PythonError(named, message.slice(m![0].length), type, traceback);
+  }
+  const code = BY_TYPE[type] ?? ErrorCode.UNKNOWN;
+  message = message === "" ? type : `${type}: ${message}`;
+  return new PythonError(code, message, type, traceback);
+}
+
+let hosted: { library: string; ready: Promise<void> } | undefined;
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+function cString(s: string): Uint8Array<ArrayBuffer> {
+  const b = encoder.encode(s);
+  const out = new Uint8Array(b.length + 1);
+  out.set(b);
+  return out;
+}
+
+function replyText(reply: Uint8Array): string {
+  const len = new DataView(reply.buffer).getUint32(4, true);
+  return decoder.decode(reply.subarray(16, 16 + Math.min(len, reply.length - 16)));
+}
+
+/**
+ * Loads and initialises the interpreter `info` describes, once per process,
+ * and installs the bridge. A second call with another libpython fails: one
+ * interpreter per process.
+ */
+export function _hostPython(info: PythonInfo): Promise<void> {
+  const library = info.library!;
+  if (hosted !== undefined) {
+    if (hosted.library !== library) {
+      return Promise.reject(
+        new FfiError(
+          ErrorCode.FAILED_PRECONDITION,
+          `Python is already hosted in this process from ${hosted.library}; one interpreter ` +
+            `per process (asked for ${library})`,
+        ),
+      );
+    }
+    return hosted.ready;
+  }
+  const ready = (async () => {
+    const lib = native();
+    const reply = new Uint8Array(65536);
+    const rc = await lib.xla_ffi_deno_py_init(
+      cString(library),
+      cString(info.home),
+      reply,
+      BigInt(reply.length),
+    );
+    if (rc < 0) throw new FfiError(ErrorCode.UNAVAILABLE, replyText(reply));
+    const src = encoder.encode(BRIDGE_SOURCE);
+    const rb = await lib.xla_ffi_deno_py_run(
+      0,
+      src,
+      BigInt(src.length),
+      reply,
+      BigInt(reply.length),
+    );
+    if (rb !== 0) throw new FfiError(ErrorCode.INTERNAL, replyText(reply));
+  })();
+  const entry = { library, ready };
+  hosted = entry;
+  ready.catch(() => {
+    if (hosted === entry) hosted = undefined; // a later open may try again
+  });
+  return ready;
+}
+
+async function send(mode: number, req: Uint8Array, cap: number): Promise<_Reply> {
+  const reply = new Uint8Array(cap);
+  const rc = await native().xla_ffi_deno_py_run(
+    mode,
+    req as Uint8Array<ArrayBuffer>,
+    BigInt(req.length),
+    reply,
+    BigInt(reply.length),
+  );
+  const r = _decodeReply(reply);
+  if (rc !== 0 || r.status === 3) {
+    throw new FfiError(ErrorCode.INTERNAL, r.text || "The Python host failed");
+  }
+  return r;
+}
+
+/**
+ * Sends one request to the bridge and returns its reply (status 0); a
+ * Python error becomes a {@link PythonError}. `cap` is the first reply
+ * buffer's size: a reply that does not fit is fetched again at its size.
+ */
+export async function _request(
+  header: Record<string, unknown>,
+  args: readonly _Arg[] = [],
+  cap = 65536,
+): Promise<_Reply> {
+  let r = await send(1, _encodeRequest(header, args), Math.max(cap, 4096));
+  if (r.status === 2) {
+    const token = r.header!.pending;
+    r = await send(1, _encodeRequest({ op: "take", token }), r.need);
+  }
+  if (r.status === 1) throw _pythonError(r.header!);
+  if (r.status !== 0) {
+    throw new FfiError(ErrorCode.INTERNAL, `Unexpected reply status ${r.status} from Python`);
+  }
+  return r;
+}

@@ -1,0 +1,499 @@
+/**
+ * Real XLA in the Deno process: {@link Xla} hosts CPython with jax/jaxlib
+ * (CPU), registers TS and C handlers as XLA FFI targets, and runs jitted
+ * programs whose custom calls are those handlers.
+ *
+ * @module
+ */
+import { type DataType, ErrorCode } from "../abi/enums.ts";
+import type { DataTypedArray } from "../abi/dtype.ts";
+import { FfiError } from "../errors.ts";
+import { native } from "../native/lib.ts";
+import type { AttrDictionary } from "../runtime/attributes.ts";
+import { _checkHandler, type HandlerRef, type HandlerStages } from "../runtime/handler_library.ts";
+import {
+  _encodeAttrs,
+  _normaliseArg,
+  _normaliseSpec,
+  _replyArrays,
+  _replySize,
+  type XlaArg,
+  type XlaArray,
+  type XlaArraySpec,
+} from "./_codec.ts";
+import { _hostPython, _request } from "./_host.ts";
+import { findPython, probePython, type PythonInfo } from "./python.ts";
+
+/** Options of {@link Xla.open}. */
+export interface XlaOptions {
+  /** The Python interpreter (path or command); default `$DENO_XLA_PYTHON`, else `python3`. */
+  python?: string;
+  /**
+   * XLA flags (e.g. `--xla_force_host_platform_device_count=4`), appended to
+   * `$XLA_FLAGS`. They apply only when jax is first imported in the process:
+   * a later `open` asking for other flags fails with FAILED_PRECONDITION.
+   */
+  xlaFlags?: readonly string[];
+  /**
+   * Environment variables set in the hosted Python's `os.environ` (which is
+   * the process environment) before jax is imported. `JAX_PLATFORMS` is
+   * `cpu` unless set here or in the environment.
+   */
+  env?: Readonly<Record<string, string>>;
+  /** 64-bit types in jax (`jax_enable_x64`); default true, so F64/S64/U64 arrays stay 64-bit. */
+  x64?: boolean;
+  /** Also print the traceback of every Python error to stderr (default false). */
+  tracebacks?: boolean;
+}
+
+/** Versions of what an {@link Xla} host runs. */
+export interface XlaVersion {
+  /** `jax.__version__`. */
+  readonly jax: string;
+  /** `jaxlib.__version__`. */
+  readonly jaxlib: string;
+  /** The XLA FFI API version jaxlib's headers declare (null if they are not shipped). */
+  readonly ffiApi: { readonly major: number; readonly minor: number } | null;
+  /** The hosted Python's version. */
+  readonly python: string;
+}
+
+/** Options of {@link Xla.register}. */
+export interface XlaRegisterOptions {
+  /** The platform (default `"cpu"`, the one jaxlib's CPU backend runs). */
+  platform?: string;
+  /** Handler traits passed to the registration (e.g. COMMAND_BUFFER_COMPATIBLE). */
+  traits?: number;
+}
+
+/** How `jax.ffi.ffi_call` batches under `jax.vmap`. */
+export type VmapMethod =
+  | "sequential"
+  | "sequential_unrolled"
+  | "expand_dims"
+  | "broadcast_all"
+  | "legacy_vectorized";
+
+/** Options of {@link Xla.ffiCall}. */
+export interface FfiCallOptions {
+  /** The arguments, in order. */
+  args?: readonly XlaArg[];
+  /** Element type and shape of each result. */
+  results: readonly XlaArraySpec[];
+  /**
+   * Attributes: `boolean`, `number` (S64 when an integer, else F64), `bigint`
+   * (S64), `string`, typed arrays, `scalar(dtype, v)`, `array(dtype, vs)`,
+   * nested objects (dictionaries).
+   */
+  attrs?: AttrDictionary;
+  /** `ffi_call`'s `vmap_method` (only matters inside `jax.vmap`). */
+  vmapMethod?: VmapMethod;
+  /** `ffi_call`'s `has_side_effect`. */
+  hasSideEffect?: boolean;
+}
+
+/** Options of {@link Xla.jit}. */
+export interface JitOptions {
+  /** `"python"` (a JAX function) or `"stablehlo"` (MLIR text); default: guessed from the text. */
+  format?: "python" | "stablehlo";
+  /** Python: the function to jit; default the one function the source defines. */
+  entry?: string;
+  /**
+   * Python: compile now for arguments of these types and shapes (errors show
+   * here, and {@link XlaProgram.outputs} is known); otherwise jax compiles at
+   * the first run and again for each new argument signature.
+   */
+  args?: readonly XlaArraySpec[];
+  /** A file name for Python tracebacks. */
+  filename?: string;
+}
+
+/** What the hosted Python holds (for leak checks). */
+export interface PythonStats {
+  /** `sys.getallocatedblocks()` after a `gc.collect()`. */
+  readonly allocatedBlocks: number;
+  /** Objects the garbage collector tracks. */
+  readonly gcObjects: number;
+  /** Open Xla hosts in the process. */
+  readonly hosts: number;
+  /** Open programs of this host. */
+  readonly programs: number;
+  /** Cached `ffiCall` signatures of this host. */
+  readonly ffiCache: number;
+  /** Replies kept because they did not fit the first buffer (0 when idle). */
+  readonly pending: number;
+  /** Python threads. */
+  readonly threads: number;
+}
+
+/** Shared objects kept loaded because XLA holds registrations of their handlers. */
+const keptObjects = new Set<string>();
+
+/**
+ * XLA keeps a registered handler's address for the life of the process: a TS
+ * entry point is pinned (never reused for another handler), and the shared
+ * object holding a C handler is opened once more and never closed, so
+ * closing its `HandlerLibrary` cannot unmap code XLA may still call.
+ */
+function keepForXla(p: Deno.PointerObject): void {
+  const sym = native();
+  if (sym.xla_ffi_deno_handler_slot_of(p) >= 0) {
+    sym.xla_ffi_deno_handler_pin(p);
+    return;
+  }
+  const buf = new Uint8Array(4096);
+  if (sym.xrt_dladdr(p, buf, buf.length) === 0) return; // not in a loaded object: the caller's
+  const end = buf.indexOf(0);
+  const path = new TextDecoder().decode(buf.subarray(0, end < 0 ? buf.length : end));
+  if (keptObjects.has(path)) return;
+  const c = new Uint8Array(buf.subarray(0, (end < 0 ? buf.length - 1 : end) + 1));
+  if (sym.xrt_dlopen(c) !== null) keptObjects.add(path);
+}
+
+function closedError(what: string): FfiError {
+  return new FfiError(ErrorCode.FAILED_PRECONDITION, `${what} is closed`);
+}
+
+function isStages(t: HandlerRef | HandlerStages): t is HandlerStages {
+  return typeof t === "object" && t !== null && "execute" in t && !("pointer" in t);
+}
+
+const STABLEHLO = /^\s*(?:\/\/[^\n]*\n\s*)*(?:module\b|func\.func\b|#loc)/;
+
+/**
+ * A compiled program of an {@link Xla} host: run it as often as needed,
+ * then close it.
+ *
+ * @example
+ * ```ts ignore
+ * using prog = await xla.jit("def f(x):\n    return jnp.sin(x) * 2\n");
+ * const [y] = await prog.run(new Float32Array([0, 1, 2]));
+ * console.log(y.shape, y.data);
+ * ```
+ */
+export class XlaProgram {
+  /** `"python"` or `"stablehlo"`. */
+  readonly format: "python" | "stablehlo";
+  /** Result types and shapes, when known at compile time (`args` given, or StableHLO after a run). */
+  outputs: XlaArraySpec[] | null;
+  readonly #xla: Xla;
+  readonly #id: number;
+  #open = true;
+  #replyCap: number;
+
+  /** @internal made by {@link Xla.jit}. */
+  constructor(
+    xla: Xla,
+    id: number,
+    format: "python" | "stablehlo",
+    outputs: XlaArraySpec[] | null,
+  ) {
+    this.#xla = xla;
+    this.#id = id;
+    this.format = format;
+    this.outputs = outputs;
+    this.#replyCap = outputs ? _replySize(outputs) : 65536;
+  }
+
+  /** The id the hosted Python knows the program by (`program(id)` in {@link Xla.runPython}). */
+  get id(): number {
+    return this.#id;
+  }
+
+  /** True until {@link close} (or the host's close). */
+  get isOpen(): boolean {
+    return this.#open && this.#xla.isOpen;
+  }
+
+  /**
+   * Runs the program on these arguments; resolves to its results (the
+   * leaves of what the function returns, in order). Handlers the program
+   * calls run meanwhile, from XLA's threads.
+   */
+  async run(...args: XlaArg[]): Promise<XlaArray[]> {
+    if (!this.isOpen) throw closedError("The program");
+    const norm = args.map((a, i) => _normaliseArg(a, `argument ${i}`));
+    const r = await this.#xla._request({ op: "run", id: this.#id }, norm, this.#replyCap);
+    const out = _replyArrays(r);
+    this.#replyCap = _replySize(out); // the next run's reply fits at once
+    if (this.outputs === null) this.outputs = out.map((a) => ({ dtype: a.dtype, shape: a.shape }));
+    return out;
+  }
+
+  /** Releases the compiled program in Python (the host stays open). */
+  close(): Promise<void> {
+    if (!this.#open) return Promise.resolve();
+    this.#open = false;
+    if (!this.#xla.isOpen) return Promise.resolve();
+    return this.#xla._request({ op: "release", programs: [this.#id] }).then(() => {});
+  }
+
+  /** Same as {@link close}; the release finishes in the background. */
+  [Symbol.dispose](): void {
+    this.close().catch(() => {});
+  }
+
+  /** Same as {@link close}, awaited. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+}
+
+/**
+ * Real XLA in this process: CPython with jax/jaxlib (CPU) hosted in Deno.
+ * Register TS handlers (`Ffi.bind()…to(fn)`), handler bundles and C handlers
+ * from a `HandlerLibrary` as XLA FFI targets, then call them through jitted
+ * programs. All Python runs off the JS thread, so XLA may call TS handlers
+ * (sync or async) from any of its threads while a call is awaited.
+ *
+ * One interpreter per process; Python cannot be restarted once finalised, so
+ * it never is: {@link close} releases this host's programs and caches and
+ * keeps the interpreter (and XLA's registrations, which are process-wide and
+ * permanent) for a later {@link Xla.open}.
+ *
+ * @example
+ * ```ts ignore
+ * import { DataType, Ffi } from "@deno-xla/ffi";
+ * import { Xla } from "@deno-xla/ffi/xla";
+ *
+ * await using xla = await Xla.open(); // DENO_XLA_PYTHON or python3, with jax installed
+ * using twice = Ffi.bind().arg(DataType.F32).ret(DataType.F32).to((x, y) => {
+ *   const xs = x.typed(), ys = y.typed();
+ *   for (let i = 0; i < ys.length; i++) ys[i] = 2 * xs[i]!;
+ * });
+ * await xla.register("my.twice", twice);
+ * const [y] = await xla.ffiCall("my.twice", {
+ *   args: [new Float32Array([1, 2, 3])],
+ *   results: [{ dtype: DataType.F32, shape: [3] }],
+ * });
+ * console.log(y); // Float32Array(3) [ 2, 4, 6 ]
+ * ```
+ */
+export class Xla {
+  /** Versions of jax, jaxlib, the XLA FFI API and Python. */
+  readonly version: XlaVersion;
+  /** Devices jax sees (`len(jax.devices())`). */
+  readonly deviceCount: number;
+  /** The devices' platform (`"cpu"`). */
+  readonly platform: string;
+  /** The XLA flags jax was imported with. */
+  readonly xlaFlags: string;
+  /** The hosted interpreter. */
+  readonly interpreter: PythonInfo;
+  readonly #host: number;
+  #open = true;
+
+  private constructor(host: number, info: Record<string, unknown>, python: PythonInfo) {
+    this.#host = host;
+    const api = info.ffiApi as [number | null, number | null];
+    this.version = {
+      jax: String(info.jax),
+      jaxlib: String(info.jaxlib),
+      ffiApi: api[0] === null ? null : { major: api[0], minor: api[1]! },
+      python: String(info.python),
+    };
+    this.deviceCount = Number(info.devices);
+    this.platform = String(info.platform);
+    this.xlaFlags = String(info.xlaFlags ?? "");
+    this.interpreter = python;
+  }
+
+  /**
+   * Finds the interpreter (`python`, `$DENO_XLA_PYTHON`, `python3`), hosts it
+   * in this process (once), imports jax and starts its CPU backend. Throws
+   * FfiError UNAVAILABLE when there is no usable Python or no jax.
+   */
+  static async open(options: XlaOptions = {}): Promise<Xla> {
+    const info = await probePython(findPython(options.python));
+    if (info.jax === null) {
+      throw new FfiError(
+        ErrorCode.UNAVAILABLE,
+        `jax is not installed for the Python at ${info.executable} (${info.version}): install it ` +
+          `there with 'pip install jax==0.10.2 jaxlib==0.10.2', or point DENO_XLA_PYTHON (or the ` +
+          `python option) at a Python that has it`,
+      );
+    }
+    await _hostPython(info);
+    const env: Record<string, string> = { ...options.env };
+    if (env.JAX_PLATFORMS === undefined && Deno.env.get("JAX_PLATFORMS") === undefined) {
+      env.JAX_PLATFORMS = "cpu";
+    }
+    const r = await _request({
+      op: "init",
+      env,
+      xlaFlags: [...(options.xlaFlags ?? [])],
+      x64: options.x64 ?? true,
+      tracebacks: options.tracebacks ?? false,
+      sysPath: info.sysPath,
+      executable: info.executable,
+    });
+    const h = r.header!;
+    return new Xla(Number(h.host), h, info);
+  }
+
+  /** True until {@link close}. */
+  get isOpen(): boolean {
+    return this.#open;
+  }
+
+  /** @internal sends a request of this host. */
+  _request(
+    header: Record<string, unknown>,
+    args: Parameters<typeof _request>[1] = [],
+    cap?: number,
+  ): ReturnType<typeof _request> {
+    if (!this.#open) return Promise.reject(closedError("The Xla host"));
+    return _request({ ...header, host: this.#host }, args, cap);
+  }
+
+  /**
+   * Registers a handler as the XLA FFI target `name` (`jax.ffi.register_ffi_target`):
+   * a TS handler, a C handler (`HandlerLibrary.handler(...)`), or a bundle of
+   * stages (`HandlerBundle`, or `{ instantiate, execute, … }`). Registrations
+   * are process-wide and permanent, as in XLA; a TS handler's entry point is
+   * never reused for another handler (after its `close()` calls fail with
+   * FAILED_PRECONDITION), and a C handler's library stays loaded even after
+   * its `HandlerLibrary` is closed. Registering a name again with other handlers fails
+   * with XLA's INVALID_ARGUMENT "Duplicate FFI handler registration …".
+   */
+  async register(
+    name: string,
+    handler: HandlerRef | HandlerStages,
+    options: XlaRegisterOptions = {},
+  ): Promise<void> {
+    if (!this.#open) throw closedError("The Xla host");
+    if (typeof name !== "string" || name === "") {
+      throw new FfiError(ErrorCode.INVALID_ARGUMENT, "A target name must be a non-empty string");
+    }
+    const bundle: HandlerStages = isStages(handler) ? handler : { execute: handler };
+    const stages: Record<string, number> = {};
+    const pointers: Deno.PointerObject[] = [];
+    for (const k of ["instantiate", "prepare", "initialize", "execute"] as const) {
+      const h = bundle[k];
+      if (h === undefined || h === null) continue;
+      const p = h.pointer;
+      if (p === null || p === undefined) {
+        throw new FfiError(ErrorCode.INVALID_ARGUMENT, `The ${k} handler has no pointer`);
+      }
+      _checkHandler(p, h.name);
+      stages[k] = Number(Deno.UnsafePointer.value(p));
+      pointers.push(p);
+    }
+    if (stages.execute === undefined) {
+      throw new FfiError(ErrorCode.INVALID_ARGUMENT, "A handler bundle needs an execute handler");
+    }
+    await this._request({
+      op: "register",
+      name,
+      stages,
+      platform: options.platform ?? "cpu",
+      traits: options.traits ?? 0,
+    });
+    for (const p of pointers) keepForXla(p);
+  }
+
+  /**
+   * Calls the registered target `name` once through `jax.jit(jax.ffi.ffi_call(...))`
+   * (compiled once per signature and attribute set, then cached) and resolves
+   * to its results as typed arrays.
+   */
+  async ffiCall(name: string, options: FfiCallOptions): Promise<DataTypedArray[]> {
+    if (!this.#open) throw closedError("The Xla host");
+    if (options === null || typeof options !== "object" || !Array.isArray(options.results)) {
+      throw new FfiError(
+        ErrorCode.INVALID_ARGUMENT,
+        "ffiCall needs { results: [{ dtype, shape }] }",
+      );
+    }
+    const args = (options.args ?? []).map((a, i) => _normaliseArg(a, `argument ${i}`));
+    const results = options.results.map((s, i) => _normaliseSpec(s, `result ${i}`));
+    const attrs = _encodeAttrs(options.attrs);
+    const vmapMethod = options.vmapMethod ?? null;
+    const hasSideEffect = options.hasSideEffect ?? false;
+    const key = JSON.stringify([
+      name,
+      args.map((a) => [a.dtype, a.shape]),
+      results,
+      attrs,
+      vmapMethod,
+      hasSideEffect,
+    ]);
+    const r = await this._request(
+      { op: "ffi_call", key, name, results, attrs, vmapMethod, hasSideEffect },
+      args,
+      _replySize(results),
+    );
+    return _replyArrays(r).map((a) => a.data);
+  }
+
+  /**
+   * Compiles a whole program: Python source defining a JAX function (with
+   * `jax`, `jnp`, `np`, `lax` and `ffi` = `jax.ffi` in scope; custom calls
+   * through `ffi.ffi_call("name", …)`), or StableHLO text whose
+   * `stablehlo.custom_call @name(...) {api_version = 4 : i32, backend_config = {...}}`
+   * targets a registered name. Compile errors are FfiErrors with XLA's or
+   * Python's message.
+   */
+  async jit(source: string, options: JitOptions = {}): Promise<XlaProgram> {
+    if (!this.#open) throw closedError("The Xla host");
+    if (typeof source !== "string") {
+      throw new FfiError(ErrorCode.INVALID_ARGUMENT, "jit needs the program's source text");
+    }
+    const format = options.format ?? (STABLEHLO.test(source) ? "stablehlo" : "python");
+    if (format !== "python" && format !== "stablehlo") {
+      throw new FfiError(ErrorCode.INVALID_ARGUMENT, `Unknown program format '${String(format)}'`);
+    }
+    const args = options.args?.map((s, i) => _normaliseSpec(s, `argument spec ${i}`));
+    const r = await this._request({
+      op: "compile",
+      kind: format,
+      source,
+      entry: options.entry ?? null,
+      argSpecs: args ?? null,
+      filename: options.filename ?? null,
+    });
+    const h = r.header!;
+    const outputs = h.outputs as { dtype: DataType; shape: number[] }[] | null;
+    return new XlaProgram(this, Number(h.id), format, outputs);
+  }
+
+  /**
+   * Runs Python statements in this host's namespace (`jax`, `jnp`, `np`,
+   * `lax`, `ffi`, and `program(id)` for a compiled {@link XlaProgram}'s
+   * callable) and resolves to the JSON value of the variable `result`, if
+   * the statements set one. For measurements and checks from the Python side.
+   */
+  async runPython(source: string): Promise<unknown> {
+    if (!this.#open) throw closedError("The Xla host");
+    const r = await this._request({ op: "python", source: String(source) });
+    return r.header!.result ?? null;
+  }
+
+  /** What the hosted Python holds: allocated blocks, tracked objects, this host's programs. */
+  async pythonStats(): Promise<PythonStats> {
+    if (!this.#open) throw closedError("The Xla host");
+    return (await this._request({ op: "stats" })).header as unknown as PythonStats;
+  }
+
+  /**
+   * Releases this host's programs, cached calls and namespace in Python. The
+   * interpreter, jax and XLA's registrations stay (Python cannot be
+   * restarted in a process), so a later {@link Xla.open} is quick.
+   */
+  close(): Promise<void> {
+    if (!this.#open) return Promise.resolve();
+    const done = _request({ op: "release", host: this.#host });
+    this.#open = false;
+    return done.then(() => {});
+  }
+
+  /** Same as {@link close}; the release finishes in the background. */
+  [Symbol.dispose](): void {
+    this.close().catch(() => {});
+  }
+
+  /** Same as {@link close}, awaited. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+}

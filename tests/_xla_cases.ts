@@ -1,0 +1,732 @@
+/**
+ * The real-XLA test cases, one per child process (`tests/xla_*_test.ts` run
+ * `deno run … tests/_xla_cases.ts <case>`): a crash inside XLA or Python
+ * then fails one test instead of the runner. Each case hosts jax through
+ * `@deno-xla/ffi/xla` (`$DENO_XLA_PYTHON`), asserts, closes what it opened and
+ * prints `ok <case>` last.
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import {
+  ArrayAttr,
+  DataType,
+  ErrorCode,
+  Ffi,
+  FfiError,
+  HandlerBundle,
+  handlerHostStats,
+  HandlerLibrary,
+  runtimeDebugStats,
+  scalar,
+} from "../mod.ts";
+import { readNpy, writeNpy } from "../src/npy.ts";
+import { PythonError, Xla, type XlaOptions } from "../src/xla/mod.ts";
+import { buildDemoLibrary } from "../examples/build_native.ts";
+
+const F32 = DataType.F32;
+const spec = (dtype: DataType, shape: number[]) => ({ dtype, shape });
+
+async function open(options: XlaOptions = {}): Promise<Xla> {
+  return await Xla.open(options);
+}
+
+/** Rejects with an FfiError of `code` whose message matches `re`; returns it. */
+async function rejects(p: Promise<unknown>, code: ErrorCode, re: RegExp): Promise<FfiError> {
+  try {
+    await p;
+  } catch (e) {
+    assert.ok(e instanceof FfiError, `expected an FfiError, got ${String(e)}`);
+    assert.equal(e.codeName, ErrorCode[code], `code of: ${e.message}`);
+    assert.match(e.message, re);
+    return e;
+  }
+  assert.fail(`expected a rejection matching ${re}`);
+}
+
+/** y = 2 * x (F32 of any rank). */
+function doubler() {
+  return Ffi.bind().arg(F32).ret(F32).to((x, y) => {
+    const xs = x.typed(), ys = y.typed();
+    for (let i = 0; i < ys.length; i++) ys[i] = 2 * xs[i]!;
+  });
+}
+
+const CASES: Record<string, () => Promise<void>> = {
+  /** Versions, devices, a second host in the same process, close. */
+  async host() {
+    const xla = await open();
+    assert.match(xla.version.jax, /^\d+\.\d+\.\d+/);
+    assert.match(xla.version.jaxlib, /^\d+\.\d+\.\d+/);
+    assert.equal(xla.version.ffiApi?.major, 0);
+    assert.ok(xla.version.ffiApi!.minor >= 1);
+    assert.match(xla.version.python, /^3\.\d+\.\d+$/);
+    assert.equal(xla.deviceCount, 1);
+    assert.equal(xla.platform, "cpu");
+    const t0 = performance.now();
+    const second = await open();
+    const reopen = performance.now() - t0;
+    assert.ok(reopen < 2000, `a second open reuses the interpreter (${reopen} ms)`);
+    assert.equal(await second.runPython("result = jnp.arange(4).sum().item()"), 6);
+    await second.close();
+    await second.close(); // twice is fine
+    await rejects(second.runPython("result = 1"), ErrorCode.FAILED_PRECONDITION, /closed/);
+    // The first host is unaffected by the second's close.
+    assert.equal(await xla.runPython("import sys\nresult = sys.version_info[0]"), 3);
+    const prog = await xla.jit("def f(x):\n    return x + 1\n");
+    await prog.close();
+    await rejects(prog.run(new Float32Array(1)), ErrorCode.FAILED_PRECONDITION, /closed/);
+    const prog2 = await xla.jit("def f(x):\n    return x + 1\n");
+    await xla.close();
+    await rejects(prog2.run(new Float32Array(1)), ErrorCode.FAILED_PRECONDITION, /closed/);
+    await rejects(xla.jit("def f(x): return x"), ErrorCode.FAILED_PRECONDITION, /closed/);
+    // Python stays initialised: a new host after every host closed.
+    const third = await open();
+    assert.equal((await third.pythonStats()).programs, 0);
+    await third.close();
+  },
+
+  /** A synchronous TS handler through ffiCall and through a jitted program. */
+  async sync() {
+    await using xla = await open();
+    using h = doubler();
+    await xla.register("t.double", h);
+    const [y] = await xla.ffiCall("t.double", {
+      args: [new Float32Array([1, 2, 3])],
+      results: [spec(F32, [3])],
+    });
+    assert.deepEqual([...(y as Float32Array)], [2, 4, 6]);
+    // Ranks 0 to 3, the same handler.
+    for (const shape of [[], [5], [2, 3], [2, 2, 2]]) {
+      const n = shape.reduce((a, b) => a * b, 1);
+      const data = Float32Array.from({ length: n }, (_, i) => i + 0.5);
+      const [r] = await xla.ffiCall("t.double", {
+        args: [{ data, shape }],
+        results: [spec(F32, shape)],
+      });
+      assert.deepEqual([...(r as Float32Array)], [...data].map((v) => 2 * v));
+    }
+    await using prog = await xla.jit(
+      `def f(x):\n    d = ffi.ffi_call("t.double", jax.ShapeDtypeStruct(x.shape, x.dtype))(x)\n` +
+        `    return jnp.sum(d), d * 3\n`,
+    );
+    const [sum, d3] = await prog.run({ data: new Float32Array([1, 2, 3, 4]), shape: [2, 2] });
+    assert.equal(sum!.data[0], 20);
+    assert.deepEqual(sum!.shape, []);
+    assert.deepEqual(d3!.shape, [2, 2]);
+    assert.deepEqual([...(d3!.data as Float32Array)], [6, 12, 18, 24]);
+    assert.equal(handlerHostStats().failedCompletions, 0);
+  },
+
+  /** Async TS handlers: `await null`, a timer, and many calls in flight. */
+  async async() {
+    await using xla = await open();
+    using micro = Ffi.bind().arg(F32).ret(F32).to(async (x, y) => {
+      await null;
+      const xs = x.typed(), ys = y.typed();
+      for (let i = 0; i < ys.length; i++) ys[i] = xs[i]! + 1;
+    });
+    using timer = Ffi.bind().arg(F32).ret(F32).attr("ms", "i64").to(async (x, y, ms) => {
+      await new Promise((r) => setTimeout(r, ms));
+      const xs = x.typed(), ys = y.typed();
+      for (let i = 0; i < ys.length; i++) ys[i] = xs[i]! * 10;
+    });
+    await xla.register("t.micro", micro);
+    await xla.register("t.timer", timer);
+    const [a] = await xla.ffiCall("t.micro", {
+      args: [new Float32Array([1, 2])],
+      results: [spec(F32, [2])],
+    });
+    assert.deepEqual([...(a as Float32Array)], [2, 3]);
+    const t0 = performance.now();
+    const [b] = await xla.ffiCall("t.timer", {
+      args: [new Float32Array([1, 2])],
+      results: [spec(F32, [2])],
+      attrs: { ms: 30 },
+    });
+    assert.ok(performance.now() - t0 >= 25, "the timer ran before the result came back");
+    assert.deepEqual([...(b as Float32Array)], [10, 20]);
+    // Both in one program: XLA waits for each future in turn.
+    await using prog = await xla.jit(`
+def f(x):
+    s = jax.ShapeDtypeStruct(x.shape, x.dtype)
+    y = ffi.ffi_call("t.micro", s)(x)
+    return ffi.ffi_call("t.timer", s)(y, ms=5)
+`);
+    const [c] = await prog.run(new Float32Array([1, 2, 3]));
+    assert.deepEqual([...(c!.data as Float32Array)], [20, 30, 40]);
+    // Many calls in flight at once (each on its own worker thread).
+    const all = await Promise.all(
+      Array.from({ length: 16 }, (_, i) =>
+        xla.ffiCall(i % 2 ? "t.micro" : "t.timer", {
+          args: [new Float32Array([i])],
+          results: [spec(F32, [1])],
+          attrs: i % 2 ? undefined : { ms: 2 },
+        })),
+    );
+    all.forEach(([r], i) => assert.equal(r![0], i % 2 ? i + 1 : i * 10));
+    assert.equal(handlerHostStats().failedCompletions, 0);
+  },
+
+  /** Errors of every kind a handler can raise come back with their code and message. */
+  async errors() {
+    await using xla = await open();
+    const thrown: [unknown, ErrorCode, RegExp][] = [
+      [new FfiError(ErrorCode.NOT_FOUND, "no such thing"), ErrorCode.NOT_FOUND, /^no such thing$/],
+      [
+        new FfiError(ErrorCode.FAILED_PRECONDITION, "not now"),
+        ErrorCode.FAILED_PRECONDITION,
+        /^not now$/,
+      ],
+      [new FfiError(ErrorCode.RESOURCE_EXHAUSTED, "full"), ErrorCode.RESOURCE_EXHAUSTED, /^full$/],
+      [new FfiError(ErrorCode.ABORTED, "stop"), ErrorCode.ABORTED, /^stop$/],
+      [new TypeError("bad type"), ErrorCode.INVALID_ARGUMENT, /^bad type$/],
+      [new RangeError("bad range"), ErrorCode.INVALID_ARGUMENT, /^bad range$/],
+      [new Error("plain"), ErrorCode.UNKNOWN, /^plain$/],
+      ["a string", ErrorCode.UNKNOWN, /^a string$/],
+    ];
+    let which = 0;
+    using sync = Ffi.bind().arg(F32).ret(F32).to(() => {
+      throw thrown[which]![0];
+    });
+    using rejecting = Ffi.bind().arg(F32).ret(F32).to(async () => {
+      await null;
+      throw thrown[which]![0];
+    });
+    await xla.register("t.throws", sync);
+    await xla.register("t.rejects", rejecting);
+    const call = (name: string) =>
+      xla.ffiCall(name, { args: [new Float32Array(2)], results: [spec(F32, [2])] });
+    for (which = 0; which < thrown.length; which++) {
+      const [, code, re] = thrown[which]!;
+      const e = await rejects(call("t.throws"), code, re);
+      assert.ok(e instanceof PythonError);
+      assert.equal(e.pythonType, "JaxRuntimeError");
+      await rejects(call("t.rejects"), code, re);
+    }
+    // A decode failure: ffi.h's message, INVALID_ARGUMENT.
+    using wants64 = Ffi.bind().arg(DataType.F64).ret(F32).to(() => {});
+    await xla.register("t.wants64", wants64);
+    await rejects(
+      call("t.wants64"),
+      ErrorCode.INVALID_ARGUMENT,
+      /Wrong buffer dtype: expected F64 but got F32/,
+    );
+    // Calls work after the errors.
+    using ok = doubler();
+    await xla.register("t.ok", ok);
+    const [y] = await xla.ffiCall("t.ok", {
+      args: [new Float32Array([4])],
+      results: [spec(F32, [1])],
+    });
+    assert.equal(y![0], 8);
+    // A closed handler: its registered name reports the release.
+    const closed = doubler();
+    await xla.register("t.closed", closed);
+    closed.close();
+    await rejects(call("t.closed"), ErrorCode.FAILED_PRECONDITION, /was released/);
+    await rejects(xla.register("t.after", closed), ErrorCode.FAILED_PRECONDITION, /closed/);
+    // Registering a name again with another handler: XLA's duplicate check.
+    await rejects(
+      xla.register("t.ok", sync),
+      ErrorCode.INVALID_ARGUMENT,
+      /Duplicate FFI handler registration/,
+    );
+    await xla.register("t.ok", ok); // the same handler again is fine
+    // Unknown targets fail at compile time with XLA's message.
+    await rejects(
+      call("t.nothing"),
+      ErrorCode.NOT_FOUND,
+      /No FFI handler registered for t\.nothing/,
+    );
+    assert.equal(handlerHostStats().failedCompletions, 0);
+  },
+
+  /** Every attribute kind jax can lower arrives with its type; the two it cannot are refused here. */
+  async attrs() {
+    await using xla = await open();
+    let seen: unknown[] = [];
+    using h = Ffi.bind().ret(DataType.U8)
+      .attr("b", "bool").attr("cfg", "dict")
+      .attr("f32", "f32").attr("f32s", "f32[]").attr("f64", "f64").attr("f64s", "f64[]")
+      .attr("i16", "i16").attr("i16s", "i16[]").attr("i32", "i32").attr("i32s", "i32[]")
+      .attr("i64", "i64n").attr("i64s", "i64n[]").attr("i8", "i8").attr("i8s", "i8[]")
+      .attr("s", "string")
+      .attr("u16", "u16").attr("u16s", "u16[]").attr("u32", "u32").attr("u32s", "u32[]")
+      .attr("u64", "u64n").attr("u64s", "u64n[]").attr("u8", "u8").attr("u8s", "u8[]")
+      .to((_out, ...values) => {
+        const cfg = values[1] as { get(n: string, k?: string): unknown; keys(): string[] };
+        seen = values.map((v, i) =>
+          i === 1
+            ? {
+              keys: cfg.keys(),
+              depth: cfg.get("depth", "i64"),
+              w: cfg.get("w", "f32[]"),
+              inner: (cfg.get("inner") as typeof cfg).get("name", "string"),
+            }
+            : v
+        );
+      });
+    await xla.register("t.attrs", h);
+    const attrs = {
+      b: true,
+      cfg: { depth: 2, w: new Float32Array([0.5, 1.5]), inner: { name: "deep" } },
+      f32: scalar(DataType.F32, 2.5),
+      f32s: new Float32Array([1.5, -2]),
+      f64: 0.25,
+      f64s: new Float64Array([1e300, -0]),
+      i16: scalar(DataType.S16, -300),
+      i16s: new Int16Array([-1, 300]),
+      i32: scalar(DataType.S32, -70000),
+      i32s: new Int32Array([7, -7]),
+      i64: -(2n ** 62n),
+      i64s: new BigInt64Array([-(2n ** 63n), 2n ** 63n - 1n]),
+      i8: scalar(DataType.S8, -7),
+      i8s: new Int8Array([-128, 127]),
+      s: "reflect ü",
+      u16: scalar(DataType.U16, 65535),
+      u16s: new Uint16Array([1, 65535]),
+      u32: scalar(DataType.U32, 4294967295),
+      u32s: new Uint32Array([0, 4294967295]),
+      u64: scalar(DataType.U64, 2n ** 63n - 1n),
+      u64s: new BigUint64Array([0n, 2n ** 64n - 1n]),
+      u8: scalar(DataType.U8, 255),
+      u8s: new Uint8Array([0, 255]),
+    };
+    await xla.ffiCall("t.attrs", { results: [spec(DataType.U8, [1])], attrs });
+    assert.deepEqual(seen, [
+      true,
+      { keys: ["depth", "inner", "w"], depth: 2, w: [0.5, 1.5], inner: "deep" },
+      2.5,
+      [1.5, -2],
+      0.25,
+      [1e300, -0],
+      -300,
+      [-1, 300],
+      -70000,
+      [7, -7],
+      -(2n ** 62n),
+      [-(2n ** 63n), 2n ** 63n - 1n],
+      -7,
+      [-128, 127],
+      "reflect ü",
+      65535,
+      [1, 65535],
+      4294967295,
+      [0, 4294967295],
+      2n ** 63n - 1n,
+      [0n, 2n ** 64n - 1n],
+      255,
+      [0, 255],
+    ]);
+    // What jax cannot lower is refused before jax sees it, with the reason.
+    const one = (a: Record<string, unknown>) =>
+      xla.ffiCall("t.attrs", { results: [spec(DataType.U8, [1])], attrs: a as never });
+    await rejects(
+      one({ big: scalar(DataType.U64, 2n ** 63n) }),
+      ErrorCode.INVALID_ARGUMENT,
+      /Attribute 'big': jax cannot lower a u64 scalar attribute of 2\^63 or more \(9223372036854775808\)/,
+    );
+    await rejects(
+      one({ mask: [true, false] }),
+      ErrorCode.INVALID_ARGUMENT,
+      /Attribute 'mask': jax cannot lower a bool \(PRED\) array attribute/,
+    );
+    await rejects(
+      one({ cfg: { mask: [false] } }),
+      ErrorCode.INVALID_ARGUMENT,
+      /Attribute 'cfg\.mask': jax cannot lower a bool/,
+    );
+    await rejects(
+      one({ m: new ArrayAttr(DataType.PRED, [1]) }),
+      ErrorCode.INVALID_ARGUMENT,
+      /Attribute 'm': jax cannot lower a bool \(PRED\) array/,
+    );
+  },
+
+  /** Results and arguments of several dtypes and ranks, NpyArray arguments. */
+  async dtypes() {
+    await using xla = await open();
+    await using prog = await xla.jit(`
+def f(a, b, c, d):
+    return (a * 2, b.sum(), c[::-1], d.astype(jnp.int8), jnp.float16(1.5) * jnp.ones((2,), jnp.float16),
+            jnp.array([True, False, True]), (a > 1).astype(jnp.bfloat16), jnp.complex64(1 + 2j) * jnp.ones(2, jnp.complex64),
+            jnp.uint16(7), jnp.arange(6, dtype=jnp.uint64).reshape(1, 2, 3))
+`);
+    const npy = readNpy(
+      writeNpy({
+        dtype: DataType.S64,
+        shape: [2, 2],
+        data: new BigInt64Array([1n, -2n, 2n ** 40n, 4n]),
+      }),
+    );
+    const out = await prog.run(
+      { data: new Float32Array([1, 2, 3, 4, 5, 6]), shape: [2, 3] },
+      npy,
+      new Float64Array([0.5, 1.5, 2.5]),
+      { data: new Int32Array([1, -1, 300]), shape: [3] },
+    );
+    const got = out.map((
+      a,
+    ) => [DataType[a.dtype], a.shape, Array.from(a.data as ArrayLike<number | bigint>)]);
+    assert.deepEqual(got, [
+      ["F32", [2, 3], [2, 4, 6, 8, 10, 12]],
+      ["S64", [], [2n ** 40n + 3n]],
+      ["F64", [3], [2.5, 1.5, 0.5]],
+      ["S8", [3], [1, -1, 44]],
+      ["F16", [2], [1.5, 1.5]],
+      ["PRED", [3], [1, 0, 1]],
+      ["BF16", [2, 3], [0, 0x3f80, 0x3f80, 0x3f80, 0x3f80, 0x3f80]],
+      ["C64", [2], [1, 2, 1, 2]],
+      ["U16", [], [7]],
+      ["U64", [1, 2, 3], [0n, 1n, 2n, 3n, 4n, 5n]],
+    ]);
+    // Bad arguments are refused before Python.
+    await rejects(
+      prog.run({ data: new Float32Array(5), shape: [2, 3] }),
+      ErrorCode.INVALID_ARGUMENT,
+      /f32\[2,3\] needs 24 bytes, the data has 20/,
+    );
+    // A TS handler writing results of other dtypes and ranks.
+    using h = Ffi.bind().ret(DataType.S64, 0).ret(DataType.U16, 3).to((a, b) => {
+      a.typed()[0] = -(2n ** 50n);
+      b.typed().set([1, 2, 3, 4, 65535, 6, 7, 8]);
+    });
+    await xla.register("t.two", h);
+    const [s, u] = await xla.ffiCall("t.two", {
+      results: [spec(DataType.S64, []), spec(DataType.U16, [2, 2, 2])],
+    });
+    assert.deepEqual([...(s as BigInt64Array)], [-(2n ** 50n)]);
+    assert.deepEqual([...(u as Uint16Array)], [1, 2, 3, 4, 65535, 6, 7, 8]);
+  },
+
+  /** Whole programs: StableHLO text targeting a TS handler; compile and source errors. */
+  async programs() {
+    await using xla = await open();
+    using h = doubler();
+    await xla.register("t.double", h);
+    await using hlo = await xla.jit(`
+module @m {
+  func.func public @main(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
+    %0 = stablehlo.custom_call @t.double(%x) {api_version = 4 : i32, backend_config = {}} : (tensor<2x2xf32>) -> tensor<2x2xf32>
+    %1 = stablehlo.add %0, %x : tensor<2x2xf32>
+    return %1 : tensor<2x2xf32>
+  }
+}`);
+    assert.equal(hlo.format, "stablehlo");
+    for (let i = 0; i < 3; i++) {
+      const [y] = await hlo.run({ data: new Float32Array([1, 2, 3, i]), shape: [2, 2] });
+      assert.deepEqual([...(y!.data as Float32Array)], [3, 6, 9, 3 * i]);
+    }
+    await rejects(xla.jit("module @m {\n  func.func public @main( {"), ErrorCode.UNKNOWN, /error/);
+    await rejects(
+      xla.jit(`module @m {
+  func.func public @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+    %0 = stablehlo.custom_call @t.unknown(%x) {api_version = 4 : i32, backend_config = {}} : (tensor<2xf32>) -> tensor<2xf32>
+    return %0 : tensor<2xf32>
+  }
+}`),
+      ErrorCode.NOT_FOUND,
+      /No FFI handler registered for t\.unknown/,
+    );
+    // Python sources: syntax, names, several functions, entry, eager compile with specs.
+    const e = await rejects(
+      xla.jit("def f(x)\n    return x\n"),
+      ErrorCode.INVALID_ARGUMENT,
+      /SyntaxError/,
+    );
+    assert.equal((e as PythonError).pythonType, "SyntaxError");
+    assert.match((e as PythonError).traceback, /Traceback/);
+    await rejects(
+      xla.jit("def f(x):\n    return nope(x)\n", { args: [spec(F32, [2])] }),
+      ErrorCode.INVALID_ARGUMENT,
+      /NameError: name 'nope' is not defined/,
+    );
+    await rejects(
+      xla.jit("def f(x): return x\ndef g(x): return x\n"),
+      ErrorCode.INVALID_ARGUMENT,
+      /several functions \(f, g\)/,
+    );
+    await rejects(xla.jit("x = 1\n"), ErrorCode.INVALID_ARGUMENT, /defines no function/);
+    await using g = await xla.jit("def f(x): return x\ndef g(x): return x * 3\n", {
+      entry: "g",
+      args: [spec(F32, [2])],
+    });
+    assert.deepEqual(g.outputs, [spec(F32, [2])]);
+    const [y] = await g.run(new Float32Array([1, 2]));
+    assert.deepEqual([...(y!.data as Float32Array)], [3, 6]);
+    // Names runPython defined are visible to programs; a program may define them again.
+    await xla.runPython("helper = 3\ndef f(x):\n    return x\n");
+    await using again = await xla.jit("def f(x):\n    return x * helper\n");
+    const [z] = await again.run(new Float32Array([2]));
+    assert.equal(z!.data[0], 6);
+    // A compiled program refuses arguments of another shape.
+    await rejects(
+      g.run(new Float32Array([1, 2, 3])),
+      ErrorCode.INVALID_ARGUMENT,
+      /shape|Argument types/i,
+    );
+    // A large result that does not fit the first reply buffer comes back whole.
+    await using big = await xla.jit(
+      "def f(n):\n    return jnp.arange(1 << 20, dtype=jnp.float32) + n\n",
+    );
+    const [r] = await big.run({ data: new Float32Array([1]), shape: [] });
+    assert.equal(r!.data.length, 1 << 20);
+    assert.equal(r!.data[(1 << 20) - 1], 1 << 20);
+  },
+
+  /** Python prints a traceback only when the host asks for it. */
+  async tracebacks() {
+    await using xla = await open({ tracebacks: true });
+    await rejects(
+      xla.runPython("raise ValueError('shown on stderr')"),
+      ErrorCode.INVALID_ARGUMENT,
+      /ValueError: shown on stderr/,
+    );
+  },
+
+  /** No interpreter, or no jax: UNAVAILABLE with what to do. */
+  async missing() {
+    await rejects(
+      Xla.open({ python: "/nonexistent/python3" }),
+      ErrorCode.UNAVAILABLE,
+      /Cannot run the Python interpreter '\/nonexistent\/python3'/,
+    );
+    const xla = await open();
+    const base = xla.interpreter.home.split(":")[0] + "/bin/python3";
+    await xla.close();
+    let hasJax = true;
+    try {
+      const probe = await new Deno.Command(base, { args: ["-c", "import jax"], stderr: "null" })
+        .output();
+      hasJax = probe.success;
+    } catch { /* no base interpreter to try */ }
+    if (!hasJax) {
+      await rejects(
+        Xla.open({ python: base }),
+        ErrorCode.UNAVAILABLE,
+        /jax is not installed for the Python at .*pip install jax==0\.10\.2 jaxlib==0\.10\.2/,
+      );
+    }
+    console.log(`no-jax interpreter ${hasJax ? "not available" : "checked"}: ${base}`);
+  },
+
+  /** The C demo handlers: sync with an attribute, async through XLA's thread pool, attributes. */
+  async cHandlers() {
+    await using xla = await open();
+    const lib = HandlerLibrary.open(buildDemoLibrary());
+    await xla.register("demo.saxpy", lib.handler("demo_saxpy"));
+    await xla.register("demo.sum_async", lib.handler("demo_sum_async"));
+    await xla.register("demo.describe", lib.handler("demo_describe_attrs"));
+    const [y] = await xla.ffiCall("demo.saxpy", {
+      args: [new Float32Array([1, 2, 3]), new Float32Array([10, 20, 30])],
+      results: [spec(F32, [3])],
+      attrs: { alpha: scalar(DataType.F32, 2) },
+    });
+    assert.deepEqual([...(y as Float32Array)], [12, 24, 36]);
+    await rejects(
+      xla.ffiCall("demo.saxpy", {
+        args: [new Float32Array(1), new Float32Array(1)],
+        results: [spec(F32, [1])],
+      }),
+      ErrorCode.INVALID_ARGUMENT,
+      /^saxpy: missing attribute alpha$/,
+    );
+    const xs = Float32Array.from({ length: 4096 }, (_, i) => i % 7);
+    const [sum] = await xla.ffiCall("demo.sum_async", { args: [xs], results: [spec(F32, [1])] });
+    assert.equal(sum![0], xs.reduce((a, b) => a + b, 0));
+    const [text] = await xla.ffiCall("demo.describe", {
+      results: [spec(DataType.U8, [256])],
+      attrs: { alpha: scalar(DataType.F32, 2.5), axes: [0, 2], mode: "reflect", cfg: { n: 3 } },
+    });
+    const described = new TextDecoder().decode(text as Uint8Array).replace(/\0+$/, "");
+    assert.equal(
+      described,
+      'alpha: f32 2.5\naxes: s64[] [0, 2]\ncfg: dictionary\n  n: s64 3\nmode: string "reflect"\n',
+    );
+    // XLA holds the registrations: closing the library keeps its code loaded.
+    lib.close();
+    const [again] = await xla.ffiCall("demo.saxpy", {
+      args: [new Float32Array([1]), new Float32Array([1])],
+      results: [spec(F32, [1])],
+      attrs: { alpha: scalar(DataType.F32, 3) },
+    });
+    assert.equal(again![0], 4);
+  },
+
+  /** 4 CPU devices: XLA calls the TS handler once per device, from its threads, concurrently. */
+  async devices() {
+    await using xla = await open({ xlaFlags: ["--xla_force_host_platform_device_count=4"] });
+    assert.equal(xla.deviceCount, 4);
+    assert.match(xla.xlaFlags, /--xla_force_host_platform_device_count=4/);
+    await rejects(
+      Xla.open({ xlaFlags: ["--xla_force_host_platform_device_count=2"] }),
+      ErrorCode.FAILED_PRECONDITION,
+      /already imported .*XLA_FLAGS/,
+    );
+    const ordinals: number[] = [];
+    using sync = Ffi.bind().arg(F32).ret(F32).ctx("deviceOrdinal").to((x, y, dev) => {
+      ordinals.push(dev);
+      const xs = x.typed(), ys = y.typed();
+      for (let i = 0; i < ys.length; i++) ys[i] = xs[i]! + 100 * dev;
+    });
+    let inFlight = 0, maxInFlight = 0, arrivedN = 0;
+    let release!: () => void;
+    const arrived = new Promise<void>((r) => release = r);
+    using barrier = Ffi.bind().arg(F32).ret(F32).to(async (x, y) => {
+      maxInFlight = Math.max(maxInFlight, ++inFlight);
+      if (++arrivedN === 4) release();
+      let t: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([arrived, new Promise((r) => t = setTimeout(r, 10000))]);
+      clearTimeout(t);
+      const xs = x.typed(), ys = y.typed();
+      for (let i = 0; i < ys.length; i++) ys[i] = -xs[i]!;
+      inFlight--;
+    });
+    await xla.register("t.sync_dev", sync);
+    await xla.register("t.barrier", barrier);
+    const src = (target: string) => `
+from jax.sharding import NamedSharding, PartitionSpec as P
+mesh = jax.make_mesh((4,), ("d",))
+
+def f(x):
+    x = jax.reshard(x, NamedSharding(mesh, P("d")))
+    call = lambda xs: ffi.ffi_call("${target}", jax.ShapeDtypeStruct(xs.shape, xs.dtype))(xs)
+    return jax.shard_map(call, mesh=mesh, in_specs=P("d"), out_specs=P("d"))(x)
+`;
+    const before = handlerHostStats().foreignCalls;
+    const x = Float32Array.from({ length: 8 }, (_, i) => i);
+    await using p1 = await xla.jit(src("t.sync_dev"));
+    const [y1] = await p1.run(x);
+    assert.deepEqual([...ordinals].sort(), [0, 1, 2, 3]);
+    assert.deepEqual([...(y1!.data as Float32Array)], [0, 1, 102, 103, 204, 205, 306, 307]);
+    await using p2 = await xla.jit(src("t.barrier"));
+    const [y2] = await p2.run(x);
+    assert.equal(maxInFlight, 4, "all four calls were in flight at once");
+    assert.deepEqual([...(y2!.data as Float32Array)], [...x].map((v) => -v));
+    assert.ok(handlerHostStats().foreignCalls - before >= 8, "the calls came from XLA's threads");
+    // pmap too.
+    ordinals.length = 0;
+    await using p3 = await xla.jit(
+      `def f(x):\n    return jax.pmap(lambda xs: ffi.ffi_call("t.sync_dev", jax.ShapeDtypeStruct(xs.shape, xs.dtype))(xs))(x)\n`,
+    );
+    const [y3] = await p3.run({ data: x, shape: [4, 2] });
+    assert.deepEqual([...ordinals].sort(), [0, 1, 2, 3]);
+    assert.deepEqual([...(y3!.data as Float32Array)], [0, 1, 102, 103, 204, 205, 306, 307]);
+    assert.equal(handlerHostStats().failedCompletions, 0);
+  },
+
+  /** 10k calls: counters balanced, no growth of Python's memory or our states. */
+  async repeat() {
+    await using xla = await open();
+    let calls = 0;
+    using sync = Ffi.bind().arg(F32).ret(F32).to((x, y) => {
+      calls++;
+      y.typed()[0] = x.typed()[0]! + 1;
+    });
+    using async_ = Ffi.bind().arg(F32).ret(F32).to(async (x, y) => {
+      calls++;
+      await null;
+      y.typed()[0] = x.typed()[0]! + 2;
+    });
+    using fails = Ffi.bind().arg(F32).ret(F32).to(() => {
+      calls++;
+      throw new FfiError(ErrorCode.ABORTED, "no");
+    });
+    await xla.register("r.sync", sync);
+    await xla.register("r.async", async_);
+    await xla.register("r.fails", fails);
+    const x = new Float32Array([1]);
+    const one = spec(F32, [1]);
+    const round = async (n: number) => {
+      let failed = 0;
+      for (let i = 0; i < n; i++) {
+        const k = i % 10;
+        const name = k < 7 ? "r.sync" : k < 9 ? "r.async" : "r.fails";
+        try {
+          const [y] = await xla.ffiCall(name, { args: [x], results: [one] });
+          assert.equal(y![0], k < 7 ? 2 : 3);
+        } catch (e) {
+          assert.equal((e as FfiError).code, ErrorCode.ABORTED);
+          failed++;
+        }
+      }
+      return failed;
+    };
+    await round(300); // warm-up: compiles, caches
+    const host0 = handlerHostStats();
+    const rt0 = runtimeDebugStats();
+    const py0 = await xla.pythonStats();
+    calls = 0;
+    const n = Number(Deno.env.get("XLA_REPEAT_CALLS") ?? 10000);
+    const failed = await round(n);
+    const host1 = handlerHostStats();
+    const rt1 = runtimeDebugStats();
+    const py1 = await xla.pythonStats();
+    assert.equal(calls, n);
+    assert.equal(failed, n / 10);
+    assert.equal(host1.failedCompletions, host0.failedCompletions);
+    assert.equal(host1.liveStates, host0.liveStates);
+    assert.equal(host1.liveHandlers, host0.liveHandlers);
+    assert.deepEqual(rt1, rt0, "the embedded runtime is not involved");
+    assert.equal(py1.ffiCache, py0.ffiCache);
+    assert.equal(py1.pending, 0);
+    const blocks = py1.allocatedBlocks - py0.allocatedBlocks;
+    const objects = py1.gcObjects - py0.gcObjects;
+    console.log(
+      `${n} calls: Python blocks ${blocks >= 0 ? "+" : ""}${blocks}, gc objects ${
+        objects >= 0 ? "+" : ""
+      }${objects}`,
+    );
+    assert.ok(blocks < n / 10, `Python memory grows with the calls: +${blocks} blocks`);
+    assert.ok(objects < 200, `Python objects grow with the calls: +${objects}`);
+  },
+
+  /** A TS handler bundle: instantiate sets state, execute reads it (XLA 0.3 State layout). */
+  async stateTs() {
+    await using xla = await open();
+    using bundle = new HandlerBundle({
+      instantiate: Ffi.bindInstantiate().attr("start", "i64").to((start) => ({ count: start })),
+      execute: Ffi.bind().ret(DataType.S64, 0).state<{ count: number }>().to((out, s) => {
+        out.typed()[0] = BigInt(++s.count);
+      }),
+    });
+    await xla.register("t.counter", bundle);
+    await using prog = await xla.jit(
+      `def f():\n    return ffi.ffi_call("t.counter", jax.ShapeDtypeStruct((), jnp.int64))(start=np.int64(41))\n`,
+    );
+    const got: bigint[] = [];
+    for (let i = 0; i < 3; i++) got.push((await prog.run())[0]!.data[0] as bigint);
+    assert.deepEqual(got, [42n, 43n, 44n]);
+  },
+
+  /** The C demo counter: State_Set in instantiate, State_Get in execute. */
+  async stateC() {
+    await using xla = await open();
+    const lib = HandlerLibrary.open(buildDemoLibrary());
+    await xla.register("demo.counter", {
+      instantiate: lib.handler("demo_counter_instantiate"),
+      execute: lib.handler("demo_counter_execute"),
+    });
+    await using prog = await xla.jit(
+      `def f():\n    return ffi.ffi_call("demo.counter", jax.ShapeDtypeStruct((), jnp.int64))(start=np.int64(41))\n`,
+    );
+    const got: bigint[] = [];
+    for (let i = 0; i < 3; i++) got.push((await prog.run())[0]!.data[0] as bigint);
+    assert.deepEqual(got, [42n, 43n, 44n]);
+  },
+};
+
+if (import.meta.main) {
+  const name = Deno.args[0] ?? "";
+  const run = CASES[name];
+  if (run === undefined) {
+    console.error(`unknown case '${name}'; cases: ${Object.keys(CASES).join(", ")}`);
+    Deno.exit(2);
+  }
+  await run();
+  console.log(`ok ${name}`);
+}
+
+/** The names of the cases. */
+export const CASE_NAMES: readonly string[] = Object.keys(CASES);

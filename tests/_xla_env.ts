@@ -1,0 +1,76 @@
+/**
+ * Whether the real-XLA tests can run here, and running one of their cases
+ * (`tests/_xla_cases.ts`) in a child process. They need `DENO_XLA_PYTHON`
+ * naming a Python with jax (README, "Real XLA"); without it they are
+ * declared ignored with the reason in their names.
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { runDeno } from "./_child.ts";
+
+function reason(): string | undefined {
+  const python = Deno.env.get("DENO_XLA_PYTHON");
+  if (python === undefined || python === "") {
+    return "DENO_XLA_PYTHON is not set (a Python with jax, see README 'Real XLA')";
+  }
+  try {
+    const r = new Deno.Command(python, {
+      args: ["-c", "import jax"],
+      stdout: "null",
+      stderr: "piped",
+    }).outputSync();
+    if (!r.success) {
+      const err = new TextDecoder().decode(r.stderr).trim().split("\n").pop();
+      return `jax is not importable from DENO_XLA_PYTHON=${python} (${err})`;
+    }
+  } catch (e) {
+    return `cannot run DENO_XLA_PYTHON=${python} (${(e as Error).message})`;
+  }
+  return undefined;
+}
+
+/** Why the real-XLA tests are ignored here, or undefined when they run. */
+export const XLA_SKIP: string | undefined = reason();
+
+/** A test name with the reason it is ignored, when it is. */
+export function xlaName(name: string): string {
+  return XLA_SKIP === undefined ? name : `${name} (ignored: ${XLA_SKIP})`;
+}
+
+/** Options of {@link runXlaCase}. */
+export interface XlaCaseOptions {
+  /** Kill the child after this many milliseconds (default 180 s). */
+  timeoutMs?: number;
+  /** Extra environment. */
+  env?: Record<string, string>;
+  /** Whether Python may print a traceback on stderr (default: it must not). */
+  tracebacks?: boolean;
+}
+
+/**
+ * Runs `tests/_xla_cases.ts <name>` in a child and asserts it ended well:
+ * exit code 0, `ok <name>` last on stdout, no Python traceback on stderr.
+ * Returns the child's stdout.
+ */
+export async function runXlaCase(name: string, options: XlaCaseOptions = {}): Promise<string> {
+  const r = await runDeno(new URL("./_xla_cases.ts", import.meta.url), [name], {
+    timeoutMs: options.timeoutMs ?? 180_000,
+    env: options.env,
+  });
+  const context = `case ${name} (exit code ${r.code})\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`;
+  assert.equal(r.code, 0, context);
+  assert.match(r.stdout, new RegExp(`ok ${name}\\n$`), context);
+  if (!options.tracebacks) assert.doesNotMatch(r.stderr, /Traceback/, context);
+  return r.stdout;
+}
+
+/** Runs a Deno script (an example) in a child with the suite's permissions; asserts exit 0. */
+export async function runXlaScript(script: URL, timeoutMs = 180_000): Promise<string> {
+  const r = await runDeno(script, [], { timeoutMs });
+  const context =
+    `${script.pathname} (exit code ${r.code})\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`;
+  assert.equal(r.code, 0, context);
+  assert.doesNotMatch(r.stderr, /Traceback/, context);
+  return r.stdout;
+}

@@ -1,0 +1,65 @@
+/**
+ * `@deno-xla/ffi/xla` hosting jax: versions and hosts, whole programs
+ * (Python and StableHLO), dtypes and ranks, errors from Python, tracebacks,
+ * a missing interpreter or jax, and the example. Every case runs in its own
+ * child process (tests/_xla_cases.ts).
+ */
+import assert from "node:assert/strict";
+import { runXlaCase, runXlaScript, XLA_SKIP, xlaName } from "./_xla_env.ts";
+
+const ignore = XLA_SKIP !== undefined;
+
+Deno.test({
+  name: xlaName("xla: versions, a second host in the process, close keeps Python for a reopen"),
+  ignore,
+  fn: () => runXlaCase("host").then(() => {}),
+});
+
+Deno.test({
+  name: xlaName("xla: results and arguments of several dtypes and ranks, NpyArray arguments"),
+  ignore,
+  fn: () => runXlaCase("dtypes").then(() => {}),
+});
+
+Deno.test({
+  name: xlaName("xla: StableHLO and Python programs, compile and source errors, large results"),
+  ignore,
+  fn: () => runXlaCase("programs").then(() => {}),
+});
+
+Deno.test({
+  name: xlaName("xla: Python prints a traceback only when asked (tracebacks: true)"),
+  ignore,
+  fn: async () => {
+    // The case itself asserts the error; here: the traceback went to stderr.
+    await runXlaCase("tracebacks", { tracebacks: true });
+  },
+});
+
+Deno.test({
+  name: xlaName("xla: no interpreter, or one without jax: UNAVAILABLE saying what to do"),
+  ignore,
+  fn: () => runXlaCase("missing").then(() => {}),
+});
+
+Deno.test({
+  name: xlaName("examples/real_xla.ts: TS, async TS and C handlers in jitted programs, 4 devices"),
+  ignore,
+  fn: async () => {
+    const out = await runXlaScript(new URL("../examples/real_xla.ts", import.meta.url));
+    assert.match(
+      out,
+      /^jax \d+\.\d+\.\d+, jaxlib \d+\.\d+\.\d+, XLA FFI API 0\.\d+, .*4 cpu devices\n/,
+    );
+    for (const what of ["sync TS handler", "async TS handler", "C handler demo_saxpy"]) {
+      assert.match(
+        out,
+        new RegExp(`${what}: y = softmax\\(h\\(x\\) \\* 2\\), shape \\[4,8\\], .*; matches jnp`),
+      );
+    }
+    assert.match(
+      out,
+      /shard_map over 4 devices: 4 handler calls \(shards 0, 1, 2, 3\), 4 in flight at once; y = 10 \* x correct/,
+    );
+  },
+});
