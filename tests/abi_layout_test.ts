@@ -9,8 +9,14 @@ interface CLayout {
   fields: Record<string, { offset: number; size: number }>;
 }
 
+/** The dumps' shared headers: part of their build keys, so a change rebuilds them. */
+const DUMP_HEADERS = ["native/tests/layout_json.h", "native/tests/layout_common.h"];
+
 function cLayouts(): Record<string, CLayout> {
-  const exe = buildExecutable({ name: "layout_dump", sources: ["native/tests/layout_dump.c"] });
+  const exe = buildExecutable({
+    name: "layout_dump",
+    sources: ["native/tests/layout_dump.c", ...DUMP_HEADERS],
+  });
   const out = new Deno.Command(exe, { stdout: "piped", stderr: "piped" }).outputSync();
   assert.ok(out.success, new TextDecoder().decode(out.stderr));
   return JSON.parse(new TextDecoder().decode(out.stdout));
@@ -100,7 +106,7 @@ Deno.test({
   fn: () => {
     const exe = buildExecutable({
       name: "jax_layout_dump",
-      sources: ["native/tests/jax_layout_dump.c"],
+      sources: ["native/tests/jax_layout_dump.c", ...DUMP_HEADERS],
       includeDirs: [jax.includeDir!],
     });
     const out = new Deno.Command(exe, { stdout: "piped", stderr: "piped" }).outputSync();

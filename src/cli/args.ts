@@ -20,6 +20,7 @@
  *
  * @module
  */
+import { _distance } from "../_closest.ts";
 import { DataType, ErrorCode, ExecutionStage } from "../abi/enums.ts";
 import { FfiError } from "../errors.ts";
 import { lookupTypeName, TYPE_NAMES, typeFacts, typeName } from "./type_names.ts";
@@ -529,20 +530,6 @@ const RUN_OPTIONS = [
 const INSPECT_OPTIONS = ["json", "all", "verbose", "help"] as const;
 const FLAGS = new Set(["json", "all", "verbose", "help"]);
 const MODULE_RE = /\.(ts|mts|js|mjs|tsx|jsx)$/i;
-
-function _distance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    let prev = row[0]!;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const cur = row[j]!;
-      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
-      prev = cur;
-    }
-  }
-  return row[b.length]!;
-}
 
 function _unknownOption(option: string, known: readonly string[], command: string): never {
   const name = option.replace(/^-+/, "");
