@@ -22,6 +22,7 @@
  */
 import { DataType } from "../src/abi/enums.ts";
 import { handlerHostStats } from "../src/handler/mod.ts";
+import { _phaseStop } from "../src/handler/host.ts";
 import { array, CallFrameBuilder, Runtime, scalar } from "../mod.ts";
 import { harness, runThreads } from "../tests/_handler_harness.ts";
 import {
@@ -62,6 +63,46 @@ console.log(
     `(raw UnsafeCallback ${(p1r / 1e3).toFixed(3)} µs; ratio ${(p1m / p1r).toFixed(2)}x) ` +
     `target ≤ 1.0 µs`,
 );
+
+// P1 breakdown: the same loop with calls stopped after each phase (host.ts
+// _phaseStop), interleaved; each phase's cost is the difference to the one before.
+const PHASES: [number, string][] = [
+  [1, "C entry: frame size, stage, slot, thread"],
+  [2, "C frame check and flatten (one walk)"],
+  [3, "JS entry (UnsafeCallback crossing, slot lookup)"],
+  [4, "operand counts (JS)"],
+  [5, "decode: checks, values, objects (JS)"],
+  [0, "handler call, result, return to C"],
+];
+{
+  const runs = new Map<number, number[]>(PHASES.map(([p]) => [p, []]));
+  const rawRuns: number[] = [];
+  try {
+    for (let r = 0; r < REPS + 2; r++) {
+      for (const [p] of PHASES) {
+        _phaseStop(p);
+        h.hh_loop(handler.pointer, f.pointer, 20_000);
+        runs.get(p)!.push(h.hh_loop(handler.pointer, f.pointer, N1));
+      }
+      _phaseStop(0);
+      rawRuns.push(h.hh_loop(raw.pointer, f.pointer, N1));
+    }
+  } finally {
+    _phaseStop(0);
+  }
+  let prev = 0;
+  const rows = PHASES.map(([p, what]) => {
+    const m = median(runs.get(p)!);
+    const row = `  ${what.padEnd(52)} ${(Math.max(0, m - prev)).toFixed(0).padStart(5)} ns` +
+      `  (cumulative ${m.toFixed(0)} ns)`;
+    prev = m;
+    return row;
+  });
+  console.log(
+    `P1 breakdown (median of ${REPS + 2} interleaved runs of ${N1} calls per phase; raw ` +
+      `UnsafeCallback ${median(rawRuns).toFixed(0)} ns):\n${rows.join("\n")}`,
+  );
+}
 
 // P2
 async function threads(ptr: Deno.PointerValue, n: number, calls: number) {

@@ -75,6 +75,19 @@ static _Atomic(thread_cb_t) g_thread_cb;
 static _Atomic int64_t g_failed_completions;
 static _Atomic int64_t g_wakeups, g_foreign_calls;
 
+/*
+ * Benchmarks only (bench/handler_speed.ts prints a per-phase breakdown from
+ * it): calls on the JS thread stop after a phase and return success. 0: never
+ * (the normal case); 1: after the entry's own checks (size, stage, slot); 2:
+ * after the frame check and flatten; higher phases are TS's (host.ts
+ * _phaseStop).
+ */
+static _Atomic int32_t g_phase_stop;
+
+int32_t xla_ffi_deno_handler_phase_stop(int32_t phase) {
+  return atomic_exchange(&g_phase_stop, phase);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Errors                                                                  */
 /* ---------------------------------------------------------------------- */
@@ -770,19 +783,25 @@ static XLA_FFI_Error* slot_entry(int32_t n, XLA_FFI_CallFrame* f) {
              stage_name(s->stage), stage_name((int32_t)f->stage));
     return make_error(f->api, XLA_FFI_Error_Code_INVALID_ARGUMENT, buf);
   }
-  /* Checked on the calling thread, before any future or queued job exists. */
-  int32_t bad = xla_ffi_deno_handler_check_frame(f, buf, sizeof buf);
-  if (bad) return make_error(f->api, bad, buf);
   if (atomic_load(&g_js_thread_set) && pthread_equal(pthread_self(), g_js_thread)) {
-    inline_cb_t cb = atomic_load(&g_inline_cb);
-    if (cb == NULL) return finish(f, -1, 0, "", 0);
-    int32_t used = xla_ffi_deno_handler_flatten_into(f, g_flat, g_flat_cap);
-    if (used < 0)
+    int32_t stop = atomic_load_explicit(&g_phase_stop, memory_order_relaxed);
+    if (stop == 1) return NULL;
+    /* The frame is checked and flattened in one walk. */
+    int32_t code;
+    int32_t used = xla_ffi_deno_handler_check_flatten(f, g_flat, g_flat_cap, buf, sizeof buf, &code);
+    if (used < 0) {
+      if (code) return make_error(f->api, code, buf);
       return make_error(f->api, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED,
                         "The call frame is too large for the TS handler flat buffer");
-    int64_t blocked = atomic_exchange(&g_js_blocked, 0); /* the JS thread runs JS now */
+    }
+    inline_cb_t cb = atomic_load(&g_inline_cb);
+    if (cb == NULL) return finish(f, -1, 0, "", 0);
+    if (stop == 2) return NULL;
+    /* The JS thread runs JS now (only this thread writes g_js_blocked). */
+    int64_t blocked = atomic_load_explicit(&g_js_blocked, memory_order_relaxed);
+    if (blocked) atomic_store(&g_js_blocked, 0);
     int32_t status = cb(n);
-    atomic_store(&g_js_blocked, blocked);
+    if (blocked) atomic_store(&g_js_blocked, blocked);
     const int32_t* h = (const int32_t*)g_flat;
     if (status == 1) {
       int32_t len = h[2];
@@ -795,6 +814,9 @@ static XLA_FFI_Error* slot_entry(int32_t n, XLA_FFI_CallFrame* f) {
     }
     return finish(f, status, h[0], "", h[4]);
   }
+  /* Checked on the calling thread, before any future or queued job exists. */
+  int32_t bad = xla_ffi_deno_handler_check_frame(f, buf, sizeof buf);
+  if (bad) return make_error(f->api, bad, buf);
   if (s->async) return call_async_foreign(n, f);
   return call_sync_foreign(n, f);
 }

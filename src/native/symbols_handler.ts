@@ -28,6 +28,7 @@ export const HANDLER_SYMBOLS = {
   xla_ffi_deno_handler_foreign_stats: { parameters: ["buffer"], result: "void" },
   xla_ffi_deno_handler_failed_completions: { parameters: [], result: "i64" },
   xla_ffi_deno_handler_dead_state: { parameters: [], result: "f64" },
+  xla_ffi_deno_handler_phase_stop: { parameters: ["i32"], result: "i32" },
   xla_ffi_deno_ctx_run_id: { parameters: ["f64", "f64"], result: "i32" },
   xla_ffi_deno_ctx_device_ordinal: { parameters: ["f64", "f64"], result: "i32" },
   xla_ffi_deno_ctx_stream: { parameters: ["f64", "f64"], result: "i32" },
