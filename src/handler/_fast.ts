@@ -50,8 +50,12 @@ export const MISMATCH: unique symbol = Symbol("mismatch");
 /** Benchmarks only (bench/handler_speed.ts): false makes every object fresh. */
 let reuse = true;
 
-/** @internal benchmarks only: turns reuse of unchanged objects on or off. */
-export function _setReuse(on: boolean): void {
+/**
+ * @internal benchmarks only (host.ts _setReuse, which also drops compiled
+ * decoders, since they read this when compiled): turns reuse of unchanged
+ * objects on or off.
+ */
+export function _setFastReuse(on: boolean): void {
   reuse = on;
 }
 
@@ -182,6 +186,13 @@ function buffer(p: OpPlan, r: number): unknown {
     for (let d = 0; same && d < rank; d++) same = dims[d] === f64[d0 + d];
     if (same) return last;
   }
+  return freshBuffer(p, r);
+}
+
+/** A new FfiBuffer of the (checked) buffer record at `r`, remembered for reuse. */
+function freshBuffer(p: OpPlan, r: number): FfiBuffer {
+  const i32 = flatI32, f64 = flatF64;
+  const dtype = i32[r + 1]!, rank = i32[r + 4]!, data = f64[(r + 2) >> 1]!, d0 = (r + 6) >> 1;
   const dims = new Array<number>(rank);
   for (let d = 0; d < rank; d++) dims[d] = f64[d0 + d]!;
   const b = new FfiBuffer(dtype, data, dims);
@@ -387,7 +398,7 @@ export function compileDecoder(
     "const na = I[14], nr = I[16], nt = I[18];",
     `if (na < ${num(e.minArgs)} || na > ${num(e.maxArgs)} || nr < ${num(e.minRets)} || ` +
     `nr > ${num(e.maxRets)} || nt < ${num(e.minAttrs)} || nt > ${num(e.maxAttrs)}) return M;`,
-    "let r = 0, v = 0;",
+    "let r = 0, v = 0, c, d;",
   ];
   const names: string[] = [];
   for (let k = 0; k < plans.length; k++) {
@@ -398,12 +409,32 @@ export function compileDecoder(
       case K_RET: {
         const count = p.kind === K_ARG ? "na" : "nr";
         const at = p.kind === K_ARG ? `I[${H_INDEX + p.index}]` : `I[${H_INDEX + p.index} + na]`;
+        if (p.optional || p.dtype < 0 || p.rank < 0) {
+          lines.push(
+            p.optional
+              ? `const ${x} = ${p.index} < ${count} ? buffer(${pk}, ${at}) : undefined;`
+              : `const ${x} = buffer(${pk}, ${at});`,
+            `if (${x} === M) return M;`,
+          );
+          break;
+        }
+        // Dtype and rank known: the checks and the comparison with the last
+        // FfiBuffer of this operand inline, unrolled over the dims.
         lines.push(
-          p.optional
-            ? `const ${x} = ${p.index} < ${count} ? buffer(${pk}, ${at}) : undefined;`
-            : `const ${x} = buffer(${pk}, ${at});`,
-          `if (${x} === M) return M;`,
+          `r = ${at};`,
+          `if (I[r] !== 1 || I[r + 1] !== ${p.dtype} || I[r + 4] !== ${p.rank}) return M;`,
         );
+        if (reuse) {
+          const same = ["c !== undefined", "c.data === D[(r + 2) >> 1]", `c.dtype === ${p.dtype}`];
+          same.push(`(d = c.dims).length === ${p.rank}`);
+          for (let j = 0; j < p.rank; j++) same.push(`d[${j}] === D[((r + 6) >> 1) + ${j}]`);
+          lines.push(
+            `c = ${pk}.last;`,
+            `const ${x} = ${same.join(" && ")} ? c : freshBuffer(${pk}, r);`,
+          );
+        } else {
+          lines.push(`const ${x} = freshBuffer(${pk}, r);`);
+        }
         break;
       }
       case K_ATTR: {
@@ -494,6 +525,7 @@ export function compileDecoder(
     P: plans,
     fn: e.fn,
     buffer,
+    freshBuffer,
     array,
     string,
     dictionary,

@@ -210,6 +210,13 @@ export class Dictionary {
   #names: string[] | undefined;
   /** Nested dictionaries made so far, by entry (immutable, so made once). */
   #nested: (Dictionary | undefined)[] | undefined;
+  /**
+   * The last immutable value decoded per entry (strings, numbers, bigints,
+   * booleans, dictionaries; never arrays, which are fresh on every get) and
+   * the spec it was decoded with (NATURAL without a kind).
+   */
+  #memo: unknown[] | undefined;
+  #memoSpec: (AttrSpec | undefined)[] | undefined;
 
   /**
    * @internal built by the decoder: a private copy of the attribute records
@@ -255,8 +262,15 @@ export class Dictionary {
     if (i < 0) {
       throw new FfiError(ErrorCode.NOT_FOUND, `Attribute ${name} not found in the dictionary`);
     }
-    const v = kind === undefined ? this.#natural(i) : this.#as(i, specOfKind(kind));
+    const spec = kind === undefined ? NATURAL : specOfKind(kind);
+    const memoSpec = this.#memoSpec ??= [];
+    if (memoSpec[i] === spec) return this.#memo![i] as AttrValue;
+    const v = spec === NATURAL ? this.#natural(i) : this.#as(i, spec);
     if (v instanceof DecodeFailure) throw new FfiError(ErrorCode.INTERNAL, v.message);
+    if (typeof v !== "object" || v instanceof Dictionary) {
+      (this.#memo ??= [])[i] = v;
+      memoSpec[i] = spec;
+    }
     return v as AttrValue;
   }
 
@@ -340,6 +354,8 @@ function wordsString(words: readonly number[], w: number, len: number): string {
 }
 
 const SPECS = new Map<string, AttrSpec>();
+/** The spec of "no kind: the natural type" in Dictionary's memo. */
+const NATURAL: AttrSpec = { type: 0 as AttrType, dtype: 0, pointer: false };
 
 /** attrSpecOf for Dictionary lookups, made once per kind. */
 function specOfKind(kind: AttrKind): AttrSpec {

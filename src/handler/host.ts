@@ -12,6 +12,7 @@ import { Future } from "../future.ts";
 import { type Native, native } from "../native/lib.ts";
 import { attrRecordValue, type AttrSpec, DecodeFailure, readName } from "./_attrs.ts";
 import {
+  _setFastReuse,
   attrPlan,
   bufferPlan,
   compileDecoder,
@@ -669,6 +670,19 @@ export function _phaseStop(phase: number): number {
   phaseStop = phase;
   _lib().xla_ffi_deno_handler_phase_stop(phase);
   return previous;
+}
+
+/**
+ * @internal benchmarks only: with false, every value a handler gets is made
+ * fresh, as when every call's frame differs (measures what reuse saves).
+ */
+export function _setReuse(on: boolean): void {
+  _setFastReuse(on);
+  for (const e of entries) {
+    if (e === undefined) continue;
+    e.run = undefined;
+    e.runNoCall = undefined;
+  }
 }
 
 /** dispatch() stopped after phase `phaseStop` (no handler call). */
