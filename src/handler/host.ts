@@ -124,14 +124,15 @@ function init(): void {
       // Serve queued calls from other threads; yield to the event loop after a budget.
       // Linger for more calls only while no Promise settles in this batch: its
       // completion runs after this callback returns.
-      let linger = 1;
+      // One crossing per call: next_job completes the previous call, then takes the next.
+      let linger = 1, status = -1;
       for (let n = 0; n < DRAIN_BUDGET; n++) {
-        const slot = l.xla_ffi_deno_handler_next_job(linger);
+        const slot = l.xla_ffi_deno_handler_next_job(status, linger);
         if (slot < 0) return 0;
-        const status = dispatch(slot);
+        status = dispatch(slot);
         if (status === 2) linger = 0;
-        l.xla_ffi_deno_handler_job_done(status);
       }
+      l.xla_ffi_deno_handler_job_done(status);
       return 1;
     },
   );
