@@ -12,8 +12,10 @@
  * Reuse across calls (the rule): a value handed to a handler never changes
  * afterwards. Values that cannot change are handed again, as the same
  * object, to a later call of the same operand whose frame holds exactly the
- * same bytes for it: FfiBuffer (its dims frozen; compared field by field
- * with the frame, so a handler that wrote to one does not get it back),
+ * same bytes for it: FfiBuffer (compared field by field with the frame, so a
+ * handler that wrote to one does not get it back; frozen before it is handed
+ * out a second time, and its dims are a frozen copy, so no call can change
+ * what another kept),
  * strings and bigints (primitives), Dictionary and RemainingBuffers (private
  * immutable copies, compared word by word). Mutable values (arrays of
  * numbers or bigints) are made fresh for every call. Nothing is ever reused
@@ -76,6 +78,8 @@ export class OpPlan {
   allowed: readonly number[] | undefined = undefined;
   /** The last object handed out (see the module's reuse rule), and what it was made from. */
   last: unknown = undefined;
+  /** Buffers: `last` was handed out twice or more (it is frozen). */
+  shared = false;
   lastWords: number[] = [];
   lastLo = 0;
   lastHi = 0;
@@ -181,12 +185,20 @@ function buffer(p: OpPlan, r: number): unknown {
   const d0 = (r + 6) >> 1;
   const last = p.last as FfiBuffer | undefined;
   if (reuse && last !== undefined && last.data === data && last.dtype === dtype) {
-    const dims = last.dims;
+    const dims = FfiBuffer._dimsOf(last);
     let same = dims.length === rank;
     for (let d = 0; same && d < rank; d++) same = dims[d] === f64[d0 + d];
-    if (same) return last;
+    if (same) return p.shared ? last : share(p);
   }
   return freshBuffer(p, r);
+}
+
+/** The operand's last FfiBuffer, handed out again: frozen first. */
+function share(p: OpPlan): FfiBuffer {
+  const b = p.last as FfiBuffer;
+  Object.freeze(b);
+  p.shared = true;
+  return b;
 }
 
 /** A new FfiBuffer of the (checked) buffer record at `r`, remembered for reuse. */
@@ -195,8 +207,9 @@ function freshBuffer(p: OpPlan, r: number): FfiBuffer {
   const dtype = i32[r + 1]!, rank = i32[r + 4]!, data = f64[(r + 2) >> 1]!, d0 = (r + 6) >> 1;
   const dims = new Array<number>(rank);
   for (let d = 0; d < rank; d++) dims[d] = f64[d0 + d]!;
-  const b = new FfiBuffer(dtype, data, dims);
+  const b = FfiBuffer._adopt(dtype, data, dims);
   p.last = b;
+  p.shared = false;
   return b;
 }
 
@@ -426,11 +439,12 @@ export function compileDecoder(
         );
         if (reuse) {
           const same = ["c !== undefined", "c.data === D[(r + 2) >> 1]", `c.dtype === ${p.dtype}`];
-          same.push(`(d = c.dims).length === ${p.rank}`);
+          same.push(`(d = FB._dimsOf(c)).length === ${p.rank}`);
           for (let j = 0; j < p.rank; j++) same.push(`d[${j}] === D[((r + 6) >> 1) + ${j}]`);
           lines.push(
             `c = ${pk}.last;`,
-            `const ${x} = ${same.join(" && ")} ? c : freshBuffer(${pk}, r);`,
+            `const ${x} = ${same.join(" && ")} ? (${pk}.shared ? c : share(${pk})) : ` +
+              `freshBuffer(${pk}, r);`,
           );
         } else {
           lines.push(`const ${x} = freshBuffer(${pk}, r);`);
@@ -526,6 +540,8 @@ export function compileDecoder(
     fn: e.fn,
     buffer,
     freshBuffer,
+    share,
+    FB: FfiBuffer,
     array,
     string,
     dictionary,

@@ -19,6 +19,9 @@ import {
 import { attrRecordValue, type AttrSpec, DecodeFailure, naturalAttrValue } from "./_attrs.ts";
 import { sameFlatWords, toScratch } from "./_flat.ts";
 
+/** The next FfiBuffer takes its dims array as is (FfiBuffer._adopt). */
+let adopting = false;
+
 /**
  * A buffer argument or result: dtype, dims and the data address, with a
  * TypedArray view of host memory created on first use.
@@ -35,26 +38,45 @@ export class FfiBuffer<D extends DataType = DataType> {
   readonly dtype: D;
   /** Address of the first element (0 for tokens and empty buffers). */
   readonly data: number;
-  /** Dimensions, outermost first. */
-  readonly dims: readonly number[];
+  /** The dims, never handed out (the decoder compares them with later frames). */
+  readonly #dims: readonly number[];
+  #frozenDims: readonly number[] | undefined;
   #view: AnyTypedArray | undefined;
 
   /** Describes a buffer; handlers receive these from the runtime. */
   constructor(dtype: D, data: number, dims: readonly number[]) {
     this.dtype = dtype;
     this.data = data;
-    this.dims = dims;
+    this.#dims = adopting ? dims : [...dims];
+    adopting = false;
+  }
+
+  /** @internal the decoder's: a buffer that takes `dims`, a fresh array no one else holds. */
+  static _adopt(dtype: number, data: number, dims: number[]): FfiBuffer {
+    adopting = true;
+    return new FfiBuffer(dtype, data, dims);
+  }
+
+  /** @internal the dims the decoder compares with a frame (not to be handed out). */
+  static _dimsOf(b: FfiBuffer): readonly number[] {
+    return b.#dims;
+  }
+
+  /** Dimensions, outermost first (a frozen array: a buffer's shape never changes). */
+  get dims(): readonly number[] {
+    return this.#frozenDims ??= Object.freeze(this.#dims.slice());
   }
 
   /** Number of dimensions. */
   get rank(): number {
-    return this.dims.length;
+    return this.#dims.length;
   }
 
   /** Product of the dims (1 for rank 0). */
   get elementCount(): number {
+    const dims = this.#dims;
     let n = 1;
-    for (let i = 0; i < this.dims.length; i++) n *= this.dims[i]!;
+    for (let i = 0; i < dims.length; i++) n *= dims[i]!;
     return n;
   }
 
@@ -104,7 +126,7 @@ export function readBufferRecord(dv: DataView, o: number): FfiBuffer {
   const rank = dv.getInt32(o + 16, true);
   const dims = new Array<number>(rank);
   for (let d = 0; d < rank; d++) dims[d] = dv.getFloat64(o + 24 + 8 * d, true);
-  return new FfiBuffer(dv.getInt32(o + 4, true), dv.getFloat64(o + 8, true), Object.freeze(dims));
+  return FfiBuffer._adopt(dv.getInt32(o + 4, true), dv.getFloat64(o + 8, true), dims);
 }
 
 /** Checks a buffer record against an expected dtype/rank; returns a diagnostic or undefined. */
