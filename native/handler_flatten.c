@@ -52,28 +52,42 @@ static inline void set_lohi(int64_t* slot, int32_t lo, int32_t hi) {
 
 static inline void set_f64(int64_t* slot, double v) { memcpy(slot, &v, 8); }
 
-static inline int put_lohi(flat_writer* w, int32_t lo, int32_t hi) {
-  if (w->pos >= w->cap) return -1;
-  set_lohi(&w->out[w->pos++], lo, hi);
-  return 0;
+/* The flat buffer is little-endian (TS reads it through typed arrays). */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the TS handler flat buffer layout assumes a little-endian machine"
+#endif
+
+/* The n < 8 bytes at p, zero-padded to a word in memory order (at most
+ * three loads, none past p + n). */
+static inline uint64_t load_tail(const unsigned char* p, size_t n) {
+  uint64_t x = 0;
+  size_t k = 0;
+  if (n & 4) {
+    uint32_t v;
+    memcpy(&v, p, 4);
+    x = v;
+    k = 4;
+  }
+  if (n & 2) {
+    uint16_t v;
+    memcpy(&v, p + k, 2);
+    x |= (uint64_t)v << (8 * k);
+    k += 2;
+  }
+  if (n & 1) x |= (uint64_t)p[k] << (8 * k);
+  return x;
 }
 
-/* Copies n bytes (no libc call for the short names and values frames hold). */
+/* Copies n bytes into whole 8-byte words from dst (the last one zero-padded;
+ * dst has room for them): no libc call, no byte loop, for the short names
+ * and values frames hold. */
 static inline void copy_bytes(unsigned char* dst, const unsigned char* src, size_t n) {
   size_t i = 0;
   for (; i + 8 <= n; i += 8) memcpy(dst + i, src + i, 8);
-  for (; i < n; i++) dst[i] = src[i];
-}
-
-static inline int put_bytes(flat_writer* w, const void* src, size_t n) {
-  int64_t slots = (int64_t)((n + 7) / 8);
-  if (slots > w->cap - w->pos) return -1;
-  if (slots > 0) {
-    w->out[w->pos + slots - 1] = 0;
-    if (src != NULL) copy_bytes((unsigned char*)&w->out[w->pos], src, n);
+  if (i < n) {
+    uint64_t t = load_tail(src + i, n - i);
+    memcpy(dst + i, &t, 8);
   }
-  w->pos += slots;
-  return 0;
 }
 
 static double addr(const void* p) { return (double)(uintptr_t)p; }
@@ -93,10 +107,10 @@ static inline int utf8_ok(const char* s, size_t n) {
   for (; i + 8 <= n; i += 8) {
     uint64_t x;
     memcpy(&x, s + i, 8);
-    if (x & 0x8080808080808080ull) break;
+    if (x & 0x8080808080808080ull) return xrt_utf8_valid((const unsigned char*)s + i, n - i);
   }
-  for (size_t j = i; j < n; j++)
-    if ((unsigned char)s[j] >= 0x80) return xrt_utf8_valid((const unsigned char*)s + i, n - i);
+  if (i < n && (load_tail((const unsigned char*)s + i, n - i) & 0x8080808080808080ull))
+    return xrt_utf8_valid((const unsigned char*)s + i, n - i);
   return 1;
 }
 
