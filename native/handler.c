@@ -34,7 +34,6 @@
 #define SLOT_COUNT 1024
 #define TOKEN_COUNT 65536
 #define MSG_CAP 4096
-#define LINGER_NS 30000 /* how long a drainer waits for more foreign calls */
 #define SPIN_NS 50000   /* how long a caller spins for its result before it sleeps */
 #define AUX_MSG_OFFSET 16
 #define STATE_TYPE_ID 0x5453535441544531LL /* explicit id of the TS state type */
@@ -551,17 +550,28 @@ static int64_t mono_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* done_status >= 0: the current call returned it (as job_done); then the next. */
-int32_t xla_ffi_deno_handler_next_job(int32_t done_status, int32_t linger) {
+/* When the JS thread last completed a synchronous foreign call (JS thread only). */
+static int64_t g_last_sync_done;
+
+/*
+ * done_status >= 0: the current call returned it (as job_done); then the
+ * next, waiting up to linger_ns for one when the queue is empty. A negative
+ * linger_ns (a Promise of this batch is pending, and its future completes
+ * only after the drainer returns) waits only up to -linger_ns after the last
+ * synchronous call completed: its caller is likely to come back.
+ */
+int32_t xla_ffi_deno_handler_next_job(int32_t done_status, int32_t linger_ns) {
   if (done_status >= 0 && g_cur_job != NULL) xla_ffi_deno_handler_job_done(done_status);
   leave_job_context(); /* a job left without job_done */
   for (;;) {
     /* Linger briefly for the next call before giving up the wake-up: callers
      * in a loop come back within microseconds, and a fresh wake-up of the JS
      * thread costs tens of them. */
-    if (linger && __atomic_load_n(&g_q_head, __ATOMIC_ACQUIRE) == NULL) {
-      int64_t until = mono_ns() + LINGER_NS;
-      for (unsigned k = 1; __atomic_load_n(&g_q_head, __ATOMIC_ACQUIRE) == NULL; k++) {
+    if (linger_ns != 0 && __atomic_load_n(&g_q_head, __ATOMIC_ACQUIRE) == NULL) {
+      int64_t now = mono_ns();
+      int64_t until = linger_ns > 0 ? now + linger_ns : g_last_sync_done - linger_ns;
+      for (unsigned k = 1; until > now && __atomic_load_n(&g_q_head, __ATOMIC_ACQUIRE) == NULL;
+           k++) {
         cpu_relax();
         if ((k & 63) == 0 && mono_ns() >= until) break;
       }
@@ -629,6 +639,7 @@ void xla_ffi_deno_handler_job_done(int32_t status) {
   xla_ffi_deno_handler_put_result(j->result);
   j->result->status = status;
   release_caller(j);
+  g_last_sync_done = mono_ns();
 }
 
 static void* dispatcher_main(void* unused) {

@@ -74,6 +74,14 @@ export type Op =
   | { k: "state"; stage: ExecutionStage };
 
 const DRAIN_BUDGET = 4096; // foreign calls served per wake-up of the JS thread
+// How long the drainer waits for the next foreign call when the queue is
+// empty (callers in a loop come back within microseconds; a fresh wake-up of
+// the JS thread costs tens of them). Once a Promise of this batch is pending
+// (its future completes only after the drainer returns): only up to 5 µs after
+// the last synchronous call completed, whose caller is likely to come back
+// (negative: next_job's "after the last synchronous call" mode).
+const LINGER_NS = 30_000;
+const LINGER_PENDING_NS = -5_000;
 
 let lib: Native | undefined;
 let msgBytes: Uint8Array;
@@ -125,12 +133,12 @@ function init(): void {
       // Linger for more calls only while no Promise settles in this batch: its
       // completion runs after this callback returns.
       // One crossing per call: next_job completes the previous call, then takes the next.
-      let linger = 1, status = -1;
+      let linger = LINGER_NS, status = -1;
       for (let n = 0; n < DRAIN_BUDGET; n++) {
         const slot = l.xla_ffi_deno_handler_next_job(status, linger);
         if (slot < 0) return 0;
         status = dispatch(slot);
-        if (status === 2) linger = 0;
+        if (status === 2) linger = LINGER_PENDING_NS;
       }
       l.xla_ffi_deno_handler_job_done(status);
       return 1;
