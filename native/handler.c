@@ -550,7 +550,8 @@ static int64_t mono_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* When the JS thread last completed a synchronous foreign call (JS thread only). */
+/* When the JS thread last completed a synchronous foreign call with its
+ * result rather than a future (JS thread only). */
 static int64_t g_last_sync_done;
 
 /*
@@ -558,7 +559,8 @@ static int64_t g_last_sync_done;
  * next, waiting up to linger_ns for one when the queue is empty. A negative
  * linger_ns (a Promise of this batch is pending, and its future completes
  * only after the drainer returns) waits only up to -linger_ns after the last
- * synchronous call completed: its caller is likely to come back.
+ * synchronous call completed with its result: its caller is likely to come
+ * back, while one given a future waits for the drainer to return.
  */
 int32_t xla_ffi_deno_handler_next_job(int32_t done_status, int32_t linger_ns) {
   if (done_status >= 0 && g_cur_job != NULL) xla_ffi_deno_handler_job_done(done_status);
@@ -639,7 +641,8 @@ void xla_ffi_deno_handler_job_done(int32_t status) {
   xla_ffi_deno_handler_put_result(j->result);
   j->result->status = status;
   release_caller(j);
-  g_last_sync_done = mono_ns();
+  /* A caller that got its result (not a future to wait on) comes back soon. */
+  if (status != 2) g_last_sync_done = mono_ns();
 }
 
 static void* dispatcher_main(void* unused) {

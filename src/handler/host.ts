@@ -78,8 +78,9 @@ const DRAIN_BUDGET = 4096; // foreign calls served per wake-up of the JS thread
 // empty (callers in a loop come back within microseconds; a fresh wake-up of
 // the JS thread costs tens of them). Once a Promise of this batch is pending
 // (its future completes only after the drainer returns): only up to 5 µs after
-// the last synchronous call completed, whose caller is likely to come back
-// (negative: next_job's "after the last synchronous call" mode).
+// the last synchronous call that completed with its result, whose caller is
+// likely to come back (negative: next_job's "after the last synchronous call"
+// mode); a caller given a future waits for the drainer to return instead.
 const LINGER_NS = 30_000;
 const LINGER_PENDING_NS = -5_000;
 
