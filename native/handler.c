@@ -35,6 +35,7 @@
 #define TOKEN_COUNT 65536
 #define MSG_CAP 4096
 #define SPIN_NS 50000   /* how long a caller spins for its result before it sleeps */
+#define YIELD_NS 5000   /* how long a caller that does not spin yields before it sleeps */
 #define AUX_MSG_OFFSET 16
 #define STATE_TYPE_ID 0x5453535441544531LL /* explicit id of the TS state type */
 
@@ -402,8 +403,9 @@ void xla_ffi_deno_js_block_leave(int64_t saved) {
  * A synchronous caller waits for its result without locks: the JS thread
  * completes a job with one atomic operation on its state and makes no system
  * call while some caller spins. At most one caller per spare CPU (the CPUs
- * less the JS thread's) spins; the others sleep on a futex, since spinning
- * callers beyond that would take CPU time from the JS thread. A sleeping
+ * less the JS thread's) spins; the others yield the CPU for a few
+ * microseconds, then sleep on a futex, since spinning callers beyond that
+ * would take CPU time from the JS thread. A sleeping
  * caller's completed job goes to a relay list that the spinning caller
  * drains with the wake-up calls; only when no caller spins does the JS thread
  * wake a sleeper itself.
@@ -727,6 +729,12 @@ static int wait_for_job(job* j) {
   }
   atomic_fetch_sub(&g_spinners, 1);
   relay_wakes(); /* what was queued for this caller to relay while it spun */
+  /* Not spinning: yield the CPU a few times before sleeping. A call queued
+   * behind a few others completes within microseconds, and a futex sleep
+   * and wake-up cost more than that on this side. */
+  int64_t until = mono_ns() + YIELD_NS;
+  while (atomic_load_explicit(&j->state, memory_order_acquire) != JOB_DONE && mono_ns() < until)
+    sched_yield();
   int64_t seen = 0, since = 0;
   for (;;) {
     int32_t s = JOB_WAITING;
