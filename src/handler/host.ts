@@ -131,9 +131,9 @@ function init(): void {
     { parameters: [], result: "i32" } as const,
     () => {
       // Serve queued calls from other threads; yield to the event loop after a budget.
-      // Linger for more calls only while no Promise settles in this batch: its
-      // completion runs after this callback returns.
-      // One crossing per call: next_job completes the previous call, then takes the next.
+      // Once a Promise of this batch is pending, linger less (LINGER_PENDING_NS): its
+      // completion runs after this callback returns. One crossing per call:
+      // next_job completes the previous call, then takes the next.
       let linger = LINGER_NS, status = -1;
       for (let n = 0; n < DRAIN_BUDGET; n++) {
         const slot = l.xla_ffi_deno_handler_next_job(status, linger);
