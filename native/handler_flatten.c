@@ -318,8 +318,10 @@ static inline __attribute__((always_inline)) int32_t flatten_impl(const XLA_FFI_
       return FLAT_BAD;
   }
   int64_t nargs = f->args.size, nrets = f->rets.size, nattrs = f->attrs.size;
-  if (nargs < 0 || nrets < 0 || nattrs < 0) return check ? FLAT_BAD : -1;
-  if (cap > INT32_MAX / 2) return -1;
+  if (nargs < 0 || nrets < 0 || nattrs < 0 || (check && nattrs > XRT_MAX_ATTRS))
+    return check ? FLAT_BAD : -1;
+  /* Each count is at most cap (no overflow summing them) and every position fits an int32. */
+  if (nargs > cap || nrets > cap || nattrs > cap || cap > INT32_MAX / 2) return -1;
   int64_t records = nargs + nrets + nattrs;
   int64_t first = FLAT_HEADER_SLOTS + 6 + (records + 1) / 2;
   if (records > cap || first > cap) return -1;
