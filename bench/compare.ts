@@ -13,8 +13,9 @@
  * rounds; the table shows the median and the min–max over the rounds, and
  * the ratios. Every contender's decode is digested (canonical text + FNV-1a,
  * see bench/native/c_decoder.c) and must agree with the C floor's.
- * Writes bench/results.md, bench/results.svg and the README's benchmark
- * section (between its bench:compare markers). Exits non-zero only when a
+ * Writes bench/results.md (keeping what follows its "kept" marker),
+ * bench/results.svg and the README's benchmark section (between its
+ * bench:compare markers). Exits non-zero only when a
  * contender fails to run or the digests disagree; contenders that are not
  * available here are reported with the reason.
  *
@@ -388,22 +389,9 @@ for (const f of FRAMES) {
 for (const c of running) await c.close?.();
 
 // ---- statistics and reporting ---------------------------------------------
-/**
- * Sections other benchmarks keep in bench/results.md (bench/real_xla.ts, between
- * its bench:real_xla markers), carried over when this script rewrites the file.
- */
-function otherSections(): string {
-  let text = "";
-  try {
-    text = Deno.readTextFileSync(new URL("results.md", import.meta.url));
-  } catch { /* first run */ }
-  const a = text.indexOf("<!-- bench:real_xla:start -->");
-  const end = "<!-- bench:real_xla:end -->";
-  const b = text.indexOf(end);
-  return a >= 0 && b > a ? "\n" + text.slice(a, b + end.length) + "\n" : "";
-}
-
 const README_START = "<!-- bench:compare:start -->";
+/** In bench/results.md: what follows this line is not rewritten. */
+const KEPT = "<!-- kept: not written by bench:compare -->";
 const README_END = "<!-- bench:compare:end -->";
 
 /** Replaces the README's text between the bench:compare markers (when present). */
@@ -568,7 +556,16 @@ if (!opts["no-write"] && !failed) {
       v < 1e3 ? `${v} ns` : v < 1e6 ? `${v / 1e3} µs` : v < 1e9 ? `${v / 1e6} ms` : `${v / 1e9} s`,
     formatValue: fmtNs,
   });
-  Deno.writeTextFileSync(new URL("results.md", import.meta.url), md + otherSections());
+  // Notes written by hand after the KEPT marker (how the TS handler path got its
+  // figures, the real-XLA rows of bench/real_xla.ts) stay as they are.
+  const resultsUrl = new URL("results.md", import.meta.url);
+  let kept = "";
+  try {
+    const old = Deno.readTextFileSync(resultsUrl);
+    const at = old.indexOf(KEPT);
+    if (at >= 0) kept = "\n" + old.slice(at);
+  } catch { /* no earlier results */ }
+  Deno.writeTextFileSync(resultsUrl, md + kept);
   updateReadme(
     [
       `${date}; ${machine}; ${versions}.`,

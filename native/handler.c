@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <sched.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,7 +34,8 @@
 #define SLOT_COUNT 1024
 #define TOKEN_COUNT 65536
 #define MSG_CAP 4096
-#define LINGER_NS 30000 /* how long a drainer waits for more foreign calls */
+#define SPIN_NS 50000   /* how long a caller spins for its result before it sleeps */
+#define YIELD_NS 5000   /* how long a caller that does not spin yields before it sleeps */
 #define AUX_MSG_OFFSET 16
 #define STATE_TYPE_ID 0x5453535441544531LL /* explicit id of the TS state type */
 
@@ -74,6 +76,19 @@ static _Atomic(inline_cb_t) g_inline_cb;
 static _Atomic(thread_cb_t) g_thread_cb;
 static _Atomic int64_t g_failed_completions;
 static _Atomic int64_t g_wakeups, g_foreign_calls;
+
+/*
+ * Benchmarks only (bench/handler_speed.ts prints a per-phase breakdown from
+ * it): calls on the JS thread stop after a phase and return success. 0: never
+ * (the normal case); 1: after the entry's own checks (size, stage, slot); 2:
+ * after the frame check and flatten; higher phases are TS's (host.ts
+ * _phaseStop).
+ */
+static _Atomic int32_t g_phase_stop;
+
+int32_t xla_ffi_deno_handler_phase_stop(int32_t phase) {
+  return atomic_exchange(&g_phase_stop, phase);
+}
 
 /* ---------------------------------------------------------------------- */
 /* Errors                                                                  */
@@ -384,7 +399,19 @@ void xla_ffi_deno_js_block_leave(int64_t saved) {
  * only wait for their own call: one costly wake-up of the JS thread serves
  * many calls. Async calls never wait: the dispatcher thread wakes the JS
  * thread for them when no drainer is active.
+ *
+ * A synchronous caller waits for its result without locks: the JS thread
+ * completes a job with one atomic operation on its state and makes no system
+ * call while some caller spins. At most one caller per spare CPU (the CPUs
+ * less the JS thread's) spins; the others yield the CPU for a few
+ * microseconds, then sleep on a futex, since spinning callers beyond that
+ * would take CPU time from the JS thread. A sleeping
+ * caller's completed job goes to a relay list that the spinning caller
+ * drains with the wake-up calls; only when no caller spins does the JS thread
+ * wake a sleeper itself.
  */
+enum { JOB_WAITING = 0, JOB_SLEEPING = 1, JOB_RELAY = 2, JOB_DONE = 3 };
+
 typedef struct job {
   struct job* next;
   int32_t slot;
@@ -394,13 +421,61 @@ typedef struct job {
   const XLA_FFI_Api* api;
   XLA_FFI_Future* future; /* async jobs */
   int64_t* flat;          /* async jobs: the frame flattened by the caller (NULL: too large) */
-  const xrt_runtime* cuda_rt; /* the calling CUDA runtime of this library, or NULL */
   int32_t flat_n;         /* slots in flat */
-  int32_t done;           /* sync jobs: set by the JS thread */
-  int32_t taken;          /* the JS thread took it from the queue */
-  pthread_cond_t cv;      /* sync jobs */
-  call_result* result;    /* sync jobs */
+  const xrt_runtime* cuda_rt; /* the calling CUDA runtime of this library, or NULL */
+  int32_t taken;          /* the JS thread took it from the queue (under g_q_mu) */
+  _Atomic int32_t state;  /* sync jobs: JOB_*; the caller returns on JOB_DONE */
+  struct job* relay_next; /* in g_relay */
+  call_result* result;    /* sync jobs: the caller's */
 } job;
+
+static int32_t g_spare_cpus = 1;    /* callers that may spin at once */
+static _Atomic int32_t g_spinners;  /* callers spinning now */
+static _Atomic(job*) g_relay;       /* completed jobs whose callers sleep */
+
+static void futex_wake(_Atomic int32_t* addr) {
+  syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static void futex_wait(_Atomic int32_t* addr, int32_t value, int64_t ns) {
+  struct timespec t = {(time_t)(ns / 1000000000LL), (long)(ns % 1000000000LL)};
+  syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, value, &t, NULL, 0);
+}
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ volatile("yield");
+#endif
+}
+
+/* Wakes the callers of every job in the relay list. */
+static void relay_wakes(void) {
+  if (atomic_load(&g_relay) == NULL) return;
+  job* j = atomic_exchange(&g_relay, NULL);
+  while (j != NULL) {
+    job* next = j->relay_next;
+    atomic_store_explicit(&j->state, JOB_DONE, memory_order_release);
+    /* The caller may return as soon as it sees JOB_DONE: j is not read again
+     * (a wake-up of a stack slot it left is a harmless spurious wake-up). */
+    futex_wake(&j->state);
+    j = next;
+  }
+}
+
+/* The JS thread (or a failing drainer): j's result is written; release its caller. */
+static void release_caller(job* j) {
+  int32_t s = JOB_WAITING;
+  if (atomic_compare_exchange_strong(&j->state, &s, JOB_DONE)) return; /* it spins */
+  /* It sleeps (or is about to): it returns only on JOB_DONE, so j stays valid
+   * until the relay has woken it. */
+  atomic_store(&j->state, JOB_RELAY);
+  job* head = atomic_load(&g_relay);
+  do j->relay_next = head;
+  while (!atomic_compare_exchange_weak(&g_relay, &head, j));
+  if (atomic_load(&g_spinners) == 0) relay_wakes(); /* no caller spins to relay it */
+}
 
 static pthread_mutex_t g_q_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_q_cv = PTHREAD_COND_INITIALIZER; /* dispatcher wake-up */
@@ -460,11 +535,11 @@ static void drain(void) {
         free(j->flat);
         free(j);
       } else {
+        j->taken = 1;
+        pthread_mutex_unlock(&g_q_mu);
         j->result->code = XLA_FFI_Error_Code_INTERNAL;
         j->result->status = -1;
-        j->done = 1;
-        pthread_cond_signal(&j->cv);
-        pthread_mutex_unlock(&g_q_mu);
+        release_caller(j);
       }
     }
   }
@@ -481,16 +556,33 @@ static int64_t mono_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-int32_t xla_ffi_deno_handler_next_job(int32_t linger) {
+/* When the JS thread last completed a synchronous foreign call with its
+ * result rather than a future (JS thread only). */
+static int64_t g_last_sync_done;
+
+/*
+ * done_status >= 0: the current call returned it (as job_done); then the
+ * next, waiting up to linger_ns for one when the queue is empty. A negative
+ * linger_ns (a Promise of this batch is pending, and its future completes
+ * only after the drainer returns) waits only up to -linger_ns after the last
+ * synchronous call completed with its result: its caller is likely to come
+ * back, while one given a future waits for the drainer to return.
+ */
+int32_t xla_ffi_deno_handler_next_job(int32_t done_status, int32_t linger_ns) {
+  if (done_status >= 0 && g_cur_job != NULL) xla_ffi_deno_handler_job_done(done_status);
   leave_job_context(); /* a job left without job_done */
   for (;;) {
     /* Linger briefly for the next call before giving up the wake-up: callers
      * in a loop come back within microseconds, and a fresh wake-up of the JS
      * thread costs tens of them. */
-    if (linger && __atomic_load_n(&g_q_head, __ATOMIC_ACQUIRE) == NULL) {
-      int64_t until = mono_ns() + LINGER_NS;
-      while (__atomic_load_n(&g_q_head, __ATOMIC_ACQUIRE) == NULL && mono_ns() < until)
-        sched_yield();
+    if (linger_ns != 0 && __atomic_load_n(&g_q_head, __ATOMIC_ACQUIRE) == NULL) {
+      int64_t now = mono_ns();
+      int64_t until = linger_ns > 0 ? now + linger_ns : g_last_sync_done - linger_ns;
+      for (unsigned k = 1; until > now && __atomic_load_n(&g_q_head, __ATOMIC_ACQUIRE) == NULL;
+           k++) {
+        cpu_relax();
+        if ((k & 63) == 0 && mono_ns() >= until) break;
+      }
     }
     pthread_mutex_lock(&g_q_mu);
     job* j = g_q_head;
@@ -565,10 +657,9 @@ void xla_ffi_deno_handler_job_done(int32_t status) {
   }
   xla_ffi_deno_handler_put_result(j->result);
   j->result->status = status;
-  pthread_mutex_lock(&g_q_mu);
-  __atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
-  pthread_cond_signal(&j->cv);
-  pthread_mutex_unlock(&g_q_mu);
+  release_caller(j);
+  /* A caller that got its result (not a future to wait on) comes back soon. */
+  if (status != 2) g_last_sync_done = mono_ns();
 }
 
 static void* dispatcher_main(void* unused) {
@@ -609,11 +700,12 @@ static XLA_FFI_Error* call_async_foreign(int32_t slot, XLA_FFI_CallFrame* f) {
   /* The frame is valid only during this call (XLA builds it, and the execution
    * context, on its stack): flatten it now; the JS thread decodes the copy. */
   int64_t small[512];
+  memset(small, 0, FLAT_HEADER_SLOTS * sizeof(int64_t)); /* the result area, copied too */
   int32_t used = xla_ffi_deno_handler_flatten_into(f, small, 512);
   const int64_t* src = small;
   int64_t* big = NULL;
   if (used < 0 && g_flat_cap > 512) {
-    big = malloc((size_t)g_flat_cap * sizeof(int64_t));
+    big = calloc((size_t)g_flat_cap, sizeof(int64_t));
     if (big != NULL) used = xla_ffi_deno_handler_flatten_into(f, big, g_flat_cap);
     src = big;
   }
@@ -662,47 +754,36 @@ static XLA_FFI_Error* call_async_foreign(int32_t slot, XLA_FFI_CallFrame* f) {
   return NULL;
 }
 
-static XLA_FFI_Error* call_sync_foreign(int32_t slot, XLA_FFI_CallFrame* f) {
-  call_result* r = malloc(sizeof(call_result));
-  if (r == NULL) return make_error(f->api, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, "Out of memory");
-  memset(r, 0, offsetof(call_result, msg));
-  r->msg[0] = 0;
-  r->status = -1;
-  job j;
-  memset(&j, 0, sizeof j);
-  j.slot = slot;
-  j.generation = atomic_load(&g_slots[slot].generation);
-  j.frame = f;
-  j.cuda_rt = xrt_cuda_runtime_of(f);
-  j.api = f->api;
-  j.result = r;
-  pthread_cond_init(&j.cv, NULL);
-  pthread_mutex_lock(&g_q_mu);
-  if (!ensure_dispatcher_locked()) {
-    pthread_mutex_unlock(&g_q_mu);
-    pthread_cond_destroy(&j.cv);
-    free(r);
-    return make_error(f->api, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED,
-                      "Cannot start the TS handler dispatcher thread");
-  }
-  push_locked(&j);
-  if (!g_q_active) pthread_cond_signal(&g_q_cv);
-  pthread_mutex_unlock(&g_q_mu);
-  /* Short calls finish within microseconds: poll briefly before sleeping. */
-  int64_t until = mono_ns() + LINGER_NS;
-  while (!__atomic_load_n(&j.done, __ATOMIC_ACQUIRE) && mono_ns() < until) sched_yield();
-  pthread_mutex_lock(&g_q_mu);
-  int64_t seen = 0, since = 0;
-  while (!j.done) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_nsec += 50000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-      ts.tv_sec++;
-      ts.tv_nsec -= 1000000000L;
+/* The caller's wait for a queued synchronous call; false when it was taken
+ * back from the queue (the JS thread stayed blocked, see g_js_blocked). */
+static int wait_for_job(job* j) {
+  /* Spin while a spare CPU is left for it, relaying wake-ups meanwhile. */
+  if (atomic_fetch_add(&g_spinners, 1) < g_spare_cpus) {
+    int64_t until = mono_ns() + SPIN_NS;
+    for (unsigned k = 1; atomic_load_explicit(&j->state, memory_order_acquire) != JOB_DONE; k++) {
+      cpu_relax();
+      if ((k & 63) == 0) {
+        relay_wakes();
+        if (mono_ns() >= until) break;
+      }
     }
-    pthread_cond_timedwait(&j.cv, &g_q_mu, &ts);
-    if (j.done || j.taken) continue;
+  }
+  atomic_fetch_sub(&g_spinners, 1);
+  relay_wakes(); /* what was queued for this caller to relay while it spun */
+  /* Not spinning: yield the CPU a few times before sleeping. A call queued
+   * behind a few others completes within microseconds, and a futex sleep
+   * and wake-up cost more than that on this side. */
+  int64_t until = mono_ns() + YIELD_NS;
+  while (atomic_load_explicit(&j->state, memory_order_acquire) != JOB_DONE && mono_ns() < until)
+    sched_yield();
+  int64_t seen = 0, since = 0;
+  for (;;) {
+    int32_t s = JOB_WAITING;
+    if (!atomic_compare_exchange_strong(&j->state, &s, JOB_SLEEPING) && s == JOB_DONE) return 1;
+    if (s == JOB_WAITING) s = JOB_SLEEPING;
+    futex_wait(&j->state, s, 50000000LL);
+    if (atomic_load_explicit(&j->state, memory_order_acquire) == JOB_DONE) return 1;
+    /* Still queued while the JS thread stays blocked in one native call? */
     int64_t b = atomic_load(&g_js_blocked);
     if (b == 0 || b != seen) {
       seen = b;
@@ -710,30 +791,57 @@ static XLA_FFI_Error* call_sync_foreign(int32_t slot, XLA_FFI_CallFrame* f) {
       continue;
     }
     if (mono_ns() - since < BLOCK_GRACE_NS) continue;
-    /* Still queued while the JS thread stays blocked in one native call. */
+    pthread_mutex_lock(&g_q_mu);
+    if (j->taken) {
+      pthread_mutex_unlock(&g_q_mu);
+      continue; /* the JS thread has it now: it completes it */
+    }
     job** pp = &g_q_head;
     job* prev = NULL;
-    while (*pp != NULL && *pp != &j) {
+    while (*pp != NULL && *pp != j) {
       prev = *pp;
       pp = &(*pp)->next;
     }
-    if (*pp == &j) {
-      *pp = j.next;
-      if (g_q_tail == &j) g_q_tail = prev;
+    if (*pp == j) {
+      *pp = j->next;
+      if (g_q_tail == j) g_q_tail = prev;
     }
-    r->status = 1;
-    r->code = XLA_FFI_Error_Code_FAILED_PRECONDITION;
-    snprintf(r->msg, MSG_CAP, "%s",
+    pthread_mutex_unlock(&g_q_mu);
+    return 0;
+  }
+}
+
+static XLA_FFI_Error* call_sync_foreign(int32_t slot, XLA_FFI_CallFrame* f) {
+  call_result r;
+  memset(&r, 0, offsetof(call_result, msg));
+  r.msg[0] = 0;
+  r.status = -1;
+  job j;
+  memset(&j, 0, sizeof j);
+  j.slot = slot;
+  j.generation = atomic_load(&g_slots[slot].generation);
+  j.frame = f;
+  j.cuda_rt = xrt_cuda_runtime_of(f);
+  j.api = f->api;
+  j.result = &r;
+  pthread_mutex_lock(&g_q_mu);
+  if (!ensure_dispatcher_locked()) {
+    pthread_mutex_unlock(&g_q_mu);
+    return make_error(f->api, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED,
+                      "Cannot start the TS handler dispatcher thread");
+  }
+  push_locked(&j);
+  if (!g_q_active) pthread_cond_signal(&g_q_cv);
+  pthread_mutex_unlock(&g_q_mu);
+  if (!wait_for_job(&j)) {
+    r.status = 1;
+    r.code = XLA_FFI_Error_Code_FAILED_PRECONDITION;
+    snprintf(r.msg, MSG_CAP, "%s",
              "A TS handler called from another thread cannot run: the JS thread is blocked in a "
              "native handler called with Runtime.callSync, which waits for it. Call that "
              "handler with Runtime.call so the JS thread stays free");
-    break;
   }
-  pthread_mutex_unlock(&g_q_mu);
-  pthread_cond_destroy(&j.cv);
-  XLA_FFI_Error* e = finish(f, r->status, r->code, r->msg, r->token);
-  free(r);
-  return e;
+  return finish(f, r.status, r.code, r.msg, r.token);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -811,19 +919,25 @@ static XLA_FFI_Error* slot_entry(int32_t n, XLA_FFI_CallFrame* f) {
              stage_name(s->stage), stage_name((int32_t)f->stage));
     return make_error(f->api, XLA_FFI_Error_Code_INVALID_ARGUMENT, buf);
   }
-  /* Checked on the calling thread, before any future or queued job exists. */
-  int32_t bad = xla_ffi_deno_handler_check_frame(f, buf, sizeof buf);
-  if (bad) return make_error(f->api, bad, buf);
   if (atomic_load(&g_js_thread_set) && pthread_equal(pthread_self(), g_js_thread)) {
-    inline_cb_t cb = atomic_load(&g_inline_cb);
-    if (cb == NULL) return finish(f, -1, 0, "", 0);
-    int32_t used = xla_ffi_deno_handler_flatten_into(f, g_flat, g_flat_cap);
-    if (used < 0)
+    int32_t stop = atomic_load_explicit(&g_phase_stop, memory_order_relaxed);
+    if (stop == 1) return NULL;
+    /* The frame is checked and flattened in one walk. */
+    int32_t code;
+    int32_t used = xla_ffi_deno_handler_check_flatten(f, g_flat, g_flat_cap, buf, sizeof buf, &code);
+    if (used < 0) {
+      if (code) return make_error(f->api, code, buf);
       return make_error(f->api, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED,
                         "The call frame is too large for the TS handler flat buffer");
-    int64_t blocked = atomic_exchange(&g_js_blocked, 0); /* the JS thread runs JS now */
+    }
+    inline_cb_t cb = atomic_load(&g_inline_cb);
+    if (cb == NULL) return finish(f, -1, 0, "", 0);
+    if (stop == 2) return NULL;
+    /* The JS thread runs JS now (only this thread writes g_js_blocked). */
+    int64_t blocked = atomic_load_explicit(&g_js_blocked, memory_order_relaxed);
+    if (blocked) atomic_store(&g_js_blocked, 0);
     int32_t status = cb(n);
-    atomic_store(&g_js_blocked, blocked);
+    if (blocked) atomic_store(&g_js_blocked, blocked);
     const int32_t* h = (const int32_t*)g_flat;
     if (status == 1) {
       int32_t len = h[2];
@@ -836,6 +950,9 @@ static XLA_FFI_Error* slot_entry(int32_t n, XLA_FFI_CallFrame* f) {
     }
     return finish(f, status, h[0], "", h[4]);
   }
+  /* Checked on the calling thread, before any future or queued job exists. */
+  int32_t bad = xla_ffi_deno_handler_check_frame(f, buf, sizeof buf);
+  if (bad) return make_error(f->api, bad, buf);
   if (s->async) return call_async_foreign(n, f);
   return call_sync_foreign(n, f);
 }
@@ -896,6 +1013,10 @@ int32_t xla_ffi_deno_handler_init(int64_t* flat, int64_t cap_slots, uint8_t* msg
       if (atomic_load(&g_slots[i].in_use)) return -1;
   }
   g_js_tid = (pid_t)syscall(SYS_gettid);
+  /* Spinning callers beyond two only burn CPU: every call waits for the one
+   * JS thread, and one spinner relays the wake-ups of all sleepers. */
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  g_spare_cpus = cpus > 2 ? 2 : 1;
   g_flat = flat;
   g_flat_cap = cap_slots;
   g_msg = msg;

@@ -3,6 +3,7 @@
  * handlers). Shared by tests/fuzz_test.ts and bench/fuzz.ts.
  */
 import { buildSharedLibrary, nativeLibraryPath } from "../build.ts";
+import { FLAT_SLOTS } from "../src/handler/_flat.ts";
 import { native } from "../src/native/lib.ts";
 
 /** Targets of fuzz.c, in order (out[4 + t]). */
@@ -67,7 +68,19 @@ const SYMBOLS = {
     result: "i32",
   },
   fuzz_run_targets: {
-    parameters: ["buffer", "u64", "i64", "buffer", "i32", "u32", "buffer", "buffer", "i32"],
+    parameters: [
+      "buffer",
+      "u64",
+      "i64",
+      "buffer",
+      "buffer",
+      "i32",
+      "u32",
+      "i64",
+      "buffer",
+      "buffer",
+      "i32",
+    ],
     result: "i32",
   },
 } as const;
@@ -89,23 +102,45 @@ function fuzzLibrary() {
   return lib;
 }
 
+/**
+ * What a `raw` handler entry point does with a frame that passes the frame
+ * check (native/tests/fuzz.c RAW_*): the fuzzer fails the run when it does
+ * otherwise. OK: succeeds or returns a future; FAIL: fails on every frame the
+ * fuzzer makes; TYPED, OPTIONAL, THROWS: the predicates of those bindings in
+ * tests/_fuzz_handlers.ts. A frame larger than the flat buffer must fail
+ * with RESOURCE_EXHAUSTED whatever the handler.
+ */
+export enum RawExpect {
+  OK = 0,
+  FAIL = 1,
+  TYPED = 2,
+  OPTIONAL = 3,
+  THROWS = 4,
+}
+
 /** Index of the target that feeds mutated frames to the `raw` entry points. */
 export const RAW_TARGET = FUZZ_TARGETS.indexOf("handler entry points (raw frames)");
 
 /**
- * Runs `cases` cases from `seed`. `raw` are extra handler entry points (e.g.
- * TS handlers) fed mutated frames directly. `targets`: the target indices to
- * run (default all of them, drawn at random).
+ * Runs `cases` cases from `seed`. `raw` are extra handler entry points (TS
+ * handlers) fed mutated frames directly, with what each does with a valid
+ * frame (`expect`, one per entry point). `targets`: the target indices to run
+ * (default all of them, drawn at random).
  */
 export function runFuzz(
   seed: bigint,
   cases: number,
   raw: readonly Deno.PointerObject[] = [],
   targets?: readonly number[],
+  expect: readonly RawExpect[] = [],
 ): FuzzResult {
+  if (expect.length !== raw.length) {
+    throw new RangeError(`runFuzz: ${raw.length} raw entry points, ${expect.length} expectations`);
+  }
   native(); // the runtime library is loaded (fuzz.c resolves it by path)
   const path = new TextEncoder().encode(nativeLibraryPath() + "\0");
   const rawPtrs = new BigUint64Array(raw.map((p) => BigInt(Deno.UnsafePointer.value(p))));
+  const rawExpect = new Int32Array(expect);
   const out = new BigInt64Array(32);
   const msg = new Uint8Array(2048);
   const t0 = performance.now();
@@ -115,8 +150,10 @@ export function runFuzz(
     seed,
     BigInt(cases),
     rawPtrs,
+    rawExpect,
     raw.length,
     mask,
+    BigInt(FLAT_SLOTS),
     out,
     msg,
     msg.length,

@@ -14,6 +14,7 @@ import {
   type Handler,
   type RemainingBuffers,
 } from "../mod.ts";
+import { RawExpect } from "./_fuzz.ts";
 
 const D = DataType;
 
@@ -47,12 +48,17 @@ function walkDict(d: Dictionary, depth = 0): void {
 export class FuzzHandlers {
   readonly counts: FuzzHandlerCounts = {};
   readonly handlers: Handler[] = [];
+  /** What each handler does with a valid frame (the fuzzer checks it did). */
+  readonly expect: RawExpect[] = [];
   /** Promises of async handlers still running (awaited by settle()). */
   #pending = new Set<Promise<unknown>>();
 
   constructor() {
     const n = (name: string) => this.counts[name] = (this.counts[name] ?? 0) + 1;
-    const add = (h: Handler) => this.handlers.push(h);
+    const add = (h: Handler, expect: RawExpect) => {
+      this.handlers.push(h);
+      this.expect.push(expect);
+    };
     // Every operand, any shape: succeeds on every well-formed frame.
     add(
       Ffi.bind().remainingArgs().remainingRets().attrs().to((args, rets, attrs) => {
@@ -61,6 +67,7 @@ export class FuzzHandlers {
         walkBuffers(rets);
         walkDict(attrs);
       }),
+      RawExpect.OK,
     );
     // The same, async (XLA future completed when the Promise settles).
     add(
@@ -71,6 +78,7 @@ export class FuzzHandlers {
         walkBuffers(rets);
         walkDict(attrs);
       }),
+      RawExpect.OK,
     );
     // Typed buffers of fixed dtype and rank, and bound attributes of several kinds.
     add(
@@ -79,6 +87,7 @@ export class FuzzHandlers {
           n("typed");
           out.typed()[0] = x.typed()[0]! + y.typed()[0]! + a + b.length;
         }),
+      RawExpect.TYPED,
     );
     // Optional operands around remaining ones.
     add(
@@ -87,8 +96,10 @@ export class FuzzHandlers {
           n("optional");
           sink += a.rank + (b?.rank ?? 0) + rest.size + (r?.rank ?? 0) + rrest.size + attrs.size;
         }),
+      RawExpect.OPTIONAL,
     );
-    // Every attribute kind by name (frames rarely match: decode errors).
+    // Every attribute kind by name: six attributes, and the fuzzer's frames have at most
+    // five, so always a decode error.
     add(
       Ffi.bind().attr("n00_a", "string").attr("n01_b", "dict").attr("n02_c", "bool")
         .attr("n03_d", "pointer").attr("n04_e", "u8[]").enumAttr("n05_f", "i32", [0, 1, 2])
@@ -96,8 +107,10 @@ export class FuzzHandlers {
           n("attrKinds");
           sink += s.length + d.size + (b ? 1 : 0) + p + arr.length + e;
         }),
+      RawExpect.FAIL,
     );
-    // Context values: run id, device ordinal, scratch, thread pool, user data.
+    // Context values: run id, device ordinal, scratch, thread pool, user data. The host
+    // platform has no device memory: the scratch allocation throws.
     add(
       Ffi.bind().remainingArgs().remainingRets().attrs().ctx("runId").ctx("deviceOrdinal")
         .ctx("scratch").ctx("threadPool").userData(77)
@@ -106,22 +119,22 @@ export class FuzzHandlers {
           const p = scratch.allocate(64);
           sink += runId + ordinal + (p ? 1 : 0) + pool.numThreads() + (user ? 1 : 0);
         }),
+      RawExpect.FAIL,
     );
     // A stream on the host platform: the context helper's error.
-    add(Ffi.bind().ctx("stream").to(() => void n("stream")));
+    add(Ffi.bind().ctx("stream").to(() => void n("stream")), RawExpect.FAIL);
     // State that no instantiate handler set: a decode error.
-    add(Ffi.bind().remainingArgs().state().to(() => void n("state")));
+    add(Ffi.bind().remainingArgs().state().to(() => void n("state")), RawExpect.FAIL);
     // Bound to another stage: the entry point rejects execute-stage frames.
-    add(Ffi.bindInstantiate().to(() => void n("instantiate")));
-    // A token argument.
-    add(Ffi.bind().token().remainingArgs().to(() => void n("token")));
-    // Errors: thrown FfiError (its code), TypeError, a non-Error, a rejected Promise,
-    // a failed Future.
-    let k = 0;
+    add(Ffi.bindInstantiate().to(() => void n("instantiate")), RawExpect.FAIL);
+    // A token argument (the fuzzer's frames have none: a decode error).
+    add(Ffi.bind().token().remainingArgs().to(() => void n("token")), RawExpect.FAIL);
+    // Errors by the argument count: thrown FfiError (its code), TypeError, a non-Error,
+    // a rejected Promise, a failed Future (the last two: the call returns a future).
     add(
       Ffi.bind().remainingArgs().remainingRets().attrs().to((args) => {
         n("throws");
-        switch (k++ % 5) {
+        switch (args.size % 5) {
           case 0:
             throw new FfiError(1 + (args.size % 16), `fuzz error ${args.size}`);
           case 1:
@@ -134,6 +147,7 @@ export class FuzzHandlers {
             return Future.failed(new FfiError(8, "fuzz failed future"));
         }
       }, { async: false }),
+      RawExpect.THROWS,
     );
   }
 

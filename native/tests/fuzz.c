@@ -23,9 +23,16 @@
  *          frame first. A frame known to be malformed must give an error.
  *
  * Pass: no crash, no hang; every returned error has a code in 1..16 and a
- * message; inputs known to be invalid give an error; valid ones succeed where
- * the function can succeed. A violation is counted and the first one is
- * described with its case number and seed.
+ * message; inputs known to be invalid give an error; and inputs valid by
+ * construction give exactly the outcome the fuzzer predicts: success, or the
+ * error the case makes on purpose (a handler that returns one, a stream on
+ * Host, a state already set, a duplicate registration with other traits...).
+ * The fuzzer keeps a model of what it registered (handler and type names
+ * unique to the run, since the registries are process-wide) and of the
+ * instance's state to predict them. The only outcomes it does not predict:
+ * registrations under the empty name, which every run of the process shares.
+ * A violation is counted and the first one is described with its case number
+ * and seed.
  *
  * Pointers are mutated only within what is checkable in-process: null,
  * pointers to readable memory that is not the runtime's (a zeroed buffer),
@@ -42,6 +49,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "xla_ffi.h"
 #include "xla_ffi_dtype.h"
@@ -155,6 +163,25 @@ static struct {
   int64_t tasks_scheduled;
   int64_t futures_left; /* futures the raw handlers left (async handlers) */
   uint32_t target_mask; /* targets to run (bit t), 0 = all */
+  const int32_t* raw_expect; /* per raw handler: RAW_* (what it does with a valid frame) */
+  int64_t flat_cap;          /* slots of the TS entry points' flat buffer (0: not TS) */
+  /* The model: names of this run, what it registered, the instance's state. */
+  char names[8][40];
+  char bad_name[40];
+  int n_reg, n_types;
+  struct {
+    char name[48], plat[48];
+    size_t name_len, plat_len;
+    void* execute;
+    uint32_t traits;
+  } reg[256];
+  struct {
+    char name[48];
+    size_t len;
+    int64_t id;
+  } types[256];
+  int state_has;
+  int64_t state_type;
   /* Arena for call frames and descriptions, reset every case. */
   unsigned char* arena;
   size_t arena_used, arena_cap;
@@ -232,15 +259,24 @@ static XLA_FFI_ExecutionContext* pick_ctx(int* ok) {
   }
 }
 
-static const char* const kNames[] = {"fuzz.a", "fuzz.b", "fuzz.c", "fuzz.d",
-                                     "fuzz.e", "fuzz.f", "fuzz.g", "fuzz.h"};
+/* Names of this run ("fuzz.<run>.<letter>"): the registries outlive runs. */
+static void name_run(void) {
+  static _Atomic uint64_t runs;
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  uint64_t run = ((uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec) ^
+                 (atomic_fetch_add(&runs, 1) << 48);
+  for (int i = 0; i < 8; i++)
+    snprintf(F.names[i], sizeof F.names[i], "fuzz.%llx.%c", (unsigned long long)run, 'a' + i);
+  snprintf(F.bad_name, sizeof F.bad_name, "fuzz.%llx.\xff", (unsigned long long)run);
+}
 
 /* A name span: valid from a small pool, or null/oversized/not UTF-8.
  * *ok = 0 when it must be rejected. Oversized lengths point into a backing
  * allocation at least that long. */
 static XLA_FFI_ByteSpan pick_name(int* ok) {
   XLA_FFI_ByteSpan s;
-  const char* n = kNames[below(8)];
+  const char* n = F.names[below(8)];
   s.ptr = n;
   s.len = strlen(n);
   *ok = 1;
@@ -249,17 +285,103 @@ static XLA_FFI_ByteSpan pick_name(int* ok) {
     case 1: s.len = (size_t)1 << (13 + below(40)); *ok = 0; break; /* > XRT_MAX_NAME */
     case 2: s.ptr = NULL; s.len = 0; break; /* the empty name */
     case 3: {
-      char* p = arena(8);
+      size_t len = strlen(F.bad_name);
+      char* p = arena(len + 1);
       if (p) {
-        memcpy(p, "fuzz.\xff", 6);
+        memcpy(p, F.bad_name, len);
         s.ptr = p;
-        s.len = 6;
+        s.len = len;
       }
       break; /* registry names need not be UTF-8 */
     }
     default: break;
   }
   return s;
+}
+
+
+/* ------------------------------------------------------------------------ */
+/* The model: what a valid registration, lookup or state call must give      */
+/* ------------------------------------------------------------------------ */
+
+/* The runtime's canonical platform name (lower case; "cpu" is "host"). */
+static size_t canon_platform(const XLA_FFI_ByteSpan* p, char* out, size_t cap) {
+  size_t n = p->len < cap - 1 ? p->len : cap - 1;
+  for (size_t i = 0; i < n; i++) {
+    char c = p->ptr[i];
+    out[i] = (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
+  }
+  out[n] = '\0';
+  if (n == 3 && memcmp(out, "cpu", 3) == 0) return (size_t)snprintf(out, cap, "host");
+  if (n == 3 && memcmp(out, "gpu", 3) == 0) return (size_t)snprintf(out, cap, "cuda");
+  return n;
+}
+
+/* The registration of a (valid) name on a platform in the model, or -1. */
+static int reg_find(const XLA_FFI_ByteSpan* n, const char* plat, size_t plat_len) {
+  for (int i = 0; i < F.n_reg; i++)
+    if (F.reg[i].name_len == n->len && memcmp(F.reg[i].name, n->ptr, n->len) == 0 &&
+        F.reg[i].plat_len == plat_len && memcmp(F.reg[i].plat, plat, plat_len) == 0)
+      return i;
+  return -1;
+}
+
+/*
+ * The outcome of registering `execute` (the rest of the bundle null) with
+ * `traits` under a valid name and platform on the 0.1 registry (XLA 0.1
+ * ffi_api.cc: a second registration must have the same traits and bundle).
+ * EXPECT_ANY only for the empty name, which every run of the process shares.
+ */
+static int expect_register(const XLA_FFI_ByteSpan* n, const XLA_FFI_ByteSpan* p, void* execute,
+                           uint32_t traits) {
+  if (n->len == 0) return EXPECT_ANY;
+  char plat[48];
+  if (p->len >= sizeof plat) return EXPECT_ANY; /* not a name pick_name makes valid */
+  size_t pl = canon_platform(p, plat, sizeof plat);
+  int i = reg_find(n, plat, pl);
+  if (i >= 0) return F.reg[i].traits == traits && F.reg[i].execute == execute ? EXPECT_OK
+                                                                              : EXPECT_FAIL;
+  if (F.n_reg < (int)(sizeof F.reg / sizeof F.reg[0]) && n->len < sizeof F.reg[0].name) {
+    memcpy(F.reg[F.n_reg].name, n->ptr, n->len);
+    F.reg[F.n_reg].name_len = n->len;
+    memcpy(F.reg[F.n_reg].plat, plat, pl);
+    F.reg[F.n_reg].plat_len = pl;
+    F.reg[F.n_reg].execute = execute;
+    F.reg[F.n_reg].traits = traits;
+    F.n_reg++;
+  }
+  return EXPECT_OK;
+}
+
+/* The outcome of looking a valid name up on a platform. */
+static int expect_lookup(const XLA_FFI_ByteSpan* n, const XLA_FFI_ByteSpan* p) {
+  if (n->len == 0) return EXPECT_ANY;
+  char plat[48];
+  if (p->len >= sizeof plat) return EXPECT_ANY;
+  size_t pl = canon_platform(p, plat, sizeof plat);
+  return reg_find(n, plat, pl) >= 0 ? EXPECT_OK : EXPECT_FAIL;
+}
+
+/* The outcome of registering a valid type name with id `want` (0: the
+ * runtime assigns one); call type_learn with the result. XLA
+ * type_registry.cc: a known name needs its own id again. */
+static int expect_type(const XLA_FFI_ByteSpan* n, int64_t want) {
+  if (n->len == 0) return EXPECT_ANY;
+  for (int i = 0; i < F.n_types; i++)
+    if (F.types[i].len == n->len && memcmp(F.types[i].name, n->ptr, n->len) == 0)
+      return want != 0 && want == F.types[i].id ? EXPECT_OK : EXPECT_FAIL;
+  return EXPECT_OK;
+}
+
+static void type_learn(const XLA_FFI_ByteSpan* n, int64_t id) {
+  if (n->len == 0 || n->len >= sizeof F.types[0].name) return;
+  for (int i = 0; i < F.n_types; i++)
+    if (F.types[i].len == n->len && memcmp(F.types[i].name, n->ptr, n->len) == 0) return;
+  if (F.n_types == (int)(sizeof F.types / sizeof F.types[0])) return;
+  memcpy(F.types[F.n_types].name, n->ptr, n->len);
+  F.types[F.n_types].len = n->len;
+  F.types[F.n_types].id = id;
+  F.n_types++;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -274,6 +396,18 @@ static void fuzz_task(void* p) {
 static void fuzz_delete(void* p) { free(p); }
 
 static uint64_t walk_hash;
+/* What fuzz_walk returned last: 0 success, 1 an error, -1 not called since reset. */
+static int walk_result = -1;
+
+/* The outcome a call of fuzz_walk on a valid frame must have (the walk itself
+ * decides: it returns an error for about a quarter of the frames). */
+static int walk_expect(const char* what) {
+  if (walk_result < 0) {
+    violation("%s: the handler was not called", what);
+    return EXPECT_ANY;
+  }
+  return walk_result == 0 ? EXPECT_OK : EXPECT_FAIL;
+}
 
 static void walk_bytes(const void* p, size_t n) {
   const unsigned char* b = p;
@@ -319,6 +453,7 @@ static void walk_buffer(const XLA_FFI_Buffer* b) {
  * returns an error for about a quarter of the frames. */
 static XLA_FFI_Error* fuzz_walk(XLA_FFI_CallFrame* cf) {
   if (test_is_metadata(cf)) return test_answer_metadata(cf);
+  walk_result = 1;
   walk_hash = 7;
   for (int64_t i = 0; i < cf->args.size; i++) walk_buffer(cf->args.args[i]);
   for (int64_t i = 0; i < cf->rets.size; i++) walk_buffer(cf->rets.rets[i]);
@@ -334,12 +469,14 @@ static XLA_FFI_Error* fuzz_walk(XLA_FFI_CallFrame* cf) {
   XLA_FFI_ThreadPool_NumThreads_Args t = {XLA_FFI_ThreadPool_NumThreads_Args_STRUCT_SIZE, NULL,
                                           cf->ctx, &nt};
   e = cf->api->XLA_FFI_ThreadPool_NumThreads(&t);
+  walk_result = 1;
   if (e) return e;
   if ((walk_hash & 3) == 0) {
     char m[64];
     snprintf(m, sizeof m, "walk %llx", (unsigned long long)walk_hash);
     return make_error((int)(walk_hash % 16) + 1, m);
   }
+  walk_result = 0;
   return NULL;
 }
 
@@ -406,6 +543,9 @@ static const size_t kSizes[18] = {
 /* Plan for a Future_* case, run inside fuzz_future. */
 static int fut_fn;
 static int64_t fut_result[2];
+/* The outcome of the call a Future case makes: the future it hands to the
+ * runtime ends available, or with the error a valid SetError gave it. */
+static int fut_expect;
 
 static XLA_FFI_Error* fuzz_future(XLA_FFI_CallFrame* cf);
 
@@ -519,7 +659,9 @@ static void api_case(int fn) {
       a->bundle.execute = chance(8) ? NULL : (chance(2) ? fuzz_walk : test_noop);
       a->traits = chance(4) ? (uint32_t)next() : 0;
       ok = nok && pok && a->bundle.execute;
-      expect = size_ok && ok ? EXPECT_ANY : EXPECT_FAIL;
+      expect = size_ok && ok ? expect_register(&a->name, &a->platform, (void*)a->bundle.execute,
+                                               a->traits)
+                             : EXPECT_FAIL;
       e = api->XLA_FFI_Handler_Register(args);
       break;
     }
@@ -536,8 +678,10 @@ static void api_case(int fn) {
       int nok;
       a->name = pick_name(&nok);
       a->type_id = chance(6) ? NULL : &id;
-      expect = size_ok && nok && a->type_id ? EXPECT_ANY : EXPECT_FAIL;
+      int valid = size_ok && nok && a->type_id;
+      expect = valid ? expect_type(&a->name, id.type_id) : EXPECT_FAIL;
       e = api->XLA_FFI_TypeId_Register(args);
+      if (valid && !e) type_learn(&a->name, id.type_id);
       break;
     }
     case 6: { /* ExecutionContext_Get: user data type id 77 is set */
@@ -546,7 +690,7 @@ static void api_case(int fn) {
       a->ctx = pick_ctx(&ctx_ok);
       a->type_id = chance(6) ? NULL : &id;
       int good = size_ok && ctx_ok && a->type_id;
-      expect = good && id.type_id == 77 ? EXPECT_OK : (good ? EXPECT_ANY : EXPECT_FAIL);
+      expect = good && id.type_id == 77 ? EXPECT_OK : EXPECT_FAIL; /* NOT_FOUND otherwise */
       e = api->XLA_FFI_ExecutionContext_Get(args);
       if (!e && *(int64_t*)a->data != F.user_value) violation("ExecutionContext_Get: wrong data");
       break;
@@ -562,9 +706,15 @@ static void api_case(int fn) {
         free(a->state);
         a->state = junk; /* no deleter: the state is not owned */
       }
-      expect = size_ok && ctx_ok && a->type_id ? EXPECT_ANY : EXPECT_FAIL;
+      /* One state per instance (0.1: the instantiate stage's). */
+      int valid = size_ok && ctx_ok && a->type_id;
+      expect = valid && !F.state_has ? EXPECT_OK : EXPECT_FAIL;
       e = api->XLA_FFI_State_Set(args);
       if (e && a->deleter) free(a->state);
+      if (valid && !e && !F.state_has) {
+        F.state_has = 1;
+        F.state_type = id.type_id;
+      }
       break;
     }
     case 8: { /* State_Get */
@@ -572,7 +722,8 @@ static void api_case(int fn) {
       XLA_FFI_TypeId id = {(int64_t)below(3) + 50};
       a->ctx = pick_ctx(&ctx_ok);
       a->type_id = chance(6) ? NULL : &id;
-      expect = size_ok && ctx_ok && a->type_id ? EXPECT_ANY : EXPECT_FAIL;
+      int valid = size_ok && ctx_ok && a->type_id;
+      expect = valid && F.state_has && F.state_type == id.type_id ? EXPECT_OK : EXPECT_FAIL;
       e = api->XLA_FFI_State_Get(args);
       break;
     }
@@ -618,8 +769,10 @@ static void api_case(int fn) {
     case 14:
     case 15: { /* Future_*: inside a handler, which returns the future */
       fut_fn = fn;
+      fut_expect = EXPECT_ANY;
       e = X.call_sync(F.runtime, fuzz_future, F.fr);
-      verdict(e, EXPECT_ANY, label);
+      if (fut_expect == EXPECT_ANY) violation("Future case: the handler was not called");
+      verdict(e, fut_expect, label);
       if (fut_result[0]) violation("Future case: %s", "invalid input accepted");
       /* Outside any call no future is live: a released one is an error. */
       if (F.stale_future) {
@@ -661,6 +814,7 @@ static XLA_FFI_Error* fuzz_future(XLA_FFI_CallFrame* cf) {
   if (fut_fn == 13) {
     void* args = api_args(13, buf, &ok, &size_ok);
     XLA_FFI_Error* e = cf->api->XLA_FFI_Future_Create(args);
+    fut_expect = e ? EXPECT_FAIL : EXPECT_OK;
     if (e) {
       if (size_ok) fut_result[0]++;
       return e; /* the handler's error: the runtime checks and frees it */
@@ -670,7 +824,11 @@ static XLA_FFI_Error* fuzz_future(XLA_FFI_CallFrame* cf) {
   } else {
     XLA_FFI_Future_Create_Args c = {XLA_FFI_Future_Create_Args_STRUCT_SIZE, NULL, NULL};
     XLA_FFI_Error* e = cf->api->XLA_FFI_Future_Create(&c);
-    if (e) return e;
+    fut_expect = EXPECT_FAIL;
+    if (e) {
+      violation("Future_Create with valid arguments failed");
+      return e;
+    }
     f = c.future;
     void* args = api_args(fut_fn, buf, &ok, &size_ok);
     int fok = 1;
@@ -706,6 +864,8 @@ static XLA_FFI_Error* fuzz_future(XLA_FFI_CallFrame* cf) {
       if (e && given && given != (XLA_FFI_Error*)junk) destroy(given);
       fok = fok && eok;
     }
+    /* A valid SetError leaves the future failed; anything else, available. */
+    fut_expect = fut_fn == 15 && !e && size_ok && fok ? EXPECT_FAIL : EXPECT_OK;
     if (e) {
       if (size_ok && fok) fut_result[0]++; /* a valid completion failed */
       destroy(e);
@@ -839,7 +999,9 @@ static void build_case(void) {
     violation("a built frame fails the frame check: %s", X.error_message(e));
     X.error_destroy(e);
   } else {
-    verdict(X.call_sync(F.runtime, fuzz_walk, fr), EXPECT_ANY, "walk of a built frame");
+    walk_result = -1;
+    e = X.call_sync(F.runtime, fuzz_walk, fr);
+    verdict(e, walk_expect("walk of a built frame"), "walk of a built frame");
   }
   X.frame_free(fr);
   F.successes++;
@@ -1187,6 +1349,91 @@ static XLA_FFI_Error* checked_entry(XLA_FFI_CallFrame* cf) {
   return e ? e : fuzz_walk(cf);
 }
 
+/*
+ * What a raw handler does with a valid frame: the test that passes the
+ * handlers (tests/_fuzz_handlers.ts) declares one of these for each.
+ */
+enum {
+  RAW_OK = 0,       /* succeeds, or returns a future, on every valid frame */
+  RAW_FAIL = 1,     /* fails on every frame this fuzzer makes */
+  RAW_TYPED = 2,    /* arg(F32, 2) arg(S32) ret(F32) attr n00_a i32, attr n01_b f32[] */
+  RAW_OPTIONAL = 3, /* arg() optionalArg(F64) remainingArgs() ...: an argument, the 2nd F64 */
+  RAW_THROWS = 4,   /* throws when the argument count % 5 < 3, else a failed future */
+};
+
+static int attr_is(const XLA_FFI_Attrs* a, int64_t i, const char* name, XLA_FFI_AttrType type,
+                   XLA_FFI_DataType dtype) {
+  const XLA_FFI_ByteSpan* n = a->names[i];
+  if (n->len != strlen(name) || memcmp(n->ptr, name, n->len) != 0 || a->types[i] != type)
+    return 0;
+  return type == XLA_FFI_AttrType_SCALAR ? ((const XLA_FFI_Scalar*)a->attrs[i])->dtype == dtype
+                                         : ((const XLA_FFI_Array*)a->attrs[i])->dtype == dtype;
+}
+
+static XLA_FFI_DataType arg_dtype(const XLA_FFI_CallFrame* cf, int64_t i) {
+  return ((const XLA_FFI_Buffer*)cf->args.args[i])->dtype;
+}
+
+static int raw_expected(int32_t kind, const XLA_FFI_CallFrame* cf) {
+  int64_t na = cf->args.size;
+  switch (kind) {
+    case RAW_OK:
+      return EXPECT_OK;
+    case RAW_TYPED:
+      return na == 2 && cf->rets.size == 1 && cf->attrs.size == 2 &&
+                     arg_dtype(cf, 0) == XLA_FFI_DataType_F32 &&
+                     ((const XLA_FFI_Buffer*)cf->args.args[0])->rank == 2 &&
+                     arg_dtype(cf, 1) == XLA_FFI_DataType_S32 &&
+                     ((const XLA_FFI_Buffer*)cf->rets.rets[0])->dtype == XLA_FFI_DataType_F32 &&
+                     attr_is(&cf->attrs, 0, "n00_a", XLA_FFI_AttrType_SCALAR,
+                             XLA_FFI_DataType_S32) &&
+                     attr_is(&cf->attrs, 1, "n01_b", XLA_FFI_AttrType_ARRAY,
+                             XLA_FFI_DataType_F32)
+                 ? EXPECT_OK
+                 : EXPECT_FAIL;
+    case RAW_OPTIONAL:
+      return na >= 1 && (na < 2 || arg_dtype(cf, 1) == XLA_FFI_DataType_F64) ? EXPECT_OK
+                                                                             : EXPECT_FAIL;
+    case RAW_THROWS:
+      return na % 5 < 3 ? EXPECT_FAIL : EXPECT_OK;
+    default:
+      return EXPECT_FAIL;
+  }
+}
+
+/* Slots a valid frame takes in the TS entry points' flat buffer (the layout
+ * of native/handler_flatten.c): a larger one is refused, RESOURCE_EXHAUSTED. */
+static int64_t attr_slots(const XLA_FFI_Attrs* a) {
+  int64_t n = 0;
+  for (int64_t i = 0; i < a->size; i++) {
+    n += 2 + (int64_t)((a->names[i]->len + 7) / 8);
+    switch (a->types[i]) {
+      case XLA_FFI_AttrType_SCALAR:
+        n += 2;
+        break;
+      case XLA_FFI_AttrType_ARRAY: {
+        const XLA_FFI_Array* arr = a->attrs[i];
+        n += 1 + (int64_t)((arr->size * xla_ffi_dtype_width(arr->dtype) + 7) / 8);
+        break;
+      }
+      case XLA_FFI_AttrType_STRING:
+        n += 1 + (int64_t)((((const XLA_FFI_ByteSpan*)a->attrs[i])->len + 7) / 8);
+        break;
+      default:
+        n += 1 + attr_slots(a->attrs[i]);
+        break;
+    }
+  }
+  return n;
+}
+
+static int64_t flat_slots(const XLA_FFI_CallFrame* cf) {
+  int64_t n = 10 + (cf->args.size + cf->rets.size + cf->attrs.size + 1) / 2;
+  for (int64_t i = 0; i < cf->args.size; i++) n += 3 + ((XLA_FFI_Buffer*)cf->args.args[i])->rank;
+  for (int64_t i = 0; i < cf->rets.size; i++) n += 3 + ((XLA_FFI_Buffer*)cf->rets.rets[i])->rank;
+  return n + attr_slots(&cf->attrs);
+}
+
 static void raw_case(void) {
   int bad;
   XLA_FFI_CallFrame* cf = mutated_frame(&bad);
@@ -1198,9 +1445,26 @@ static void raw_case(void) {
   XLA_FFI_Error* chk = X.check_call_frame(cf);
   bad = chk != NULL; /* the runtime's check is the reference */
   if (chk) X.error_destroy(chk);
-  XLA_FFI_Handler* h = F.n_raw > 0 ? F.raw[below((uint32_t)F.n_raw)] : checked_entry;
+  int pick = F.n_raw > 0 ? (int)below((uint32_t)F.n_raw) : -1;
+  XLA_FFI_Handler* h = pick >= 0 ? F.raw[pick] : checked_entry;
+  /* A valid frame: what the handler must do with it. */
+  int expect = EXPECT_FAIL, too_large = 0;
+  /* A handler (ffi.h's CheckStructSize, and ours) needs the call frame's own
+   * size exactly; a larger one, valid for the runtime's check, is refused. */
+  if (!bad && pick >= 0 && cf->struct_size != XLA_FFI_CallFrame_STRUCT_SIZE) {
+    expect = EXPECT_FAIL;
+  } else if (!bad && pick >= 0) {
+    too_large = F.flat_cap > 0 && flat_slots(cf) > F.flat_cap;
+    expect = too_large ? EXPECT_FAIL : F.raw_expect ? raw_expected(F.raw_expect[pick], cf)
+                                                    : EXPECT_ANY;
+  }
   cf->future = NULL;
+  walk_result = -1;
   XLA_FFI_Error* e = h(cf);
+  if (!bad && pick < 0) expect = walk_expect("handler entry point");
+  if (too_large && e && X.error_code(e) != XLA_FFI_Error_Code_RESOURCE_EXHAUSTED)
+    violation("a frame too large for the flat buffer: error %d, not RESOURCE_EXHAUSTED",
+              X.error_code(e));
   if (cf->future) {
     /* An async handler accepted the frame: the fuzzer, in XLA's place, owns
      * the future; it is released here (orphaned while pending). */
@@ -1211,7 +1475,7 @@ static void raw_case(void) {
     cf->future = NULL;
     F.futures_left++;
   }
-  verdict(e, bad ? EXPECT_FAIL : EXPECT_ANY, "handler entry point");
+  verdict(e, expect, "handler entry point");
 }
 
 static void frame_case(void) {
@@ -1228,10 +1492,19 @@ static void frame_case(void) {
                                  test_return_error, test_get_message, test_stream,
                                  test_device_memory, test_future_misuse};
   XLA_FFI_Handler* h = handlers[below(8)];
+  walk_result = -1;
   e = X.call_checked(F.runtime, h, cf);
   if (rejected && (!e || X.error_code(e) != XLA_FFI_Error_Code_INVALID_ARGUMENT))
     violation("xrt_call_checked called a handler with a frame the check rejects");
-  verdict(e, rejected ? EXPECT_FAIL : EXPECT_ANY, "xrt_call_checked");
+  /* On a valid frame (whose attribute names none of these handlers reads)
+   * test_noop succeeds, fuzz_walk does what it decides, and the others fail:
+   * an error on purpose, no stream or device memory on Host, a future
+   * completed twice. */
+  int expect = rejected            ? EXPECT_FAIL
+               : h == fuzz_walk    ? walk_expect("xrt_call_checked")
+               : h == test_noop    ? EXPECT_OK
+                                   : EXPECT_FAIL;
+  verdict(e, expect, "xrt_call_checked");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1250,9 +1523,10 @@ static void entry_case(void) {
       }
       uint64_t bundle[4] = {0, 0, 0, (uint64_t)(uintptr_t)fuzz_walk};
       int has = !chance(8);
+      int expect = ok && pok && has ? expect_register(&n, &p, (void*)fuzz_walk, 0) : EXPECT_FAIL;
       verdict(X.reg(F.runtime, n.ptr, (int64_t)n.len, p.ptr, (int64_t)p.len, has ? bundle : NULL,
                     0),
-              ok && pok && has ? EXPECT_ANY : EXPECT_FAIL, "xrt_register");
+              expect, "xrt_register");
       break;
     }
     case 1: {
@@ -1265,15 +1539,17 @@ static void entry_case(void) {
         pok = 1;
       }
       verdict(X.lookup(F.runtime, n.ptr, (int64_t)n.len, p.ptr, (int64_t)p.len, has ? out : NULL),
-              ok && pok && has ? EXPECT_ANY : EXPECT_FAIL, "xrt_lookup");
+              ok && pok && has ? expect_lookup(&n, &p) : EXPECT_FAIL, "xrt_lookup");
       break;
     }
     case 2: {
       XLA_FFI_ByteSpan n = pick_name(&ok);
       XLA_FFI_TypeId id = {chance(2) ? 0 : 1000 + (int64_t)below(4)};
       int has = !chance(8);
-      verdict(X.register_type(F.runtime, n.ptr, (int64_t)n.len, has ? &id : NULL, NULL),
-              ok && has ? EXPECT_ANY : EXPECT_FAIL, "xrt_register_type");
+      int expect = ok && has ? expect_type(&n, id.type_id) : EXPECT_FAIL;
+      XLA_FFI_Error* e = X.register_type(F.runtime, n.ptr, (int64_t)n.len, has ? &id : NULL, NULL);
+      if (ok && has && !e) type_learn(&n, id.type_id);
+      verdict(e, expect, "xrt_register_type");
       break;
     }
     case 3: {
@@ -1299,8 +1575,9 @@ static void entry_case(void) {
         break;
       }
       int null_h = chance(2);
-      verdict(X.call_run(c, null_h ? NULL : fuzz_walk), null_h ? EXPECT_FAIL : EXPECT_ANY,
-              "xrt_call_run");
+      walk_result = -1;
+      XLA_FFI_Error* e = X.call_run(c, null_h ? NULL : fuzz_walk);
+      verdict(e, null_h ? EXPECT_FAIL : walk_expect("xrt_call_run"), "xrt_call_run");
       break;
     }
     case 6: /* out-of-range argument indices and a null frame are ignored */
@@ -1361,25 +1638,32 @@ static void handler_case(void) {
  * entry points cannot be resolved.
  */
 static int32_t run(const char* main_lib, uint64_t seed, int64_t cases, const uint64_t* raw,
-                   int32_t n_raw, uint32_t mask, int64_t* out, char* msg, int32_t msg_cap);
+                   const int32_t* raw_expect, int32_t n_raw, uint32_t mask, int64_t flat_cap,
+                   int64_t* out, char* msg, int32_t msg_cap);
 
 int32_t fuzz_run(const char* main_lib, uint64_t seed, int64_t cases, const uint64_t* raw,
                  int32_t n_raw, int64_t* out, char* msg, int32_t msg_cap) {
-  return run(main_lib, seed, cases, raw, n_raw, 0, out, msg, msg_cap);
+  return run(main_lib, seed, cases, raw, NULL, n_raw, 0, 0, out, msg, msg_cap);
 }
 
 /**
  * As fuzz_run, but runs only the targets whose bit is set in `mask` (e.g.
  * 1 << 22: every case feeds a mutated frame to a `raw` handler entry point).
- * out[29] = futures the raw handlers left on accepted frames (released).
+ * raw_expect (n_raw RAW_* values, or null: outcomes of valid frames not
+ * predicted) says what each raw handler does with a valid frame; flat_cap
+ * (slots, 0: none) is the TS entry points' flat buffer, which refuses larger
+ * frames. out[29] = futures the raw handlers left on accepted frames
+ * (released).
  */
 int32_t fuzz_run_targets(const char* main_lib, uint64_t seed, int64_t cases, const uint64_t* raw,
-                         int32_t n_raw, uint32_t mask, int64_t* out, char* msg, int32_t msg_cap) {
-  return run(main_lib, seed, cases, raw, n_raw, mask, out, msg, msg_cap);
+                         const int32_t* raw_expect, int32_t n_raw, uint32_t mask,
+                         int64_t flat_cap, int64_t* out, char* msg, int32_t msg_cap) {
+  return run(main_lib, seed, cases, raw, raw_expect, n_raw, mask, flat_cap, out, msg, msg_cap);
 }
 
 static int32_t run(const char* main_lib, uint64_t seed, int64_t cases, const uint64_t* raw,
-                   int32_t n_raw, uint32_t mask, int64_t* out, char* msg, int32_t msg_cap) {
+                   const int32_t* raw_expect, int32_t n_raw, uint32_t mask, int64_t flat_cap,
+                   int64_t* out, char* msg, int32_t msg_cap) {
   void* lib = dlopen(main_lib, RTLD_NOW | RTLD_LOCAL);
   if (!lib || !resolve(lib)) {
     if (msg && msg_cap > 0) snprintf(msg, (size_t)msg_cap, "cannot load %s", main_lib);
@@ -1392,6 +1676,9 @@ static int32_t run(const char* main_lib, uint64_t seed, int64_t cases, const uin
   F.msg_cap = msg_cap;
   F.raw = (XLA_FFI_Handler**)(uintptr_t)raw;
   F.n_raw = raw ? n_raw : 0;
+  F.raw_expect = raw_expect;
+  F.flat_cap = flat_cap;
+  name_run();
   F.target_mask = mask & ((1u << T_COUNT) - 1);
   if (msg && msg_cap > 0) msg[0] = '\0';
   F.arena_cap = 1 << 20;
@@ -1427,6 +1714,7 @@ static int32_t run(const char* main_lib, uint64_t seed, int64_t cases, const uin
         X.instance_free(F.in);
         F.in = X.instance_new();
         X.frame_configure(F.fr, 3, 42, 3, F.in, user, 1);
+        F.state_has = 0;
       }
       api_case(F.target);
     } else if (F.target == T_BUILD) {

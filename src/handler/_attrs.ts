@@ -5,7 +5,8 @@
  */
 import { AttrType, attrTypeName, DataType } from "../abi/enums.ts";
 import { dtypeName, dtypeWidth } from "./_dtype.ts";
-import { Dictionary } from "./buffer.ts";
+import { type Dictionary, dictionaryOfRecord } from "./buffer.ts";
+import { copyWords } from "./_flat.ts";
 
 /** What a bound attribute expects. */
 export interface AttrSpec {
@@ -108,10 +109,7 @@ export function recordOffsets(dv: DataView, o: number, count: number): number[] 
 
 /** A Dictionary over a private copy of the dictionary record at `o`. */
 export function dictionaryAt(dv: DataView, o: number): Dictionary {
-  const end = o + dv.getInt32(o + 4, true) * 8;
-  const copy = new DataView(dv.buffer.slice(dv.byteOffset + o, dv.byteOffset + end));
-  const v = valueOffset(copy, 0);
-  return new Dictionary(copy, recordOffsets(copy, v + 8, copy.getInt32(v, true)));
+  return dictionaryOfRecord(copyWords(dv, o, 2 * dv.getInt32(o + 4, true)), 0);
 }
 
 /** The value of the attribute record at `o` checked against `spec`. */
@@ -179,7 +177,8 @@ export function attrRecordValue(dv: DataView, o: number, spec: AttrSpec): unknow
   }
 }
 
-function readBigArray(dv: DataView, v: number): bigint[] {
+/** The elements of the array value at `v` as bigints. */
+export function readBigArray(dv: DataView, v: number): bigint[] {
   const dt = dv.getInt32(v, true);
   const n = dv.getInt32(v + 4, true);
   const out = new Array<bigint>(n);
@@ -187,8 +186,8 @@ function readBigArray(dv: DataView, v: number): bigint[] {
   return out;
 }
 
-/** Elements of 64-bit arrays outside the safe range come back as bigint. */
-function readArray(dv: DataView, v: number): unknown[] {
+/** The elements of the array value at `v`; 64-bit ones outside the safe range as bigint. */
+export function readArray(dv: DataView, v: number): unknown[] {
   const dt = dv.getInt32(v, true);
   const n = dv.getInt32(v + 4, true);
   const w = dtypeWidth(dt);

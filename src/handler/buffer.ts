@@ -16,13 +16,11 @@ import {
   type TypedArrayOf,
   typedView,
 } from "./_dtype.ts";
-import {
-  attrRecordValue,
-  type AttrSpec,
-  DecodeFailure,
-  naturalAttrValue,
-  readName,
-} from "./_attrs.ts";
+import { attrRecordValue, type AttrSpec, DecodeFailure, naturalAttrValue } from "./_attrs.ts";
+import { sameFlatWords, toScratch } from "./_flat.ts";
+
+/** The next FfiBuffer takes its dims array as is (FfiBuffer._adopt). */
+let adopting = false;
 
 /**
  * A buffer argument or result: dtype, dims and the data address, with a
@@ -40,26 +38,45 @@ export class FfiBuffer<D extends DataType = DataType> {
   readonly dtype: D;
   /** Address of the first element (0 for tokens and empty buffers). */
   readonly data: number;
-  /** Dimensions, outermost first. */
-  readonly dims: readonly number[];
+  /** The dims, never handed out (the decoder compares them with later frames). */
+  readonly #dims: readonly number[];
+  #frozenDims: readonly number[] | undefined;
   #view: AnyTypedArray | undefined;
 
   /** Describes a buffer; handlers receive these from the runtime. */
   constructor(dtype: D, data: number, dims: readonly number[]) {
     this.dtype = dtype;
     this.data = data;
-    this.dims = dims;
+    this.#dims = adopting ? dims : [...dims];
+    adopting = false;
+  }
+
+  /** @internal the decoder's: a buffer that takes `dims`, a fresh array no one else holds. */
+  static _adopt(dtype: number, data: number, dims: number[]): FfiBuffer {
+    adopting = true;
+    return new FfiBuffer(dtype, data, dims);
+  }
+
+  /** @internal the dims the decoder compares with a frame (not to be handed out). */
+  static _dimsOf(b: FfiBuffer): readonly number[] {
+    return b.#dims;
+  }
+
+  /** Dimensions, outermost first (a frozen array: a buffer's shape never changes). */
+  get dims(): readonly number[] {
+    return this.#frozenDims ??= Object.freeze(this.#dims.slice());
   }
 
   /** Number of dimensions. */
   get rank(): number {
-    return this.dims.length;
+    return this.#dims.length;
   }
 
   /** Product of the dims (1 for rank 0). */
   get elementCount(): number {
+    const dims = this.#dims;
     let n = 1;
-    for (let i = 0; i < this.dims.length; i++) n *= this.dims[i]!;
+    for (let i = 0; i < dims.length; i++) n *= dims[i]!;
     return n;
   }
 
@@ -109,7 +126,7 @@ export function readBufferRecord(dv: DataView, o: number): FfiBuffer {
   const rank = dv.getInt32(o + 16, true);
   const dims = new Array<number>(rank);
   for (let d = 0; d < rank; d++) dims[d] = dv.getFloat64(o + 24 + 8 * d, true);
-  return new FfiBuffer(dv.getInt32(o + 4, true), dv.getFloat64(o + 8, true), dims);
+  return FfiBuffer._adopt(dv.getInt32(o + 4, true), dv.getFloat64(o + 8, true), dims);
 }
 
 /** Checks a buffer record against an expected dtype/rank; returns a diagnostic or undefined. */
@@ -143,20 +160,23 @@ export function checkBufferRecord(
  * ```
  */
 export class RemainingBuffers {
-  readonly #dv: DataView;
-  readonly #offsets: number[];
+  readonly #words: readonly number[];
+  readonly #at: readonly number[];
   readonly #what: "argument" | "result";
 
-  /** @internal built by the decoder from a copy of the flat frame. */
-  constructor(dv: DataView, offsets: number[], what: "argument" | "result") {
-    this.#dv = dv;
-    this.#offsets = offsets;
+  /**
+   * @internal built by the decoder: a private copy of the records (int32
+   * words) and where each buffer's record starts in it.
+   */
+  constructor(words: readonly number[], at: readonly number[], what: "argument" | "result") {
+    this.#words = words;
+    this.#at = at;
     this.#what = what;
   }
 
   /** Number of remaining buffers. */
   get size(): number {
-    return this.#offsets.length;
+    return this.#at.length;
   }
 
   /**
@@ -165,13 +185,20 @@ export class RemainingBuffers {
    * decode diagnostic.
    */
   get<D extends DataType = DataType>(i: number, dtype?: D, rank?: number): FfiBuffer<D> {
-    const o = this.#offsets[i];
-    if (o === undefined || !Number.isInteger(i)) {
+    const w = this.#at[i];
+    if (w === undefined || !Number.isInteger(i)) {
       throw new FfiError(ErrorCode.INVALID_ARGUMENT, "Index out of range");
     }
-    const diag = checkBufferRecord(this.#dv, o, dtype ?? -1, rank ?? -1, this.#what);
+    const words = this.#words;
+    const dv = toScratch(words, w, 6 + 2 * Math.max(0, words[w + 4]!));
+    const diag = checkBufferRecord(dv, 0, dtype ?? -1, rank ?? -1, this.#what);
     if (diag !== undefined) throw new FfiError(ErrorCode.INTERNAL, diag);
-    return readBufferRecord(this.#dv, o) as FfiBuffer<D>;
+    return readBufferRecord(dv, 0) as FfiBuffer<D>;
+  }
+
+  /** @internal whether this holds exactly `words` (for reuse across calls). */
+  _sameAs(from: number, to: number): boolean {
+    return this.#words.length === to - from && sameFlatWords(this.#words, from);
   }
 }
 
@@ -188,7 +215,8 @@ export type AttrValue =
 
 /**
  * An attribute dictionary (the whole attribute set with `.attrs()`, or a
- * dictionary attribute), decoded lazily by name.
+ * dictionary attribute), decoded lazily by name. Immutable: it reads a
+ * private copy of its part of the call frame, valid after the call.
  *
  * @example
  * ```ts ignore
@@ -199,25 +227,38 @@ export type AttrValue =
  * ```
  */
 export class Dictionary {
-  readonly #dv: DataView;
-  readonly #offsets: number[];
+  readonly #words: readonly number[];
+  readonly #at: readonly number[];
   #names: string[] | undefined;
+  /** Nested dictionaries made so far, by entry (immutable, so made once). */
+  #nested: (Dictionary | undefined)[] | undefined;
+  /**
+   * The last immutable value decoded per entry (strings, numbers, bigints,
+   * booleans, dictionaries; never arrays, which are fresh on every get) and
+   * the spec it was decoded with (NATURAL without a kind).
+   */
+  #memo: unknown[] | undefined;
+  #memoSpec: (AttrSpec | undefined)[] | undefined;
 
-  /** @internal built by the decoder from a copy of the flat frame. */
-  constructor(dv: DataView, offsets: number[]) {
-    this.#dv = dv;
-    this.#offsets = offsets;
+  /**
+   * @internal built by the decoder: a private copy of the attribute records
+   * (int32 words) and where each entry's record starts in it.
+   */
+  constructor(words: readonly number[], at: readonly number[]) {
+    this.#words = words;
+    this.#at = at;
   }
 
   /** Number of entries. */
   get size(): number {
-    return this.#offsets.length;
+    return this.#at.length;
   }
 
   /** Entry names, sorted as the runtime sorted them. */
   keys(): string[] {
     if (this.#names === undefined) {
-      this.#names = this.#offsets.map((o) => readName(this.#dv, o));
+      const words = this.#words;
+      this.#names = this.#at.map((w) => wordsString(words, w + 4, words[w + 2]!));
     }
     return this.#names.slice();
   }
@@ -230,7 +271,7 @@ export class Dictionary {
   /** Attribute type of an entry (undefined when absent). */
   typeOf(name: string): AttrType | undefined {
     const i = this.#find(name);
-    return i < 0 ? undefined : this.#dv.getInt32(this.#offsets[i]!, true) as AttrType;
+    return i < 0 ? undefined : this.#words[this.#at[i]!] as AttrType;
   }
 
   /**
@@ -243,11 +284,15 @@ export class Dictionary {
     if (i < 0) {
       throw new FfiError(ErrorCode.NOT_FOUND, `Attribute ${name} not found in the dictionary`);
     }
-    const o = this.#offsets[i]!;
-    const v = kind === undefined
-      ? naturalAttrValue(this.#dv, o)
-      : attrRecordValue(this.#dv, o, attrSpecOf(kind));
+    const spec = kind === undefined ? NATURAL : specOfKind(kind);
+    const memoSpec = this.#memoSpec ??= [];
+    if (memoSpec[i] === spec) return this.#memo![i] as AttrValue;
+    const v = spec === NATURAL ? this.#natural(i) : this.#as(i, spec);
     if (v instanceof DecodeFailure) throw new FfiError(ErrorCode.INTERNAL, v.message);
+    if (typeof v !== "object" || v instanceof Dictionary) {
+      (this.#memo ??= [])[i] = v;
+      memoSpec[i] = spec;
+    }
     return v as AttrValue;
   }
 
@@ -255,10 +300,32 @@ export class Dictionary {
   toObject(): Record<string, AttrValue> {
     const out: Record<string, AttrValue> = {};
     const names = this.keys();
-    for (let i = 0; i < names.length; i++) {
-      out[names[i]!] = naturalAttrValue(this.#dv, this.#offsets[i]!) as AttrValue;
-    }
+    for (let i = 0; i < names.length; i++) out[names[i]!] = this.#natural(i) as AttrValue;
     return out;
+  }
+
+  /** @internal whether this holds exactly flat buffer words [from, to) (for reuse). */
+  _sameAs(from: number, to: number): boolean {
+    return this.#words.length === to - from && sameFlatWords(this.#words, from);
+  }
+
+  #natural(i: number): unknown {
+    const words = this.#words, w = this.#at[i]!;
+    if (words[w] === AttrType.DICTIONARY) return this.#dict(i);
+    return naturalAttrValue(toScratch(words, w, 2 * words[w + 1]!), 0);
+  }
+
+  #as(i: number, spec: AttrSpec): unknown {
+    const words = this.#words, w = this.#at[i]!;
+    if (words[w] === AttrType.DICTIONARY && spec.type === AttrType.DICTIONARY && !spec.pointer) {
+      return this.#dict(i);
+    }
+    return attrRecordValue(toScratch(words, w, 2 * words[w + 1]!), 0, spec);
+  }
+
+  #dict(i: number): Dictionary {
+    const nested = this.#nested ??= [];
+    return nested[i] ??= dictionaryOfRecord(this.#words, this.#at[i]!);
   }
 
   #find(name: string): number {
@@ -274,6 +341,49 @@ export class Dictionary {
     // Byte order and UTF-16 order differ only outside the BMP; fall back.
     return names.indexOf(name);
   }
+}
+
+/** Where `count` consecutive attribute records start in `words`, from word `w`. */
+export function recordsAt(words: readonly number[], w: number, count: number): number[] {
+  const out = new Array<number>(count);
+  for (let i = 0; i < count; i++) {
+    out[i] = w;
+    w += 2 * words[w + 1]!;
+  }
+  return out;
+}
+
+/** The Dictionary of the dictionary record at word `w` of `words` (shares `words`). */
+export function dictionaryOfRecord(words: readonly number[], w: number): Dictionary {
+  const v = w + 4 + 2 * ((words[w + 2]! + 7) >> 3);
+  return new Dictionary(words, recordsAt(words, v + 2, words[v]!));
+}
+
+const wordDecoder = new TextDecoder();
+
+/** `len` bytes from word `w` of `words` as a string (ASCII fast path). */
+function wordsString(words: readonly number[], w: number, len: number): string {
+  let s = "";
+  for (let i = 0; i < len; i++) {
+    const c = (words[w + (i >> 2)]! >>> (8 * (i & 3))) & 0xff;
+    if (c >= 0x80) {
+      const dv = toScratch(words, w, (len + 3) >> 2);
+      return wordDecoder.decode(new Uint8Array(dv.buffer, 0, len));
+    }
+    s += String.fromCharCode(c);
+  }
+  return s;
+}
+
+const SPECS = new Map<string, AttrSpec>();
+/** The spec of "no kind: the natural type" in Dictionary's memo. */
+const NATURAL: AttrSpec = { type: 0 as AttrType, dtype: 0, pointer: false };
+
+/** attrSpecOf for Dictionary lookups, made once per kind. */
+function specOfKind(kind: AttrKind): AttrSpec {
+  let spec = SPECS.get(kind);
+  if (spec === undefined) SPECS.set(kind, spec = attrSpecOf(kind));
+  return spec;
 }
 
 /** Attribute kinds a binding or dictionary lookup can ask for. */

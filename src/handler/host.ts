@@ -10,13 +10,45 @@ import { ErrorCode, ExecutionStage, stageName } from "../abi/enums.ts";
 import { FfiError, toFfiError } from "../errors.ts";
 import { Future } from "../future.ts";
 import { type Native, native } from "../native/lib.ts";
+import { attrRecordValue, type AttrSpec, DecodeFailure, readName } from "./_attrs.ts";
 import {
-  attrRecordValue,
-  type AttrSpec,
-  DecodeFailure,
-  readName,
-  recordOffsets,
-} from "./_attrs.ts";
+  _setFastReuse,
+  attrPlan,
+  bufferPlan,
+  compileDecoder,
+  fastValue,
+  K_API,
+  K_ARG,
+  K_ARGS,
+  K_ATTRS,
+  K_CTX,
+  K_OTHER,
+  K_RET,
+  K_RETS,
+  K_STAGE,
+  MISMATCH,
+  type OpPlan,
+  otherPlan,
+} from "./_fast.ts";
+import {
+  copyFlatWords,
+  FLAT_SLOTS,
+  flatDv,
+  flatF64,
+  flatI32,
+  flatI64,
+  H_API,
+  H_ATTRS_AT,
+  H_ATTRS_END,
+  H_CTX,
+  H_INDEX,
+  H_NARGS,
+  H_NATTRS,
+  H_NRETS,
+  H_RETS_AT,
+  H_STAGE,
+  initFlat,
+} from "./_flat.ts";
 import { checkBufferRecord, Dictionary, readBufferRecord, RemainingBuffers } from "./buffer.ts";
 import { ScratchAllocator, ThreadPool } from "./context.ts";
 
@@ -41,14 +73,18 @@ export type Op =
   | { k: "userData"; typeId: number }
   | { k: "state"; stage: ExecutionStage };
 
-const FLAT_SLOTS = 1 << 15; // 256 KiB
-const HEADER = 32; // byte offset of the frame part (after the result area)
-const RECORDS = 80;
 const DRAIN_BUDGET = 4096; // foreign calls served per wake-up of the JS thread
+// How long the drainer waits for the next foreign call when the queue is
+// empty (callers in a loop come back within microseconds; a fresh wake-up of
+// the JS thread costs tens of them). Once a Promise of this batch is pending
+// (its future completes only after the drainer returns): only up to 5 µs after
+// the last synchronous call that completed with its result, whose caller is
+// likely to come back (negative: next_job's "after the last synchronous call"
+// mode); a caller given a future waits for the drainer to return instead.
+const LINGER_NS = 30_000;
+const LINGER_PENDING_NS = -5_000;
 
 let lib: Native | undefined;
-let flatBuffer: ArrayBuffer;
-let dv: DataView;
 let msgBytes: Uint8Array;
 let aux: ArrayBuffer;
 let auxDv: DataView;
@@ -82,8 +118,7 @@ export function _auxMessage(): string {
 function init(): void {
   const l = native();
   const cap = l.xla_ffi_deno_handler_msg_cap();
-  flatBuffer = new ArrayBuffer(FLAT_SLOTS * 8);
-  dv = new DataView(flatBuffer);
+  initFlat();
   msgBytes = new Uint8Array(cap);
   aux = new ArrayBuffer(cap);
   auxDv = new DataView(aux);
@@ -96,20 +131,21 @@ function init(): void {
     { parameters: [], result: "i32" } as const,
     () => {
       // Serve queued calls from other threads; yield to the event loop after a budget.
-      // Linger for more calls only while no Promise settles in this batch: its
-      // completion runs after this callback returns.
+      // Once a Promise of this batch is pending, linger less (LINGER_PENDING_NS): its
+      // completion runs after this callback returns. One crossing per call:
+      // next_job completes the previous call, then takes the next.
       if (draining) {
         draining = false;
         _holdLoop(-1);
       }
-      let linger = 1;
+      let linger = LINGER_NS, status = -1;
       for (let n = 0; n < DRAIN_BUDGET; n++) {
-        const slot = l.xla_ffi_deno_handler_next_job(linger);
+        const slot = l.xla_ffi_deno_handler_next_job(status, linger);
         if (slot < 0) return 0;
-        const status = dispatch(slot);
-        if (status === 2) linger = 0;
-        l.xla_ffi_deno_handler_job_done(status);
+        status = dispatch(slot);
+        if (status === 2) linger = LINGER_PENDING_NS;
       }
+      l.xla_ffi_deno_handler_job_done(status);
       // The drainer calls again at once for the calls still queued: keep the loop alive till then.
       draining = true;
       _holdLoop(1);
@@ -118,7 +154,6 @@ function init(): void {
   );
   // Not ref'ed: open handlers alone do not keep the process alive (see _holdLoop).
   threadCb.unref();
-  flatSlots = new BigInt64Array(flatBuffer);
   auxBytes = new Uint8Array(aux);
   try {
     host(l);
@@ -130,7 +165,6 @@ function init(): void {
   lib = l;
 }
 
-let flatSlots: BigInt64Array;
 let auxBytes: Uint8Array;
 let loopHolds = 0;
 let draining = false;
@@ -158,7 +192,7 @@ export function _holdLoop(delta: number): void {
 /** Makes this JS thread the host (again, if another took over while it had no handler). */
 function host(l: Native): void {
   const rc = l.xla_ffi_deno_handler_init(
-    flatSlots,
+    flatI64,
     BigInt(FLAT_SLOTS),
     msgBytes,
     auxBytes,
@@ -184,17 +218,9 @@ function writeError(e: unknown): number {
     message = fe.message;
   } catch { /* keep the defaults */ }
   const { written } = encoder.encodeInto(message, msgBytes.subarray(0, msgBytes.length - 1));
-  dv.setInt32(0, code, true);
-  dv.setInt32(8, written, true);
+  flatI32[0] = code;
+  flatI32[2] = written;
   return 1;
-}
-
-/** Per-call state the decoder fills for the dispatcher. */
-class CallState {
-  api = 0;
-  ctx = 0;
-  stage = 0;
-  scratch: ScratchAllocator | undefined;
 }
 
 const argOff: number[] = [];
@@ -227,6 +253,21 @@ export class Entry {
   /** For each op: the frame attribute index of a bound attribute. */
   readonly attrIndex: number[];
   readonly attrNames: Uint8Array[];
+  /** Each op compiled for the fast decode. */
+  readonly plans: OpPlan[];
+  /** Counts the arity checks accept (max: Infinity when unbounded). */
+  readonly minArgs: number;
+  readonly maxArgs: number;
+  readonly minRets: number;
+  readonly maxRets: number;
+  readonly minAttrs: number;
+  readonly maxAttrs: number;
+  /** The parameters of the call being decoded (reused: the handler gets them spread). */
+  readonly params: unknown[];
+  /** The compiled decode-and-call (_fast.ts compileDecoder); null: none; undefined: not yet. */
+  run: (() => unknown) | null | undefined = undefined;
+  /** The same without the handler call (benchmarks only: _phaseStop(5)). */
+  runNoCall: (() => unknown) | null | undefined = undefined;
 
   constructor(
     ops: Op[],
@@ -272,10 +313,48 @@ export class Entry {
     this.remRets = remRets;
     this.hasAttrs = hasAttrs;
     this.nAttrs = sorted.length;
+    [this.minArgs, this.maxArgs] = countRange(reqArgs, optArgs, remArgs, this.checkZero);
+    [this.minRets, this.maxRets] = countRange(reqRets, optRets, remRets, this.checkZero);
+    const exactAttrs = !hasAttrs && (this.checkZero || this.nAttrs > 0);
+    this.minAttrs = exactAttrs ? this.nAttrs : 0;
+    this.maxAttrs = exactAttrs ? this.nAttrs : Infinity;
+    let ai = 0, ri = 0;
+    this.plans = ops.map((op, i) => {
+      switch (op.k) {
+        case "arg":
+          return bufferPlan(K_ARG, ai++, op.dtype, op.rank, op.optional);
+        case "ret":
+          return bufferPlan(K_RET, ri++, op.dtype, op.rank, op.optional);
+        case "args":
+          return otherPlan(K_ARGS, ai);
+        case "rets":
+          return otherPlan(K_RETS, ri);
+        case "attrs":
+          return otherPlan(K_ATTRS);
+        case "attr":
+          // Optional attributes are matched by name: the complete decoder does it.
+          return this.attrOptional !== undefined
+            ? otherPlan(K_OTHER)
+            : attrPlan(this.attrIndex[i]!, this.attrNames[i]!, op.spec);
+        case "ctx":
+          return otherPlan(
+            op.what === "stage"
+              ? K_STAGE
+              : op.what === "api"
+              ? K_API
+              : op.what === "executionContext"
+              ? K_CTX
+              : K_OTHER,
+          );
+        default:
+          return otherPlan(K_OTHER);
+      }
+    });
+    this.params = new Array(ops.length);
   }
 
   /** Arity message or undefined (ffi.h §7.3 order: args, results, attributes). */
-  arity(nargs: number, nrets: number, nattrs: number, attrStart: number): string | undefined {
+  arity(nargs: number, nrets: number, nattrs: number): string | undefined {
     const a = checkCount(
       "arguments",
       nargs,
@@ -304,7 +383,10 @@ export class Entry {
           `(${this.nAttrs - this.nReqAttrs} optional) but got ${nattrs}`
         : `Wrong number of attributes: expected ${this.nAttrs} but got ${nattrs}`;
       if (nattrs > 0) {
-        const names = recordOffsets(dv, attrStart, nattrs).map((o) => readName(dv, o));
+        const names = [];
+        for (let j = 0; j < nattrs; j++) {
+          names.push(readName(flatDv, 4 * flatI32[H_INDEX + nargs + nrets + j]!));
+        }
         m += ` with name(s): ${names.join(", ")}`;
       }
       return m;
@@ -317,10 +399,10 @@ const attrMap: number[] = [];
 
 /** Compares the name of the attribute record at `o` with `name`, byte-wise. */
 function compareName(o: number, name: Uint8Array): number {
-  const len = dv.getInt32(o + 8, true);
+  const len = flatDv.getInt32(o + 8, true);
   const n = Math.min(len, name.length);
   for (let j = 0; j < n; j++) {
-    const d = dv.getUint8(o + 16 + j) - name[j]!;
+    const d = flatDv.getUint8(o + 16 + j) - name[j]!;
     if (d !== 0) return d;
   }
   return len - name.length;
@@ -344,10 +426,10 @@ function matchAttrs(e: Entry, nattrs: number): string | undefined {
         attrMap[j] = i++;
         break;
       }
-      (unexpected ??= []).push(readName(dv, attrOff[i++]!));
+      (unexpected ??= []).push(readName(flatDv, attrOff[i++]!));
     }
   }
-  while (i < nattrs) (unexpected ??= []).push(readName(dv, attrOff[i++]!));
+  while (i < nattrs) (unexpected ??= []).push(readName(flatDv, attrOff[i++]!));
   if (unexpected === undefined) return undefined;
   return `Unexpected attribute(s) with name(s): ${unexpected.join(", ")} (bound: ${
     names.map((n, j) => new TextDecoder().decode(n) + (e.attrOptional![j] ? "?" : "")).join(", ")
@@ -359,6 +441,12 @@ function compareBytes(a: string, b: string): number {
   const n = Math.min(x.length, y.length);
   for (let i = 0; i < n; i++) if (x[i] !== y[i]) return x[i]! - y[i]!;
   return x.length - y.length;
+}
+
+/** [min, max] of the counts checkCount accepts. */
+function countRange(req: number, opt: number, rem: boolean, checkZero: boolean): [number, number] {
+  if (rem || opt > 0) return [req, Infinity];
+  return checkZero || req > 0 ? [req, req] : [0, Infinity];
 }
 
 function checkCount(
@@ -379,43 +467,119 @@ function checkCount(
   return undefined;
 }
 
-function scanBuffers(o: number, n: number, out: number[]): number {
-  for (let i = 0; i < n; i++) {
-    out[i] = o;
-    const rank = dv.getInt32(o + 16, true);
-    o += 24 + 8 * (rank > 0 ? rank : 0);
-  }
-  return o;
-}
-
 function ctxHelperFailure(what: string): DecodeFailure {
   return new DecodeFailure(`Failed to get ${what} from execution context: ${_auxMessage()}`);
 }
 
-/** Decodes the flat frame for `e`; returns params, or a failure message. */
-function decode(e: Entry, call: CallState): unknown[] | string {
-  const l = lib!;
-  call.stage = dv.getInt32(HEADER, true);
-  call.api = dv.getFloat64(HEADER + 8, true);
-  call.ctx = dv.getFloat64(HEADER + 16, true);
-  const nargs = dv.getInt32(HEADER + 24, true);
-  const nrets = dv.getInt32(HEADER + 32, true);
-  const nattrs = dv.getInt32(HEADER + 40, true);
-  const retStart = scanBuffers(RECORDS, nargs, argOff);
-  const attrStart = scanBuffers(retStart, nrets, retOff);
-  const arity = e.arity(nargs, nrets, nattrs, attrStart);
-  if (arity !== undefined) return e.arityPrefix + arity;
-  let attrEnd = attrStart;
-  for (let i = 0; i < nattrs; i++) {
-    attrOff[i] = attrEnd;
-    attrEnd += dv.getInt32(attrEnd + 4, true) * 8;
+/** The scratch allocator of the call being decoded (released by the dispatcher). */
+let callScratch: ScratchAllocator | undefined;
+
+/** Releases the scratch allocator of a call that will not run. */
+function dropScratch(): void {
+  callScratch?._release();
+  callScratch = undefined;
+}
+
+/**
+ * Decodes the flat frame into `e.params`: the fast decode (_fast.ts) when the
+ * frame decodes cleanly, else the complete decoder. Returns a failure message
+ * or undefined.
+ */
+function decode(e: Entry): string | undefined {
+  callScratch = undefined;
+  const i32 = flatI32;
+  const nargs = i32[H_NARGS]!, nrets = i32[H_NRETS]!, nattrs = i32[H_NATTRS]!;
+  if (
+    e.attrOptional === undefined &&
+    nargs >= e.minArgs && nargs <= e.maxArgs && nrets >= e.minRets && nrets <= e.maxRets &&
+    nattrs >= e.minAttrs && nattrs <= e.maxAttrs
+  ) {
+    const plans = e.plans, params = e.params;
+    let i = 0;
+    for (; i < plans.length; i++) {
+      const p = plans[i]!;
+      let v: unknown;
+      if (p.kind !== K_OTHER) {
+        v = fastValue(p, nargs, nrets);
+        if (v === MISMATCH) break;
+      } else {
+        v = contextValue(e.ops[i]!);
+        if (v instanceof DecodeFailure) break;
+      }
+      params[i] = v;
+    }
+    if (i === plans.length) return undefined;
+    dropScratch();
   }
+  return decodeComplete(e);
+}
+
+/** A context operand's value (ctx, userData, state), or a DecodeFailure. */
+function contextValue(op: Op): unknown {
+  const l = lib!;
+  const api = flatF64[H_API]!, ctx = flatF64[H_CTX]!;
+  switch (op.k) {
+    case "ctx":
+      switch (op.what) {
+        case "runId":
+          return l.xla_ffi_deno_ctx_run_id(api, ctx) === 0
+            ? _auxValue()
+            : ctxHelperFailure("run id");
+        case "deviceOrdinal":
+          return l.xla_ffi_deno_ctx_device_ordinal(api, ctx) === 0
+            ? _auxValue()
+            : ctxHelperFailure("device ordinal");
+        case "stream":
+          return l.xla_ffi_deno_ctx_stream(api, ctx) === 0
+            ? _auxValue()
+            : new DecodeFailure(`Failed to get platform stream: ${_auxMessage()}`);
+        case "api":
+          return api;
+        case "executionContext":
+          return ctx;
+        case "stage":
+          return flatI32[H_STAGE]!;
+        case "scratch":
+          return callScratch = new ScratchAllocator(api, ctx);
+        case "threadPool":
+          return new ThreadPool(api, ctx);
+      }
+      break;
+    case "userData":
+      return l.xla_ffi_deno_ctx_user_data(api, ctx, op.typeId) === 0
+        ? _auxValue()
+        : ctxHelperFailure("user data");
+    case "state": {
+      if (l.xla_ffi_deno_ctx_state_get(api, ctx, op.stage) !== 0) return ctxHelperFailure("state");
+      const key = _auxValue();
+      return states.has(key)
+        ? states.get(key)
+        : new DecodeFailure("Failed to get state from execution context: State is not set");
+    }
+  }
+  return new DecodeFailure(`Unsupported operand ${op.k}`);
+}
+
+/**
+ * The complete decoder: every operand checked in ffi.h's order with its
+ * diagnostics (the fast decode hands every frame it does not accept here).
+ * Fills `e.params`; returns a failure message or undefined.
+ */
+function decodeComplete(e: Entry): string | undefined {
+  const dv = flatDv, i32 = flatI32;
+  const nargs = i32[H_NARGS]!, nrets = i32[H_NRETS]!, nattrs = i32[H_NATTRS]!;
+  const arity = e.arity(nargs, nrets, nattrs);
+  if (arity !== undefined) return e.arityPrefix + arity;
+  for (let j = 0; j < nargs; j++) argOff[j] = 4 * i32[H_INDEX + j]!;
+  for (let j = 0; j < nrets; j++) retOff[j] = 4 * i32[H_INDEX + nargs + j]!;
+  for (let j = 0; j < nattrs; j++) attrOff[j] = 4 * i32[H_INDEX + nargs + nrets + j]!;
+  const retStart = i32[H_RETS_AT]!, attrStart = i32[H_ATTRS_AT]!, attrEnd = i32[H_ATTRS_END]!;
   if (e.attrOptional !== undefined) {
     const unexpected = matchAttrs(e, nattrs);
     if (unexpected !== undefined) return e.arityPrefix + unexpected;
   }
   const ops = e.ops;
-  const params = new Array(ops.length);
+  const params = e.params;
   let ai = 0, ri = 0;
   let bad: number[] | undefined;
   let diags = "";
@@ -442,12 +606,15 @@ function decode(e: Entry, call: CallState): unknown[] | string {
         const from = isArg ? ai : ri;
         const n = isArg ? nargs : nrets;
         const offs = isArg ? argOff : retOff;
-        const start = from < n ? offs[from]! : (isArg ? retStart : attrStart);
         const end = isArg ? retStart : attrStart;
-        const copy = new DataView(flatBuffer.slice(start, end));
-        const rel = new Array<number>(Math.max(0, n - from));
-        for (let j = from; j < n; j++) rel[j - from] = offs[j]! - start;
-        value = new RemainingBuffers(copy, rel, isArg ? "argument" : "result");
+        const start = from < n ? offs[from]! / 4 : end;
+        const at = new Array<number>(Math.max(0, n - from));
+        for (let j = from; j < n; j++) at[j - from] = offs[j]! / 4 - start;
+        value = new RemainingBuffers(
+          copyFlatWords(start, end),
+          at,
+          isArg ? "argument" : "result",
+        );
         if (isArg) ai = n;
         else ri = n;
         break;
@@ -474,60 +641,13 @@ function decode(e: Entry, call: CallState): unknown[] | string {
         break;
       }
       case "attrs": {
-        const copy = new DataView(flatBuffer.slice(attrStart, attrEnd));
-        value = new Dictionary(copy, recordOffsets(copy, 0, nattrs));
+        const at = new Array<number>(nattrs);
+        for (let j = 0; j < nattrs; j++) at[j] = attrOff[j]! / 4 - attrStart;
+        value = new Dictionary(copyFlatWords(attrStart, attrEnd), at);
         break;
       }
-      case "ctx":
-        switch (op.what) {
-          case "runId":
-            value = l.xla_ffi_deno_ctx_run_id(call.api, call.ctx) === 0
-              ? _auxValue()
-              : ctxHelperFailure("run id");
-            break;
-          case "deviceOrdinal":
-            value = l.xla_ffi_deno_ctx_device_ordinal(call.api, call.ctx) === 0
-              ? _auxValue()
-              : ctxHelperFailure("device ordinal");
-            break;
-          case "stream":
-            value = l.xla_ffi_deno_ctx_stream(call.api, call.ctx) === 0
-              ? _auxValue()
-              : new DecodeFailure(`Failed to get platform stream: ${_auxMessage()}`);
-            break;
-          case "api":
-            value = call.api;
-            break;
-          case "executionContext":
-            value = call.ctx;
-            break;
-          case "stage":
-            value = call.stage;
-            break;
-          case "scratch":
-            value = call.scratch = new ScratchAllocator(call.api, call.ctx);
-            break;
-          case "threadPool":
-            value = new ThreadPool(call.api, call.ctx);
-            break;
-        }
-        break;
-      case "userData":
-        value = l.xla_ffi_deno_ctx_user_data(call.api, call.ctx, op.typeId) === 0
-          ? _auxValue()
-          : ctxHelperFailure("user data");
-        break;
-      case "state": {
-        if (l.xla_ffi_deno_ctx_state_get(call.api, call.ctx, op.stage) !== 0) {
-          value = ctxHelperFailure("state");
-        } else {
-          const key = _auxValue();
-          value = states.has(key)
-            ? states.get(key)
-            : new DecodeFailure("Failed to get state from execution context: State is not set");
-        }
-        break;
-      }
+      default:
+        value = contextValue(op);
     }
     if (value instanceof DecodeFailure) {
       (bad ??= []).push(i);
@@ -537,12 +657,12 @@ function decode(e: Entry, call: CallState): unknown[] | string {
     }
   }
   if (bad !== undefined) {
-    call.scratch?._release();
+    dropScratch();
     return `${e.decodePrefix}Failed to decode all FFI handler operands (bad operands at: ${
       bad.join(", ")
     })` + (diags.length > 0 ? `\nDiagnostics:\n${diags}` : "");
   }
-  return params;
+  return undefined;
 }
 
 function isThenable(v: unknown): v is PromiseLike<unknown> {
@@ -550,8 +670,27 @@ function isThenable(v: unknown): v is PromiseLike<unknown> {
     typeof (v as { then?: unknown }).then === "function";
 }
 
+/** Calls `fn` with `params` spread (fixed arities without the spread). */
+function callWith(fn: (...args: unknown[]) => unknown, p: unknown[]): unknown {
+  switch (p.length) {
+    case 0:
+      return fn();
+    case 1:
+      return fn(p[0]);
+    case 2:
+      return fn(p[0], p[1]);
+    case 3:
+      return fn(p[0], p[1], p[2]);
+    case 4:
+      return fn(p[0], p[1], p[2], p[3]);
+    default:
+      return fn(...p);
+  }
+}
+
 /** Runs slot `slot` on the flattened frame; returns 0 ok, 1 error, 2 pending. Never throws. */
 function dispatch(slot: number): number {
+  if (phaseStop !== 0) return dispatchPhase(slot);
   try {
     const e = entries[slot];
     if (e === undefined) {
@@ -559,64 +698,145 @@ function dispatch(slot: number): number {
         new FfiError(ErrorCode.FAILED_PRECONDITION, `TS handler entry point ${slot} was released`),
       );
     }
-    const call = new CallState();
-    const params = decode(e, call);
-    if (typeof params === "string") {
-      return writeError(new FfiError(ErrorCode.INVALID_ARGUMENT, params));
+    // Read before the handler runs: it may call TS handlers, which reuse the flat buffer.
+    const stage = e.stage;
+    const api = stage === ExecutionStage.EXECUTE ? 0 : flatF64[H_API]!;
+    const ctx = stage === ExecutionStage.EXECUTE ? 0 : flatF64[H_CTX]!;
+    let run = e.run;
+    if (run === undefined) run = e.run = compileDecoder(e) ?? null;
+    if (run !== null) {
+      // Decodes and calls the handler; MISMATCH: nothing was called.
+      let result: unknown;
+      try {
+        result = run();
+      } catch (err) {
+        return writeError(err);
+      }
+      if (result !== MISMATCH) return settle(e, result, undefined, api, ctx);
     }
+    const failure = decode(e);
+    if (failure !== undefined) {
+      return writeError(new FfiError(ErrorCode.INVALID_ARGUMENT, failure));
+    }
+    const scratch = callScratch;
+    callScratch = undefined;
     let result: unknown;
     try {
-      result = e.fn(...params);
+      result = callWith(e.fn, e.params);
     } catch (err) {
-      call.scratch?._release();
+      scratch?._release();
       return writeError(err);
     }
-    if (result instanceof Future || isThenable(result)) {
-      const token = lib!.xla_ffi_deno_handler_token_alloc();
-      if (token === 0) {
-        call.scratch?._release();
-        return writeError(
-          new FfiError(ErrorCode.RESOURCE_EXHAUSTED, "Too many pending TS handler futures"),
-        );
-      }
-      const scratch = call.scratch;
-      // A pending future is a call still running: the process waits for it.
-      _holdLoop(1);
-      if (result instanceof Future) {
-        result.onReady((err) => {
-          scratch?._release();
-          complete(token, err);
-        });
-      } else {
-        result.then(
-          () => {
-            scratch?._release();
-            complete(token, undefined);
-          },
-          (err) => {
-            scratch?._release();
-            complete(token, err ?? new Error("rejected"));
-          },
-        );
-      }
-      dv.setInt32(16, token, true);
-      return 2;
-    }
-    call.scratch?._release();
-    if (e.stage !== ExecutionStage.EXECUTE && result !== undefined) {
-      return setState(call, result, e.stage);
-    }
-    return 0;
+    return settle(e, result, scratch, api, ctx);
   } catch (err) {
     return writeError(err);
   }
 }
 
-function setState(call: CallState, state: unknown, stage: ExecutionStage): number {
+/** What a handler returned, as the call's status (its future, its state). */
+function settle(
+  e: Entry,
+  result: unknown,
+  scratch: ScratchAllocator | undefined,
+  api: number,
+  ctx: number,
+): number {
+  if (result !== undefined && (result instanceof Future || isThenable(result))) {
+    const token = lib!.xla_ffi_deno_handler_token_alloc();
+    if (token === 0) {
+      scratch?._release();
+      return writeError(
+        new FfiError(ErrorCode.RESOURCE_EXHAUSTED, "Too many pending TS handler futures"),
+      );
+    }
+    if (result instanceof Future) {
+      result.onReady((err) => {
+        scratch?._release();
+        complete(token, err);
+      });
+    } else {
+      result.then(
+        () => {
+          scratch?._release();
+          complete(token, undefined);
+        },
+        (err) => {
+          scratch?._release();
+          complete(token, err ?? new Error("rejected"));
+        },
+      );
+    }
+    // A pending future is a call still running: the process waits for it.
+    _holdLoop(1);
+    flatI32[4] = token;
+    return 2;
+  }
+  scratch?._release();
+  if (e.stage !== ExecutionStage.EXECUTE && result !== undefined) {
+    return setState(api, ctx, result, e.stage);
+  }
+  return 0;
+}
+
+let phaseStop = 0;
+
+/**
+ * @internal benchmarks only: calls on the JS thread stop after a phase and
+ * return success (bench/handler_speed.ts prints the breakdown). 0: never; 1:
+ * after the C entry's own checks; 2: after the frame check and flatten; 3: on
+ * entering JS; 4: after the operand counts are checked; 5: after every
+ * operand is decoded (the handler is not called). Returns the previous phase.
+ */
+export function _phaseStop(phase: number): number {
+  const previous = phaseStop;
+  phaseStop = phase;
+  _lib().xla_ffi_deno_handler_phase_stop(phase);
+  return previous;
+}
+
+/**
+ * @internal benchmarks only: with false, every value a handler gets is made
+ * fresh, as when every call's frame differs (measures what reuse saves).
+ */
+export function _setReuse(on: boolean): void {
+  _setFastReuse(on);
+  for (const e of entries) {
+    if (e === undefined) continue;
+    e.run = undefined;
+    e.runNoCall = undefined;
+  }
+}
+
+/** dispatch() stopped after phase `phaseStop` (no handler call). */
+function dispatchPhase(slot: number): number {
+  const e = entries[slot];
+  if (phaseStop <= 3 || e === undefined) return 0;
+  try {
+    if (phaseStop === 4) {
+      const i32 = flatI32;
+      const nargs = i32[H_NARGS]!, nrets = i32[H_NRETS]!, nattrs = i32[H_NATTRS]!;
+      return nargs >= e.minArgs && nargs <= e.maxArgs && nrets >= e.minRets &&
+          nrets <= e.maxRets && nattrs >= e.minAttrs && nattrs <= e.maxAttrs
+        ? 0
+        : 1;
+    }
+    const run = e.runNoCall === undefined
+      ? e.runNoCall = compileDecoder(e, false) ?? null
+      : e.runNoCall;
+    if (run !== null && run() !== MISMATCH) return 0;
+    const failure = decode(e);
+    dropScratch();
+    return failure === undefined ? 0 : writeError(new FfiError(ErrorCode.INTERNAL, failure));
+  } catch (err) {
+    return writeError(err);
+  }
+}
+
+function setState(api: number, ctx: number, state: unknown, stage: ExecutionStage): number {
   drainDeadStates();
   const key = nextStateKey++;
   states.set(key, state);
-  if (lib!.xla_ffi_deno_ctx_state_set(call.api, call.ctx, key, stage) !== 0) {
+  if (lib!.xla_ffi_deno_ctx_state_set(api, ctx, key, stage) !== 0) {
     states.delete(key);
     return writeError(new FfiError(ErrorCode.INTERNAL, `Failed to set state: ${_auxMessage()}`));
   }

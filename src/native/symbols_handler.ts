@@ -18,7 +18,7 @@ export const HANDLER_SYMBOLS = {
   xla_ffi_deno_handler_is_host: { parameters: [], result: "i32" },
   xla_ffi_deno_handler_pinned_count: { parameters: [], result: "i32" },
   xla_ffi_deno_handler_flatten: { parameters: ["pointer"], result: "i32" },
-  xla_ffi_deno_handler_next_job: { parameters: ["i32"], result: "i32" },
+  xla_ffi_deno_handler_next_job: { parameters: ["i32", "i32"], result: "i32" },
   xla_ffi_deno_handler_job_done: { parameters: ["i32"], result: "void" },
   xla_ffi_deno_handler_token_alloc: { parameters: [], result: "i32" },
   xla_ffi_deno_handler_complete: {
@@ -28,6 +28,7 @@ export const HANDLER_SYMBOLS = {
   xla_ffi_deno_handler_foreign_stats: { parameters: ["buffer"], result: "void" },
   xla_ffi_deno_handler_failed_completions: { parameters: [], result: "i64" },
   xla_ffi_deno_handler_dead_state: { parameters: [], result: "f64" },
+  xla_ffi_deno_handler_phase_stop: { parameters: ["i32"], result: "i32" },
   xla_ffi_deno_ctx_run_id: { parameters: ["f64", "f64"], result: "i32" },
   xla_ffi_deno_ctx_device_ordinal: { parameters: ["f64", "f64"], result: "i32" },
   xla_ffi_deno_ctx_stream: { parameters: ["f64", "f64"], result: "i32" },
