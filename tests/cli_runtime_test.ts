@@ -625,9 +625,14 @@ Deno.test("run --platform cuda: device buffers in, results copied back (stand-in
 });
 
 const gpuReason = cudaUnavailableReason();
+/** A GPU test's name, with the reason it is ignored when there is no usable GPU. */
+const gpuName = (name: string) =>
+  gpuReason === undefined
+    ? name
+    : `${name} (ignored: ${gpuReason.replace(/: Could not open library: .*$/s, "")})`;
 
 Deno.test({
-  name: "GPU: run --platform cuda: device buffers in, results copied back",
+  name: gpuName("GPU: run --platform cuda: device buffers in, results copied back"),
   ignore: gpuReason !== undefined,
   async fn() {
     const r = await cliProcess([

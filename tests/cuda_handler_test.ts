@@ -44,6 +44,11 @@ import {
 import { runDeno } from "./_child.ts";
 
 const gpuReason = cudaUnavailableReason();
+/** A GPU test's name, with the reason it is ignored when there is no usable GPU. */
+const gpuName = (name: string) =>
+  gpuReason === undefined
+    ? name
+    : `${name} (ignored: ${gpuReason.replace(/: Could not open library: .*$/s, "")})`;
 const hasCuda = gpuReason === undefined;
 if (!hasCuda) console.log(`CUDA TS-handler GPU tests skipped: ${gpuReason}`);
 
@@ -218,26 +223,27 @@ Deno.test({
 });
 
 Deno.test({
-  name:
+  name: gpuName(
     "GPU: through rt.call and from runtime threads: the runtime's context, same stream, results",
+  ),
   ignore: !hasCuda,
   fn: () => runCallScenarios(undefined),
 });
 
 Deno.test({
-  name: "GPU: a TS handler launches saxpy on the runtime's stream with its buffers",
+  name: gpuName("GPU: a TS handler launches saxpy on the runtime's stream with its buffers"),
   ignore: !hasCuda,
   fn: () => saxpyScenario(undefined, false),
 });
 
 Deno.test({
-  name: "GPU: a failed launch is the handler's XLA error with the CUDA error name",
+  name: gpuName("GPU: a failed launch is the handler's XLA error with the CUDA error name"),
   ignore: !hasCuda,
   fn: () => failedLaunchScenario(false),
 });
 
 Deno.test({
-  name: "GPU: typed() refuses device buffers",
+  name: gpuName("GPU: typed() refuses device buffers"),
   ignore: !hasCuda,
   fn: typedOnDeviceScenario,
 });
@@ -293,7 +299,7 @@ Deno.test({
 });
 
 Deno.test({
-  name: "GPU: examples/cuda_saxpy.ts",
+  name: gpuName("GPU: examples/cuda_saxpy.ts"),
   ignore: !hasCuda,
   fn: async () => checkExampleOutput(await runExample(undefined)),
 });

@@ -45,6 +45,11 @@ const SAXPY_SIG = ["f32", "pointer", "pointer", "i32"] as const;
 // --- Which drivers are there? -------------------------------------------------
 
 const gpuReason = cudaUnavailableReason();
+/** A GPU test's name, with the reason it is ignored when there is no usable GPU. */
+const gpuName = (name: string) =>
+  gpuReason === undefined
+    ? name
+    : `${name} (ignored: ${gpuReason.replace(/: Could not open library: .*$/s, "")})`;
 const hasCuda = gpuReason === undefined;
 const noDriver = !hasCuda && /cannot load the CUDA driver/.test(gpuReason ?? "");
 if (!hasCuda) console.log(`CUDA GPU tests skipped: ${gpuReason}`);
@@ -429,7 +434,7 @@ const scenarios: Record<string, () => void> = {
 };
 
 for (const [name, body] of Object.entries(scenarios)) {
-  Deno.test({ name: `GPU: ${name}`, ignore: !hasCuda, fn: body });
+  Deno.test({ name: gpuName(`GPU: ${name}`), ignore: !hasCuda, fn: body });
 }
 for (const [name, body] of Object.entries(scenarios)) {
   Deno.test({ name: `stand-in driver: ${name}`, ignore: !standinPath, fn: onStandin(body) });
@@ -589,7 +594,9 @@ Deno.test({
 });
 
 Deno.test({
-  name: "GPU: NVRTC compiles CUDA C++ to PTX and to a CUBIN for the device; both load and run",
+  name: gpuName(
+    "GPU: NVRTC compiles CUDA C++ to PTX and to a CUBIN for the device; both load and run",
+  ),
   ignore: !hasCuda || !nvrtcAvailable(),
   fn() {
     const dev = Device.get(0);

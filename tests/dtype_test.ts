@@ -511,9 +511,12 @@ for n in names:
         .astype(np.float64).tofile(out + "/" + n + ".dec"))
 `;
 
+/** The Python the ml_dtypes cross-checks use: CI's jax venv (it has ml_dtypes) or python3. */
+const PYTHON = Deno.env.get("DENO_XLA_PYTHON") || "python3";
+
 function hasPython(module: string): boolean {
   try {
-    const r = new Deno.Command("python3", {
+    const r = new Deno.Command(PYTHON, {
       args: ["-c", `import ${module}`],
       stdout: "null",
       stderr: "null",
@@ -527,17 +530,19 @@ function hasPython(module: string): boolean {
 const haveMlDtypes = hasPython("numpy, ml_dtypes");
 if (!haveMlDtypes) {
   console.log(
-    "dtype_test: python3 with numpy and ml_dtypes not found; ml_dtypes cross-check skipped",
+    `dtype_test: ${PYTHON} with numpy and ml_dtypes not found; ml_dtypes cross-check skipped`,
   );
 }
 
+const ML_NOTE = haveMlDtypes ? "" : ` (ignored: ${PYTHON} has no numpy and ml_dtypes)`;
+
 Deno.test({
-  name: "small floats agree with ml_dtypes on every pattern and ~110k float32 inputs",
+  name: "small floats agree with ml_dtypes on every pattern and ~110k float32 inputs" + ML_NOTE,
   ignore: !haveMlDtypes,
   fn() {
     const dir = Deno.makeTempDirSync();
     try {
-      const r = new Deno.Command("python3", { args: ["-c", ML_DTYPES_SCRIPT, dir] }).outputSync();
+      const r = new Deno.Command(PYTHON, { args: ["-c", ML_DTYPES_SCRIPT, dir] }).outputSync();
       assert.ok(r.success, new TextDecoder().decode(r.stderr));
       const x = new Float32Array(Deno.readFileSync(`${dir}/in.f32`).slice().buffer);
       const map: [string, DataType][] = [

@@ -393,9 +393,12 @@ for name, a in [("w_f4", np.arange(12, dtype="<f4").reshape(3, 4)), ("w_scalar",
     np.save(out + "/" + name + ".npy", a)
 `;
 
+/** The Python of the NumPy checks: CI's jax venv (with numpy and ml_dtypes) or python3. */
+const PYTHON = Deno.env.get("DENO_XLA_PYTHON") || "python3";
+
 function hasNumpy(): boolean {
   try {
-    return new Deno.Command("python3", {
+    return new Deno.Command(PYTHON, {
       args: ["-c", "import numpy"],
       stdout: "null",
       stderr: "null",
@@ -414,7 +417,7 @@ Deno.test({
   fn() {
     const dir = Deno.makeTempDirSync();
     try {
-      const r = new Deno.Command("python3", { args: ["-c", NUMPY_SCRIPT, dir] }).outputSync();
+      const r = new Deno.Command(PYTHON, { args: ["-c", NUMPY_SCRIPT, dir] }).outputSync();
       assert.ok(r.success, new TextDecoder().decode(r.stderr));
       const cases = JSON.parse(Deno.readTextFileSync(`${dir}/cases.json`)) as {
         name: string;
@@ -459,7 +462,7 @@ Deno.test({
   },
 });
 
-const haveMlDtypes = haveNumpy && new Deno.Command("python3", {
+const haveMlDtypes = haveNumpy && new Deno.Command(PYTHON, {
   args: ["-c", "import ml_dtypes"],
   stdout: "null",
   stderr: "null",
@@ -467,7 +470,8 @@ const haveMlDtypes = haveNumpy && new Deno.Command("python3", {
 if (!haveMlDtypes) console.log("npy_test: python3 without ml_dtypes; ml_dtypes file test skipped");
 
 Deno.test({
-  name: "ml_dtypes arrays saved by NumPy read back with voidAs, and ours load in NumPy",
+  name: "ml_dtypes arrays saved by NumPy read back with voidAs, and ours load in NumPy" +
+    (haveMlDtypes ? "" : ` (ignored: ${PYTHON} has no numpy and ml_dtypes)`),
   ignore: !haveMlDtypes,
   fn() {
     const dir = Deno.makeTempDirSync();
@@ -479,7 +483,7 @@ np.save(d + "/bf16.npy", np.array([[1.5, -2.0], [3.0, 0.1]], dtype=m.bfloat16))
 np.save(d + "/e4m3.npy", np.array([448.0, -0.5], dtype=m.float8_e4m3fn))
 np.save(d + "/i4.npy", np.array([-1, 7, -8], dtype=m.int4))
 `;
-      const r = new Deno.Command("python3", { args: ["-c", script, dir] }).outputSync();
+      const r = new Deno.Command(PYTHON, { args: ["-c", script, dir] }).outputSync();
       assert.ok(r.success, new TextDecoder().decode(r.stderr));
       const bf = loadNpy(`${dir}/bf16.npy`, { voidAs: DataType.BF16 });
       assert.deepEqual(bf.shape, [2, 2]);
@@ -498,7 +502,7 @@ import sys, numpy as np, ml_dtypes as m
 a = np.load(sys.argv[1] + "/ours.npy").view(m.bfloat16).astype(np.float64).tolist()
 assert a == [1.0, -2.0, float("inf")], a
 `;
-      const c = new Deno.Command("python3", { args: ["-c", check, dir] }).outputSync();
+      const c = new Deno.Command(PYTHON, { args: ["-c", check, dir] }).outputSync();
       assert.ok(c.success, new TextDecoder().decode(c.stderr));
     } finally {
       Deno.removeSync(dir, { recursive: true });

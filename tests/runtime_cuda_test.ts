@@ -35,6 +35,11 @@ import { openTestHandlers } from "./_runtime_handlers.ts";
 import { isFfi } from "./_assert.ts";
 
 const gpuReason = cudaUnavailableReason();
+/** A GPU test's name, with the reason it is ignored when there is no usable GPU. */
+const gpuName = (name: string) =>
+  gpuReason === undefined
+    ? name
+    : `${name} (ignored: ${gpuReason.replace(/: Could not open library: .*$/s, "")})`;
 const hasCuda = gpuReason === undefined;
 if (!hasCuda) console.log(`CUDA runtime GPU tests skipped: ${gpuReason}`);
 
@@ -491,7 +496,7 @@ Deno.test({
 // --- On a real GPU --------------------------------------------------------------------
 
 Deno.test({
-  name: "GPU: Stream_Get, scratch memory usable at once and the context on a CUDA device",
+  name: gpuName("GPU: Stream_Get, scratch memory usable at once and the context on a CUDA device"),
   ignore: !hasCuda || !handlersPath,
   fn: () => scratchScenario(false),
 });
