@@ -7,6 +7,7 @@
  * crashes with a message and exit code 6.
  */
 import assert from "node:assert/strict";
+import { CXX_FLAGS } from "../build.ts";
 import { type CliIo, embeddedRuntime, ExitCode } from "../cli.ts";
 import { demangle } from "../src/cli/cxx.ts";
 import { captureCli } from "./_cli_capture.ts";
@@ -36,12 +37,7 @@ function library(): string {
   const native = new URL("../native/", import.meta.url).pathname;
   const out = new Deno.Command(CXX!, {
     args: [
-      "-std=c++17",
-      "-O2",
-      "-Wall",
-      "-Wextra",
-      "-Werror",
-      "-fPIC",
+      ...CXX_FLAGS,
       "-shared",
       `-I${native}`,
       `-I${native}tests`,
