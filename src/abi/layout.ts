@@ -982,30 +982,12 @@ export const API_SLOTS_V0_5 = [...API_SLOTS_V0_1, "XLA_FFI_Error_GetCode"] as co
  * console.log(API_SLOTS_V0_2[5]); // "XLA_FFI_Type_Register"
  * ```
  */
-export const API_SLOTS_V0_2 = [
-  ...API_SLOTS_V0_1.slice(0, 5),
-  "XLA_FFI_Type_Register",
-  ...API_SLOTS_V0_1.slice(6),
-] as unknown as readonly [
-  "XLA_FFI_Error_Create",
-  "XLA_FFI_Error_GetMessage",
-  "XLA_FFI_Error_Destroy",
-  "XLA_FFI_Handler_Register",
-  "XLA_FFI_Stream_Get",
-  "XLA_FFI_Type_Register",
-  "XLA_FFI_ExecutionContext_Get",
-  "XLA_FFI_State_Set",
-  "XLA_FFI_State_Get",
-  "XLA_FFI_DeviceMemory_Allocate",
-  "XLA_FFI_DeviceMemory_Free",
-  "XLA_FFI_ThreadPool_Schedule",
-  "XLA_FFI_ThreadPool_NumThreads",
-  "XLA_FFI_Future_Create",
-  "XLA_FFI_Future_SetAvailable",
-  "XLA_FFI_Future_SetError",
-  "XLA_FFI_RunId_Get",
-  "XLA_FFI_DeviceOrdinal_Get",
-];
+export const API_SLOTS_V0_2: readonly (
+  | Exclude<(typeof API_SLOTS_V0_1)[number], "XLA_FFI_TypeId_Register">
+  | "XLA_FFI_Type_Register"
+)[] = API_SLOTS_V0_1.map((slot) =>
+  slot === "XLA_FFI_TypeId_Register" ? "XLA_FFI_Type_Register" : slot
+);
 
 /** Offset of the first function slot of `XLA_FFI_Api`. */
 const API_FIRST_SLOT = 48;
