@@ -9,12 +9,24 @@
  * Threading (why it is shaped like this): XLA calls custom-call handlers on
  * the thread that runs the program or on its own pool threads, and TS
  * handlers need the JS thread's event loop to run. So the JS thread must
- * never wait for Python. Every piece of Python runs through
- * xla_ffi_deno_py_run, which TS calls as a `nonblocking` FFI function (on a
- * worker thread): it takes the GIL (PyGILState_Ensure the first time on a
- * thread, then that thread's parked state), runs, and releases it. The interpreter is initialised once (xla_ffi_deno_py_init, also off
- * the JS thread), which then releases the GIL with PyEval_SaveThread. Python
- * cannot be initialised again after Py_Finalize, so it is never finalised.
+ * never wait for Python. TS calls xla_ffi_deno_py_init and xla_ffi_deno_py_run
+ * as `nonblocking` FFI functions (on Deno's blocking-pool threads), and those
+ * only hand the request to this file's own worker threads and wait for it.
+ * Python runs only on those workers: each takes the GIL (PyGILState_Ensure
+ * the first time, then its parked thread state), runs, and releases it.
+ *
+ * The workers never exit, and that is the point of having them. Deno's
+ * blocking-pool threads end when idle and when the process exits; a thread
+ * that ran Python (and through it native libraries with thread-local state,
+ * such as OpenSSL's libcrypto behind hashlib) then runs those libraries'
+ * thread-exit destructors, which race with the same libraries' atexit
+ * cleanup on the exiting thread: OpenSSL frees every thread's handler list
+ * at exit, and a pool thread ending at that moment freed its own again (a
+ * double free seen under AddressSanitizer). A worker here is parked instead,
+ * for the life of the process, as CPython's own threads are joined before
+ * the interpreter's exit cleanup. The interpreter is initialised once, on a
+ * worker, then releases the GIL with PyEval_SaveThread; it cannot be
+ * initialised again after Py_Finalize, so it is never finalised.
  *
  * Reply buffer layout (shared with src/xla/_bridge.ts and the Python bridge):
  *   int32 status (0 ok, 1 Python error as JSON, 2 reply too small, 3 text)
@@ -46,8 +58,6 @@ static struct {
   void (*InitializeEx)(int);
   void* (*EvalSaveThread)(void);
   void (*EvalRestoreThread)(void*);
-  void (*ThreadStateClear)(void*);
-  void (*ThreadStateDeleteCurrent)(void);
   int (*GILStateEnsure)(void);
   void (*GILStateRelease)(int);
   void (*SetPythonHome)(const wchar_t*);
@@ -112,8 +122,6 @@ static int32_t resolve(void* lib, const char* path, uint8_t* reply, int64_t cap)
   LOOKUP(InitializeEx, "Py_InitializeEx", 1);
   LOOKUP(EvalSaveThread, "PyEval_SaveThread", 1);
   LOOKUP(EvalRestoreThread, "PyEval_RestoreThread", 1);
-  LOOKUP(ThreadStateClear, "PyThreadState_Clear", 1);
-  LOOKUP(ThreadStateDeleteCurrent, "PyThreadState_DeleteCurrent", 1);
   LOOKUP(GILStateEnsure, "PyGILState_Ensure", 1);
   LOOKUP(GILStateRelease, "PyGILState_Release", 1);
   LOOKUP(SetPythonHome, "Py_SetPythonHome", 0); /* deprecated; absent in newer Pythons */
@@ -136,34 +144,22 @@ static int32_t resolve(void* lib, const char* path, uint8_t* reply, int64_t cap)
 }
 
 /*
- * Each worker thread keeps its Python thread state between runs (made by the
- * first PyGILState_Ensure, then parked with PyEval_SaveThread): a fresh
- * thread state per run costs more than the run of a small request. When the
- * thread ends, its state is cleared and deleted. (Not with PyGILState_Release:
- * glibc clears every thread-specific value of an exiting thread, CPython's own
- * included, before or while it runs the destructors.)
+ * Each worker keeps its Python thread state between runs (made by its first
+ * PyGILState_Ensure, or the interpreter's main state on the worker that
+ * initialised it, then parked with PyEval_SaveThread): a fresh thread state
+ * per run costs more than the run of a small request. Workers never exit, so
+ * the state is never deleted.
  */
-static pthread_key_t g_tstate_key;
-static pthread_once_t g_tstate_once = PTHREAD_ONCE_INIT;
-
-static void tstate_release(void* ts) {
-  P.EvalRestoreThread(ts);
-  P.ThreadStateClear(ts);
-  P.ThreadStateDeleteCurrent(); /* also releases the GIL */
-}
-
-static void tstate_key_init(void) { pthread_key_create(&g_tstate_key, tstate_release); }
+static __thread void* t_tstate;
 
 static void gil_take(void) {
-  pthread_once(&g_tstate_once, tstate_key_init);
-  void* ts = pthread_getspecific(g_tstate_key);
-  if (ts == NULL)
+  if (t_tstate == NULL)
     (void)P.GILStateEnsure(); /* new thread state, GIL held */
   else
-    P.EvalRestoreThread(ts);
+    P.EvalRestoreThread(t_tstate);
 }
 
-static void gil_give(void) { pthread_setspecific(g_tstate_key, P.EvalSaveThread()); }
+static void gil_give(void) { t_tstate = P.EvalSaveThread(); }
 
 /*
  * Loads libpython from `path` (RTLD_GLOBAL, so that extension modules such
@@ -171,9 +167,9 @@ static void gil_give(void) { pthread_setspecific(g_tstate_key, P.EvalSaveThread(
  * empty) and initialises the interpreter without signal handlers, then
  * releases the GIL. Returns 0 when it initialised, 1 when this library had
  * already done so with the same path, -1 on error (message in reply).
- * Called as a nonblocking function (never on the JS thread).
+ * Runs on a worker (see xla_ffi_deno_py_init).
  */
-int32_t xla_ffi_deno_py_init(const char* path, const char* home, uint8_t* reply, int64_t cap) {
+static int32_t init_here(const char* path, const char* home, uint8_t* reply, int64_t cap) {
   pthread_mutex_lock(&g_mu);
   if (g_ready) {
     int same = strcmp(g_lib_path, path) == 0;
@@ -224,17 +220,12 @@ int32_t xla_ffi_deno_py_init(const char* path, const char* home, uint8_t* reply,
   }
   PyObject* main_module = P.ImportAddModule("__main__"); /* borrowed */
   g_main_dict = main_module ? P.ModuleGetDict(main_module) : NULL;
-  P.EvalSaveThread(); /* the GIL is taken per run from now on */
+  t_tstate = P.EvalSaveThread(); /* the GIL is taken per run from now on */
   if (g_main_dict == NULL) {
     pthread_mutex_unlock(&g_mu);
     reply_text(reply, cap, ST_TEXT, "Python has no __main__ module");
     return -1;
   }
-  /* Worker threads run tstate_release when they end, possibly after Deno closed
-   * this library at exit: keep its code mapped for the life of the process. */
-  Dl_info self;
-  if (dladdr((void*)&tstate_release, &self) && self.dli_fname)
-    (void)dlopen(self.dli_fname, RTLD_NOW | RTLD_NODELETE | RTLD_NOLOAD);
   g_lib = lib;
   snprintf(g_lib_path, sizeof g_lib_path, "%s", path);
   g_ready = 1;
@@ -278,10 +269,10 @@ static void exception_text(uint8_t* reply, int64_t cap, const char* what) {
  *   mode 1: calls dispatch(req_address, len, reply_address, cap); the
  *           dispatcher writes its reply and catches its own exceptions.
  * Returns 0 when Python ran (its reply says how it went), -1 when it could
- * not (text reply). Called as a nonblocking function.
+ * not (text reply). Runs on a worker (see xla_ffi_deno_py_run).
  */
-int32_t xla_ffi_deno_py_run(int32_t mode, const uint8_t* req, int64_t len, uint8_t* reply,
-                            int64_t cap) {
+static int32_t run_here(int32_t mode, const uint8_t* req, int64_t len, uint8_t* reply,
+                        int64_t cap) {
   if (!__atomic_load_n(&g_ready, __ATOMIC_ACQUIRE)) {
     reply_text(reply, cap, ST_TEXT, "Python is not initialised in this process");
     return -1;
@@ -332,6 +323,136 @@ int32_t xla_ffi_deno_py_run(int32_t mode, const uint8_t* req, int64_t len, uint8
   }
   gil_give();
   return rc;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The workers: Python's threads, alive for the life of the process         */
+/* ---------------------------------------------------------------------- */
+
+/* A request waiting for a worker, on its caller's stack. */
+typedef struct py_request {
+  struct py_request* next;
+  int init; /* 1: init_here(path, home), 0: run_here(mode, req, len) */
+  const char* path;
+  const char* home;
+  int32_t mode;
+  const uint8_t* req;
+  int64_t len;
+  uint8_t* reply;
+  int64_t cap;
+  int32_t rc;
+  int done;                /* under g_pool_mu */
+  pthread_cond_t done_cv;  /* with g_pool_mu */
+} py_request;
+
+static pthread_mutex_t g_pool_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_work_cv = PTHREAD_COND_INITIALIZER;
+static py_request* g_head;
+static py_request* g_tail;
+static int g_queued;  /* requests no worker took yet */
+static int g_idle;    /* workers waiting for one */
+static int g_workers; /* workers started */
+
+static void* worker_main(void* unused) {
+  (void)unused;
+  pthread_setname_np(pthread_self(), "deno-xla-python"); /* what a debugger lists */
+  pthread_mutex_lock(&g_pool_mu);
+  for (;;) {
+    while (g_head == NULL) {
+      g_idle++;
+      pthread_cond_wait(&g_work_cv, &g_pool_mu);
+      g_idle--;
+    }
+    py_request* r = g_head;
+    g_head = r->next;
+    if (g_head == NULL) g_tail = NULL;
+    g_queued--;
+    pthread_mutex_unlock(&g_pool_mu);
+    r->rc = r->init ? init_here(r->path, r->home, r->reply, r->cap)
+                    : run_here(r->mode, r->req, r->len, r->reply, r->cap);
+    pthread_mutex_lock(&g_pool_mu);
+    r->done = 1; /* the caller reads it under g_pool_mu: r stays valid until then */
+    pthread_cond_signal(&r->done_cv);
+  }
+  return NULL;
+}
+
+/* Starts one more worker (g_pool_mu held); 0 when it cannot. */
+static int start_worker_locked(void) {
+  if (g_workers == 0) {
+    /* Workers run this library's code for the life of the process, also
+     * after Deno closed the library at exit: keep it mapped. */
+    Dl_info self;
+    if (dladdr((void*)&worker_main, &self) && self.dli_fname)
+      (void)dlopen(self.dli_fname, RTLD_NOW | RTLD_NODELETE | RTLD_NOLOAD);
+  }
+  pthread_t t;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  int rc = pthread_create(&t, &attr, worker_main, NULL);
+  pthread_attr_destroy(&attr);
+  if (rc != 0) return 0;
+  g_workers++;
+  return 1;
+}
+
+/* Hands r to a worker (starting one when none is idle) and waits for it.
+ * Returns r's result, or -1 (text reply) when no worker can run it. */
+static int32_t submit(py_request* r) {
+  r->next = NULL;
+  r->done = 0;
+  pthread_cond_init(&r->done_cv, NULL);
+  pthread_mutex_lock(&g_pool_mu);
+  if (g_tail) g_tail->next = r; else g_head = r;
+  g_tail = r;
+  g_queued++;
+  if (g_idle >= g_queued) {
+    pthread_cond_signal(&g_work_cv);
+  } else if (!start_worker_locked() && g_workers == 0) {
+    /* No worker at all: take r back (it is the only one queued). */
+    g_head = g_tail = NULL;
+    g_queued = 0;
+    pthread_mutex_unlock(&g_pool_mu);
+    pthread_cond_destroy(&r->done_cv);
+    reply_text(r->reply, r->cap, ST_TEXT, "Cannot start a thread for the Python host");
+    return -1;
+  } /* else a busy worker takes it when it is done */
+  while (!r->done) pthread_cond_wait(&r->done_cv, &g_pool_mu);
+  pthread_mutex_unlock(&g_pool_mu);
+  pthread_cond_destroy(&r->done_cv);
+  return r->rc;
+}
+
+/*
+ * Loads and initialises the interpreter on a worker (init_here); called as
+ * a nonblocking function (never on the JS thread), it waits for the worker.
+ */
+int32_t xla_ffi_deno_py_init(const char* path, const char* home, uint8_t* reply, int64_t cap) {
+  py_request r;
+  memset(&r, 0, sizeof r);
+  r.init = 1;
+  r.path = path;
+  r.home = home;
+  r.reply = reply;
+  r.cap = cap;
+  return submit(&r);
+}
+
+/*
+ * Runs Python on a worker (run_here); called as a nonblocking function (never
+ * on the JS thread), it waits for the worker.
+ */
+int32_t xla_ffi_deno_py_run(int32_t mode, const uint8_t* req, int64_t len, uint8_t* reply,
+                            int64_t cap) {
+  py_request r;
+  memset(&r, 0, sizeof r);
+  r.mode = mode;
+  r.req = req;
+  r.len = len;
+  r.reply = reply;
+  r.cap = cap;
+  return submit(&r);
 }
 
 /* Whether this process hosts Python (1) and the libpython path into buf. */

@@ -64,3 +64,19 @@ export async function runDeno(
   const text = new TextDecoder();
   return { code: r.code, stdout: text.decode(r.stdout), stderr: text.decode(r.stderr) };
 }
+
+/**
+ * A child's outcome as an assertion message: exit code, stdout and stderr,
+ * then, when stderr holds an AddressSanitizer or UBSan report, the report's
+ * first lines again at the end. A CI log keeps only the tail of a failure,
+ * and a report's head (the error, the faulting stack) is what explains it.
+ */
+export function childContext(what: string, r: ChildResult): string {
+  const text = `${what} (exit code ${r.code})\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`;
+  const lines = r.stderr.split("\n");
+  const at = lines.findIndex((l) => /ERROR: AddressSanitizer|runtime error:/.test(l));
+  if (at < 0) return text;
+  return `${text}\n--- head of the sanitizer report (repeated) ---\n${
+    lines.slice(at, at + 60).join("\n")
+  }`;
+}

@@ -86,6 +86,40 @@ const CASES: Record<string, () => Promise<void>> = {
     await third.close();
   },
 
+  /**
+   * Python runs only on the host's own worker threads, which never exit: a
+   * thread that ran Python (and libraries such as OpenSSL with per-thread
+   * state) must not end while the process exits. Deno's own pool threads
+   * (which end when idle) only wait for the workers.
+   */
+  async threads() {
+    await using xla = await open();
+    const where = `import threading\nt = threading.get_native_id()\n` +
+      `result = [t, open(f"/proc/self/task/{t}/comm").read().strip()]`;
+    const seen = new Map<number, string>();
+    for (let i = 0; i < 8; i++) {
+      const [tid, name] = await xla.runPython(where) as [number, string];
+      seen.set(tid, name);
+    }
+    // One at a time: one worker serves them all.
+    assert.equal(seen.size, 1, `sequential requests ran on ${seen.size} threads`);
+    // Many at once (each holds its worker in time.sleep, GIL released): workers are added.
+    const busy = `import time\ntime.sleep(0.05)\n${where}`;
+    const all = await Promise.all(Array.from({ length: 6 }, () => xla.runPython(busy))) as [
+      number,
+      string,
+    ][];
+    for (const [tid, name] of all) seen.set(tid, name);
+    assert.ok(seen.size >= 2 && seen.size <= 7, `${seen.size} worker threads`);
+    for (const [tid, name] of seen) {
+      assert.equal(name, "deno-xla-python", `Python ran on thread ${tid} named '${name}'`);
+    }
+    // The workers are kept: the same ones serve later requests.
+    const again = new Set<number>();
+    for (let i = 0; i < 6; i++) again.add((await xla.runPython(where) as [number, string])[0]);
+    for (const tid of again) assert.ok(seen.has(tid), `request on a new thread ${tid}`);
+  },
+
   /** A synchronous TS handler through ffiCall and through a jitted program. */
   async sync() {
     await using xla = await open();

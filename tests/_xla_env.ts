@@ -7,7 +7,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { runDeno } from "./_child.ts";
+import { childContext, runDeno } from "./_child.ts";
 
 function reason(): string | undefined {
   const python = Deno.env.get("DENO_XLA_PYTHON");
@@ -58,7 +58,7 @@ export async function runXlaCase(name: string, options: XlaCaseOptions = {}): Pr
     timeoutMs: options.timeoutMs ?? 180_000,
     env: options.env,
   });
-  const context = `case ${name} (exit code ${r.code})\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`;
+  const context = childContext(`case ${name}`, r);
   assert.equal(r.code, 0, context);
   assert.match(r.stdout, new RegExp(`ok ${name}\\n$`), context);
   if (!options.tracebacks) assert.doesNotMatch(r.stderr, /Traceback/, context);
@@ -68,8 +68,7 @@ export async function runXlaCase(name: string, options: XlaCaseOptions = {}): Pr
 /** Runs a Deno script (an example) in a child with the suite's permissions; asserts exit 0. */
 export async function runXlaScript(script: URL, timeoutMs = 180_000): Promise<string> {
   const r = await runDeno(script, [], { timeoutMs });
-  const context =
-    `${script.pathname} (exit code ${r.code})\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`;
+  const context = childContext(script.pathname, r);
   assert.equal(r.code, 0, context);
   assert.doesNotMatch(r.stderr, /Traceback/, context);
   return r.stdout;

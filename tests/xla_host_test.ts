@@ -16,6 +16,12 @@ Deno.test({
 });
 
 Deno.test({
+  name: xlaName("xla: Python runs only on the host's worker threads, which are kept, never ended"),
+  ignore,
+  fn: () => runXlaCase("threads").then(() => {}),
+});
+
+Deno.test({
   name: xlaName("xla: results and arguments of several dtypes and ranks, NpyArray arguments"),
   ignore,
   fn: () => runXlaCase("dtypes").then(() => {}),

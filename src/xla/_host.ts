@@ -1,9 +1,10 @@
 /**
  * The process-wide Python host: loads and initialises the interpreter once
  * (off the JS thread), installs the bridge, and sends requests to it. Every
- * request is one `nonblocking` native call that holds the GIL while Python
- * runs on a worker thread, so the JS thread stays free for TS handlers that
- * XLA calls meanwhile, from any thread.
+ * request is one `nonblocking` native call that waits while Python runs, GIL
+ * held, on one of the host's worker threads (`native/python_host.c`: kept
+ * for the life of the process), so the JS thread stays free for TS handlers
+ * that XLA calls meanwhile, from any thread.
  *
  * @module
  */
