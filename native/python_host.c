@@ -410,9 +410,12 @@ static int32_t submit(py_request* r) {
   if (g_idle >= g_queued) {
     pthread_cond_signal(&g_work_cv);
   } else if (!start_worker_locked() && g_workers == 0) {
-    /* No worker at all: take r back (it is the only one queued). */
-    g_head = g_tail = NULL;
-    g_queued = 0;
+    /* No worker at all: take r back. */
+    py_request* prev = NULL;
+    for (py_request* q = g_head; q != r; q = q->next) prev = q;
+    if (prev) prev->next = r->next; else g_head = r->next;
+    if (g_tail == r) g_tail = prev;
+    g_queued--;
     pthread_mutex_unlock(&g_pool_mu);
     pthread_cond_destroy(&r->done_cv);
     reply_text(r->reply, r->cap, ST_TEXT, "Cannot start a thread for the Python host");
