@@ -26,7 +26,7 @@ import type { DeviceBuffer } from "../runtime/device_buffer.ts";
 import { type Instance, Runtime } from "../runtime/runtime.ts";
 import type { AttrDictionary, AttrValue, ParsedRun } from "./args.ts";
 import { _closeRunModule, _importForRun } from "./module_target.ts";
-import { _localLibrary, type ProbeOptions, queryInChild } from "./probe.ts";
+import { _localLibrary, _spawnChild, type ProbeOptions, queryInChild } from "./probe.ts";
 import type {
   CallArg,
   CliRuntime,
@@ -41,8 +41,6 @@ import { formatRunJson } from "./format.ts";
 const CHILD_ENV = "XLA_FFI_DENO_CLI_RUN_CHILD";
 /** Marks the child's protocol lines on its stdout. */
 const RUN_MARK = "\u001exla-ffi-run ";
-const PERMISSIONS = ["--allow-ffi", "--allow-read", "--allow-write", "--allow-run", "--allow-env"];
-
 /**
  * @internal How this process runs in an isolated `run`: `undefined` when it
  * is not such a child, else whether the parent's progress sink is a terminal.
@@ -76,23 +74,9 @@ async function _runIsolated(
   io: IsolatedIo,
 ): Promise<number> {
   const entry = new URL("../../cli.ts", import.meta.url).href;
-  let child: Deno.ChildProcess;
-  try {
-    child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "--quiet", ...PERMISSIONS, entry, ...argv],
-      env: { [CHILD_ENV]: io.progressTerminal ? "tty" : "pipe" },
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-  } catch (e) {
-    const err = toFfiError(e);
-    throw new FfiError(
-      e instanceof Deno.errors.NotCapable ? ErrorCode.PERMISSION_DENIED : err.code,
-      `Running a shared-library handler runs a child process, which failed: ${err.message}`,
-      { cause: e },
-    );
-  }
+  const child = _spawnChild(entry, argv, "Running a shared-library handler", {
+    [CHILD_ENV]: io.progressTerminal ? "tty" : "pipe",
+  });
   const out = new Response(child.stdout).text();
   const relay = (async () => {
     for await (const text of child.stderr.pipeThrough(new TextDecoderStream())) io.stderr(text);

@@ -115,6 +115,44 @@ function _describeExit(status: Deno.CommandStatus): string {
   return status.signal ? `signal ${status.signal}` : `exit code ${status.code}`;
 }
 
+/** The permissions of the command line's child processes (those `deno task cli` has). */
+const CHILD_PERMISSIONS = [
+  "--allow-ffi",
+  "--allow-read",
+  "--allow-write",
+  "--allow-run",
+  "--allow-env",
+];
+
+/**
+ * @internal `deno run --quiet <permissions> entry ...args` with stdin closed
+ * and stdout/stderr piped. A failed spawn throws FfiError "`what` runs a
+ * child process, which failed: …" (PERMISSION_DENIED without `--allow-run`).
+ */
+export function _spawnChild(
+  entry: string,
+  args: readonly string[],
+  what: string,
+  env?: Record<string, string>,
+): Deno.ChildProcess {
+  try {
+    return new Deno.Command(Deno.execPath(), {
+      args: ["run", "--quiet", ...CHILD_PERMISSIONS, entry, ...args],
+      env,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+  } catch (e) {
+    const err = toFfiError(e);
+    throw new FfiError(
+      e instanceof Deno.errors.NotCapable ? ErrorCode.PERMISSION_DENIED : err.code,
+      `${what} runs a child process, which failed: ${err.message}`,
+      { cause: e },
+    );
+  }
+}
+
 /**
  * Queries the metadata of `symbols` in child processes (the running Deno
  * binary, this module as entry point); a symbol that crashes, ends or hangs
@@ -134,33 +172,7 @@ export async function queryInChild(
   let rest = [...symbols];
   const entry = new URL(import.meta.url).href;
   while (rest.length > 0) {
-    let child: Deno.ChildProcess;
-    try {
-      child = new Deno.Command(Deno.execPath(), {
-        args: [
-          "run",
-          "--quiet",
-          "--allow-ffi",
-          "--allow-read",
-          "--allow-write",
-          "--allow-run",
-          "--allow-env",
-          entry,
-          libPath,
-          ...rest,
-        ],
-        stdin: "null",
-        stdout: "piped",
-        stderr: "piped",
-      }).spawn();
-    } catch (e) {
-      const err = toFfiError(e);
-      throw new FfiError(
-        e instanceof Deno.errors.NotCapable ? ErrorCode.PERMISSION_DENIED : err.code,
-        `Querying handler metadata runs a child process, which failed: ${err.message}`,
-        { cause: e },
-      );
-    }
+    const child = _spawnChild(entry, [libPath, ...rest], "Querying handler metadata");
     const stderr = new Response(child.stderr).text();
     const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
     let buffered = "";
