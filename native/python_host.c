@@ -46,6 +46,8 @@
 #include <string.h>
 #include <wchar.h>
 
+#include "runtime_internal.h"
+
 typedef struct py_object PyObject; /* opaque */
 
 #define PY_FILE_INPUT 257 /* Py_file_input */
@@ -377,22 +379,11 @@ static void* worker_main(void* unused) {
   return NULL;
 }
 
-/* Starts one more worker (g_pool_mu held); 0 when it cannot. */
+/* Starts one more worker (g_pool_mu held); 0 when it cannot. Workers run
+ * this library's code for the life of the process, also after Deno closed the
+ * library at exit: xrt_thread_start_detached keeps it mapped. */
 static int start_worker_locked(void) {
-  if (g_workers == 0) {
-    /* Workers run this library's code for the life of the process, also
-     * after Deno closed the library at exit: keep it mapped. */
-    Dl_info self;
-    if (dladdr((void*)&worker_main, &self) && self.dli_fname)
-      (void)dlopen(self.dli_fname, RTLD_NOW | RTLD_NODELETE | RTLD_NOLOAD);
-  }
-  pthread_t t;
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  int rc = pthread_create(&t, &attr, worker_main, NULL);
-  pthread_attr_destroy(&attr);
-  if (rc != 0) return 0;
+  if (!xrt_thread_start_detached(worker_main, NULL)) return 0;
   g_workers++;
   return 1;
 }
