@@ -683,30 +683,18 @@ Deno.test("run: a number sent as a string attribute, or of another type, gets a 
       "hint: attribute alpha=2.5 was sent as a string; a number needs its type, e.g. --attr " +
       "alpha=f32:2.5 (or the type the handler binds: i32, f64, …)\n",
   );
-  const r = await tsRuns({
-    string: [
-      "run",
-      HANDLERS,
-      "scale",
-      "--arg",
-      "f32[2]=1,2",
-      "--ret",
-      "f32[2]",
-      "--attr",
-      "alpha=2.5",
-    ],
-    f64: [
-      "run",
-      HANDLERS,
-      "scale",
-      "--arg",
-      "f32[2]=1,2",
-      "--ret",
-      "f32[2]",
-      "--attr",
-      "alpha=f64:2.5",
-    ],
-  });
+  const scale = (attr: string) => [
+    "run",
+    HANDLERS,
+    "scale",
+    "--arg",
+    "f32[2]=1,2",
+    "--ret",
+    "f32[2]",
+    "--attr",
+    attr,
+  ];
+  const r = await tsRuns({ string: scale("alpha=2.5"), f64: scale("alpha=f64:2.5") });
   assert.equal(r.string.code, ExitCode.HANDLER_ERROR);
   assert.match(
     r.string.err,

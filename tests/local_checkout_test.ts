@@ -94,7 +94,7 @@ Deno.test("deno task cli resolves relative paths from the folder it was started 
     const inspect = await run(dir, [...task, "inspect", "./libdemo.so"]);
     assert.equal(inspect.code, 0, inspect.stderr);
     assert.match(inspect.stdout, /^\.\/libdemo\.so: x86_64, 5 exported functions\n/);
-    const r = await run(dir, [
+    const saxpy = [
       ...task,
       "run",
       "libdemo.so",
@@ -109,27 +109,13 @@ Deno.test("deno task cli resolves relative paths from the folder it was started 
       "alpha=f32:2",
       "--out",
       "out/y.npy",
-    ]);
+    ];
+    const r = await run(dir, saxpy);
     // Resolved from the project's folder, which has no out/ yet.
     assert.equal(r.code, 3, r.stderr);
     assert.match(r.stderr, /error: --out 1: folder out of out\/y\.npy does not exist/);
     Deno.mkdirSync(`${dir}/out`);
-    const ok = await run(dir, [
-      ...task,
-      "run",
-      "libdemo.so",
-      "demo_saxpy",
-      "--arg",
-      "f32[2]=1,2",
-      "--arg",
-      "f32[2]=1",
-      "--ret",
-      "f32[2]",
-      "--attr",
-      "alpha=f32:2",
-      "--out",
-      "out/y.npy",
-    ]);
+    const ok = await run(dir, saxpy);
     assert.equal(ok.code, 0, ok.stderr);
     assert.equal(ok.stdout, "result 0: f32[2] written to out/y.npy\n");
     assert.ok(Deno.statSync(`${dir}/out/y.npy`).isFile);

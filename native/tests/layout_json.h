@@ -37,13 +37,14 @@ static void end_unsized(void) { printf("}, \"structSize\": null}"); }
 #define HDR(T) F(T, struct_size); F(T, extension_start)
 
 /* The function slots of XLA_FFI_Api (0.1), and of 0.2/0.3 (slot 5 renamed). */
-#define API_SLOTS(T)                          \
+/* The slots every version shares, around slot 5 (which 0.2 renamed). */
+#define API_SLOTS_HEAD(T)                     \
   F(T, XLA_FFI_Error_Create);                 \
   F(T, XLA_FFI_Error_GetMessage);             \
   F(T, XLA_FFI_Error_Destroy);                \
   F(T, XLA_FFI_Handler_Register);             \
-  F(T, XLA_FFI_Stream_Get);                   \
-  F(T, XLA_FFI_TypeId_Register);              \
+  F(T, XLA_FFI_Stream_Get)
+#define API_SLOTS_TAIL(T)                     \
   F(T, XLA_FFI_ExecutionContext_Get);         \
   F(T, XLA_FFI_State_Set);                    \
   F(T, XLA_FFI_State_Get);                    \
@@ -57,25 +58,9 @@ static void end_unsized(void) { printf("}, \"structSize\": null}"); }
   F(T, XLA_FFI_RunId_Get);                    \
   F(T, XLA_FFI_DeviceOrdinal_Get)
 
+#define API_SLOTS(T) API_SLOTS_HEAD(T); F(T, XLA_FFI_TypeId_Register); API_SLOTS_TAIL(T)
+
 /* 0.2 and 0.3: slot 5 is Type_Register. */
-#define API_SLOTS_0_2(T)                      \
-  F(T, XLA_FFI_Error_Create);                 \
-  F(T, XLA_FFI_Error_GetMessage);             \
-  F(T, XLA_FFI_Error_Destroy);                \
-  F(T, XLA_FFI_Handler_Register);             \
-  F(T, XLA_FFI_Stream_Get);                   \
-  F(T, XLA_FFI_Type_Register);                \
-  F(T, XLA_FFI_ExecutionContext_Get);         \
-  F(T, XLA_FFI_State_Set);                    \
-  F(T, XLA_FFI_State_Get);                    \
-  F(T, XLA_FFI_DeviceMemory_Allocate);        \
-  F(T, XLA_FFI_DeviceMemory_Free);            \
-  F(T, XLA_FFI_ThreadPool_Schedule);          \
-  F(T, XLA_FFI_ThreadPool_NumThreads);        \
-  F(T, XLA_FFI_Future_Create);                \
-  F(T, XLA_FFI_Future_SetAvailable);          \
-  F(T, XLA_FFI_Future_SetError);              \
-  F(T, XLA_FFI_RunId_Get);                    \
-  F(T, XLA_FFI_DeviceOrdinal_Get)
+#define API_SLOTS_0_2(T) API_SLOTS_HEAD(T); F(T, XLA_FFI_Type_Register); API_SLOTS_TAIL(T)
 
 #endif /* DENO_XLA_FFI_LAYOUT_JSON_H_ */
