@@ -49,27 +49,14 @@ export const NATIVE_SOURCES: readonly string[] = [
  */
 export const GUARD_SOURCES: readonly string[] = ["native/invoke_guard.cc"];
 
+/** Flags of C and C++ builds alike, after the language standard. */
+const COMMON_FLAGS: readonly string[] = ["-O2", "-Wall", "-Wextra", "-Werror", "-fPIC", "-pthread"];
+
 /** Flags of C++ builds (the exception guard library, C++ test handlers). */
-export const CXX_FLAGS: readonly string[] = [
-  "-std=c++17",
-  "-O2",
-  "-Wall",
-  "-Wextra",
-  "-Werror",
-  "-fPIC",
-  "-pthread",
-];
+export const CXX_FLAGS: readonly string[] = ["-std=c++17", ...COMMON_FLAGS];
 
 /** Flags every native build uses (DESIGN.md). */
-export const C_FLAGS: readonly string[] = [
-  "-std=c11",
-  "-O2",
-  "-Wall",
-  "-Wextra",
-  "-Werror",
-  "-fPIC",
-  "-pthread",
-];
+export const C_FLAGS: readonly string[] = ["-std=c11", ...COMMON_FLAGS];
 
 /**
  * Flags from `XLA_FFI_DENO_SANITIZE` (e.g. `address,undefined`): every native
