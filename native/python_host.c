@@ -423,13 +423,7 @@ static int32_t submit(py_request* r) {
  * a nonblocking function (never on the JS thread), it waits for the worker.
  */
 int32_t xla_ffi_deno_py_init(const char* path, const char* home, uint8_t* reply, int64_t cap) {
-  py_request r;
-  memset(&r, 0, sizeof r);
-  r.init = 1;
-  r.path = path;
-  r.home = home;
-  r.reply = reply;
-  r.cap = cap;
+  py_request r = {.init = 1, .path = path, .home = home, .reply = reply, .cap = cap};
   return submit(&r);
 }
 
@@ -439,13 +433,7 @@ int32_t xla_ffi_deno_py_init(const char* path, const char* home, uint8_t* reply,
  */
 int32_t xla_ffi_deno_py_run(int32_t mode, const uint8_t* req, int64_t len, uint8_t* reply,
                             int64_t cap) {
-  py_request r;
-  memset(&r, 0, sizeof r);
-  r.mode = mode;
-  r.req = req;
-  r.len = len;
-  r.reply = reply;
-  r.cap = cap;
+  py_request r = {.mode = mode, .req = req, .len = len, .reply = reply, .cap = cap};
   return submit(&r);
 }
 
