@@ -58,3 +58,20 @@ int32_t xrt_dladdr(const void* addr, char* buf, int32_t cap) {
   snprintf(buf, (size_t)cap, "%s", info.dli_fname);
   return 1;
 }
+
+/**
+ * Writes what the code at addr is into buf: "<file>@<load address>:<symbol>",
+ * the symbol only when addr is exactly where that exported symbol starts.
+ * Returns 0 when no loaded object contains addr. A library that was unloaded
+ * and loaded again, or another build of it at the same path, covers an old
+ * handler address with the same function only if all three parts match (the
+ * loader may map the file at another place, e.g. under ASan, and addr then
+ * falls on other code or data of it).
+ */
+int32_t xrt_code_identity(const void* addr, char* buf, int32_t cap) {
+  Dl_info info;
+  if (!addr || !buf || cap <= 0 || !dladdr(addr, &info) || !info.dli_fname) return 0;
+  const char* sym = info.dli_saddr == addr && info.dli_sname ? info.dli_sname : "";
+  snprintf(buf, (size_t)cap, "%s@%p:%s", info.dli_fname, info.dli_fbase, sym);
+  return 1;
+}

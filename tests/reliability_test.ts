@@ -89,6 +89,47 @@ Deno.test("use after close: handlers of a closed library give FfiError, also reg
   rt.callSync(other.handler("test_noop"), f);
 });
 
+Deno.test("use after close: a rebuilt library at the same path never runs an old handler address", async () => {
+  // The loader maps the new file where the old one was (usually) and the old
+  // address then lands on other code of it; under ASan it maps elsewhere,
+  // where the old address can land on its data. Either way it is refused.
+  const first = buildSharedLibrary({
+    name: "xrt_rebuilt_v1",
+    sources: ["native/tests/runtime_handlers.c"],
+  });
+  const second = buildSharedLibrary({
+    name: "xrt_rebuilt_v2",
+    sources: ["native/tests/code_padding.c", "native/tests/runtime_handlers.c"],
+  });
+  const path = await Deno.makeTempFile({ prefix: "xrt_rebuilt_", suffix: ".so" });
+  try {
+    Deno.copyFileSync(first, path);
+    const lib = HandlerLibrary.open(path);
+    const old = lib.handler("test_noop");
+    using rt = new Runtime({ threads: 0 });
+    const name = `reliab.rebuilt.${Deno.pid}`;
+    rt.register(name, old);
+    using f = new CallFrameBuilder().build();
+    rt.callSync(name, f);
+    lib.close();
+    Deno.removeSync(path); // a new file (inode) at the same path, as a rebuild makes
+    Deno.copyFileSync(second, path);
+    using again = HandlerLibrary.open(path);
+    const fresh = again.handler("test_noop");
+    rt.callSync(fresh, f);
+    assert.ok(
+      !Deno.UnsafePointer.equals(fresh.pointer, old.pointer),
+      "the rebuild moved test_noop",
+    );
+    const libClosed = closedError(/belongs to the closed handler library/);
+    assert.throws(() => rt.callSync(name, f), libClosed);
+    assert.throws(() => rt.callSync(old, f), libClosed);
+    assert.throws(() => rt.metadata(old), libClosed);
+  } finally {
+    Deno.removeSync(path);
+  }
+});
+
 Deno.test("stress: 8 runtime threads × 100k calls mixing sync, async and error handlers", async () => {
   using lib = openTestHandlers();
   const counts = new Deno.UnsafeFnPointer(

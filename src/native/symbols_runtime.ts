@@ -67,4 +67,5 @@ export const RUNTIME_SYMBOLS = {
   xrt_dlclose: { parameters: ["pointer"], result: "i32" },
   xrt_dlerror: { parameters: [], result: "pointer" },
   xrt_dladdr: { parameters: ["pointer", "buffer", "i32"], result: "i32" },
+  xrt_code_identity: { parameters: ["pointer", "buffer", "i32"], result: "i32" },
 } as const;

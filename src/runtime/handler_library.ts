@@ -89,16 +89,20 @@ export class TypeIdRef {
 }
 
 /**
- * Handlers whose library was closed: address → the library's path and the
- * loaded object (file name) that held the address before the close.
+ * Handlers whose library was closed: address → the library's path and what
+ * the code at the address was before the close (see {@link loadedObject}).
  */
 const deadHandlers = new Map<bigint, { path: string; object: string | null }>();
 
 const dladdrBuf = new Uint8Array(4096);
 
-/** The file name of the loaded object containing `p`, or null if none does. */
+/**
+ * What the code at `p` is ("file@load address:symbol"), or null if no loaded
+ * object contains it. All three parts matter: a library loaded again at
+ * another place, or rebuilt, can cover `p` with other code or data.
+ */
 function loadedObject(p: Deno.PointerObject): string | null {
-  if (native().xrt_dladdr(p, dladdrBuf, dladdrBuf.length) === 0) return null;
+  if (native().xrt_code_identity(p, dladdrBuf, dladdrBuf.length) === 0) return null;
   const end = dladdrBuf.indexOf(0);
   return new TextDecoder().decode(dladdrBuf.subarray(0, end < 0 ? dladdrBuf.length : end));
 }
@@ -106,8 +110,9 @@ function loadedObject(p: Deno.PointerObject): string | null {
 /**
  * @internal Throws FAILED_PRECONDITION if `p` is a handler of a closed
  * {@link HandlerLibrary} whose code is no longer loaded (calling it would jump
- * into unmapped code). A library that another handle keeps loaded, or that was
- * loaded again, still counts as loaded.
+ * into unmapped code, or into whatever the loader put there since). A library
+ * that another handle keeps loaded, or that was loaded again at the same
+ * address (the same function at the same address), still counts as loaded.
  */
 export function _checkHandler(p: Deno.PointerObject, name = "handler"): void {
   if (deadHandlers.size === 0) return;
