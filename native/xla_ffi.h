@@ -408,16 +408,15 @@ typedef XLA_FFI_Error* XLA_FFI_Future_SetError(XLA_FFI_Future_SetError_Args* arg
 typedef XLA_FFI_Error* XLA_FFI_RunId_Get(XLA_FFI_RunId_Get_Args* args);
 typedef XLA_FFI_Error* XLA_FFI_DeviceOrdinal_Get(XLA_FFI_DeviceOrdinal_Get_Args* args);
 
-#define XLA_FFI_API_SLOTS_0_1                                  \
+/* The slots every version has before and after the type and state slots
+ * (5-8), which later versions change. */
+#define XLA_FFI_API_SLOTS_HEAD                                 \
   XLA_FFI_Error_Create* XLA_FFI_Error_Create;                  \
   XLA_FFI_Error_GetMessage* XLA_FFI_Error_GetMessage;          \
   XLA_FFI_Error_Destroy* XLA_FFI_Error_Destroy;                \
   XLA_FFI_Handler_Register* XLA_FFI_Handler_Register;          \
-  XLA_FFI_Stream_Get* XLA_FFI_Stream_Get;                      \
-  XLA_FFI_TypeId_Register* XLA_FFI_TypeId_Register;            \
-  XLA_FFI_ExecutionContext_Get* XLA_FFI_ExecutionContext_Get;  \
-  XLA_FFI_State_Set* XLA_FFI_State_Set;                        \
-  XLA_FFI_State_Get* XLA_FFI_State_Get;                        \
+  XLA_FFI_Stream_Get* XLA_FFI_Stream_Get
+#define XLA_FFI_API_SLOTS_TAIL                                 \
   XLA_FFI_DeviceMemory_Allocate* XLA_FFI_DeviceMemory_Allocate;\
   XLA_FFI_DeviceMemory_Free* XLA_FFI_DeviceMemory_Free;        \
   XLA_FFI_ThreadPool_Schedule* XLA_FFI_ThreadPool_Schedule;    \
@@ -427,12 +426,23 @@ typedef XLA_FFI_Error* XLA_FFI_DeviceOrdinal_Get(XLA_FFI_DeviceOrdinal_Get_Args*
   XLA_FFI_Future_SetError* XLA_FFI_Future_SetError;            \
   XLA_FFI_RunId_Get* XLA_FFI_RunId_Get;                        \
   XLA_FFI_DeviceOrdinal_Get* XLA_FFI_DeviceOrdinal_Get
+/* The fields before the slots. */
+#define XLA_FFI_API_HEADER                 \
+  size_t struct_size;                      \
+  XLA_FFI_Extension_Base* extension_start; \
+  XLA_FFI_Api_Version api_version;         \
+  XLA_FFI_InternalApi* internal_api
+
+#define XLA_FFI_API_SLOTS_0_1                                  \
+  XLA_FFI_API_SLOTS_HEAD;                                      \
+  XLA_FFI_TypeId_Register* XLA_FFI_TypeId_Register;            \
+  XLA_FFI_ExecutionContext_Get* XLA_FFI_ExecutionContext_Get;  \
+  XLA_FFI_State_Set* XLA_FFI_State_Set;                        \
+  XLA_FFI_State_Get* XLA_FFI_State_Get;                        \
+  XLA_FFI_API_SLOTS_TAIL
 
 struct XLA_FFI_Api {
-  size_t struct_size;
-  XLA_FFI_Extension_Base* extension_start;
-  XLA_FFI_Api_Version api_version;
-  XLA_FFI_InternalApi* internal_api;
+  XLA_FFI_API_HEADER;
   XLA_FFI_API_SLOTS_0_1;
 };
 #define XLA_FFI_Api_STRUCT_SIZE XLA_FFI_STRUCT_SIZE(XLA_FFI_Api, XLA_FFI_DeviceOrdinal_Get)
@@ -489,24 +499,12 @@ typedef XLA_FFI_State_Set_Args_V0_3 XLA_FFI_State_Get_Args_V0_3;
 typedef XLA_FFI_Error* XLA_FFI_Type_Register_V0_2(XLA_FFI_Type_Register_Args_V0_2* args);
 
 #define XLA_FFI_API_SLOTS_0_2                                  \
-  XLA_FFI_Error_Create* XLA_FFI_Error_Create;                  \
-  XLA_FFI_Error_GetMessage* XLA_FFI_Error_GetMessage;          \
-  XLA_FFI_Error_Destroy* XLA_FFI_Error_Destroy;                \
-  XLA_FFI_Handler_Register* XLA_FFI_Handler_Register;          \
-  XLA_FFI_Stream_Get* XLA_FFI_Stream_Get;                      \
+  XLA_FFI_API_SLOTS_HEAD;                                      \
   XLA_FFI_Type_Register_V0_2* XLA_FFI_Type_Register;           \
   XLA_FFI_ExecutionContext_Get* XLA_FFI_ExecutionContext_Get;  \
   void* XLA_FFI_State_Set;                                     \
   void* XLA_FFI_State_Get;                                     \
-  XLA_FFI_DeviceMemory_Allocate* XLA_FFI_DeviceMemory_Allocate;\
-  XLA_FFI_DeviceMemory_Free* XLA_FFI_DeviceMemory_Free;        \
-  XLA_FFI_ThreadPool_Schedule* XLA_FFI_ThreadPool_Schedule;    \
-  XLA_FFI_ThreadPool_NumThreads* XLA_FFI_ThreadPool_NumThreads;\
-  XLA_FFI_Future_Create* XLA_FFI_Future_Create;                \
-  XLA_FFI_Future_SetAvailable* XLA_FFI_Future_SetAvailable;    \
-  XLA_FFI_Future_SetError* XLA_FFI_Future_SetError;            \
-  XLA_FFI_RunId_Get* XLA_FFI_RunId_Get;                        \
-  XLA_FFI_DeviceOrdinal_Get* XLA_FFI_DeviceOrdinal_Get
+  XLA_FFI_API_SLOTS_TAIL
 
 /* 0.2 and 0.3: the same 18 slots as 0.1, slot 5 renamed Type_Register. The
  * State_Set/State_Get slots take the version's own argument layout (0.2:
@@ -514,10 +512,7 @@ typedef XLA_FFI_Error* XLA_FFI_Type_Register_V0_2(XLA_FFI_Type_Register_Args_V0_
  * XLA_FFI_State_Set_Args_V0_3 / XLA_FFI_State_Get_Args_V0_3), so they are
  * untyped here: cast them to the version's function type. */
 typedef struct XLA_FFI_Api_V0_2 {
-  size_t struct_size;
-  XLA_FFI_Extension_Base* extension_start;
-  XLA_FFI_Api_Version api_version;
-  XLA_FFI_InternalApi* internal_api;
+  XLA_FFI_API_HEADER;
   XLA_FFI_API_SLOTS_0_2;
 } XLA_FFI_Api_V0_2;
 #define XLA_FFI_Api_V0_2_STRUCT_SIZE XLA_FFI_STRUCT_SIZE(XLA_FFI_Api_V0_2, XLA_FFI_DeviceOrdinal_Get)
@@ -529,10 +524,7 @@ typedef XLA_FFI_Error* XLA_FFI_State_Get_V0_3(XLA_FFI_State_Get_Args_V0_3* args)
 
 /* 0.5 + GetCode: 19 slots, Error_GetCode last. */
 typedef struct XLA_FFI_Api_V0_5 {
-  size_t struct_size;
-  XLA_FFI_Extension_Base* extension_start;
-  XLA_FFI_Api_Version api_version;
-  XLA_FFI_InternalApi* internal_api;
+  XLA_FFI_API_HEADER;
   XLA_FFI_API_SLOTS_0_1;
   XLA_FFI_Error_GetCode* XLA_FFI_Error_GetCode;
 } XLA_FFI_Api_V0_5;
