@@ -33,15 +33,25 @@ function binding(got: Got[]) {
     .to((b, axes, big, mode, opts) => void got.push([b, big, opts, axes, mode]));
 }
 
-Deno.test({
-  name: "reuse: the same bytes give the same immutable values; arrays are fresh",
-  ...opts,
-  fn: async () => {
-    const got: Got[] = [];
-    using h = binding(got);
+/** A test given a fresh {@link binding}'s handler and what its calls got. */
+function reuseTest(name: string, fn: (h: Deno.PointerObject, got: Got[]) => Promise<void>) {
+  Deno.test({
+    name,
+    ...opts,
+    fn: async () => {
+      const got: Got[] = [];
+      using h = binding(got);
+      await fn(h.pointer, got);
+    },
+  });
+}
+
+reuseTest(
+  "reuse: the same bytes give the same immutable values; arrays are fresh",
+  async (h, got) => {
     const data = new Float32Array(6);
     using f = frame(spec(data));
-    for (let i = 0; i < 3; i++) assert.equal(await call(h.pointer, f), null);
+    for (let i = 0; i < 3; i++) assert.equal(await call(h, f), null);
     const [a, b, c] = got as [Got, Got, Got];
     assert.equal(b[0], a[0], "FfiBuffer handed again");
     assert.equal(c[0], a[0]);
@@ -61,19 +71,16 @@ Deno.test({
     assert.equal(a[2].get("k", "i32"), 7);
     assert.equal(a[2].get("s"), "text");
   },
-});
+);
 
-Deno.test({
-  name: "reuse: a frame that differs, or a value a handler changed, gives a new object",
-  ...opts,
-  fn: async () => {
-    const got: Got[] = [];
-    using h = binding(got);
+reuseTest(
+  "reuse: a frame that differs, or a value a handler changed, gives a new object",
+  async (h, got) => {
     const d1 = new Float32Array(6), d2 = new Float32Array(6);
     using f1 = frame(spec(d1));
     using f2 = frame(spec(d2, "wrap"));
-    assert.equal(await call(h.pointer, f1), null);
-    assert.equal(await call(h.pointer, f2), null);
+    assert.equal(await call(h, f1), null);
+    assert.equal(await call(h, f2), null);
     const [a, b] = got as [Got, Got];
     assert.notEqual(b[0], a[0]);
     assert.notEqual(a[0].data, b[0].data);
@@ -83,26 +90,23 @@ Deno.test({
     // A buffer handed out once and written to by its handler is not handed again.
     const once = got.length;
     (got[once - 1]![0] as { data: number }).data = 42;
-    assert.equal(await call(h.pointer, f2), null);
+    assert.equal(await call(h, f2), null);
     assert.notEqual(got[once]![0], got[once - 1]![0]);
     assert.equal(got[once - 1]![0].data, 42, "the kept object is left as the handler made it");
     assert.equal(got[once]![0].data, addressOf(d2));
   },
-});
+);
 
-Deno.test({
-  name: "reuse off and the plan decoder: the same values as the compiled decoder",
-  ...opts,
-  fn: async () => {
-    const got: Got[] = [];
-    using h = binding(got);
+reuseTest(
+  "reuse off and the plan decoder: the same values as the compiled decoder",
+  async (h, got) => {
     const data = new Float32Array(6);
     using f = frame(spec(data));
-    assert.equal(await call(h.pointer, f), null);
+    assert.equal(await call(h, f), null);
     _setReuse(false);
     try {
-      assert.equal(await call(h.pointer, f), null);
-      assert.equal(await call(h.pointer, f), null);
+      assert.equal(await call(h, f), null);
+      assert.equal(await call(h, f), null);
     } finally {
       _setReuse(true);
     }
@@ -133,4 +137,4 @@ Deno.test({
     assert.ok(p[4] instanceof Dictionary);
     assert.deepEqual((p[4] as Dictionary).toObject(), a[2].toObject());
   },
-});
+);
