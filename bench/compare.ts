@@ -14,8 +14,8 @@
  * the ratios. Every contender's decode is digested (canonical text + FNV-1a,
  * see bench/native/c_decoder.c) and must agree with the C floor's.
  * Writes bench/results.md (keeping what follows its "kept" marker),
- * bench/results.svg and the README's benchmark section (between its
- * bench:compare markers). Exits non-zero only when a
+ * bench/results.svg and the benchmark section of docs/performance.md
+ * (between its bench:compare markers). Exits non-zero only when a
  * contender fails to run or the digests disagree; contenders that are not
  * available here are reported with the reason.
  *
@@ -389,25 +389,25 @@ for (const f of FRAMES) {
 for (const c of running) await c.close?.();
 
 // ---- statistics and reporting ---------------------------------------------
-const README_START = "<!-- bench:compare:start -->";
+const SECTION_START = "<!-- bench:compare:start -->";
 /** In bench/results.md: what follows this line is not rewritten. */
 const KEPT = "<!-- kept: not written by bench:compare -->";
-const README_END = "<!-- bench:compare:end -->";
+const SECTION_END = "<!-- bench:compare:end -->";
 
-/** Replaces the README's text between the bench:compare markers (when present). */
-function updateReadme(body: string): void {
-  const url = new URL("../README.md", import.meta.url);
+/** Replaces docs/performance.md's text between the bench:compare markers (when present). */
+function updateGuide(body: string): void {
+  const url = new URL("../docs/performance.md", import.meta.url);
   const text = Deno.readTextFileSync(url);
-  const a = text.indexOf(README_START), b = text.indexOf(README_END);
+  const a = text.indexOf(SECTION_START), b = text.indexOf(SECTION_END);
   if (a < 0 || b < a) {
-    console.log("README.md has no bench:compare markers: not updated");
+    console.log("docs/performance.md has no bench:compare markers: not updated");
     return;
   }
   Deno.writeTextFileSync(
     url,
-    `${text.slice(0, a + README_START.length)}\n${body}\n${text.slice(b)}`,
+    `${text.slice(0, a + SECTION_START.length)}\n${body}\n${text.slice(b)}`,
   );
-  // Keep the README in `deno fmt` shape (tables aligned) so `deno task check` stays clean.
+  // Keep the guide in `deno fmt` shape (tables aligned) so `deno task check` stays clean.
   try {
     new Deno.Command(Deno.execPath(), { args: ["fmt", "-q", url.pathname], stderr: "null" })
       .outputSync();
@@ -566,14 +566,14 @@ if (!opts["no-write"] && !failed) {
     if (at >= 0) kept = "\n" + old.slice(at);
   } catch { /* no earlier results */ }
   Deno.writeTextFileSync(resultsUrl, md + kept);
-  updateReadme(
+  updateGuide(
     [
       `${date}; ${machine}; ${versions}.`,
       `Command: \`deno task bench:compare${
         Deno.args.length ? " " + Deno.args.join(" ") : ""
-      }\`. Details and the frames: [bench/results.md](bench/results.md).`,
+      }\`. Details and the frames: [bench/results.md](../bench/results.md).`,
       "",
-      "![Per-call cost of a handler call with a full frame decode, log scale](bench/results.svg)",
+      "![Per-call cost of a handler call with a full frame decode, log scale](../bench/results.svg)",
       "",
       ...decodeRows,
       "",
@@ -582,7 +582,9 @@ if (!opts["no-write"] && !failed) {
     ].join("\n"),
   );
   Deno.writeTextFileSync(new URL("results.svg", import.meta.url), svg);
-  console.log("wrote bench/results.md, bench/results.svg and the README's benchmark section");
+  console.log(
+    "wrote bench/results.md, bench/results.svg and docs/performance.md's benchmark section",
+  );
 }
 S.bench_frame_set_context(null, null);
 ctxFrame.close();

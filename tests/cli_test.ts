@@ -276,7 +276,7 @@ Deno.test("the script's process exit code and output", async () => {
   assert.match(new TextDecoder().decode(res.stderr), /error: --stage 'later': expected one of/);
 });
 
-Deno.test("exit codes: ExitCode, the help text and the README list the same codes", () => {
+Deno.test("exit codes: ExitCode, the help text and the command-line guide list the same codes", () => {
   const codes = Object.values(ExitCode).filter((v): v is number => typeof v === "number").sort((
     a,
     b,
@@ -285,12 +285,12 @@ Deno.test("exit codes: ExitCode, the help text and the README list the same code
   const helpCodes = [...help.slice(help.indexOf("Exit codes:")).matchAll(/^ {2}(\d+) +\S/gm)]
     .map((m) => Number(m[1]));
   assert.deepEqual(helpCodes, codes);
-  const readme = Deno.readTextFileSync(new URL("../README.md", import.meta.url));
-  const section = readme.slice(readme.indexOf("### Command line"));
+  const guide = Deno.readTextFileSync(new URL("../docs/command-line.md", import.meta.url));
+  const section = guide.slice(guide.indexOf("## Exit codes"));
   const table = section.slice(section.indexOf("| exit code |"));
-  const readmeCodes = [...table.slice(0, table.indexOf("\n\n")).matchAll(/^\| (\d+) +\|/gm)]
+  const guideCodes = [...table.slice(0, table.indexOf("\n\n")).matchAll(/^\| (\d+) +\|/gm)]
     .map((m) => Number(m[1]));
-  assert.deepEqual(readmeCodes, codes);
+  assert.deepEqual(guideCodes, codes);
   // The same wording for the codes whose meaning grew: modules, CUDA.
   assert.match(help, /4 {3}library or module error/);
   assert.match(table, /\| 4 +\| library or module error/);
