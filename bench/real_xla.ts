@@ -12,7 +12,7 @@
  * in rounds; each figure is the median per-call time over every round (p10–p90).
  *
  * Writes its table into bench/results.md (between the bench:real_xla
- * markers) unless `--no-write`. Needs jax (README, "Real XLA").
+ * markers) unless `--no-write`. Needs jax (docs/real-xla.md).
  *
  * Run: deno run --allow-ffi --allow-read --allow-write --allow-run --allow-env bench/real_xla.ts [--rounds N] [--no-write]
  *
@@ -57,7 +57,7 @@ async function main(): Promise<void> {
   if (info instanceof Error || info.jax === null) {
     console.log(
       `skipped: ${info instanceof Error ? info.message : `no jax for ${info.executable}`}` +
-        ` (README, "Real XLA")`,
+        ` (docs/real-xla.md)`,
     );
     return;
   }

@@ -64,7 +64,7 @@ if (import.meta.main) {
       const missing = await jaxMissing();
       if (missing !== undefined) {
         console.log(
-          `\n== examples/${name} skipped: ${missing}; install jax as README.md "Real XLA" says ` +
+          `\n== examples/${name} skipped: ${missing}; install jax as docs/real-xla.md says ` +
             `(python3 -m venv <dir> && <dir>/bin/pip install jax==0.10.2 jaxlib==0.10.2), then ` +
             `set DENO_XLA_PYTHON=<dir>/bin/python ==`,
         );

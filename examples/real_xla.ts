@@ -9,7 +9,7 @@
  * over 4 CPU devices calls a TS handler once per device, from XLA's threads,
  * all four calls in flight at once.
  *
- * Needs a Python with jax (README, "Real XLA"), e.g.
+ * Needs a Python with jax (docs/real-xla.md), e.g.
  *   DENO_XLA_PYTHON=$HOME/.venvs/jax/bin/python
  *
  * Run: deno run --allow-ffi --allow-read --allow-write --allow-run --allow-env examples/real_xla.ts

@@ -1,7 +1,7 @@
 /**
  * Whether the real-XLA tests can run here, and running one of their cases
  * (`tests/_xla_cases.ts`) in a child process. They need `DENO_XLA_PYTHON`
- * naming a Python with jax (README, "Real XLA"); without it they are
+ * naming a Python with jax (docs/real-xla.md); without it they are
  * declared ignored with the reason in their names.
  *
  * @module
@@ -12,7 +12,7 @@ import { childContext, runDeno } from "./_child.ts";
 function reason(): string | undefined {
   const python = Deno.env.get("DENO_XLA_PYTHON");
   if (python === undefined || python === "") {
-    return "DENO_XLA_PYTHON is not set (a Python with jax, see README 'Real XLA')";
+    return "DENO_XLA_PYTHON is not set (a Python with jax, see docs/real-xla.md)";
   }
   try {
     const r = new Deno.Command(python, {

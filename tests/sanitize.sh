@@ -8,8 +8,8 @@
 # in code compiled from native/ and native/tests/ aborts the run.
 # What is not: leaks. Deno itself keeps allocations alive at exit, so
 # LeakSanitizer's report would be mostly Deno's; the module's own objects are
-# counted by the native runtime's stats instead (see the Reliability section
-# of the README). Deno is not instrumented, so errors inside Deno are out of
+# counted by the native runtime's stats instead (see docs/reliability.md,
+# "Leaks"). Deno is not instrumented, so errors inside Deno are out of
 # scope; the sanitizers still see every access our C code makes.
 set -uo pipefail
 cd "$(dirname "$0")/.."

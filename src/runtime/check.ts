@@ -14,7 +14,7 @@ import { _check } from "./_native_error.ts";
  * and payloads. Throws FfiError INVALID_ARGUMENT naming the first problem.
  * Its execution context must be one of this runtime's (a frame built by
  * {@link CallFrameBuilder}). Wild (non-null, unmapped) pointers cannot be
- * detected. Limits: README, "Reliability".
+ * detected. Limits: docs/reliability.md.
  *
  * @example
  * ```ts

@@ -18,7 +18,7 @@
 #   and the C-vs-TS benches. It fails when CUDA is unavailable (a GPU present
 #   or not), when any GPU test fails or is ignored, or when the example does
 #   not check its results; then prints every figure and ratio as one block to
-#   paste into the README.
+#   paste into docs/cuda.md ("The GPU run").
 # Without it: builds the native library (and the PTX when nvcc exists), runs
 #   every test (the GPU tests run when a CUDA device is present), the example
 #   and the benches.
@@ -243,7 +243,7 @@ if [ "$gpu_only" -eq 1 ]; then
   run_benches
 
   echo
-  echo "===== GPU figures (paste into README.md) ====="
+  echo "===== GPU figures (paste into docs/cuda.md) ====="
   echo "$(date -u +%F), \`tests/gpu/run.sh --gpu-only\` in ${SECONDS} s: ${info}."
   echo
   echo "- GPU tests: ${passed} passed, ${failed} failed, ${ignored} ignored"
