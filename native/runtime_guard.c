@@ -316,7 +316,7 @@ static XLA_FFI_Error* check_attrs(const XLA_FFI_Attrs* a, int depth) {
 /**
  * Checks a call frame's structure; NULL when it is well formed, else an
  * INVALID_ARGUMENT error that names the first problem. The limits are the
- * XRT_MAX_* values in runtime_internal.h (README, "Reliability").
+ * XRT_MAX_* values in runtime_internal.h (docs/reliability.md, "Guards").
  */
 XLA_FFI_Error* xrt_check_call_frame(const XLA_FFI_CallFrame* cf) {
   if (!cf) return BAD("The call frame is null");

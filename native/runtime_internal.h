@@ -121,7 +121,7 @@ typedef struct xrt_frame {
 } xrt_frame;
 
 /* Guards (runtime_guard.c). Limits of xrt_check_call_frame and of the API
- * functions' inputs; documented in the README's Reliability section. */
+ * functions' inputs; documented in docs/reliability.md, "Guards". */
 #define XRT_CTX_MAGIC 0x58525443545856ull /* "VXTCTRX" */
 #define XRT_MAX_OPERANDS 65536          /* args or rets per call frame */
 #define XRT_MAX_RANK 256                /* buffer rank */
