@@ -1,0 +1,92 @@
+/**
+ * `ffiCall` and `FfiHost`: each body of tests/_host_cases.ts runs on the
+ * embedded runtime here, and on the embedded runtime and real XLA in one
+ * child process (one loop over both hosts) when jax is installed. The ffi.h
+ * handlers are built at test time against jaxlib's headers.
+ */
+import assert from "node:assert/strict";
+import { DataType, ErrorCode, Ffi, FfiError, Runtime, runtimeDebugStats } from "../mod.ts";
+import { findCxxCompiler } from "../build.ts";
+import { childContext, runDeno } from "./_child.ts";
+import { FFI_H_CASES, ffiHSkip, HOST_CASES } from "./_host_cases.ts";
+import { XLA_SKIP, xlaName } from "./_xla_env.ts";
+
+const cxx = findCxxCompiler();
+const ffiHReason = ffiHSkip() ?? (cxx === undefined ? "no C++ compiler" : undefined);
+
+for (const [name, body] of Object.entries(HOST_CASES)) {
+  const needsFfiH = FFI_H_CASES.has(name);
+  Deno.test({
+    name: `ffiCall on the embedded runtime: ${name}` +
+      (needsFfiH && ffiHReason ? ` (ignored: ${ffiHReason})` : ""),
+    ignore: needsFfiH && ffiHReason !== undefined,
+    fn: async () => {
+      using rt = new Runtime({ threads: 1 });
+      await body(rt);
+    },
+  });
+}
+
+Deno.test({
+  name: xlaName("ffiCall: one test body per case on both hosts (embedded runtime, real XLA)"),
+  ignore: XLA_SKIP !== undefined,
+  fn: async () => {
+    const r = await runDeno(new URL("./_host_cases.ts", import.meta.url), [], {
+      timeoutMs: 180_000,
+    });
+    const context = childContext("tests/_host_cases.ts", r);
+    assert.equal(r.code, 0, context);
+    const ran = Object.keys(HOST_CASES).filter((n) => !FFI_H_CASES.has(n) || !ffiHReason);
+    assert.equal(r.stdout, ran.map((n) => `ok ${n}\n`).join(""), context);
+    assert.doesNotMatch(r.stderr, /Traceback/, context);
+  },
+});
+
+Deno.test("Runtime.ffiCall: closes what it made, refuses bad options, and a closed runtime", async () => {
+  using h = Ffi.bind().arg(DataType.F32).ret(DataType.F32).to((x, y) => {
+    y.typed().set(x.typed());
+  });
+  const rt = new Runtime({ threads: 0 });
+  const before = runtimeDebugStats();
+  for (let i = 0; i < 20; i++) {
+    await rt.ffiCall(h, {
+      args: [new Float32Array(4)],
+      results: [{ dtype: DataType.F32, shape: [4] }],
+    });
+  }
+  const after = runtimeDebugStats();
+  assert.equal(after.framesCreated - before.framesCreated, 20);
+  assert.equal(after.framesDestroyed - before.framesDestroyed, 20);
+  for (
+    const [options, re] of [
+      [{ results: [{ dtype: DataType.F32, shape: [-1] }] }, /result 0: bad dimension -1/],
+      [{ results: [{ dtype: 999, shape: [1] }] }, /result 0: unknown data type 999/],
+      [
+        { args: [{ data: new Float32Array(3), shape: [2] }], results: [] },
+        /argument 0: f32\[2\] needs 8 bytes, the data has 12/,
+      ],
+      [{
+        args: [new Float32Array(1)],
+        results: [{ dtype: DataType.F32, shape: [1] }],
+        inputOutputAliases: { 1: 0 },
+      }, /argument index 1 is out of range/],
+      [{
+        args: [new Float32Array(1)],
+        results: [{ dtype: DataType.F32, shape: [1] }],
+        inputOutputAliases: { 0: 2 },
+      }, /result index 2 is out of range/],
+    ] as const
+  ) {
+    await assert.rejects(
+      rt.ffiCall(h, options as never),
+      (e: unknown) =>
+        e instanceof FfiError && e.code === ErrorCode.INVALID_ARGUMENT && re.test(e.message),
+    );
+  }
+  await assert.rejects(rt.ffiCall(42 as never, { results: [] }), FfiError);
+  rt.close();
+  await assert.rejects(
+    rt.ffiCall(h, { results: [] }),
+    (e: unknown) => e instanceof FfiError && e.code === ErrorCode.FAILED_PRECONDITION,
+  );
+});
