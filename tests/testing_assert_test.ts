@@ -210,14 +210,15 @@ Deno.test({
       const a: (number | [number, number])[] = [], e: (number | [number, number])[] = [];
       for (let i = 0; i < n; i++) {
         const x = rand() < 0.1 ? special[Math.floor(rand() * 5)]! : (rand() - 0.5) * 10;
-        const y = rand() < 0.5
+        const changeRate = [0, 0.05, 0.5][Math.floor(k / 4) % 3]!;
+        const y = rand() >= changeRate
           ? x
           : rand() < 0.1
           ? special[Math.floor(rand() * 5)]!
           : x + (rand() - 0.5) * 10 ** -Math.floor(rand() * 8);
         if (complex) {
           a.push([x, rand() < 0.5 ? 0 : x / 2]);
-          e.push([y, rand() < 0.7 ? (a.at(-1) as [number, number])[1] : y]);
+          e.push([y, Object.is(y, x) ? (a.at(-1) as [number, number])[1] : y]);
         } else {
           a.push(x);
           e.push(y);
@@ -249,7 +250,7 @@ Deno.test({
     assert.ok(r.success, new TextDecoder().decode(r.stderr));
     const numpy = JSON.parse(new TextDecoder().decode(r.stdout)) as number[];
     const failing = numpy.filter((n) => n > 0).length;
-    assert.ok(failing >= 10 && failing <= 35, `${failing} of 40 cases mismatch`);
+    assert.ok(failing >= 10 && failing <= 30, `${failing} of 40 cases mismatch`);
     cases.forEach((c, k) => {
       const flat = (vs: (number | [number, number])[]) =>
         typeof vs[0] === "number"
