@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { DataType } from "../abi/enums.ts";
+import { DataType } from "../abi/enums.ts";
 import { dataTypeInfo } from "../abi/dtype.ts";
 import { _asComplex, type _Flat, _flatten, type ArrayLikeInput } from "./_values.ts";
 
@@ -70,19 +70,34 @@ function indexText(i: number, shape: readonly number[] | undefined): string {
   return `[${idx.join(", ")}]`;
 }
 
-function num(v: number): string {
+/** A number as text: the shortest that reads back as the same float32 when `single`. */
+function num(v: number, single = false): string {
   if (Number.isNaN(v)) return "nan";
   if (v === Infinity) return "inf";
   if (v === -Infinity) return "-inf";
-  return Object.is(v, -0) ? "-0" : String(v);
+  if (Object.is(v, -0)) return "-0";
+  if (single && Math.fround(v) === v) {
+    for (let p = 1; p < 10; p++) {
+      const t = Number(v.toPrecision(p));
+      if (Math.fround(t) === v) return String(t);
+    }
+  }
+  return String(v);
+}
+
+/** Whether a flat's values are of 32 bits or fewer (printed as float32 would be). */
+function single(f: _Flat): boolean {
+  return f.dtype !== undefined && f.dtype !== DataType.F64 && f.dtype !== DataType.C128 &&
+    dataTypeInfo(f.dtype).kind !== "signed" && dataTypeInfo(f.dtype).kind !== "unsigned";
 }
 
 function valueText(f: _Flat, i: number): string {
   if (f.big !== null) return String(f.big[i]);
+  const s = single(f);
   const re = f.re![i]!;
-  if (f.im === null) return num(re);
+  if (f.im === null) return num(re, s);
   const im = f.im[i]!;
-  return `${num(re)}${im < 0 || Object.is(im, -0) ? "-" : "+"}${num(Math.abs(im))}j`;
+  return `${num(re, s)}${im < 0 || Object.is(im, -0) ? "-" : "+"}${num(Math.abs(im), s)}j`;
 }
 
 function kindName(f: _Flat): string {
