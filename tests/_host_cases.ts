@@ -58,7 +58,12 @@ export function ffiHSkip(): string | undefined {
 
 /** The ffi.h test handlers, built once (cached by build.ts) against jaxlib's headers. */
 export function ffiHLibrary(): HandlerLibrary {
-  const path = buildSharedLibrary({
+  return HandlerLibrary.open(ffiHLibraryPath());
+}
+
+/** The path of the ffi.h test handlers' library (built when needed). */
+export function ffiHLibraryPath(): string {
+  return buildSharedLibrary({
     name: "testing_ffi_h_handlers",
     sources: ["native/tests/testing_handlers.cc"],
     cxx: true,
@@ -66,7 +71,6 @@ export function ffiHLibrary(): HandlerLibrary {
     baseFlags: ["-std=c++17", "-O2", "-fPIC", "-pthread", "-w"],
     includeDirs: [jaxlibHeaders().includeDir!],
   });
-  return HandlerLibrary.open(path);
 }
 
 /** Rejects with an FfiError of `code`; returns it. */
