@@ -328,6 +328,29 @@ export function _specText(s: { dtype: number; shape: readonly number[] }): strin
   return `${dataTypeInfo(s.dtype).name.toLowerCase()}[${s.shape.join(",")}]`;
 }
 
+/** Result storage: small results are carved out of shared 64 KiB buffers. */
+const ARENA_BYTES = 1 << 16;
+let arena: ArrayBuffer | null = null;
+let arenaUsed = 0;
+
+/**
+ * Zeroed storage for a result of `bytes` bytes, 64-byte aligned. A fresh
+ * ArrayBuffer per result would cost tens of microseconds a call (its address
+ * is taken for the frame), so results of up to 16 KiB share a buffer that
+ * is never reused: each result stays its own, and the buffer lives as long
+ * as any result in it.
+ */
+export function _resultStorage(bytes: number): Uint8Array {
+  if (bytes > ARENA_BYTES / 4) return new Uint8Array(bytes);
+  if (arena === null || arenaUsed + bytes > ARENA_BYTES) {
+    arena = new ArrayBuffer(ARENA_BYTES);
+    arenaUsed = 0;
+  }
+  const view = new Uint8Array(arena, arenaUsed, bytes);
+  arenaUsed = (arenaUsed + bytes + 63) & ~63;
+  return view;
+}
+
 const ids = new WeakMap<object, number>();
 let nextId = 1;
 

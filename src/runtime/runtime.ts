@@ -20,6 +20,7 @@ import {
   _identity,
   _normaliseArg,
   _normaliseSpec,
+  _resultStorage,
   type ArrayInput,
   type FfiCallOptions,
   type FfiCallTarget,
@@ -1035,7 +1036,7 @@ export class Runtime implements FfiHost {
     const aliases = _checkAliases(options.inputOutputAliases, args, specs);
     const bundle = this.#ffiBundle(target);
     const outs = specs.map((r) =>
-      viewAs(r.dtype, new Uint8Array(r.shape.reduce((a, b) => a * b, 1) * byteWidth(r.dtype)))
+      viewAs(r.dtype, _resultStorage(r.shape.reduce((a, b) => a * b, 1) * byteWidth(r.dtype)))
     );
     const inputs: ArrayInput[] = args.map((a) => ({
       data: a.bytes,
