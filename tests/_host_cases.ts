@@ -23,6 +23,7 @@ import {
   scalar,
 } from "../mod.ts";
 import { readNpy, writeNpy } from "../src/npy.ts";
+import { Xla } from "../src/xla/mod.ts";
 import {
   assertAllClose,
   assertArrayEqual,
@@ -284,11 +285,38 @@ export const HOST_CASES: Record<string, (host: FfiHost) => Promise<void>> = {
   },
 };
 
+/** Real XLA only: what has no embedded-runtime counterpart. */
+export const XLA_CASES: Record<string, (xla: Xla) => Promise<void>> = {
+  /** A jitted program's state lasts until XlaProgram.clearCache; registerType with a number. */
+  async programClearCache(xla) {
+    using bundle = new HandlerBundle({
+      instantiate: Ffi.bindInstantiate().attr("start", "i64").to((start) => ({ count: start })),
+      execute: Ffi.bind().ret(DataType.S64, 0).state<{ count: number }>().to((out, s) => {
+        out.typed()[0] = BigInt(++s.count);
+      }),
+    });
+    await xla.register("xla.program_counter", bundle);
+    await using prog = await xla.jit(
+      `def f():\n    return ffi.ffi_call("xla.program_counter", ` +
+        `jax.ShapeDtypeStruct((), jnp.int64))(start=np.int64(41))\n`,
+    );
+    const run = async () => (await prog.run())[0]!.data[0];
+    assert.deepEqual([await run(), await run()], [42n, 43n]);
+    await prog.clearCache();
+    assert.equal(await run(), 42n);
+    // A type registered with a number: XLA assigns the id (0) or takes the one given.
+    const a = await xla.registerType("xla.numeric_type_a");
+    const b = await xla.registerType("xla.numeric_type_b");
+    assert.ok(a > 0 && b > 0 && a !== b, `ids ${a} and ${b}`);
+    await prog.close();
+    await rejects(prog.clearCache(), ErrorCode.FAILED_PRECONDITION);
+  },
+};
+
 /** The cases that need the ffi.h library. */
 export const FFI_H_CASES: ReadonlySet<string> = new Set(["ffiH"]);
 
 if (import.meta.main) {
-  const { Xla } = await import("../src/xla/mod.ts");
   const names = Deno.args.length > 0 ? Deno.args : Object.keys(HOST_CASES);
   using rt = new Runtime({ threads: 2 });
   await using xla = await Xla.open();
@@ -301,5 +329,11 @@ if (import.meta.main) {
     if (FFI_H_CASES.has(name) && ffiHSkip() !== undefined) continue;
     for (const host of [rt, xla] as FfiHost[]) await body(host);
     console.log(`ok ${name}`);
+  }
+  if (Deno.args.length === 0) {
+    for (const [name, body] of Object.entries(XLA_CASES)) {
+      await body(xla);
+      console.log(`ok ${name}`);
+    }
   }
 }

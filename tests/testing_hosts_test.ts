@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { DataType, ErrorCode, Ffi, FfiError, Runtime, runtimeDebugStats } from "../mod.ts";
 import { findCxxCompiler } from "../build.ts";
 import { childContext, runDeno } from "./_child.ts";
-import { FFI_H_CASES, ffiHSkip, HOST_CASES } from "./_host_cases.ts";
+import { FFI_H_CASES, ffiHSkip, HOST_CASES, XLA_CASES } from "./_host_cases.ts";
 import { XLA_SKIP, xlaName } from "./_xla_env.ts";
 
 const cxx = findCxxCompiler();
@@ -28,7 +28,10 @@ for (const [name, body] of Object.entries(HOST_CASES)) {
 }
 
 Deno.test({
-  name: xlaName("ffiCall: one test body per case on both hosts (embedded runtime, real XLA)"),
+  name: xlaName(
+    "ffiCall: one test body per case on both hosts (embedded runtime, real XLA); " +
+      "XlaProgram.clearCache",
+  ),
   ignore: XLA_SKIP !== undefined,
   fn: async () => {
     const r = await runDeno(new URL("./_host_cases.ts", import.meta.url), [], {
@@ -36,7 +39,10 @@ Deno.test({
     });
     const context = childContext("tests/_host_cases.ts", r);
     assert.equal(r.code, 0, context);
-    const ran = Object.keys(HOST_CASES).filter((n) => !FFI_H_CASES.has(n) || !ffiHReason);
+    const ran = [
+      ...Object.keys(HOST_CASES).filter((n) => !FFI_H_CASES.has(n) || !ffiHReason),
+      ...Object.keys(XLA_CASES),
+    ];
     assert.equal(r.stdout, ran.map((n) => `ok ${n}\n`).join(""), context);
     assert.doesNotMatch(r.stderr, /Traceback/, context);
   },
