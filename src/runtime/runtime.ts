@@ -1012,7 +1012,9 @@ export class Runtime implements FfiHost {
    * and resolves to the results. `target` is a registered name, a handler or
    * a bundle. `inputOutputAliases` (`{ 0: 0 }`) makes a result the
    * argument's buffer: the handler sees one address for both; the caller's
-   * array is copied first, never written.
+   * array is copied first, never written. On a CUDA runtime the arguments
+   * are copied to device buffers, the results allocated there and copied
+   * back once the runtime's stream is done, and the buffers freed.
    *
    * @example
    * ```ts
@@ -1035,19 +1037,6 @@ export class Runtime implements FfiHost {
     const specs = options.results.map((r, i) => _normaliseSpec(r, `result ${i}`));
     const aliases = _checkAliases(options.inputOutputAliases, args, specs);
     const bundle = this.#ffiBundle(target);
-    const outs = specs.map((r) =>
-      viewAs(r.dtype, _resultStorage(r.shape.reduce((a, b) => a * b, 1) * byteWidth(r.dtype)))
-    );
-    const inputs: ArrayInput[] = args.map((a) => ({
-      data: a.bytes,
-      shape: a.shape,
-      dtype: a.dtype,
-    }));
-    for (const [a, r] of aliases) {
-      const out = outs[r]!;
-      new Uint8Array(out.buffer, out.byteOffset, out.byteLength).set(args[a]!.bytes);
-      inputs[a] = { data: out, shape: args[a]!.shape, dtype: args[a]!.dtype };
-    }
     let instance: Instance | undefined;
     if (bundle.instantiate) {
       const key = JSON.stringify([
@@ -1063,13 +1052,65 @@ export class Runtime implements FfiHost {
         this.#ffiInstances.set(key, instance);
       }
     }
-    using frame = this.#ffiFrame(inputs, outs, specs, options.attrs);
-    for (const stage of [ExecutionStage.PREPARE, ExecutionStage.INITIALIZE] as const) {
-      if (stageHandler(bundle, stage) === null) continue;
-      await this.#call(target, frame, { stage, instance }, "attrs");
+    const run = async (frame: CallFrame) => {
+      for (const stage of [ExecutionStage.PREPARE, ExecutionStage.INITIALIZE] as const) {
+        if (stageHandler(bundle, stage) === null) continue;
+        await this.#call(target, frame, { stage, instance }, "attrs");
+      }
+      await this.#call(target, frame, instance ? { instance } : undefined, "attrs");
+    };
+    if (this.#cuda !== null) return await this.#ffiCallCuda(args, specs, aliases, options, run);
+    const outs = specs.map((r) =>
+      viewAs(r.dtype, _resultStorage(r.shape.reduce((a, b) => a * b, 1) * byteWidth(r.dtype)))
+    );
+    const inputs: ArrayInput[] = args.map((a) => ({
+      data: a.bytes,
+      shape: a.shape,
+      dtype: a.dtype,
+    }));
+    for (const [a, r] of aliases) {
+      const out = outs[r]!;
+      new Uint8Array(out.buffer, out.byteOffset, out.byteLength).set(args[a]!.bytes);
+      inputs[a] = { data: out, shape: args[a]!.shape, dtype: args[a]!.dtype };
     }
-    await this.#call(target, frame, instance ? { instance } : undefined, "attrs");
+    using frame = this.#ffiFrame(inputs, outs, specs, options.attrs);
+    await run(frame);
     return outs;
+  }
+
+  /**
+   * ffiCall on CUDA: arguments copied to device buffers, results allocated
+   * there (an aliased one is its argument's copy), copied back after the
+   * call once the runtime's stream is done.
+   */
+  async #ffiCallCuda(
+    args: readonly { dtype: DataType; shape: number[]; bytes: Uint8Array }[],
+    specs: readonly { dtype: number; shape: number[] }[],
+    aliases: readonly [number, number][],
+    options: FfiCallOptions,
+    run: (frame: CallFrame) => Promise<void>,
+  ): Promise<DataTypedArray[]> {
+    const owned: DeviceBuffer[] = [];
+    try {
+      const inputs = args.map((a) => {
+        const d = this.deviceArg(a.bytes, a.shape, a.dtype);
+        owned.push(d);
+        return d;
+      });
+      const aliasOf = new Map(aliases.map(([a, r]) => [r, a]));
+      const rets = specs.map((r, i) => {
+        const a = aliasOf.get(i);
+        if (a !== undefined) return inputs[a]!;
+        const d = this.deviceBuffer(r.dtype, r.shape);
+        owned.push(d);
+        return d;
+      });
+      using frame = this.#ffiFrame(inputs, rets, specs, options.attrs);
+      await run(frame);
+      return rets.map((d) => this.toHost(d));
+    } finally {
+      for (const d of owned) d.close();
+    }
   }
 
   /** The stages ffiCall calls: a registered name's bundle, a bundle, or one handler. */
@@ -1088,8 +1129,8 @@ export class Runtime implements FfiHost {
 
   /** The one place ffiCall builds its call frames. */
   #ffiFrame(
-    args: readonly ArrayInput[],
-    rets: readonly DataTypedArray[],
+    args: readonly (ArrayInput | DeviceBuffer)[],
+    rets: readonly (DataTypedArray | DeviceBuffer)[],
     specs: readonly { dtype: number; shape: readonly number[] }[],
     attrs: AttrDictionary | undefined,
   ): CallFrame {
