@@ -5,7 +5,15 @@
  * handlers are built at test time against jaxlib's headers.
  */
 import assert from "node:assert/strict";
-import { DataType, ErrorCode, Ffi, FfiError, Runtime, runtimeDebugStats } from "../mod.ts";
+import {
+  DataType,
+  ErrorCode,
+  Ffi,
+  FfiError,
+  HandlerBundle,
+  Runtime,
+  runtimeDebugStats,
+} from "../mod.ts";
 import { findCxxCompiler } from "../build.ts";
 import { childContext, runDeno } from "./_child.ts";
 import { FFI_H_CASES, ffiHSkip, HOST_CASES, XLA_CASES } from "./_host_cases.ts";
@@ -95,4 +103,31 @@ Deno.test("Runtime.ffiCall: closes what it made, refuses bad options, and a clos
     rt.ffiCall(h, { results: [] }),
     (e: unknown) => e instanceof FfiError && e.code === ErrorCode.FAILED_PRECONDITION,
   );
+});
+
+Deno.test("Runtime.clearCache refuses while an ffiCall uses a kept instance", async () => {
+  let release!: () => void, entered!: () => void;
+  const gate = new Promise<void>((r) => release = r);
+  const inside = new Promise<void>((r) => entered = r);
+  using bundle = new HandlerBundle({
+    instantiate: Ffi.bindInstantiate().to(() => ({ n: 0 })),
+    execute: Ffi.bind().ret(DataType.S64, 0).state<{ n: number }>().to(async (out, s) => {
+      entered();
+      await gate;
+      out.typed()[0] = BigInt(++s.n);
+    }),
+  });
+  using rt = new Runtime({ threads: 0 });
+  const spec = { results: [{ dtype: DataType.S64, shape: [] }] };
+  const pending = rt.ffiCall(bundle, spec);
+  await inside;
+  assert.throws(
+    () => rt.clearCache(),
+    (e: unknown) => e instanceof FfiError && e.code === ErrorCode.FAILED_PRECONDITION,
+  );
+  release();
+  assert.equal((await pending)[0]![0], 1n);
+  assert.equal((await rt.ffiCall(bundle, spec))[0]![0], 2n); // the instance was kept
+  rt.clearCache();
+  assert.equal((await rt.ffiCall(bundle, spec))[0]![0], 1n);
 });

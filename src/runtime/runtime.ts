@@ -1167,6 +1167,8 @@ export class Runtime implements FfiHost {
   /**
    * Forgets the handler instances {@link ffiCall} keeps per signature
    * (running their states' deleters), so the next call instantiates again.
+   * Fails with FAILED_PRECONDITION, forgetting nothing, while an `ffiCall`
+   * using one is in flight.
    *
    * @example
    * ```ts
@@ -1176,6 +1178,14 @@ export class Runtime implements FfiHost {
    * ```
    */
   clearCache(): void {
+    for (const inst of this.#ffiInstances.values()) {
+      if (inst._inflight > 0) {
+        throw new FfiError(
+          ErrorCode.FAILED_PRECONDITION,
+          "An ffiCall in flight uses a kept handler instance; await it before clearCache()",
+        );
+      }
+    }
     const kept = [...this.#ffiInstances.values()];
     this.#ffiInstances.clear();
     for (const inst of kept) inst.close();
