@@ -1014,7 +1014,9 @@ export class Runtime implements FfiHost {
    * argument's buffer: the handler sees one address for both; the caller's
    * array is copied first, never written. On a CUDA runtime the arguments
    * are copied to device buffers, the results allocated there and copied
-   * back once the runtime's stream is done, and the buffers freed.
+   * back once the runtime's stream is done, and the buffers freed. Results
+   * of up to 16 KiB are views into buffers shared with other results (each
+   * its own bytes; transferring a result's `buffer` would detach the others).
    *
    * @example
    * ```ts
