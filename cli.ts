@@ -31,7 +31,8 @@
  */
 import { DataType, ErrorCode } from "./src/abi/enums.ts";
 import { missingNativePermissions } from "./build.ts";
-import { typeName } from "./src/cli/type_names.ts";
+import { typeFacts, typeName } from "./src/cli/type_names.ts";
+import { assertAllClose, AssertionError } from "./src/testing/assert.ts";
 import { FfiError, toFfiError } from "./src/errors.ts";
 import { type ElfSymbolTable, readElfSymbols } from "./src/cli/elf.ts";
 import { classifyExports, type CxxName, isMangled } from "./src/cli/cxx.ts";
@@ -52,6 +53,8 @@ import type {
 import { _runChild, _runChildMark, embeddedRuntime } from "./src/cli/embedded.ts";
 import { _closeRunModule, _importForRun } from "./src/cli/module_target.ts";
 import {
+  type ArrayData,
+  type ExpectReport,
   formatArray,
   formatRunJson,
   formatShape,
@@ -70,6 +73,7 @@ export {
   type ElementValues,
   ExitCode,
   type InlineArraySpec,
+  type LikeSpec,
   type NpyFileSpec,
   parseArgSpec,
   parseAttrValue,
@@ -88,6 +92,7 @@ export {
 } from "./src/cli/args.ts";
 export {
   type ArrayData,
+  type ExpectReport,
   formatArray,
   formatDuration,
   formatElement,
@@ -465,6 +470,15 @@ function _checkFiles(run: ParsedRun): void {
       throw new FfiError(ErrorCode.INVALID_ARGUMENT, `--arg ${i + 1}: ${arg.path} is not a file`);
     }
   }
+  for (const [i, file] of run.expects.entries()) {
+    let ok = false;
+    try {
+      ok = Deno.statSync(file).isFile;
+    } catch { /* reported below */ }
+    if (!ok) {
+      throw new FfiError(ErrorCode.NOT_FOUND, `--expect ${i + 1}: ${file} is not a readable file`);
+    }
+  }
   for (const [i, out] of run.outs.entries()) {
     const slash = out.lastIndexOf("/");
     const dir = slash < 0 ? "." : slash === 0 ? "/" : out.slice(0, slash);
@@ -573,6 +587,9 @@ async function _runTarget(run: ParsedRun, io: CliIo, runtime: CliRuntime): Promi
       r.file = out;
     }
   }
+  const expect = error || run.expects.length === 0
+    ? undefined
+    : await _compare(run, results, runtime);
   const timing = run.repeat > 1 && !error ? summarizeTimings(times.subarray(0, calls)) : undefined;
   if (run.json) {
     io.stdout(
@@ -584,6 +601,7 @@ async function _runTarget(run: ParsedRun, io: CliIo, runtime: CliRuntime): Promi
         results,
         timing,
         error: error ? { code: error.code, message: error.message } : undefined,
+        expect,
       }) + "\n",
     );
   } else if (!error) {
@@ -597,13 +615,59 @@ async function _runTarget(run: ParsedRun, io: CliIo, runtime: CliRuntime): Promi
       }
     }
     if (timing) io.stdout(`timing: ${formatTiming(timing)}\n`);
+    for (const e of expect ?? []) {
+      if (e.match) io.stdout(`result ${e.index} matches ${e.file}\n`);
+    }
+  }
+  for (const e of expect ?? []) {
+    if (!e.match) io.stderr(`error: result ${e.index} does not match ${e.file}: ${e.message}\n`);
   }
   if (error) {
     io.stderr(`error: handler '${run.handler}' failed (${error.codeName}): ${error.message}\n`);
     for (const hint of _attrHints(run.attrs, error.message)) io.stderr(`hint: ${hint}\n`);
     return ExitCode.HANDLER_ERROR;
   }
-  return ExitCode.OK;
+  return expect?.some((e) => !e.match) ? ExitCode.MISMATCH : ExitCode.OK;
+}
+
+/** An array of the command line as `assertAllClose` reads it (values already decoded). */
+function _comparable(a: ArrayData): { data: ArrayBufferView; shape: number[]; dtype: DataType } {
+  const shape = [...a.dims];
+  if (a.dtype === DataType.F32 || a.dtype === DataType.C64) {
+    return { data: Float32Array.from(a.values, Number), shape, dtype: a.dtype };
+  }
+  if (typeFacts(a.dtype)?.kind === "complex") {
+    return { data: Float64Array.from(a.values, Number), shape, dtype: DataType.C128 };
+  }
+  if (a.dtype === DataType.S64) {
+    return { data: BigInt64Array.from(a.values, (v) => BigInt(v)), shape, dtype: DataType.S64 };
+  }
+  if (a.dtype === DataType.U64) {
+    return { data: BigUint64Array.from(a.values, (v) => BigInt(v)), shape, dtype: DataType.U64 };
+  }
+  return { data: Float64Array.from(a.values, Number), shape, dtype: DataType.F64 };
+}
+
+/** Compares each result that has an `--expect` file with it. */
+async function _compare(
+  run: ParsedRun,
+  results: readonly ResultReport[],
+  runtime: CliRuntime,
+): Promise<ExpectReport[]> {
+  const out: ExpectReport[] = [];
+  for (const [index, file] of run.expects.entries()) {
+    const r = results[index]!;
+    if (r.kind !== "buffer") continue;
+    const ref = await _phase(ExitCode.FILE, () => runtime.readNpy(file));
+    try {
+      assertAllClose(_comparable(r), _comparable(ref), { rtol: run.rtol, atol: run.atol });
+      out.push({ index, file, match: true });
+    } catch (e) {
+      if (!(e instanceof AssertionError)) throw e;
+      out.push({ index, file, match: false, message: e.message });
+    }
+  }
+  return out;
 }
 
 function _granted(desc: Deno.PermissionDescriptor): boolean {

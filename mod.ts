@@ -92,6 +92,17 @@ export {
   type ThreadCallOptions,
   type ThreadCallResult,
 } from "./src/runtime/runtime.ts";
+export type {
+  ArrayArg,
+  ArrayInput,
+  ArraySpec,
+  FfiCallOptions,
+  FfiCallTarget,
+  FfiHost,
+  FfiRegisterOptions,
+  FfiRegisterTypeOptions,
+  VmapMethod,
+} from "./src/runtime/ffi_call.ts";
 export { runtimeDebugStats, type RuntimeStats } from "./src/runtime/debug_stats.ts";
 export { DeviceBuffer } from "./src/runtime/device_buffer.ts";
 export type { DeviceData } from "./src/runtime/call_frame.ts";

@@ -8,7 +8,8 @@
  * - argument: `dtype[d0,d1,…]=v0,v1,…` (one value fills the whole array;
  *   brackets in the values are ignored, so `f32[2,2]=[[1,2],[3,4]]` works),
  *   `dtype=v` for a scalar, `token`, or a path ending in `.npy`;
- * - result: `dtype[d0,d1,…]`, `dtype` for a scalar, or `token`;
+ * - result: `dtype[d0,d1,…]`, `dtype` for a scalar, `token`, or `like:N` (the
+ *   dtype and shape of argument N, counted from 0);
  * - attribute: `name=value`; the value is a string unless typed:
  *   `f32:2.5`, `bool:true`, `u8:7`, `i64[]:0,2` (array; `i64[]:` is empty),
  *   `str:text` (a string that may contain `:`); dotted names make nested
@@ -37,6 +38,7 @@ import { lookupTypeName, TYPE_NAMES, typeFacts, typeName } from "./type_names.ts
  * | 4 | library or module error: not loadable, not ELF, handler missing, not a handler, wrong API version, `--instantiate` failed |
  * | 5 | not available: a feature or platform this machine lacks (`--platform cuda` without a CUDA driver) |
  * | 6 | the handler crashed: a fatal signal (SIGSEGV, SIGBUS, …) or an exit ended the process running it |
+ * | 7 | a result does not match its `--expect` reference within `--rtol`/`--atol` |
  * | 70 | internal error (a bug: please report it) |
  *
  * @example
@@ -53,6 +55,7 @@ export enum ExitCode {
   LIBRARY = 4,
   UNAVAILABLE = 5,
   CRASHED = 6,
+  MISMATCH = 7,
   INTERNAL = 70,
 }
 
@@ -98,8 +101,16 @@ export interface BufferSpec {
   dims: number[];
 }
 
+/** A result with the dtype and shape of an argument: `like:N`. */
+export interface LikeSpec {
+  /** Discriminant. */
+  kind: "like";
+  /** The argument's index, from 0. */
+  arg: number;
+}
+
 /** One `--ret`. */
-export type RetSpec = BufferSpec | TokenSpec;
+export type RetSpec = BufferSpec | TokenSpec | LikeSpec;
 
 /** An attribute value. */
 export type AttrValue =
@@ -133,6 +144,15 @@ export interface ParsedRun {
   rets: RetSpec[];
   /** `--out` files: result i goes to `outs[i]`; results past the list are printed. */
   outs: string[];
+  /**
+   * `--expect` files: result i is compared with `expects[i]` (a `.npy`
+   * reference) within {@link rtol} and {@link atol}; exit code 7 on mismatch.
+   */
+  expects: string[];
+  /** Relative tolerance of `--expect` (default 1e-7, numpy's). */
+  rtol?: number;
+  /** Absolute tolerance of `--expect` (default 0). */
+  atol?: number;
   /** Attributes. */
   attrs: AttrDictionary;
   /** Execution stage (default EXECUTE). */
@@ -381,7 +401,8 @@ function _fill(values: ElementValues, count: number): ElementValues {
 }
 
 /**
- * Parses one `--ret` value: `dtype[dims]`, `dtype` (scalar) or `token`.
+ * Parses one `--ret` value: `dtype[dims]`, `dtype` (scalar), `token`, or
+ * `like:N` (the dtype and shape of argument N, from 0).
  *
  * @example
  * ```ts
@@ -393,6 +414,13 @@ function _fill(values: ElementValues, count: number): ElementValues {
  */
 export function parseRetSpec(text: string, where: string): RetSpec {
   if (text.toLowerCase() === "token") return { kind: "token" };
+  const like = /^like:(.*)$/i.exec(text);
+  if (like) {
+    if (!/^\d+$/.test(like[1]!)) {
+      _usage(`${where}: '${text}': like:N takes an argument's index N, counted from 0`);
+    }
+    return { kind: "like", arg: Number(like[1]) };
+  }
   const m = SPEC_RE.exec(text);
   if (!m) _usage(`${where}: '${text}' is not a result type (dtype[d0,d1,…] or 'token')`);
   if (m[3] !== undefined) {
@@ -518,6 +546,9 @@ const RUN_OPTIONS = [
   "arg",
   "ret",
   "out",
+  "expect",
+  "rtol",
+  "atol",
   "attr",
   "stage",
   "instantiate",
@@ -608,6 +639,7 @@ function _parseRun(argv: readonly string[]): ParsedCommand {
     args: [],
     rets: [],
     outs: [],
+    expects: [],
     attrs: { kind: "dictionary", entries: new Map() },
     stage: ExecutionStage.EXECUTE,
     platform: "host",
@@ -616,7 +648,11 @@ function _parseRun(argv: readonly string[]): ParsedCommand {
   };
   const once = new Set<string>();
   for (const [name, value] of s.options) {
-    if (["stage", "instantiate", "platform", "repeat", "threads", "json"].includes(name)) {
+    if (
+      ["stage", "instantiate", "platform", "repeat", "threads", "json", "rtol", "atol"].includes(
+        name,
+      )
+    ) {
       if (once.has(name)) _usage(`--${name} is given more than once`);
       once.add(name);
     }
@@ -634,6 +670,21 @@ function _parseRun(argv: readonly string[]): ParsedCommand {
         }
         run.outs.push(value);
         break;
+      case "expect":
+        if (!/\.npy$/i.test(value)) {
+          _usage(`--expect ${run.expects.length + 1}: '${value}' must be a .npy file`);
+        }
+        run.expects.push(value);
+        break;
+      case "rtol":
+      case "atol": {
+        const v = Number(value);
+        if (value.trim() === "" || !(v >= 0) || !Number.isFinite(v)) {
+          _usage(`--${name} '${value}': expected a number that is 0 or more`);
+        }
+        run[name] = v;
+        break;
+      }
       case "attr":
         addAttr(run.attrs, value);
         break;
@@ -677,6 +728,36 @@ function _parseRun(argv: readonly string[]): ParsedCommand {
   run.outs.forEach((out, i) => {
     if (run.rets[i]!.kind === "token") {
       _usage(`--out ${i + 1} '${out}': result ${i + 1} is a token`);
+    }
+  });
+  if (run.expects.length > run.rets.length) {
+    _usage(
+      `${run.expects.length} --expect file${run.expects.length === 1 ? "" : "s"} for ` +
+        `${run.rets.length} result${run.rets.length === 1 ? "" : "s"}: give one --expect per ` +
+        `--ret, in order`,
+    );
+  }
+  run.expects.forEach((file, i) => {
+    if (run.rets[i]!.kind === "token") {
+      _usage(`--expect ${i + 1} '${file}': result ${i + 1} is a token`);
+    }
+  });
+  if ((run.rtol !== undefined || run.atol !== undefined) && run.expects.length === 0) {
+    _usage("--rtol and --atol go with --expect (the tolerances of the comparison)");
+  }
+  run.rets.forEach((r, i) => {
+    if (r.kind !== "like") return;
+    const arg = run.args[r.arg];
+    if (arg === undefined) {
+      _usage(
+        `--ret ${i + 1}: like:${r.arg} names argument ${r.arg}, but there ` +
+          `${run.args.length === 1 ? "is 1 --arg" : `are ${run.args.length} --args`} ` +
+          `(counted from 0)`,
+      );
+    }
+    if (arg.kind === "token") _usage(`--ret ${i + 1}: like:${r.arg}: argument ${r.arg} is a token`);
+    if (arg.kind === "inline") {
+      run.rets[i] = { kind: "buffer", dtype: arg.dtype, dims: [...arg.dims] };
     }
   });
   if (run.instantiate !== undefined && run.stage === ExecutionStage.INSTANTIATE) {
@@ -759,6 +840,7 @@ const EXIT_CODES_TEXT = `Exit codes:
   6   the handler crashed: a fatal signal (SIGSEGV, SIGBUS, ...) or an exit
       ended the process running it (shared-library handlers run in a child
       process, so the command line reports it)
+  7   a result does not match its --expect reference (--rtol, --atol)
   70  internal error (a bug: please report it)`;
 
 const RUN_TEXT = `Usage: cli run <lib.so | handlers.ts> <handler> [options]
@@ -773,8 +855,14 @@ Options:
   --arg SPEC         an argument, in order: dtype[d0,d1,...]=v0,v1,...
                      (one value fills the array; dtype=v is a scalar),
                      'token', or a file ending in .npy
-  --ret SPEC         a result, in order: dtype[d0,d1,...], dtype, or 'token'
+  --ret SPEC         a result, in order: dtype[d0,d1,...], dtype, 'token', or
+                     like:N (the dtype and shape of argument N, from 0)
   --out FILE.npy     write result i to the i-th --out file (others are printed)
+  --expect REF.npy   compare result i with the i-th --expect file, as
+                     numpy.testing.assert_allclose does (exit code 7 and
+                     numpy's report on a mismatch)
+  --rtol R           relative tolerance of --expect (default 1e-7)
+  --atol A           absolute tolerance of --expect (default 0)
   --attr NAME=VALUE  an attribute: a string unless typed as TYPE:V (f32:2.5,
                      bool:true, u8:7), TYPE[]:V,V,... (array, i64[]:0,2) or
                      str:TEXT; NAME may be dotted (cfg.scale=f32:2 makes a
@@ -799,7 +887,9 @@ Examples:
   cli run ./libscale.so scale --arg f32[2,3]=1,2,3,4,5,6 --ret f32[2,3] \\
       --attr alpha=f32:2.5 --repeat 100
   cli run examples/handlers.ts counter --attr start=i64:41 --ret s64
-  cli run ./libgpu.so scale --platform cuda --arg x.npy --ret f32[1024]`;
+  cli run ./libgpu.so scale --platform cuda --arg x.npy --ret f32[1024]
+  cli run ./librms.so rms_norm --arg x.npy --ret like:0 --attr eps=f32:1e-5 \\
+      --expect ref.npy --rtol 1e-6`;
 
 const INSPECT_TEXT = `Usage: cli inspect <lib.so> [--all] [--verbose] [--json]
 

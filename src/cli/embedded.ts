@@ -550,12 +550,23 @@ async function _prepare(
       }
     }
     const rets: (_Ret | null)[] = [];
-    for (const r of run.rets) {
-      if (r.kind === "token") {
+    for (const spec of run.rets) {
+      if (spec.kind === "token") {
         b.tokenRet();
         rets.push(null);
         continue;
       }
+      // like:N: the dtype and shape of argument N (an inline one's is known when parsed).
+      const like = spec.kind === "like" ? args[spec.arg] : undefined;
+      if (spec.kind === "like" && like?.kind !== "buffer") {
+        throw new FfiError(
+          ErrorCode.INVALID_ARGUMENT,
+          `--ret ${rets.length + 1}: like:${spec.arg}: argument ${spec.arg} is not an array`,
+        );
+      }
+      const r = like?.kind === "buffer"
+        ? { dtype: like.dtype, dims: [...like.dims] }
+        : spec as { dtype: DataType; dims: number[] };
       const bytes = _count(r.dims) * dataTypeInfo(r.dtype).byteWidth;
       const raw = _hostBytes(bytes, rets.length, r.dims);
       if (cuda) {

@@ -449,6 +449,18 @@ export type ResultReport =
   | ({ kind: "buffer"; file?: string } & ArrayData)
   | { kind: "token" };
 
+/** How one result compared with its `--expect` reference. */
+export interface ExpectReport {
+  /** The result's index. */
+  index: number;
+  /** The reference file. */
+  file: string;
+  /** Whether every element is within the tolerances. */
+  match: boolean;
+  /** The mismatch report (numpy's), when it does not match. */
+  message?: string;
+}
+
 /** Everything a run reports. */
 export interface RunReport {
   /** The library or module path. */
@@ -465,6 +477,8 @@ export interface RunReport {
   timing?: TimingSummary;
   /** The handler's error, when it returned one. */
   error?: { code: ErrorCode; message: string };
+  /** The `--expect` comparisons, when any were asked for. */
+  expect?: ExpectReport[];
 }
 
 const _rawJSON = (JSON as unknown as { rawJSON?: (text: string) => unknown }).rawJSON;
@@ -488,10 +502,11 @@ function _jsonValue(dtype: DataType, v: number | bigint | boolean): unknown {
  *                { "index": 1, "dtype": "s32", "shape": [4], "file": "y.npy" },
  *                { "index": 2, "dtype": "token" } ],
  *   "timing": { "calls": 100, "medianMs": …, "minMs": …, "maxMs": …, "meanMs": … } | null,
- *   "error": { "code": "INVALID_ARGUMENT", "message": "…" } | null }
+ *   "error": { "code": "INVALID_ARGUMENT", "message": "…" } | null,
+ *   "expect": [ { "index": 0, "file": "ref.npy", "match": false, "message": "…" } ] }
  * ```
  *
- * `values` are flat, row-major; complex elements are `[re, im]` pairs; pred
+ * `expect` is there only when `--expect` was given. `values` are flat, row-major (C order); complex elements are `[re, im]` pairs; pred
  * elements `true`/`false`; NaN and infinities the strings `"nan"`, `"inf"`,
  * `"-inf"`; 64-bit integers exact JSON numbers (parse them with a
  * big-integer-aware reader). A result written to a file has `file` and no
@@ -542,5 +557,6 @@ export function formatRunJson(report: RunReport): string {
         message: report.error.message,
       }
       : null,
+    ...(report.expect ? { expect: report.expect } : {}),
   });
 }

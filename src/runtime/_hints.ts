@@ -35,14 +35,25 @@ export function _implicitAttrs(entries: readonly _AttrEntry[], prefix = ""): _Im
   return out;
 }
 
+/** An object key as written in TS source. */
+function key(name: string): string {
+  return /^[A-Za-z_$][\w$]*$/.test(name) ? name : JSON.stringify(name);
+}
+
 const WRONG = /Wrong (scalar|array) data type: expected (\w+) but got (\w+)/;
 
 /**
  * `error` with a hint when it says a scalar or array attribute has the wrong
  * data type and the frame holds attributes of the type it got that were
- * given as plain JS numbers; else `error` itself.
+ * given as plain JS numbers; else `error` itself. The fix reads as a
+ * `CallFrameBuilder.attr` call (`"builder"`) or as an entry of `ffiCall`'s
+ * `attrs` (`"attrs"`, the same words on both hosts).
  */
-export function _withAttrHint(error: FfiError, implicit: readonly _ImplicitAttr[]): FfiError {
+export function _withAttrHint(
+  error: FfiError,
+  implicit: readonly _ImplicitAttr[],
+  style: "builder" | "attrs" = "builder",
+): FfiError {
   if (implicit.length === 0) return error;
   const m = WRONG.exec(error.message);
   if (m === null) return error;
@@ -62,6 +73,10 @@ export function _withAttrHint(error: FfiError, implicit: readonly _ImplicitAttr[
       ? "number (an integer makes S64, any other number F64)"
       : "number[] (S64 or F64 elements)") +
     `: give the type the handler expects, ` +
-    (a.name.includes(".") ? fix : `.attr("${a.name}", ${fix})`);
+    (a.name.includes(".")
+      ? fix
+      : style === "attrs"
+      ? `attrs: { ${key(a.name)}: ${fix} }`
+      : `.attr("${a.name}", ${fix})`);
   return new FfiError(error.code, error.message + hint, { cause: error.cause });
 }

@@ -17,6 +17,7 @@ import {
 import { DeviceMemory } from "../cuda/memory.ts";
 import { _bufferBytes, DeviceBuffer } from "./device_buffer.ts";
 import { type _ImplicitAttr, _implicitAttrs } from "./_hints.ts";
+import type { ArrayInput } from "./ffi_call.ts";
 
 /** Typed arrays usable as buffer arguments and results. */
 export type BufferData = ArrayBufferView;
@@ -167,13 +168,19 @@ function checkDims(dims: readonly number[], what: string): void {
 }
 
 function bufferEntry(
-  data: BufferData | DeviceData,
+  data: BufferData | DeviceData | ArrayInput,
   dims: readonly number[] | undefined,
   dtype: DataType | undefined,
   what: string,
 ): BufferEntry {
   if (data instanceof DeviceBuffer || data instanceof DeviceMemory) {
     return deviceEntry(data, dims, dtype, what);
+  }
+  if (data !== null && typeof data === "object" && !ArrayBuffer.isView(data)) {
+    // { data, shape, dtype } or an NpyArray: dims and dtype given to arg()/ret() win.
+    const input = data as ArrayInput;
+    if (!ArrayBuffer.isView(input.data)) bad(`${what}: expected a typed array or device memory`);
+    return bufferEntry(input.data, dims ?? input.shape, dtype ?? input.dtype, what);
   }
   if (!ArrayBuffer.isView(data)) bad(`${what}: expected a typed array or device memory`);
   const inferred = TYPED_DTYPE.get(data.constructor);
@@ -339,11 +346,26 @@ export class CallFrameBuilder {
   #size = 16;
 
   /**
-   * Adds a buffer argument backed by a typed array (dims default: `[length]`)
-   * or by device memory: a {@link DeviceBuffer} (its dtype and dims) or a
+   * Adds a buffer argument backed by a typed array (dims default: `[length]`),
+   * by an array with its shape (`{ data, shape, dtype }`, an `NpyArray`), or
+   * by device memory: a {@link DeviceBuffer} (its dtype and dims) or a
    * {@link DeviceMemory} with `dims` and `dtype`.
+   *
+   * @example
+   * ```ts
+   * import { CallFrameBuilder, DataType } from "@deno-xla/ffi";
+   * using frame = new CallFrameBuilder()
+   *   .arg(new Float32Array([1, 2, 3, 4]), [2, 2])
+   *   .arg({ data: new Float32Array([1, 0, 0, 1]), shape: [2], dtype: DataType.C64 }) // 1+0i, 0+1i
+   *   .build();
+   * console.log(frame.numArgs); // 2
+   * ```
    */
-  arg(data: BufferData | DeviceData, dims?: readonly number[], dtype?: DataType): this {
+  arg(
+    data: BufferData | DeviceData | ArrayInput,
+    dims?: readonly number[],
+    dtype?: DataType,
+  ): this {
     const b = bufferEntry(data, dims, dtype, `argument ${this.#args.length}`);
     this.#args.push(b);
     this.#size += 16 + 8 * b.dims.length;
@@ -365,8 +387,16 @@ export class CallFrameBuilder {
     return this;
   }
 
-  /** Adds a buffer result backed by a typed array or device memory (as {@link arg}). */
-  ret(data: BufferData | DeviceData, dims?: readonly number[], dtype?: DataType): this {
+  /**
+   * Adds a buffer result backed by a typed array, an array with its shape or
+   * device memory (as {@link arg}). Dims default to `[length]`: a rank-0
+   * result needs `[]` (`ret(out, [])`, or `{ data: out, shape: [] }`).
+   */
+  ret(
+    data: BufferData | DeviceData | ArrayInput,
+    dims?: readonly number[],
+    dtype?: DataType,
+  ): this {
     const b = bufferEntry(data, dims, dtype, `result ${this.#rets.length}`);
     this.#rets.push(b);
     this.#size += 16 + 8 * b.dims.length;

@@ -6,12 +6,26 @@
  * @module
  */
 import { type DataType, ErrorCode, ExecutionStage, type HandlerTraits } from "../abi/enums.ts";
-import { type DataTypedArray, dataTypeOf, viewAs } from "../abi/dtype.ts";
+import { byteWidth, type DataTypedArray, dataTypeOf, viewAs } from "../abi/dtype.ts";
 import { FfiError } from "../errors.ts";
 import { native } from "../native/lib.ts";
 import { _check, _cString, _takeError, _utf8 } from "./_native_error.ts";
 import { _apiMinor, type ApiVersion, NEWEST_API_VERSION } from "../abi/version.ts";
-import type { CallFrame } from "./call_frame.ts";
+import { type CallFrame, CallFrameBuilder } from "./call_frame.ts";
+import type { AttrDictionary } from "./attributes.ts";
+import {
+  _attrsKey,
+  _checkAliases,
+  _checkCallOptions,
+  _identity,
+  _normaliseArg,
+  _normaliseSpec,
+  _resultStorage,
+  type ArrayInput,
+  type FfiCallOptions,
+  type FfiCallTarget,
+  type FfiHost,
+} from "./ffi_call.ts";
 import {
   _asHandler,
   _asHandlerOrStages,
@@ -368,11 +382,12 @@ export class Instance {
  * console.log(rt.device, rt.stream?.owned); // 0 true
  * ```
  */
-export class Runtime {
+export class Runtime implements FfiHost {
   #ptr: Deno.PointerObject | null;
   #inflight = 0;
   #lookupOut = new BigUint64Array(6);
   #cache = new Map<string, HandlerStages>();
+  #ffiInstances = new Map<string, Instance>();
   /** The canonical platform: "Host" or "CUDA". */
   readonly platform: "Host" | "CUDA";
   /** The thread-pool size. */
@@ -882,7 +897,16 @@ export class Runtime {
    * this thread runs here at once (it would run on this thread anyway); the
    * call settles when the runtime sees its future complete.
    */
-  async call(target: HandlerTarget, frame: CallFrame, options?: CallOptions): Promise<void> {
+  call(target: HandlerTarget, frame: CallFrame, options?: CallOptions): Promise<void> {
+    return this.#call(target, frame, options, "builder");
+  }
+
+  async #call(
+    target: HandlerTarget,
+    frame: CallFrame,
+    options: CallOptions | undefined,
+    hint: "builder" | "attrs",
+  ): Promise<void> {
     const rt = this.#live();
     const fn = this.#resolve(target, options?.stage ?? ExecutionStage.EXECUTE);
     this.#configure(frame, options);
@@ -911,7 +935,7 @@ export class Runtime {
       frame._inflight--;
       if (inst) inst._inflight--;
     }
-    if (err !== null) throw _withAttrHint(_takeError(err), frame._implicitAttrs);
+    if (err !== null) throw _withAttrHint(_takeError(err), frame._implicitAttrs, hint);
   }
 
   /**
@@ -978,6 +1002,198 @@ export class Runtime {
   }
 
   /**
+   * Calls a handler once as jax's `ffi_call` does, the way `Xla.ffiCall`
+   * does on real XLA (same options, same results, same errors): allocates
+   * the results from their specs (`shape: []` is a scalar), builds the call
+   * frame, calls the target as XLA would (off the JS thread, awaiting the
+   * future of an async handler; a bundle's instantiate stage runs once per
+   * signature, with the attributes only, and its state is kept for later
+   * calls of that signature until {@link clearCache}), closes what it made
+   * and resolves to the results. `target` is a registered name, a handler or
+   * a bundle. `inputOutputAliases` (`{ 0: 0 }`) makes a result the
+   * argument's buffer: the handler sees one address for both; the caller's
+   * array is copied first, never written. On a CUDA runtime the arguments
+   * are copied to device buffers, the results allocated there and copied
+   * back once the runtime's stream is done, and the buffers freed. Results
+   * of up to 16 KiB are views into buffers shared with other results (each
+   * its own bytes; transferring a result's `buffer` would detach the others).
+   *
+   * @example
+   * ```ts
+   * import { DataType, Ffi, Runtime } from "@deno-xla/ffi";
+   * using sum = Ffi.bind().arg(DataType.F32).ret(DataType.F32, 0).to((x, out) => {
+   *   out.typed()[0] = x.typed().reduce((a, b) => a + b, 0);
+   * });
+   * using rt = new Runtime({ threads: 0 });
+   * const [total] = await rt.ffiCall(sum, {
+   *   args: [new Float32Array([1, 2, 3])],
+   *   results: [{ dtype: DataType.F32, shape: [] }], // a scalar
+   * });
+   * console.log(total); // Float32Array(1) [ 6 ]
+   * ```
+   */
+  async ffiCall(target: FfiCallTarget, options: FfiCallOptions): Promise<DataTypedArray[]> {
+    this.#live();
+    _checkCallOptions(options);
+    const args = (options.args ?? []).map((a, i) => _normaliseArg(a, `argument ${i}`));
+    const specs = options.results.map((r, i) => _normaliseSpec(r, `result ${i}`));
+    const aliases = _checkAliases(options.inputOutputAliases, args, specs);
+    const bundle = this.#ffiBundle(target);
+    let instance: Instance | undefined;
+    if (bundle.instantiate) {
+      const key = JSON.stringify([
+        typeof target === "string" ? target : _identity(target),
+        args.map((a) => [a.dtype, a.shape]),
+        specs,
+        _attrsKey(options.attrs),
+        aliases,
+      ]);
+      instance = this.#ffiInstances.get(key);
+      if (instance === undefined) {
+        instance = await this.#ffiInstantiate(target, options.attrs);
+        this.#ffiInstances.set(key, instance);
+      }
+    }
+    const run = async (frame: CallFrame) => {
+      for (const stage of [ExecutionStage.PREPARE, ExecutionStage.INITIALIZE] as const) {
+        if (stageHandler(bundle, stage) === null) continue;
+        await this.#call(target, frame, { stage, instance }, "attrs");
+      }
+      await this.#call(target, frame, instance ? { instance } : undefined, "attrs");
+    };
+    if (this.#cuda !== null) return await this.#ffiCallCuda(args, specs, aliases, options, run);
+    const outs = specs.map((r) =>
+      viewAs(r.dtype, _resultStorage(r.shape.reduce((a, b) => a * b, 1) * byteWidth(r.dtype)))
+    );
+    const inputs: ArrayInput[] = args.map((a) => ({
+      data: a.bytes,
+      shape: a.shape,
+      dtype: a.dtype,
+    }));
+    for (const [a, r] of aliases) {
+      const out = outs[r]!;
+      new Uint8Array(out.buffer, out.byteOffset, out.byteLength).set(args[a]!.bytes);
+      inputs[a] = { data: out, shape: args[a]!.shape, dtype: args[a]!.dtype };
+    }
+    using frame = this.#ffiFrame(inputs, outs, specs, options.attrs);
+    await run(frame);
+    return outs;
+  }
+
+  /**
+   * ffiCall on CUDA: arguments copied to device buffers, results allocated
+   * there (an aliased one is its argument's copy), copied back after the
+   * call once the runtime's stream is done.
+   */
+  async #ffiCallCuda(
+    args: readonly { dtype: DataType; shape: number[]; bytes: Uint8Array }[],
+    specs: readonly { dtype: number; shape: number[] }[],
+    aliases: readonly [number, number][],
+    options: FfiCallOptions,
+    run: (frame: CallFrame) => Promise<void>,
+  ): Promise<DataTypedArray[]> {
+    const owned: DeviceBuffer[] = [];
+    try {
+      const inputs = args.map((a) => {
+        const d = this.deviceArg(a.bytes, a.shape, a.dtype);
+        owned.push(d);
+        return d;
+      });
+      const aliasOf = new Map(aliases.map(([a, r]) => [r, a]));
+      const rets = specs.map((r, i) => {
+        const a = aliasOf.get(i);
+        if (a !== undefined) return inputs[a]!;
+        const d = this.deviceBuffer(r.dtype, r.shape);
+        owned.push(d);
+        return d;
+      });
+      using frame = this.#ffiFrame(inputs, rets, specs, options.attrs);
+      await run(frame);
+      return rets.map((d) => this.toHost(d));
+    } finally {
+      for (const d of owned) d.close();
+    }
+  }
+
+  /** The stages ffiCall calls: a registered name's bundle, a bundle, or one handler. */
+  #ffiBundle(target: FfiCallTarget): HandlerStages {
+    if (typeof target === "string") {
+      let b = this.#cache.get(target);
+      if (!b) {
+        b = this.lookup(target).bundle;
+        this.#cache.set(target, b);
+      }
+      return b;
+    }
+    const t = _asHandlerOrStages(target, "Runtime.ffiCall");
+    return isStages(t) ? t : { execute: t };
+  }
+
+  /** The one place ffiCall builds its call frames. */
+  #ffiFrame(
+    args: readonly (ArrayInput | DeviceBuffer)[],
+    rets: readonly (DataTypedArray | DeviceBuffer)[],
+    specs: readonly { dtype: number; shape: readonly number[] }[],
+    attrs: AttrDictionary | undefined,
+  ): CallFrame {
+    const b = new CallFrameBuilder();
+    for (const a of args) b.arg(a);
+    for (let i = 0; i < rets.length; i++) b.ret(rets[i]!, specs[i]!.shape, specs[i]!.dtype);
+    if (attrs !== undefined) b.attrs(attrs);
+    return b.build();
+  }
+
+  /** Runs a bundle's instantiate stage with the attributes only, as XLA does once per call site. */
+  async #ffiInstantiate(
+    target: FfiCallTarget,
+    attrs: AttrDictionary | undefined,
+  ): Promise<Instance> {
+    const ptr = native().xrt_instance_new();
+    if (ptr === null) throw new FfiError(ErrorCode.RESOURCE_EXHAUSTED, "Out of memory");
+    const inst = new Instance(ptr);
+    try {
+      using frame = this.#ffiFrame([], [], [], attrs);
+      await this.#call(
+        target,
+        frame,
+        { stage: ExecutionStage.INSTANTIATE, instance: inst },
+        "attrs",
+      );
+    } catch (e) {
+      inst.close();
+      throw e;
+    }
+    return inst;
+  }
+
+  /**
+   * Forgets the handler instances {@link ffiCall} keeps per signature
+   * (running their states' deleters), so the next call instantiates again.
+   * Fails with FAILED_PRECONDITION, forgetting nothing, while an `ffiCall`
+   * using one is in flight.
+   *
+   * @example
+   * ```ts
+   * import { Runtime } from "@deno-xla/ffi";
+   * using rt = new Runtime({ threads: 0 });
+   * rt.clearCache(); // nothing kept yet
+   * ```
+   */
+  clearCache(): void {
+    for (const inst of this.#ffiInstances.values()) {
+      if (inst._inflight > 0) {
+        throw new FfiError(
+          ErrorCode.FAILED_PRECONDITION,
+          "An ffiCall in flight uses a kept handler instance; await it before clearCache()",
+        );
+      }
+    }
+    const kept = [...this.#ffiInstances.values()];
+    this.#ffiInstances.clear();
+    for (const inst of kept) inst.close();
+  }
+
+  /**
    * Runs the instantiate stage with a new instance and returns the instance
    * (its state is kept for later calls with `{ instance }`).
    */
@@ -1020,6 +1236,7 @@ export class Runtime {
         `The runtime has ${this.#inflight} call(s) in flight; await them before close()`,
       );
     }
+    this.clearCache();
     native().xrt_runtime_free(this.#ptr);
     this.#ptr = null;
     this.#releaseCuda();
@@ -1057,6 +1274,7 @@ export class Runtime {
         `The runtime has ${this.#inflight} call(s) in flight; await them before close()`,
       );
     }
+    this.clearCache();
     const p = this.#ptr;
     this.#ptr = null;
     try {

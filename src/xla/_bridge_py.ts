@@ -274,12 +274,36 @@ def _deno_xla_bridge():
         if fn is None:
             results = [jax.ShapeDtypeStruct(tuple(r["shape"]), np_dtype(r["dtype"]))
                        for r in h["results"]]
+            aliases = {a: r for a, r in h.get("aliases") or ()} or None
             call = jax.ffi.ffi_call(h["name"], results, vmap_method=h.get("vmapMethod"),
-                                    has_side_effect=bool(h.get("hasSideEffect")))
+                                    has_side_effect=bool(h.get("hasSideEffect")),
+                                    input_output_aliases=aliases)
             attrs = attrs_of(h["attrs"])
             fn = jax.jit(lambda *xs: call(*xs, **attrs))
             st["ffi"][h["key"]] = fn
         return fn(*read_args(mv, h["args"], h["_base"]))
+
+    def op_register_type(h, mv):
+        host(h)
+        reg = {"type_id": capsule(h["typeId"])}
+        if h.get("typeInfo"):
+            reg["type_info"] = capsule(h["typeInfo"])
+        jax.ffi.register_ffi_type(h["name"], reg, platform=h["platform"])
+        return {}
+
+    def op_clear_cache(h, mv):
+        host(h)["ffi"].clear()
+        gc.collect()
+        return {}
+
+    def op_clear_program(h, mv):
+        st = host(h)
+        p = st["programs"].get(h["id"])
+        if p is None:
+            raise Fail(9, "The program is closed")
+        p.fn = p.make()
+        gc.collect()
+        return {}
 
     def find_entry(ns, before, entry, source_kind):
         if entry:
@@ -299,7 +323,7 @@ def _deno_xla_bridge():
                    % ", ".join(new))
 
     class Program:
-        __slots__ = ("fn", "kind", "outputs")
+        __slots__ = ("fn", "kind", "outputs", "make")
 
     def op_compile(h, mv):
         st = host(h)
@@ -309,12 +333,16 @@ def _deno_xla_bridge():
             from jax._src.lib import xla_client as xc
             backend = jax.extend.backend.get_backend("cpu")
             devs = backend.local_devices()[:1]
-            exe = backend.compile_and_load(h["source"], executable_devices=xc.DeviceList(tuple(devs)),
-                                           compile_options=xc.CompileOptions())
             dev = devs[0]
-            def run_exe(*xs):
-                return exe.execute([jax.device_put(x, dev) for x in xs])
-            p.fn = run_exe
+            def make_hlo():
+                exe = backend.compile_and_load(h["source"],
+                                               executable_devices=xc.DeviceList(tuple(devs)),
+                                               compile_options=xc.CompileOptions())
+                def run_exe(*xs):
+                    return exe.execute([jax.device_put(x, dev) for x in xs])
+                return run_exe
+            p.fn = make_hlo()
+            p.make = make_hlo
             p.kind = "stablehlo"
         else:
             ns = dict(st["ns"])  # what runPython defined is visible, not changed
@@ -330,8 +358,13 @@ def _deno_xla_bridge():
                 p.outputs = [{"dtype": code_of(o.dtype), "shape": list(o.shape)}
                              for o in jax.tree_util.tree_leaves(compiled.out_info)]
                 p.fn = compiled
+                p.make = lambda: jitted.lower(*specs).compile()
             else:
                 p.fn = jitted
+                def make_jitted():
+                    jitted.clear_cache()
+                    return jitted
+                p.make = make_jitted
             p.kind = "python"
         pid = next(S["ids"])
         st["programs"][pid] = p
@@ -385,6 +418,8 @@ def _deno_xla_bridge():
                 "threads": threading.active_count()}
 
     OPS = {"init": op_init, "register": op_register, "ffi_call": op_ffi_call,
+           "register_type": op_register_type, "clear_cache": op_clear_cache,
+           "clear_program": op_clear_program,
            "compile": op_compile, "run": op_run, "take": op_take, "release": op_release,
            "python": op_python, "stats": op_stats}
 

@@ -12,7 +12,7 @@
  * @module
  */
 import { AttrType, DataType, ErrorCode } from "../abi/enums.ts";
-import { byteWidth, type DataTypedArray, dataTypeInfo, dataTypeOf, viewAs } from "../abi/dtype.ts";
+import { byteWidth, type DataTypedArray, viewAs } from "../abi/dtype.ts";
 import { FfiError } from "../errors.ts";
 import {
   type _AttrEntry,
@@ -21,30 +21,27 @@ import {
   type AttrDictionary,
   ScalarAttr,
 } from "../runtime/attributes.ts";
+import { type _ImplicitAttr, _implicitAttrs } from "../runtime/_hints.ts";
+import {
+  type _Arg,
+  _normaliseArg,
+  _normaliseSpec,
+  type ArrayArg,
+  type ArrayInput,
+  type ArraySpec,
+} from "../runtime/ffi_call.ts";
 
 /** An array for XLA: its data with a shape (and a dtype when the data's type is ambiguous). */
-export interface XlaArrayInput {
-  /** C-order elements (any view of the right byte length). */
-  readonly data: ArrayBufferView;
-  /** Dimensions, outermost first; `[]` for a scalar. Default: `[elements]`. */
-  readonly shape?: readonly number[];
-  /** The element type; default: the typed array's own (`Float32Array` → F32). */
-  readonly dtype?: DataType;
-}
+export type XlaArrayInput = ArrayInput;
 
 /**
  * An argument: a typed array (1-D, of its own element type), or an
  * {@link XlaArrayInput} such as an `NpyArray` from `loadNpy`.
  */
-export type XlaArg = DataTypedArray | XlaArrayInput;
+export type XlaArg = ArrayArg;
 
 /** Element type and shape of an array. */
-export interface XlaArraySpec {
-  /** The element type. */
-  readonly dtype: DataType;
-  /** Dimensions, outermost first; `[]` for a scalar. */
-  readonly shape: readonly number[];
-}
+export type XlaArraySpec = ArraySpec;
 
 /** An array XLA returned: element type, shape and C-order data. */
 export interface XlaArray {
@@ -56,80 +53,10 @@ export interface XlaArray {
   readonly data: DataTypedArray;
 }
 
-/** A normalised argument. */
-export interface _Arg {
-  dtype: DataType;
-  shape: number[];
-  bytes: Uint8Array;
-}
+export { type _Arg, _normaliseArg, _normaliseSpec };
 
 function bad(message: string): never {
   throw new FfiError(ErrorCode.INVALID_ARGUMENT, message);
-}
-
-function checkShape(shape: readonly number[], what: string): number {
-  if (!Array.isArray(shape)) bad(`${what}: the shape must be an array of dimensions`);
-  let n = 1;
-  for (const d of shape) {
-    if (!Number.isSafeInteger(d) || d < 0) bad(`${what}: bad dimension ${String(d)} in the shape`);
-    n *= d;
-  }
-  if (!Number.isSafeInteger(n)) bad(`${what}: the shape has too many elements`);
-  return n;
-}
-
-function checkDtype(dtype: unknown, what: string): DataType {
-  if (typeof dtype !== "number" || DataType[dtype] === undefined) {
-    bad(`${what}: unknown data type ${String(dtype)}`);
-  }
-  const info = dataTypeInfo(dtype);
-  if (info.kind === "token" || info.kind === "invalid") {
-    bad(`${what}: ${info.name} arrays cannot be passed to XLA here`);
-  }
-  return dtype as DataType;
-}
-
-/** A typed view's bytes (no copy). */
-function bytesOf(data: ArrayBufferView): Uint8Array {
-  return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-}
-
-/** Checks and normalises one argument. */
-export function _normaliseArg(arg: XlaArg, what: string): _Arg {
-  if (arg === null || typeof arg !== "object") {
-    bad(`${what}: expected a typed array or { data, shape }`);
-  }
-  const input: XlaArrayInput = ArrayBuffer.isView(arg) ? { data: arg } : arg as XlaArrayInput;
-  const data = input.data;
-  if (!ArrayBuffer.isView(data)) bad(`${what}: data must be a typed array`);
-  const dtype = checkDtype(input.dtype ?? dataTypeOf(data), what);
-  const info = dataTypeInfo(dtype);
-  const elements = input.shape === undefined
-    ? data.byteLength / info.byteWidth
-    : checkShape(input.shape, what);
-  if (!Number.isInteger(elements)) {
-    bad(`${what}: ${data.byteLength} bytes are not a whole number of ${info.name} elements`);
-  }
-  const shape = input.shape === undefined ? [elements] : [...input.shape];
-  const need = elements * byteWidth(dtype);
-  if (data.byteLength !== need) {
-    bad(
-      `${what}: ${info.name.toLowerCase()}[${shape.join(",")}] needs ${need} bytes, ` +
-        `the data has ${data.byteLength}`,
-    );
-  }
-  return { dtype, shape, bytes: bytesOf(data) };
-}
-
-/** Checks an array spec. */
-export function _normaliseSpec(
-  spec: XlaArraySpec,
-  what: string,
-): { dtype: number; shape: number[] } {
-  if (spec === null || typeof spec !== "object") bad(`${what}: expected { dtype, shape }`);
-  const dtype = checkDtype(spec.dtype, what);
-  checkShape(spec.shape ?? bad(`${what}: a shape is required`), what);
-  return { dtype, shape: [...spec.shape] };
 }
 
 const align64 = (n: number) => (n + 63) & ~63;
@@ -267,6 +194,17 @@ function entryJson(e: _AttrEntry, path: string): _AttrJson {
 function hasBoolArray(v: unknown): boolean {
   return (Array.isArray(v) && v.some((x) => typeof x === "boolean")) ||
     (v instanceof ArrayAttr && v.dtype === DataType.PRED);
+}
+
+/** The attributes given as plain JS numbers, for the hint of a wrong-type error. */
+export function _attrHints(attrs: AttrDictionary | undefined): _ImplicitAttr[] {
+  if (attrs === undefined || attrs === null || typeof attrs !== "object") return [];
+  const entries = attrs instanceof Map ? [...attrs] : Object.entries(attrs);
+  try {
+    return _implicitAttrs(entries.map(([n, v]) => _makeEntry(n, v)));
+  } catch {
+    return [];
+  }
 }
 
 /** Attributes as the bridge reads them: sorted [name, value] pairs. */

@@ -41,6 +41,7 @@ export {
   type XlaOptions,
   XlaProgram,
   type XlaRegisterOptions,
+  type XlaRegisterTypeOptions,
   type XlaVersion,
 } from "./xla.ts";
 export { PythonError } from "./_host.ts";

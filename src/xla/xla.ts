@@ -9,9 +9,25 @@ import { type DataType, ErrorCode } from "../abi/enums.ts";
 import type { DataTypedArray } from "../abi/dtype.ts";
 import { FfiError } from "../errors.ts";
 import { native } from "../native/lib.ts";
-import type { AttrDictionary } from "../runtime/attributes.ts";
-import { _checkHandler, type HandlerRef, type HandlerStages } from "../runtime/handler_library.ts";
 import {
+  _asHandlerOrStages,
+  _checkHandler,
+  type HandlerRef,
+  type HandlerStages,
+  TypeIdRef,
+} from "../runtime/handler_library.ts";
+import {
+  _checkAliases,
+  _checkCallOptions,
+  _identity,
+  type FfiCallOptions,
+  type FfiCallTarget,
+  type FfiHost,
+  type FfiRegisterTypeOptions,
+} from "../runtime/ffi_call.ts";
+import { _withAttrHint } from "../runtime/_hints.ts";
+import {
+  _attrHints,
   _encodeAttrs,
   _normaliseArg,
   _normaliseSpec,
@@ -66,30 +82,12 @@ export interface XlaRegisterOptions {
   traits?: number;
 }
 
-/** How `jax.ffi.ffi_call` batches under `jax.vmap`. */
-export type VmapMethod =
-  | "sequential"
-  | "sequential_unrolled"
-  | "expand_dims"
-  | "broadcast_all"
-  | "legacy_vectorized";
+export type { FfiCallOptions, VmapMethod } from "../runtime/ffi_call.ts";
 
-/** Options of {@link Xla.ffiCall}. */
-export interface FfiCallOptions {
-  /** The arguments, in order. */
-  args?: readonly XlaArg[];
-  /** Element type and shape of each result. */
-  results: readonly XlaArraySpec[];
-  /**
-   * Attributes: `boolean`, `number` (S64 when an integer, else F64), `bigint`
-   * (S64), `string`, typed arrays, `scalar(dtype, v)`, `array(dtype, vs)`,
-   * nested objects (dictionaries).
-   */
-  attrs?: AttrDictionary;
-  /** `ffi_call`'s `vmap_method` (only matters inside `jax.vmap`). */
-  vmapMethod?: VmapMethod;
-  /** `ffi_call`'s `has_side_effect`. */
-  hasSideEffect?: boolean;
+/** Options of {@link Xla.registerType}. */
+export interface XlaRegisterTypeOptions extends FfiRegisterTypeOptions {
+  /** The platform (default `"cpu"`). */
+  platform?: string;
 }
 
 /** Options of {@link Xla.jit}. */
@@ -128,6 +126,12 @@ export interface PythonStats {
 
 /** Shared objects kept loaded because XLA holds registrations of their handlers. */
 const keptObjects = new Set<string>();
+
+/** Type id storage of registrations made with a number (XLA keeps writing there). */
+const keptStorage: BigInt64Array[] = [];
+
+/** The names handlers and bundles given to `ffiCall` were registered under. */
+const anonymous = new WeakMap<object, string>();
 
 /**
  * XLA keeps a registered handler's address for the life of the process: a TS
@@ -220,6 +224,17 @@ export class XlaProgram {
     return out;
   }
 
+  /**
+   * Drops what XLA compiled for the program (`jax.jit`'s `clear_cache`; a
+   * program compiled for given `args`, or StableHLO, is compiled again), and
+   * with it the state XLA keeps per compiled custom call: the next run
+   * instantiates stateful handlers again.
+   */
+  async clearCache(): Promise<void> {
+    if (!this.isOpen) throw closedError("The program");
+    await this.#xla._request({ op: "clear_program", id: this.#id });
+  }
+
   /** Releases the compiled program in Python (the host stays open). */
   close(): Promise<void> {
     if (!this.#open) return Promise.resolve();
@@ -269,7 +284,7 @@ export class XlaProgram {
  * console.log(y); // Float32Array(3) [ 2, 4, 6 ]
  * ```
  */
-export class Xla {
+export class Xla implements FfiHost {
   /** Versions of jax, jaxlib, the XLA FFI API and Python. */
   readonly version: XlaVersion;
   /** Devices jax sees (`len(jax.devices())`). */
@@ -393,21 +408,23 @@ export class Xla {
   }
 
   /**
-   * Calls the registered target `name` once through `jax.jit(jax.ffi.ffi_call(...))`
-   * (compiled once per signature and attribute set, then cached) and resolves
-   * to its results as typed arrays.
+   * Calls a target once through `jax.jit(jax.ffi.ffi_call(...))` (compiled
+   * once per signature and attribute set, then cached until
+   * {@link clearCache}) and resolves to its results as typed arrays: the
+   * same options, results and errors as `Runtime.ffiCall` on the embedded
+   * runtime. `target` is a registered name, or a handler or bundle, which is
+   * registered once under a name of its own (registrations are permanent in
+   * XLA: such a TS handler's entry point stays reserved).
+   * `inputOutputAliases` is jax's `input_output_aliases`.
    */
-  async ffiCall(name: string, options: FfiCallOptions): Promise<DataTypedArray[]> {
+  async ffiCall(target: FfiCallTarget, options: FfiCallOptions): Promise<DataTypedArray[]> {
     if (!this.#open) throw closedError("The Xla host");
-    if (options === null || typeof options !== "object" || !Array.isArray(options.results)) {
-      throw new FfiError(
-        ErrorCode.INVALID_ARGUMENT,
-        "ffiCall needs { results: [{ dtype, shape }] }",
-      );
-    }
+    _checkCallOptions(options);
     const args = (options.args ?? []).map((a, i) => _normaliseArg(a, `argument ${i}`));
     const results = options.results.map((s, i) => _normaliseSpec(s, `result ${i}`));
+    const aliases = _checkAliases(options.inputOutputAliases, args, results);
     const attrs = _encodeAttrs(options.attrs);
+    const name = await this.#targetName(target);
     const vmapMethod = options.vmapMethod ?? null;
     const hasSideEffect = options.hasSideEffect ?? false;
     const key = JSON.stringify([
@@ -417,13 +434,95 @@ export class Xla {
       attrs,
       vmapMethod,
       hasSideEffect,
+      aliases,
     ]);
-    const r = await this._request(
-      { op: "ffi_call", key, name, results, attrs, vmapMethod, hasSideEffect },
-      args,
-      _replySize(results),
-    );
-    return _replyArrays(r).map((a) => a.data);
+    try {
+      const r = await this._request(
+        { op: "ffi_call", key, name, results, attrs, vmapMethod, hasSideEffect, aliases },
+        args,
+        _replySize(results),
+      );
+      return _replyArrays(r).map((a) => a.data);
+    } catch (e) {
+      throw e instanceof FfiError ? _withAttrHint(e, _attrHints(options.attrs), "attrs") : e;
+    }
+  }
+
+  /** A target's registered name: the name itself, or the name a handler or bundle got. */
+  async #targetName(target: FfiCallTarget): Promise<string> {
+    if (typeof target === "string") return target;
+    const t = _asHandlerOrStages(target, "Xla.ffiCall");
+    let name = anonymous.get(t);
+    if (name === undefined) {
+      name = `deno_xla.ffi_call.${_identity(t)}`;
+      await this.register(name, t);
+      anonymous.set(t, name);
+    }
+    return name;
+  }
+
+  /**
+   * Registers a state type with XLA, as `jax.ffi.register_ffi_type` does:
+   * `id` is a library's `XLA_FFI_TypeId` storage ({@link TypeIdRef}, from
+   * `HandlerLibrary.typeId`), which XLA fills in place so the library's
+   * `ffi.h` handlers see the id, or a number (0, the default: XLA assigns
+   * one). `typeInfo` (`HandlerLibrary.typeInfo`) gives XLA the deleter of
+   * the type's states. Resolves to the id. A registration is process-wide and
+   * permanent: the library holding the storage stays loaded.
+   *
+   * @example
+   * ```ts ignore
+   * using lib = HandlerLibrary.open("./libcounter.so");
+   * const id = await xla.registerType("my.Counter", lib.typeId("counter_type_id"), {
+   *   typeInfo: lib.typeInfo("counter_type_info"),
+   * });
+   * ```
+   */
+  async registerType(
+    name: string,
+    id?: number | bigint | TypeIdRef,
+    options: XlaRegisterTypeOptions = {},
+  ): Promise<number> {
+    if (!this.#open) throw closedError("The Xla host");
+    if (typeof name !== "string" || name === "") {
+      throw new FfiError(ErrorCode.INVALID_ARGUMENT, "A type name must be a non-empty string");
+    }
+    let storage: Deno.PointerObject;
+    let read: () => bigint;
+    if (id instanceof TypeIdRef) {
+      storage = id.pointer;
+      read = () => id.value;
+    } else {
+      // XLA writes the id it assigns here; the storage lives as long as the registration.
+      const cell = new BigInt64Array([BigInt(id ?? 0)]);
+      keptStorage.push(cell);
+      storage = Deno.UnsafePointer.of(cell)!;
+      read = () => cell[0]!;
+    }
+    const info = options.typeInfo;
+    if (info === null) {
+      throw new FfiError(ErrorCode.INVALID_ARGUMENT, "registerType: typeInfo is null");
+    }
+    await this._request({
+      op: "register_type",
+      name,
+      typeId: Number(Deno.UnsafePointer.value(storage)),
+      typeInfo: info === undefined ? null : Number(Deno.UnsafePointer.value(info)),
+      platform: options.platform ?? "cpu",
+    });
+    keepForXla(storage);
+    if (info !== undefined) keepForXla(info);
+    return Number(read());
+  }
+
+  /**
+   * Forgets the calls {@link ffiCall} compiled and cached, and with them the
+   * state XLA keeps per compiled call (what an instantiate stage made): the
+   * next call compiles and instantiates again.
+   */
+  async clearCache(): Promise<void> {
+    if (!this.#open) throw closedError("The Xla host");
+    await this._request({ op: "clear_cache" });
   }
 
   /**

@@ -1,0 +1,378 @@
+/**
+ * One call of a handler as jax's `ffi_call` makes it, on either host: the
+ * options and results shared by `Runtime.ffiCall` (the embedded runtime) and
+ * `Xla.ffiCall` (real XLA), the {@link FfiHost} interface both implement,
+ * and the checks of arguments, result specs and aliases both apply.
+ *
+ * @module
+ */
+import { type DataType, ErrorCode } from "../abi/enums.ts";
+import { byteWidth, type DataTypedArray, dataTypeInfo, dataTypeOf } from "../abi/dtype.ts";
+import { FfiError } from "../errors.ts";
+import type { AttrDictionary } from "./attributes.ts";
+import type { HandlerRef, HandlerStages, TypeIdRef } from "./handler_library.ts";
+
+/**
+ * An array with its shape (and a dtype when the data's own type is not the
+ * element type): `{ data, shape, dtype }`, or an `NpyArray` from `loadNpy`.
+ *
+ * @example
+ * ```ts
+ * import { type ArrayInput, DataType } from "@deno-xla/ffi";
+ * // Two complex64 values, interleaved (re, im): 1+2i, 3-1i.
+ * const z: ArrayInput = { data: new Float32Array([1, 2, 3, -1]), shape: [2], dtype: DataType.C64 };
+ * console.log(z.shape); // [ 2 ]
+ * ```
+ */
+export interface ArrayInput {
+  /** C-order elements (any view of the right byte length). */
+  readonly data: ArrayBufferView;
+  /** Dimensions, outermost first; `[]` for a scalar. Default: `[elements]`. */
+  readonly shape?: readonly number[];
+  /** The element type; default: the typed array's own (`Float32Array` → F32). */
+  readonly dtype?: DataType;
+}
+
+/**
+ * An argument of `ffiCall`: a typed array (1-D, of its own element type) or
+ * an {@link ArrayInput} such as an `NpyArray`.
+ *
+ * @example
+ * ```ts
+ * import type { ArrayArg } from "@deno-xla/ffi";
+ * const args: ArrayArg[] = [new Float32Array([1, 2]), { data: new Int32Array(6), shape: [2, 3] }];
+ * console.log(args.length); // 2
+ * ```
+ */
+export type ArrayArg = DataTypedArray | ArrayInput;
+
+/**
+ * Element type and shape of an array (`shape: []` is a scalar).
+ *
+ * @example
+ * ```ts
+ * import { type ArraySpec, DataType } from "@deno-xla/ffi";
+ * const scalarResult: ArraySpec = { dtype: DataType.S64, shape: [] };
+ * console.log(scalarResult.shape.length); // 0
+ * ```
+ */
+export interface ArraySpec {
+  /** The element type. */
+  readonly dtype: DataType;
+  /** Dimensions, outermost first; `[]` for a scalar. */
+  readonly shape: readonly number[];
+}
+
+/**
+ * How `jax.ffi.ffi_call` batches under `jax.vmap` (real XLA only).
+ *
+ * @example
+ * ```ts
+ * import type { VmapMethod } from "@deno-xla/ffi";
+ * const method: VmapMethod = "broadcast_all";
+ * console.log(method); // broadcast_all
+ * ```
+ */
+export type VmapMethod =
+  | "sequential"
+  | "sequential_unrolled"
+  | "expand_dims"
+  | "broadcast_all"
+  | "legacy_vectorized";
+
+/**
+ * Options of `ffiCall` on either host ({@link FfiHost}).
+ *
+ * @example
+ * ```ts
+ * import { DataType, type FfiCallOptions, scalar } from "@deno-xla/ffi";
+ * const options: FfiCallOptions = {
+ *   args: [new Float32Array([1, 2, 3])],
+ *   results: [{ dtype: DataType.F32, shape: [3] }],
+ *   attrs: { alpha: scalar(DataType.F32, 2) },
+ *   inputOutputAliases: { 0: 0 }, // result 0 is argument 0's buffer
+ * };
+ * console.log(options.results.length); // 1
+ * ```
+ */
+export interface FfiCallOptions {
+  /** The arguments, in order. */
+  args?: readonly ArrayArg[];
+  /** Element type and shape of each result (`shape: []` is a scalar). */
+  results: readonly ArraySpec[];
+  /**
+   * Attributes: `boolean`, `number` (S64 when an integer, else F64), `bigint`
+   * (S64), `string`, typed arrays, `scalar(dtype, v)`, `array(dtype, vs)`,
+   * nested objects (dictionaries).
+   */
+  attrs?: AttrDictionary;
+  /**
+   * jax's `input_output_aliases`: argument index → result index. The result
+   * is the argument's buffer (same dtype and shape): the handler sees one
+   * address for both and updates it in place. The caller's array is not
+   * changed (the call works on a copy, as jax does for an array it does not
+   * donate).
+   */
+  inputOutputAliases?: Readonly<Record<number, number>>;
+  /** `ffi_call`'s `vmap_method` (real XLA; only matters inside `jax.vmap`). */
+  vmapMethod?: VmapMethod;
+  /** `ffi_call`'s `has_side_effect` (real XLA). */
+  hasSideEffect?: boolean;
+}
+
+/**
+ * What `ffiCall` calls: a registered target name, a handler, or a bundle of
+ * stages.
+ *
+ * @example
+ * ```ts
+ * import type { FfiCallTarget } from "@deno-xla/ffi";
+ * const target: FfiCallTarget = "my.rms_norm";
+ * console.log(typeof target); // string
+ * ```
+ */
+export type FfiCallTarget = string | HandlerRef | HandlerStages;
+
+/** Options of {@link FfiHost.register}. */
+export interface FfiRegisterOptions {
+  /** The platform (default: the host's own). */
+  platform?: string;
+  /** Handler traits passed to the registration (e.g. COMMAND_BUFFER_COMPATIBLE). */
+  traits?: number;
+}
+
+/** Options of {@link FfiHost.registerType}. */
+export interface FfiRegisterTypeOptions {
+  /** The type's `XLA_FFI_TypeInfo*` (its deleter frees states of the type). */
+  typeInfo?: Deno.PointerObject;
+}
+
+/**
+ * A host that runs XLA FFI handlers: the embedded `Runtime` and real XLA
+ * (`Xla` from `@deno-xla/ffi/xla`) both implement it, with the same
+ * options, results and errors for the same mistake, so one test body runs on
+ * either. Methods may return a value or a Promise of it: `await` them.
+ *
+ * @example
+ * ```ts
+ * import { DataType, Ffi, type FfiHost, Runtime } from "@deno-xla/ffi";
+ *
+ * using twice = Ffi.bind().arg(DataType.F32).ret(DataType.F32).to((x, y) => {
+ *   y.typed().set(x.typed().map((v) => 2 * v));
+ * });
+ * async function check(host: FfiHost): Promise<number> {
+ *   await host.register("doc.host.twice", twice);
+ *   const [y] = await host.ffiCall("doc.host.twice", {
+ *     args: [new Float32Array([1, 2])],
+ *     results: [{ dtype: DataType.F32, shape: [2] }],
+ *   });
+ *   return y![1] as number;
+ * }
+ * using rt = new Runtime({ threads: 0 });
+ * console.log(await check(rt)); // 4
+ * ```
+ */
+export interface FfiHost {
+  /** Registers a handler or bundle as the target `name` (process-wide, as in XLA). */
+  register(
+    name: string,
+    handler: HandlerRef | HandlerStages,
+    options?: FfiRegisterOptions,
+  ): void | Promise<void>;
+  /**
+   * Registers a state type (`jax.ffi.register_ffi_type`); a library's
+   * `XLA_FFI_TypeId` storage ({@link TypeIdRef}) is filled in place. Returns
+   * the id.
+   */
+  registerType(
+    name: string,
+    id?: number | bigint | TypeIdRef,
+    options?: FfiRegisterTypeOptions,
+  ): number | Promise<number>;
+  /** Calls a target once, as jax's `ffi_call` does; resolves to the results. */
+  ffiCall(target: FfiCallTarget, options: FfiCallOptions): Promise<DataTypedArray[]>;
+  /**
+   * Forgets what earlier `ffiCall`s kept per signature (compiled calls, and
+   * with them the state their instantiate stage made), so the next call
+   * instantiates again.
+   */
+  clearCache(): void | Promise<void>;
+  /** Releases the host. */
+  close(): void | Promise<void>;
+}
+
+/** A normalised argument. */
+export interface _Arg {
+  dtype: DataType;
+  shape: number[];
+  bytes: Uint8Array;
+}
+
+function bad(message: string): never {
+  throw new FfiError(ErrorCode.INVALID_ARGUMENT, message);
+}
+
+function checkShape(shape: readonly number[], what: string): number {
+  if (!Array.isArray(shape)) bad(`${what}: the shape must be an array of dimensions`);
+  let n = 1;
+  for (const d of shape) {
+    if (!Number.isSafeInteger(d) || d < 0) bad(`${what}: bad dimension ${String(d)} in the shape`);
+    n *= d;
+  }
+  if (!Number.isSafeInteger(n)) bad(`${what}: the shape has too many elements`);
+  return n;
+}
+
+function checkDtype(dtype: unknown, what: string): DataType {
+  if (typeof dtype !== "number" || dataTypeInfoOrNull(dtype) === null) {
+    bad(`${what}: unknown data type ${String(dtype)}`);
+  }
+  const info = dataTypeInfo(dtype);
+  if (info.kind === "token" || info.kind === "invalid") {
+    bad(`${what}: ${info.name} arrays cannot be passed to XLA here`);
+  }
+  return dtype as DataType;
+}
+
+function dataTypeInfoOrNull(dtype: number) {
+  try {
+    return dataTypeInfo(dtype);
+  } catch {
+    return null;
+  }
+}
+
+/** Checks and normalises one argument (a typed array or `{ data, shape, dtype }`). */
+export function _normaliseArg(arg: ArrayArg, what: string): _Arg {
+  if (arg === null || typeof arg !== "object") {
+    bad(`${what}: expected a typed array or { data, shape }`);
+  }
+  const input: ArrayInput = ArrayBuffer.isView(arg) ? { data: arg } : arg as ArrayInput;
+  const data = input.data;
+  if (!ArrayBuffer.isView(data)) bad(`${what}: data must be a typed array`);
+  const dtype = checkDtype(input.dtype ?? dataTypeOf(data), what);
+  const info = dataTypeInfo(dtype);
+  const elements = input.shape === undefined
+    ? data.byteLength / info.byteWidth
+    : checkShape(input.shape, what);
+  if (!Number.isInteger(elements)) {
+    bad(`${what}: ${data.byteLength} bytes are not a whole number of ${info.name} elements`);
+  }
+  const shape = input.shape === undefined ? [elements] : [...input.shape];
+  const need = elements * byteWidth(dtype);
+  if (data.byteLength !== need) {
+    bad(
+      `${what}: ${info.name.toLowerCase()}[${shape.join(",")}] needs ${need} bytes, ` +
+        `the data has ${data.byteLength}`,
+    );
+  }
+  return { dtype, shape, bytes: new Uint8Array(data.buffer, data.byteOffset, data.byteLength) };
+}
+
+/** Checks an array spec. */
+export function _normaliseSpec(spec: ArraySpec, what: string): { dtype: number; shape: number[] } {
+  if (spec === null || typeof spec !== "object") bad(`${what}: expected { dtype, shape }`);
+  const dtype = checkDtype(spec.dtype, what);
+  checkShape(spec.shape ?? bad(`${what}: a shape is required`), what);
+  return { dtype, shape: [...spec.shape] };
+}
+
+/** Checks the common shape of ffiCall's options; the message both hosts give. */
+export function _checkCallOptions(options: FfiCallOptions): void {
+  if (options === null || typeof options !== "object" || !Array.isArray(options.results)) {
+    bad("ffiCall needs { results: [{ dtype, shape }] }");
+  }
+}
+
+/**
+ * Checks `inputOutputAliases` against the arguments and results (jax's
+ * rules: indices in range, each used once, the same dtype and shape) and
+ * returns [argument, result] pairs.
+ */
+export function _checkAliases(
+  aliases: Readonly<Record<number, number>> | undefined,
+  args: readonly _Arg[],
+  results: readonly { dtype: number; shape: readonly number[] }[],
+): [number, number][] {
+  if (aliases === undefined || aliases === null) return [];
+  if (typeof aliases !== "object") bad("inputOutputAliases must be { argument: result }");
+  const out: [number, number][] = [];
+  const usedResults = new Set<number>();
+  for (const [k, v] of Object.entries(aliases)) {
+    const a = Number(k);
+    if (!Number.isInteger(a) || a < 0 || a >= args.length) {
+      bad(`inputOutputAliases: argument index ${k} is out of range [0, ${args.length})`);
+    }
+    if (!Number.isInteger(v) || v < 0 || v >= results.length) {
+      bad(`inputOutputAliases: result index ${String(v)} is out of range [0, ${results.length})`);
+    }
+    if (usedResults.has(v)) bad(`inputOutputAliases: result ${v} is aliased twice`);
+    usedResults.add(v);
+    const arg = args[a]!, res = results[v]!;
+    if (
+      arg.dtype !== res.dtype || arg.shape.length !== res.shape.length ||
+      arg.shape.some((d, i) => d !== res.shape[i])
+    ) {
+      bad(
+        `inputOutputAliases: argument ${a} (${_specText(arg)}) and result ${v} ` +
+          `(${_specText(res)}) must have the same dtype and shape`,
+      );
+    }
+    out.push([a, v]);
+  }
+  return out;
+}
+
+/** `f32[2,3]`. */
+export function _specText(s: { dtype: number; shape: readonly number[] }): string {
+  return `${dataTypeInfo(s.dtype).name.toLowerCase()}[${s.shape.join(",")}]`;
+}
+
+/** Result storage: small results are carved out of shared 64 KiB buffers. */
+const ARENA_BYTES = 1 << 16;
+let arena: ArrayBuffer | null = null;
+let arenaUsed = 0;
+
+/**
+ * Zeroed storage for a result of `bytes` bytes, 64-byte aligned. A fresh
+ * ArrayBuffer per result would cost tens of microseconds a call (its address
+ * is taken for the frame), so results of up to 16 KiB share a buffer that
+ * is never reused: each result stays its own, and the buffer lives as long
+ * as any result in it.
+ */
+export function _resultStorage(bytes: number): Uint8Array {
+  if (bytes > ARENA_BYTES / 4) return new Uint8Array(bytes);
+  if (arena === null || arenaUsed + bytes > ARENA_BYTES) {
+    arena = new ArrayBuffer(ARENA_BYTES);
+    arenaUsed = 0;
+  }
+  const view = new Uint8Array(arena, arenaUsed, bytes);
+  arenaUsed = (arenaUsed + bytes + 63) & ~63;
+  return view;
+}
+
+const ids = new WeakMap<object, number>();
+let nextId = 1;
+
+/** A process-wide number for an object (handlers and bundles in cache keys). */
+export function _identity(o: object): number {
+  let id = ids.get(o);
+  if (id === undefined) {
+    id = nextId++;
+    ids.set(o, id);
+  }
+  return id;
+}
+
+/** A stable text of attributes for cache keys (bigints, typed arrays, Maps included). */
+export function _attrsKey(attrs: AttrDictionary | undefined): string {
+  return JSON.stringify(attrs ?? {}, (_k, v) => {
+    if (typeof v === "bigint") return `${v}n`;
+    if (ArrayBuffer.isView(v)) {
+      return [v.constructor.name, Array.from(v as unknown as ArrayLike<unknown>, String)];
+    }
+    if (v instanceof Map) return ["Map", [...v]];
+    if (typeof v === "number" && !Number.isFinite(v)) return String(v);
+    return v;
+  });
+}

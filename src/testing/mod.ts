@@ -1,0 +1,49 @@
+/**
+ * Testing XLA FFI handlers: array assertions with `numpy.testing`'s
+ * semantics and report ({@link assertAllClose}, {@link assertArrayEqual}),
+ * result specs shaped like an array ({@link like}), and complex arrays from
+ * and to their parts. No dependencies beyond the module; assertions throw
+ * {@link AssertionError} and take an optional message last, as
+ * `@std/assert`'s do.
+ *
+ * A handler test is one `ffiCall` on a host: the embedded `Runtime`, or real
+ * XLA (`Xla` from `@deno-xla/ffi/xla`); both implement `FfiHost`.
+ *
+ * @example
+ * ```ts
+ * import { DataType, Ffi, Runtime, scalar } from "@deno-xla/ffi";
+ * import { assertAllClose, like } from "@deno-xla/ffi/testing";
+ *
+ * using scale = Ffi.bind().arg(DataType.F32).ret(DataType.F32).attr("alpha", "f32")
+ *   .to((x, y, alpha) => {
+ *     const xs = x.typed(), ys = y.typed();
+ *     for (let i = 0; i < ys.length; i++) ys[i] = alpha * xs[i]!;
+ *   });
+ * using rt = new Runtime({ threads: 0 });
+ * const x = { data: new Float32Array([1, 2, 3, 4]), shape: [2, 2] };
+ * const [y] = await rt.ffiCall(scale, {
+ *   args: [x],
+ *   results: [like(x)],
+ *   attrs: { alpha: scalar(DataType.F32, 0.5) },
+ * });
+ * assertAllClose({ data: y!, shape: [2, 2] }, [[0.5, 1], [1.5, 2]]);
+ * ```
+ *
+ * @module
+ */
+export {
+  type AllCloseOptions,
+  assertAllClose,
+  assertArrayEqual,
+  AssertionError,
+} from "./assert.ts";
+export type { ArrayLikeInput } from "./_values.ts";
+export {
+  complex128,
+  complex64,
+  type ComplexArray,
+  complexPairs,
+  imagPart,
+  like,
+  realPart,
+} from "./arrays.ts";

@@ -1,0 +1,339 @@
+/**
+ * Test bodies written once for any {@link FfiHost}: each takes a host and
+ * checks `ffiCall` there. `tests/testing_hosts_test.ts` runs them on the
+ * embedded runtime in-process and, when jax is installed, on both hosts in a
+ * child process (`deno run … tests/_host_cases.ts`), one loop over
+ * `[runtime, xla]` per body: a crash inside XLA then fails one test instead
+ * of the runner. The C++ handlers are built at test time against jaxlib's
+ * `ffi.h` (native/tests/testing_handlers.cc).
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { buildSharedLibrary } from "../build.ts";
+import {
+  DataType,
+  ErrorCode,
+  Ffi,
+  FfiError,
+  type FfiHost,
+  HandlerBundle,
+  HandlerLibrary,
+  Runtime,
+  scalar,
+} from "../mod.ts";
+import { readNpy, writeNpy } from "../src/npy.ts";
+import { Xla } from "../src/xla/mod.ts";
+import {
+  assertAllClose,
+  assertArrayEqual,
+  complex64,
+  complexPairs,
+  like,
+} from "../src/testing/mod.ts";
+import { jaxlibHeaders } from "./_jax.ts";
+
+const F32 = DataType.F32;
+
+/** numpy-free reference: x / sqrt(mean(x^2) + eps) over the last axis. */
+export function rmsNormRef(x: Float32Array, row: number, eps = 1e-5): Float64Array {
+  const out = new Float64Array(x.length);
+  for (let s = 0; s < x.length; s += row) {
+    let sq = 0;
+    for (let i = 0; i < row; i++) sq += x[s + i]! * x[s + i]!;
+    const scale = Math.sqrt(sq / row + eps);
+    for (let i = 0; i < row; i++) out[s + i] = x[s + i]! / scale;
+  }
+  return out;
+}
+
+/** `n` values from `lo` to `hi` (numpy's linspace). */
+export function linspace(lo: number, hi: number, n: number): Float32Array {
+  return Float32Array.from({ length: n }, (_, i) => lo + ((hi - lo) * i) / (n - 1));
+}
+
+/** Why the ffi.h handlers cannot be built here, or undefined. */
+export function ffiHSkip(): string | undefined {
+  return jaxlibHeaders().reason;
+}
+
+/** The ffi.h test handlers, built once (cached by build.ts) against jaxlib's headers. */
+export function ffiHLibrary(): HandlerLibrary {
+  return HandlerLibrary.open(ffiHLibraryPath());
+}
+
+/** The path of the ffi.h test handlers' library (built when needed). */
+export function ffiHLibraryPath(): string {
+  return buildSharedLibrary({
+    name: "testing_ffi_h_handlers",
+    sources: ["native/tests/testing_handlers.cc"],
+    cxx: true,
+    // XLA's header does not build warning-free; it is not this project's code.
+    baseFlags: ["-std=c++17", "-O2", "-fPIC", "-pthread", "-w"],
+    includeDirs: [jaxlibHeaders().includeDir!],
+  });
+}
+
+/** Rejects with an FfiError of `code`; returns it. */
+async function rejects(p: Promise<unknown>, code: ErrorCode): Promise<FfiError> {
+  try {
+    await p;
+  } catch (e) {
+    assert.ok(e instanceof FfiError, `expected an FfiError, got ${String(e)}`);
+    assert.equal(e.codeName, ErrorCode[code], e.message);
+    return e;
+  }
+  assert.fail("expected a rejection");
+}
+
+/** A name unique to the host, for handlers registered by name. */
+function named(host: FfiHost, name: string): string {
+  return `${host instanceof Runtime ? "rt" : "xla"}.${name}`;
+}
+
+/** The bodies, each run on every host. */
+export const HOST_CASES: Record<string, (host: FfiHost) => Promise<void>> = {
+  /** TS handlers: rank-0 results, shapes, NpyArray arguments, aliasing, complex, async. */
+  async tsHandlers(host) {
+    using sum = Ffi.bind().arg(F32).ret(F32, 0).to((x, out) => {
+      out.typed()[0] = x.typed().reduce((a, b) => a + b, 0);
+    });
+    const [total] = await host.ffiCall(sum, {
+      args: [{ data: new Float32Array([1, 2, 3, 4]), shape: [2, 2] }],
+      results: [{ dtype: F32, shape: [] }],
+    });
+    assertArrayEqual(total!, [10]);
+    // By registered name, an NpyArray argument, a result shaped like it.
+    using twice = Ffi.bind().arg(F32, 2).ret(F32, 2).to(async (x, y) => {
+      await null; // an async handler: a future on both hosts
+      const xs = x.typed(), ys = y.typed();
+      for (let i = 0; i < ys.length; i++) ys[i] = 2 * xs[i]!;
+    });
+    await host.register(named(host, "twice"), twice);
+    const npy = readNpy(
+      writeNpy({ dtype: F32, shape: [2, 3], data: new Float32Array([1, 2, 3, 4, 5, 6]) }),
+    );
+    const [y] = await host.ffiCall(named(host, "twice"), { args: [npy], results: [like(npy)] });
+    assertAllClose({ data: y!, shape: [2, 3] }, [[2, 4, 6], [8, 10, 12]]);
+    // input_output_aliases: one address for argument 0 and result 0; the caller's array is kept.
+    let same = false;
+    using addOne = Ffi.bind().arg(F32).ret(F32).to((x, out) => {
+      same = x.data === out.data;
+      const o = out.typed();
+      for (let i = 0; i < o.length; i++) o[i]! += 1;
+    });
+    const input = new Float32Array([1, 2, 3]);
+    const [inPlace] = await host.ffiCall(addOne, {
+      args: [input],
+      results: [like(input)],
+      inputOutputAliases: { 0: 0 },
+    });
+    assert.ok(same, "the handler saw one buffer for the argument and the result");
+    assertArrayEqual(inPlace!, [2, 3, 4]);
+    assertArrayEqual(input, [1, 2, 3]);
+    await rejects(
+      host.ffiCall(addOne, {
+        args: [input],
+        results: [{ dtype: F32, shape: [2] }],
+        inputOutputAliases: { 0: 0 },
+      }),
+      ErrorCode.INVALID_ARGUMENT,
+    );
+    // Complex: interleaved (re, im) pairs.
+    using conj = Ffi.bind().arg(DataType.C64).ret(DataType.C64).to((z, out) => {
+      const zs = z.typed(), o = out.typed();
+      for (let i = 0; i < zs.length; i += 2) {
+        o[i] = zs[i]!;
+        o[i + 1] = -zs[i + 1]!;
+      }
+    });
+    const z = complex64([1, 3], [2, -1]);
+    const [zc] = await host.ffiCall(conj, { args: [z], results: [like(z)] });
+    assertAllClose(zc!, complex64([1, 3], [-2, 1]));
+    assert.deepEqual(complexPairs(zc!), [[1, -2], [3, 1]]);
+  },
+
+  /** The same mistake reads the same: code, message and hint. */
+  async sameErrors(host) {
+    using wantsF32 = Ffi.bind().arg(F32).ret(F32).attr("alpha", "f32").to(() => {});
+    const e = await rejects(
+      host.ffiCall(wantsF32, {
+        args: [new Float32Array(2)],
+        results: [{ dtype: F32, shape: [2] }],
+        attrs: { alpha: 2 },
+      }),
+      ErrorCode.INVALID_ARGUMENT,
+    );
+    assert.equal(
+      e.message,
+      "[execute] Failed to decode all FFI handler operands (bad operands at: 2)\n" +
+        "Diagnostics:\nWrong scalar data type: expected F32 but got S64\n" +
+        "Hint: attribute 'alpha' is S64 because it was given as a plain JS number (an integer " +
+        "makes S64, any other number F64): give the type the handler expects, " +
+        "attrs: { alpha: scalar(DataType.F32, 2) }",
+    );
+    const wrongDtype = await rejects(
+      host.ffiCall(wantsF32, {
+        args: [new Float64Array(2)],
+        results: [{ dtype: F32, shape: [2] }],
+        attrs: { alpha: scalar(F32, 2) },
+      }),
+      ErrorCode.INVALID_ARGUMENT,
+    );
+    assert.match(wrongDtype.message, /Wrong buffer dtype: expected F32 but got F64/);
+    const unknown = await rejects(
+      host.ffiCall(named(host, "not.registered"), { results: [{ dtype: F32, shape: [] }] }),
+      ErrorCode.NOT_FOUND,
+    );
+    assert.match(unknown.message, /^No FFI handler registered for (rt|xla)\.not\.registered /);
+    await rejects(host.ffiCall(wantsF32, { results: null as never }), ErrorCode.INVALID_ARGUMENT);
+  },
+
+  /** A TS bundle's instantiate state lasts per signature until clearCache. */
+  async tsState(host) {
+    using bundle = new HandlerBundle({
+      instantiate: Ffi.bindInstantiate().attr("start", "i64").to((start) => ({ count: start })),
+      execute: Ffi.bind().ret(DataType.S64, 0).state<{ count: number }>().to((out, s) => {
+        out.typed()[0] = BigInt(++s.count);
+      }),
+    });
+    const call = () =>
+      host.ffiCall(bundle, {
+        results: [{ dtype: DataType.S64, shape: [] }],
+        attrs: { start: scalar(DataType.S64, 41) },
+      });
+    const got: bigint[] = [];
+    for (let i = 0; i < 3; i++) got.push((await call())[0]![0] as bigint);
+    assert.deepEqual(got, [42n, 43n, 44n]);
+    await host.clearCache();
+    assert.equal((await call())[0]![0], 42n);
+    await host.clearCache();
+  },
+
+  /** C++ handlers built with jaxlib's ffi.h, the same body on both hosts. */
+  async ffiH(host) {
+    using lib = ffiHLibrary();
+    await host.register(named(host, "rms_norm"), lib.handler("testing_rms_norm"));
+    for (const shape of [[15], [3, 5]]) {
+      const x = { data: linspace(-0.5, 0.5, 15), shape };
+      const [y] = await host.ffiCall(named(host, "rms_norm"), {
+        args: [x],
+        results: [like(x)],
+        attrs: { eps: scalar(F32, 1e-5) },
+      });
+      assertAllClose({ data: y!, shape }, {
+        data: rmsNormRef(x.data, shape.at(-1)!),
+        shape,
+      }, { rtol: 1e-6 });
+    }
+    const rank0 = await rejects(
+      host.ffiCall(named(host, "rms_norm"), {
+        args: [{ data: new Float32Array([2]), shape: [] }],
+        results: [{ dtype: F32, shape: [] }],
+        attrs: { eps: scalar(F32, 1e-5) },
+      }),
+      ErrorCode.INVALID_ARGUMENT,
+    );
+    assert.match(rank0.message, /rms_norm: x must have an axis/);
+    // A rank-0 result.
+    const [s] = await host.ffiCall(lib.handler("testing_sum"), {
+      args: [new Float32Array([1.5, 2.5, 3])],
+      results: [{ dtype: F32, shape: [] }],
+    });
+    assertArrayEqual(s!, 7);
+    // Complex64.
+    const x = complex64([1, 2], [1, -1]), w = complex64([0, 2], [1, 0]);
+    const [c] = await host.ffiCall(lib.handler("testing_conj_mul"), {
+      args: [x, w],
+      results: [like(x)],
+    });
+    assertAllClose(c!, complex64([1, 4], [1, 2])); // (1-1i)(0+1i), (2+1i)*2
+    // Aliasing: the handler fails unless its result is its argument's buffer.
+    const v = new Float32Array([1, 2, 3]);
+    const inPlace = lib.handler("testing_add_one_in_place");
+    const [added] = await host.ffiCall(inPlace, {
+      args: [v],
+      results: [like(v)],
+      inputOutputAliases: { 0: 0 },
+    });
+    assertArrayEqual(added!, [2, 3, 4]);
+    const notAliased = await rejects(
+      host.ffiCall(inPlace, { args: [v], results: [like(v)] }),
+      ErrorCode.FAILED_PRECONDITION,
+    );
+    assert.match(notAliased.message, /the result is not the argument's buffer/);
+    // State: the library's type id registered with the host, then the counter counts.
+    const id = lib.typeId("testing_counter_type_id");
+    const assigned = await host.registerType("testing.Counter", id, {
+      typeInfo: lib.typeInfo("testing_counter_type_info"),
+    });
+    assert.equal(id.value, BigInt(assigned));
+    const counter = {
+      instantiate: lib.handler("testing_counter_instantiate"),
+      execute: lib.handler("testing_counter_execute"),
+    };
+    await host.register(named(host, "counter"), counter);
+    const count = async () =>
+      (await host.ffiCall(named(host, "counter"), {
+        results: [{ dtype: DataType.S64, shape: [] }],
+        attrs: { start: scalar(DataType.S64, 41) },
+      }))[0]![0];
+    assert.deepEqual([await count(), await count(), await count()], [42n, 43n, 44n]);
+    await host.clearCache();
+    assert.equal(await count(), 42n);
+    await host.clearCache();
+  },
+};
+
+/** Real XLA only: what has no embedded-runtime counterpart. */
+export const XLA_CASES: Record<string, (xla: Xla) => Promise<void>> = {
+  /** A jitted program's state lasts until XlaProgram.clearCache; registerType with a number. */
+  async programClearCache(xla) {
+    using bundle = new HandlerBundle({
+      instantiate: Ffi.bindInstantiate().attr("start", "i64").to((start) => ({ count: start })),
+      execute: Ffi.bind().ret(DataType.S64, 0).state<{ count: number }>().to((out, s) => {
+        out.typed()[0] = BigInt(++s.count);
+      }),
+    });
+    await xla.register("xla.program_counter", bundle);
+    await using prog = await xla.jit(
+      `def f():\n    return ffi.ffi_call("xla.program_counter", ` +
+        `jax.ShapeDtypeStruct((), jnp.int64))(start=np.int64(41))\n`,
+    );
+    const run = async () => (await prog.run())[0]!.data[0];
+    assert.deepEqual([await run(), await run()], [42n, 43n]);
+    await prog.clearCache();
+    assert.equal(await run(), 42n);
+    // A type registered with a number: XLA assigns the id (0) or takes the one given.
+    const a = await xla.registerType("xla.numeric_type_a");
+    const b = await xla.registerType("xla.numeric_type_b");
+    assert.ok(a > 0 && b > 0 && a !== b, `ids ${a} and ${b}`);
+    await prog.close();
+    await rejects(prog.clearCache(), ErrorCode.FAILED_PRECONDITION);
+  },
+};
+
+/** The cases that need the ffi.h library. */
+export const FFI_H_CASES: ReadonlySet<string> = new Set(["ffiH"]);
+
+if (import.meta.main) {
+  const names = Deno.args.length > 0 ? Deno.args : Object.keys(HOST_CASES);
+  using rt = new Runtime({ threads: 2 });
+  await using xla = await Xla.open();
+  for (const name of names) {
+    const body = HOST_CASES[name];
+    if (body === undefined) {
+      console.error(`unknown case '${name}'; cases: ${Object.keys(HOST_CASES).join(", ")}`);
+      Deno.exit(2);
+    }
+    if (FFI_H_CASES.has(name) && ffiHSkip() !== undefined) continue;
+    for (const host of [rt, xla] as FfiHost[]) await body(host);
+    console.log(`ok ${name}`);
+  }
+  if (Deno.args.length === 0) {
+    for (const [name, body] of Object.entries(XLA_CASES)) {
+      await body(xla);
+      console.log(`ok ${name}`);
+    }
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * `Runtime.ffiCall` on a CUDA runtime, against the stand-in driver
+ * (native/tests/cuda_standin.c, device memory = host memory): arguments are
+ * copied to device buffers, results allocated there and copied back, an
+ * aliased result is its argument's device copy, and every device buffer the
+ * call made is freed.
+ */
+import assert from "node:assert/strict";
+import { buildSharedLibrary, findCompiler } from "../build.ts";
+import { DataType, Ffi, Runtime } from "../mod.ts";
+import { _useDriverLibrary } from "../src/cuda/driver.ts";
+import { cudaAvailable, DeviceMemory, init, Stream } from "../src/cuda/mod.ts";
+import { assertArrayEqual, like } from "../src/testing/mod.ts";
+
+let standinPath: string | undefined;
+let reason: string | undefined;
+try {
+  findCompiler();
+  standinPath = buildSharedLibrary({
+    name: "cuda_standin",
+    sources: ["native/tests/cuda_standin.c"],
+  });
+} catch (e) {
+  reason = `no stand-in CUDA driver: ${(e as Error).message}`;
+}
+const standin = standinPath
+  ? Deno.dlopen(standinPath, { standin_live_allocations: { parameters: [], result: "i64" } })
+    .symbols
+  : undefined;
+if (standinPath) {
+  // Open the driver once outside any test, so no test sees a new resource.
+  _useDriverLibrary(standinPath);
+  assert.ok(cudaAvailable());
+  init(0).close();
+  _useDriverLibrary(undefined);
+}
+
+Deno.test({
+  name: "Runtime.ffiCall on CUDA: device copies in and out, aliasing, nothing left allocated" +
+    (reason ? ` (ignored: ${reason})` : ""),
+  ignore: reason !== undefined,
+  fn: async () => {
+    _useDriverLibrary(standinPath);
+    try {
+      using rt = new Runtime({ platform: "CUDA" });
+      // out = x, copied device to device on the runtime's stream; aliased, there is nothing to
+      // copy. The handler only sees device addresses.
+      let same = false;
+      using copy = Ffi.bind().arg(DataType.F32).ret(DataType.F32).ctx("stream").to(
+        (x, out, stream) => {
+          same = x.data === out.data;
+          using s = Stream.wrap(stream);
+          if (!same) {
+            DeviceMemory.wrap(out.data, out.byteSize)
+              .copyFromDeviceAsync(DeviceMemory.wrap(x.data, x.byteSize), s);
+          }
+        },
+      );
+      const before = standin!.standin_live_allocations();
+      const x = { data: new Float32Array([1, 2, 3, 4, 5, 6]), shape: [2, 3] };
+      const [y] = await rt.ffiCall(copy, { args: [x], results: [like(x)] });
+      assert.equal(same, false);
+      assertArrayEqual({ data: y!, shape: [2, 3] }, [[1, 2, 3], [4, 5, 6]]);
+      const [z] = await rt.ffiCall(copy, {
+        args: [x],
+        results: [like(x)],
+        inputOutputAliases: { 0: 0 },
+      });
+      assert.equal(same, true, "an aliased result is its argument's device buffer");
+      assertArrayEqual(z!, [1, 2, 3, 4, 5, 6]);
+      assert.equal(standin!.standin_live_allocations(), before, "every device buffer was freed");
+    } finally {
+      _useDriverLibrary(undefined);
+    }
+  },
+});
