@@ -7,7 +7,7 @@
  * @module
  */
 import { ErrorCode, ExecutionStage, stageName } from "../abi/enums.ts";
-import { FfiError, toFfiError } from "../errors.ts";
+import { _errorCode, _handlerFailure, _recordOrigin, FfiError } from "../errors.ts";
 import { Future } from "../future.ts";
 import { type Native, native } from "../native/lib.ts";
 import { attrRecordValue, type AttrSpec, DecodeFailure, readName } from "./_attrs.ts";
@@ -92,6 +92,7 @@ let completeBytes: Uint8Array;
 let inlineCb: Deno.UnsafeCallback<{ readonly parameters: ["i32"]; readonly result: "i32" }>;
 let threadCb: Deno.UnsafeCallback<{ readonly parameters: []; readonly result: "i32" }>;
 const encoder = new TextEncoder();
+const decoder = new TextDecoder();
 const entries: (Entry | undefined)[] = [];
 let liveHandlers = 0;
 const states = new Map<number, unknown>();
@@ -208,17 +209,20 @@ function host(l: Native): void {
   }
 }
 
-/** Writes an error result; returns status 1. Never throws. */
-function writeError(e: unknown): number {
-  let code = ErrorCode.UNKNOWN;
-  let message = "unknown error";
+/**
+ * Writes an error result; returns status 1. Never throws. A value a handler
+ * threw is mapped as XLA maps a C++ handler's exception (`_handlerFailure`)
+ * and remembered as the origin of the caller's error; `own`: an error of this
+ * module (a decode failure, a released entry point), written as it is.
+ */
+function writeError(e: unknown, own = false): number {
+  const fe = _handlerFailure(e);
+  let written = 0;
   try {
-    const fe = toFfiError(e);
-    code = fe.code === ErrorCode.OK ? ErrorCode.UNKNOWN : fe.code;
-    message = fe.message;
-  } catch { /* keep the defaults */ }
-  const { written } = encoder.encodeInto(message, msgBytes.subarray(0, msgBytes.length - 1));
-  flatI32[0] = code;
+    written = encoder.encodeInto(fe.message, msgBytes.subarray(0, msgBytes.length - 1)).written;
+    if (!own) _recordOrigin(decoder.decode(msgBytes.subarray(0, written)), e);
+  } catch { /* an empty message */ }
+  flatI32[0] = _errorCode(fe.code);
   flatI32[2] = written;
   return 1;
 }
@@ -696,6 +700,7 @@ function dispatch(slot: number): number {
     if (e === undefined) {
       return writeError(
         new FfiError(ErrorCode.FAILED_PRECONDITION, `TS handler entry point ${slot} was released`),
+        true,
       );
     }
     // Read before the handler runs: it may call TS handlers, which reuse the flat buffer.
@@ -716,7 +721,7 @@ function dispatch(slot: number): number {
     }
     const failure = decode(e);
     if (failure !== undefined) {
-      return writeError(new FfiError(ErrorCode.INVALID_ARGUMENT, failure));
+      return writeError(new FfiError(ErrorCode.INVALID_ARGUMENT, failure), true);
     }
     const scratch = callScratch;
     callScratch = undefined;
@@ -747,27 +752,31 @@ function settle(
       scratch?._release();
       return writeError(
         new FfiError(ErrorCode.RESOURCE_EXHAUSTED, "Too many pending TS handler futures"),
+        true,
       );
     }
-    if (result instanceof Future) {
-      result.onReady((err) => {
-        scratch?._release();
-        complete(token, err);
-      });
-    } else {
-      result.then(
-        () => {
-          scratch?._release();
-          complete(token, undefined);
-        },
-        (err) => {
-          scratch?._release();
-          complete(token, err ?? new Error("rejected"));
-        },
-      );
-    }
-    // A pending future is a call still running: the process waits for it.
+    // Completes the token once, whatever the future or thenable does (calls
+    // both callbacks, calls one twice, throws after calling one).
+    let settled = false;
+    const finish = (failed: boolean, err: unknown) => {
+      if (settled) return;
+      settled = true;
+      scratch?._release();
+      complete(token, failed, err);
+    };
+    // A pending future is a call still running: the process waits for it
+    // (held before the callbacks are attached: an already complete future runs them at once).
     _holdLoop(1);
+    try {
+      if (result instanceof Future) {
+        result.onReady((err) => finish(err !== undefined, err));
+      } else {
+        result.then(() => finish(false, undefined), (err: unknown) => finish(true, err));
+      }
+    } catch (err) {
+      // `then` threw: the future completes with that (the native side keeps an early completion).
+      finish(true, err);
+    }
     flatI32[4] = token;
     return 2;
   }
@@ -826,7 +835,7 @@ function dispatchPhase(slot: number): number {
     if (run !== null && run() !== MISMATCH) return 0;
     const failure = decode(e);
     dropScratch();
-    return failure === undefined ? 0 : writeError(new FfiError(ErrorCode.INTERNAL, failure));
+    return failure === undefined ? 0 : writeError(new FfiError(ErrorCode.INTERNAL, failure), true);
   } catch (err) {
     return writeError(err);
   }
@@ -838,7 +847,10 @@ function setState(api: number, ctx: number, state: unknown, stage: ExecutionStag
   states.set(key, state);
   if (lib!.xla_ffi_deno_ctx_state_set(api, ctx, key, stage) !== 0) {
     states.delete(key);
-    return writeError(new FfiError(ErrorCode.INTERNAL, `Failed to set state: ${_auxMessage()}`));
+    return writeError(
+      new FfiError(ErrorCode.INTERNAL, `Failed to set state: ${_auxMessage()}`),
+      true,
+    );
   }
   return 0;
 }
@@ -852,16 +864,23 @@ function drainDeadStates(): void {
   }
 }
 
-/** Completes future `token`; failures are reported loudly. */
-function complete(token: number, error: unknown): void {
+/**
+ * Completes future `token`, with the handler's failure when `failed` (any
+ * value, `undefined` too); failures to complete are reported loudly. Never
+ * throws: it runs in Promise reactions, where a throw would end the process.
+ */
+function complete(token: number, failed: boolean, error: unknown): void {
   _holdLoop(-1);
   let code = 0;
   let written = 0;
-  if (error !== undefined) {
-    const fe = toFfiError(error);
-    code = fe.code === ErrorCode.OK ? ErrorCode.UNKNOWN : fe.code;
-    written = encoder.encodeInto(fe.message, completeBytes.subarray(0, completeBytes.length - 1))
-      .written;
+  if (failed) {
+    const fe = _handlerFailure(error);
+    code = _errorCode(fe.code);
+    try {
+      written = encoder.encodeInto(fe.message, completeBytes.subarray(0, completeBytes.length - 1))
+        .written;
+      _recordOrigin(decoder.decode(completeBytes.subarray(0, written)), error);
+    } catch { /* an empty message */ }
   }
   const rc = lib!.xla_ffi_deno_handler_complete(token, code, completeBytes, written);
   // rc -2: the native side counted it and printed "Failed to signal XLA_FFI_Future

@@ -7,7 +7,7 @@
  */
 import { type DataType, ErrorCode, ExecutionStage, type HandlerTraits } from "../abi/enums.ts";
 import { type DataTypedArray, dataTypeOf, viewAs } from "../abi/dtype.ts";
-import { FfiError } from "../errors.ts";
+import { _errorCode, _withOrigin, FfiError } from "../errors.ts";
 import { native } from "../native/lib.ts";
 import { _check, _cString, _takeError, _utf8 } from "./_native_error.ts";
 import { _apiMinor, type ApiVersion, NEWEST_API_VERSION } from "../abi/version.ts";
@@ -967,9 +967,11 @@ export class Runtime {
     if (result.failed > 0) {
       const end = msg.indexOf(0);
       result.firstError = _withAttrHint(
-        new FfiError(
-          Number(out[2]),
-          new TextDecoder().decode(msg.subarray(0, end < 0 ? msg.length : end)),
+        _withOrigin(
+          new FfiError(
+            _errorCode(Number(out[2])),
+            new TextDecoder().decode(msg.subarray(0, end < 0 ? msg.length : end)),
+          ),
         ),
         frame._implicitAttrs,
       );

@@ -9,7 +9,7 @@
  * @module
  */
 import { ErrorCode } from "../abi/enums.ts";
-import { FfiError } from "../errors.ts";
+import { _withOrigin, FfiError } from "../errors.ts";
 import { native } from "../native/lib.ts";
 import { BRIDGE_SOURCE } from "./_bridge_py.ts";
 import { type _Arg, _decodeReply, _encodeRequest, type _Reply } from "./_codec.ts";
@@ -181,7 +181,8 @@ export async function _request(
     const token = r.header!.pending;
     r = await send(1, _encodeRequest({ op: "take", token }), r.need);
   }
-  if (r.status === 1) throw _pythonError(r.header!);
+  // An error a TS handler's thrown value became carries that value as its cause.
+  if (r.status === 1) throw _withOrigin(_pythonError(r.header!));
   if (r.status !== 0) {
     throw new FfiError(ErrorCode.INTERNAL, `Unexpected reply status ${r.status} from Python`);
   }
