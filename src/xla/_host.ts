@@ -167,6 +167,16 @@ async function send(mode: number, req: Uint8Array, cap: number): Promise<_Reply>
 }
 
 /**
+ * Ends the process as Ctrl-C ends a Deno program (exit status 130 = 128 +
+ * SIGINT). Python, once hosted, catches SIGINT while it runs (importing jax
+ * installs its handler) and raises KeyboardInterrupt in the running request;
+ * turned into a catchable error, the user's Ctrl-C would be lost.
+ */
+function _interrupted(): never {
+  Deno.exit(130);
+}
+
+/**
  * Sends one request to the bridge and returns its reply (status 0); a
  * Python error becomes a {@link PythonError}. `cap` is the first reply
  * buffer's size: a reply that does not fit is fetched again at its size.
@@ -181,8 +191,11 @@ export async function _request(
     const token = r.header!.pending;
     r = await send(1, _encodeRequest({ op: "take", token }), r.need);
   }
-  // An error a TS handler's thrown value became carries that value as its cause.
-  if (r.status === 1) throw _withOrigin(_pythonError(r.header!));
+  if (r.status === 1) {
+    if (r.header!.interrupted === true) _interrupted();
+    // An error a TS handler's thrown value became carries that value as its cause.
+    throw _withOrigin(_pythonError(r.header!));
+  }
   if (r.status !== 0) {
     throw new FfiError(ErrorCode.INTERNAL, `Unexpected reply status ${r.status} from Python`);
   }
