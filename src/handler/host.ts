@@ -927,6 +927,28 @@ export function _release(slot: number): void {
   liveHandlers--;
 }
 
+/** Slots a registration by name pinned (never reused; see `_pin`). */
+const pinnedSlots = new Set<number>();
+
+/**
+ * @internal A runtime (embedded or XLA) registered `pointer` by name: when
+ * it is a TS entry point, its slot is never handed to another handler, and
+ * a Handler collected without close() keeps serving the name.
+ */
+export function _pin(pointer: Deno.PointerObject): void {
+  const slot = native().xla_ffi_deno_handler_pin(pointer);
+  if (slot >= 0) pinnedSlots.add(slot);
+}
+
+/**
+ * @internal Reclaims the slot of a Handler collected without close(),
+ * unless a registration by name still calls it (that lasts as long as the
+ * process, as in XLA).
+ */
+export function _reclaimSlot(slot: number): void {
+  if (!pinnedSlots.has(slot)) _release(slot);
+}
+
 /** @internal the C entry point of a slot. */
 export function _slotPointer(slot: number): Deno.PointerObject {
   return _lib().xla_ffi_deno_handler_slot_pointer(slot)!;

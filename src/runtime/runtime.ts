@@ -28,6 +28,8 @@ import { Stream } from "../cuda/stream.ts";
 import { _bufferBytes, DeviceBuffer } from "./device_buffer.ts";
 import { _withAttrHint } from "./_hints.ts";
 import { _closest } from "../_closest.ts";
+import { _pin } from "../handler/host.ts";
+import { _register, _unregister } from "../_resources.ts";
 
 /** Options of {@link Runtime}. */
 export interface RuntimeOptions {
@@ -415,6 +417,7 @@ export class Runtime {
       }
     }
     this.#ptr = ptr;
+    _register(this, "Runtime", reclaimRuntime, { ptr, cuda: this.#cuda });
     this.platform = p === 0 ? "Host" : "CUDA";
     this.threads = sym.xrt_runtime_num_threads(ptr);
     this.apiVersion = `0.${minor}` as ApiVersion;
@@ -617,7 +620,7 @@ export class Runtime {
     );
     // A registration lasts as long as the process: a TS entry point it names
     // is never reused for another handler (after close() it reports an error).
-    for (let i = 0; i < 4; i++) if (ptrs[i]) sym.xla_ffi_deno_handler_pin(ptrs[i]!.pointer);
+    for (let i = 0; i < 4; i++) if (ptrs[i]) _pin(ptrs[i]!.pointer);
     this.#cache.delete(name);
   }
 
@@ -1022,6 +1025,7 @@ export class Runtime {
         `The runtime has ${this.#inflight} call(s) in flight; await them before close()`,
       );
     }
+    _unregister(this);
     native().xrt_runtime_free(this.#ptr);
     this.#ptr = null;
     this.#releaseCuda();
@@ -1061,6 +1065,7 @@ export class Runtime {
     }
     const p = this.#ptr;
     this.#ptr = null;
+    _unregister(this);
     try {
       await native().xrt_runtime_free_async(p);
     } finally {
@@ -1072,4 +1077,24 @@ export class Runtime {
   [Symbol.asyncDispose](): Promise<void> {
     return this.closeAsync();
   }
+}
+
+/**
+ * Frees a Runtime collected without close(): its pool is joined off the JS
+ * thread (no call can be in flight: a call keeps its runtime reachable), then
+ * a CUDA runtime's stream and context are released.
+ */
+function reclaimRuntime(held: { ptr: Deno.PointerObject; cuda: CudaParts | null }): void {
+  native().xrt_runtime_free_async(held.ptr).catch(() => {}).finally(() => {
+    const c = held.cuda;
+    if (c === null) return;
+    try {
+      if (c.closeStream) {
+        c.context.setCurrent();
+        c.stream.close();
+      }
+    } finally {
+      c.context.close();
+    }
+  });
 }

@@ -22,6 +22,8 @@ import {
   type XlaArraySpec,
 } from "./_codec.ts";
 import { _hostPython, _request } from "./_host.ts";
+import { _pin } from "../handler/host.ts";
+import { _register, _unregister } from "../_resources.ts";
 import { findPython, probePython, type PythonInfo } from "./python.ts";
 
 /** Options of {@link Xla.open}. */
@@ -138,7 +140,7 @@ const keptObjects = new Set<string>();
 function keepForXla(p: Deno.PointerObject): void {
   const sym = native();
   if (sym.xla_ffi_deno_handler_slot_of(p) >= 0) {
-    sym.xla_ffi_deno_handler_pin(p);
+    _pin(p);
     return;
   }
   const buf = new Uint8Array(4096);
@@ -193,6 +195,7 @@ export class XlaProgram {
     this.format = format;
     this.outputs = outputs;
     this.#replyCap = outputs ? _replySize(outputs) : 65536;
+    _register(this, "XlaProgram", reclaimProgram, { xla, id });
   }
 
   /** The id the hosted Python knows the program by (`program(id)` in {@link Xla.runPython}). */
@@ -224,6 +227,7 @@ export class XlaProgram {
   close(): Promise<void> {
     if (!this.#open) return Promise.resolve();
     this.#open = false;
+    _unregister(this);
     if (!this.#xla.isOpen) return Promise.resolve();
     return this.#xla._request({ op: "release", programs: [this.#id] }).then(() => {});
   }
@@ -237,6 +241,12 @@ export class XlaProgram {
   [Symbol.asyncDispose](): Promise<void> {
     return this.close();
   }
+}
+
+/** Releases, in Python, an XlaProgram collected without close() (the held value keeps its host). */
+function reclaimProgram(held: { xla: Xla; id: number }): void {
+  if (!held.xla.isOpen) return;
+  held.xla._request({ op: "release", programs: [held.id] }).catch(() => {});
 }
 
 /**
