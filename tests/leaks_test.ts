@@ -1,7 +1,7 @@
 /**
- * Forgotten objects: call frames, TS handlers, runtimes and handler
- * libraries that are never closed are reclaimed when collected (in a child
- * run with --expose-gc), closed ones are never freed twice, a registered
+ * Forgotten objects: call frames, TS handlers, runtimes, handler libraries
+ * and XLA programs that are never closed are reclaimed when collected (in a
+ * child run with --expose-gc), closed ones are never freed twice, a registered
  * handler keeps serving its name, and the leak-check helpers
  * (src/testing/leaks.ts) fail a test that leaves objects open, naming each
  * and where it was made.
@@ -15,25 +15,31 @@ import {
   withLeakCheck,
 } from "../src/testing/leaks.ts";
 import { childContext } from "./_child.ts";
+import { XLA_SKIP, xlaName } from "./_xla_env.ts";
 
-Deno.test("reclaim: unclosed frames, handlers, runtimes and libraries are freed when collected", async () => {
-  // -A: the child reads /proc/self/maps (Deno asks for all access there).
+/** Runs a child with -A and --expose-gc; returns its last stdout line as JSON. */
+async function gcChild(script: string, args: string[] = []): Promise<Record<string, unknown>> {
+  // -A: the children read /proc/self/maps (Deno asks for all access there).
   const out = await new Deno.Command(Deno.execPath(), {
     args: [
       "run",
       "-A",
       "--v8-flags=--expose-gc",
-      new URL("./_reclaim_child.ts", import.meta.url).pathname,
-      "2000",
+      new URL(script, import.meta.url).pathname,
+      ...args,
     ],
     stdin: "null",
-    signal: AbortSignal.timeout(60_000),
+    signal: AbortSignal.timeout(120_000),
   }).output();
   const text = new TextDecoder();
   const r = { code: out.code, stdout: text.decode(out.stdout), stderr: text.decode(out.stderr) };
-  const context = childContext("reclaim child", r);
+  const context = childContext(script, r);
   assert.equal(r.code, 0, context);
-  const got = JSON.parse(r.stdout.trim().split("\n").pop()!);
+  return JSON.parse(r.stdout.trim().split("\n").pop()!);
+}
+
+Deno.test("reclaim: unclosed frames, handlers, runtimes and libraries are freed when collected", async () => {
+  const got = await gcChild("./_reclaim_child.ts", ["2000"]);
   assert.deepEqual(got, {
     framesCreated: 4000,
     framesDestroyed: 4000, // 2000 forgotten + 2000 closed, each freed once
@@ -43,7 +49,15 @@ Deno.test("reclaim: unclosed frames, handlers, runtimes and libraries are freed 
     forgottenCalls: 1,
     keptMapped: true,
     unmapped: true,
-  }, context);
+  });
+});
+
+Deno.test({
+  name: xlaName("reclaim: XLA programs never closed are released in Python when collected"),
+  ignore: XLA_SKIP !== undefined,
+  fn: async () => {
+    assert.deepEqual(await gcChild("./_reclaim_xla_child.ts"), { before: 5, after: 0 });
+  },
 });
 
 Deno.test("leak check: a test leaving objects open fails, naming each and where it was made", async () => {

@@ -1,0 +1,23 @@
+/**
+ * Child of tests/leaks_test.ts (run with `--v8-flags=--expose-gc`): jits
+ * XLA programs, never closes them, lets them be collected and prints how
+ * many programs the hosted Python still holds, before and after, as JSON.
+ *
+ * @module
+ */
+import { Xla } from "../src/xla/mod.ts";
+
+const gc = (globalThis as { gc?: () => void }).gc;
+if (gc === undefined) throw new Error("run with --v8-flags=--expose-gc");
+
+await using xla = await Xla.open();
+for (let i = 0; i < 5; i++) await xla.jit("def f(x):\n    return x + 1\n");
+const before = (await xla.pythonStats()).programs;
+let after = before;
+const deadline = Date.now() + 10_000;
+while (after > 0 && Date.now() < deadline) {
+  gc();
+  await new Promise((r) => setTimeout(r, 20)); // finalizers run, their release requests go out
+  after = (await xla.pythonStats()).programs;
+}
+console.log(JSON.stringify({ before, after }));
