@@ -755,27 +755,22 @@ function settle(
         true,
       );
     }
-    // Completes the token once, whatever the future or thenable does (calls
-    // both callbacks, calls one twice, throws after calling one).
-    let settled = false;
-    const finish = (failed: boolean, err: unknown) => {
-      if (settled) return;
-      settled = true;
-      scratch?._release();
-      complete(token, failed, err);
-    };
     // A pending future is a call still running: the process waits for it
     // (held before the callbacks are attached: an already complete future runs them at once).
     _holdLoop(1);
+    const use = tokenUses[token] = nextUse = (nextUse + 1) >>> 0 || 1;
     try {
       if (result instanceof Future) {
-        result.onReady((err) => finish(err !== undefined, err));
+        result.onReady((err) => finish(token, use, scratch, err !== undefined, err));
       } else {
-        result.then(() => finish(false, undefined), (err: unknown) => finish(true, err));
+        result.then(
+          () => finish(token, use, scratch, false, undefined),
+          (err: unknown) => finish(token, use, scratch, true, err),
+        );
       }
     } catch (err) {
       // `then` threw: the future completes with that (the native side keeps an early completion).
-      finish(true, err);
+      finish(token, use, scratch, true, err);
     }
     flatI32[4] = token;
     return 2;
@@ -862,6 +857,32 @@ function drainDeadStates(): void {
     if (key < 0) return;
     states.delete(key);
   }
+}
+
+/**
+ * Per token: which use of it waits for its handler's Promise (0: none). A
+ * callback of an earlier use (a thenable calling back late) finds another
+ * number and does nothing.
+ */
+const tokenUses = new Uint32Array(65536);
+let nextUse = 0;
+
+/**
+ * Completes use `use` of `token` once, whatever the future or thenable does
+ * (calls both callbacks, one twice, or throws after calling one): later
+ * calls do nothing.
+ */
+function finish(
+  token: number,
+  use: number,
+  scratch: ScratchAllocator | undefined,
+  failed: boolean,
+  error: unknown,
+): void {
+  if (tokenUses[token] !== use) return;
+  tokenUses[token] = 0;
+  scratch?._release();
+  complete(token, failed, error);
 }
 
 /**
