@@ -2,8 +2,8 @@
  * Reclaiming forgotten objects, and tracking open ones for tests.
  *
  * Every object of this module that owns native memory or a native slot
- * (call frames, TS handlers, runtimes, handler libraries, XLA programs)
- * registers here when it is made. One FinalizationRegistry frees what an
+ * (call frames, TS handlers, runtimes, handler libraries, XLA programs and
+ * hosts) registers here when it is made. One FinalizationRegistry frees what an
  * object owned once the object is collected without `close()`: the held
  * value is a free function and its argument (the native pointer, the slot),
  * which never reference the object itself. `close()` unregisters the object
@@ -18,7 +18,7 @@
 
 /** One tracked resource: what it is and where it was made. */
 export interface _ResourceRecord {
-  /** `CallFrame`, `Handler`, `Runtime`, `HandlerLibrary`, `XlaProgram`. */
+  /** `CallFrame`, `Handler`, `Runtime`, `HandlerLibrary`, `XlaProgram`, `Xla`. */
   readonly kind: string;
   /** The first stack frame outside this module, e.g. `file:///x_test.ts:12:7`. */
   readonly where: string;

@@ -1,7 +1,7 @@
 /**
  * Child of tests/leaks_test.ts (run with `--v8-flags=--expose-gc`): jits
- * XLA programs, never closes them, lets them be collected and prints how
- * many programs the hosted Python still holds, before and after, as JSON.
+ * XLA programs and opens an Xla host, never closes them, lets them be
+ * collected and prints what the hosted Python still holds, as JSON.
  *
  * @module
  */
@@ -20,4 +20,20 @@ while (after > 0 && Date.now() < deadline) {
   await new Promise((r) => setTimeout(r, 20)); // finalizers run, their release requests go out
   after = (await xla.pythonStats()).programs;
 }
-console.log(JSON.stringify({ before, after }));
+// A host never closed: released in Python when collected.
+const hosts0 = (await xla.pythonStats()).hosts;
+await (async () => {
+  const forgotten = await Xla.open();
+  await forgotten.jit("def f(x):\n    return x + 1\n");
+})();
+const hostsWith = (await xla.pythonStats()).hosts;
+let hostsAfter = hostsWith;
+const until = Date.now() + 10_000;
+while (hostsAfter > hosts0 && Date.now() < until) {
+  gc();
+  await new Promise((r) => setTimeout(r, 20));
+  hostsAfter = (await xla.pythonStats()).hosts;
+}
+console.log(
+  JSON.stringify({ before, after, hostsAdded: hostsWith - hosts0, hostsLeft: hostsAfter - hosts0 }),
+);

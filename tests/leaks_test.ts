@@ -53,10 +53,17 @@ Deno.test("reclaim: unclosed frames, handlers, runtimes and libraries are freed 
 });
 
 Deno.test({
-  name: xlaName("reclaim: XLA programs never closed are released in Python when collected"),
+  name: xlaName(
+    "reclaim: XLA programs and hosts never closed are released in Python when collected",
+  ),
   ignore: XLA_SKIP !== undefined,
   fn: async () => {
-    assert.deepEqual(await gcChild("./_reclaim_xla_child.ts"), { before: 5, after: 0 });
+    assert.deepEqual(await gcChild("./_reclaim_xla_child.ts"), {
+      before: 5,
+      after: 0,
+      hostsAdded: 1,
+      hostsLeft: 0,
+    });
   },
 });
 

@@ -1,7 +1,7 @@
 /**
  * Leak checks for tests: fail a test that leaves objects of this module
  * open (call frames, TS handlers, runtimes, handler libraries, XLA
- * programs), naming each one and where it was made.
+ * programs and hosts), naming each one and where it was made.
  *
  * Objects made while tracking is on are recorded with their creation stack
  * (only then: normal use pays nothing for it); closing one removes its
@@ -45,7 +45,7 @@ import { _forget, _openResources, type _ResourceRecord, _tracking } from "../_re
  * ```
  */
 export interface OpenResource {
-  /** What it is: `CallFrame`, `Handler`, `Runtime`, `HandlerLibrary` or `XlaProgram`. */
+  /** What it is: `CallFrame`, `Handler`, `Runtime`, `HandlerLibrary`, `XlaProgram` or `Xla`. */
   readonly kind: string;
   /** Where it was made: the first stack frame outside this module (`file:line:column`). */
   readonly where: string;

@@ -243,6 +243,11 @@ export class XlaProgram {
   }
 }
 
+/** Releases, in Python, the programs, caches and namespace of an Xla host collected without close(). */
+function reclaimHost(host: number): void {
+  _request({ op: "release", host }).catch(() => {});
+}
+
 /** Releases, in Python, an XlaProgram collected without close() (the held value keeps its host). */
 function reclaimProgram(held: { xla: Xla; id: number }): void {
   if (!held.xla.isOpen) return;
@@ -295,6 +300,7 @@ export class Xla {
 
   private constructor(host: number, info: Record<string, unknown>, python: PythonInfo) {
     this.#host = host;
+    _register(this, "Xla", reclaimHost, host);
     const api = info.ffiApi as [number | null, number | null];
     this.version = {
       jax: String(info.jax),
@@ -492,6 +498,7 @@ export class Xla {
    */
   close(): Promise<void> {
     if (!this.#open) return Promise.resolve();
+    _unregister(this);
     const done = _request({ op: "release", host: this.#host });
     this.#open = false;
     return done.then(() => {});
