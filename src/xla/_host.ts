@@ -73,7 +73,7 @@ export function _pythonError(h: Record<string, unknown>): PythonError {
   const type = String(h.type ?? "Exception");
   let message = String(h.message ?? "");
   const traceback = String(h.traceback ?? "");
-  if (typeof h.code === "number" && ErrorCode[h.code] !== undefined) {
+  if (typeof h.code === "number" && h.code !== ErrorCode.OK && ErrorCode[h.code] !== undefined) {
     return new PythonError(h.code, message, type, traceback);
   }
   // XLA statuses read "CODE: message" (absl::Status::ToString).
