@@ -10,7 +10,7 @@
  * @module
  */
 import { ErrorCode } from "./abi/enums.ts";
-import { FfiError, toFfiError } from "./errors.ts";
+import { _handlerFailure, FfiError } from "./errors.ts";
 
 /** A callback run once when a {@link Future} completes: the error, or undefined. */
 export type ReadyCallback = (error: FfiError | undefined) => void;
@@ -49,19 +49,23 @@ export class Future implements PromiseLike<void> {
     return f;
   }
 
-  /** A future that already completed with an error (`FfiError`, or mapped with `toFfiError`). */
+  /**
+   * A future that already completed with an error: an `FfiError` as it is,
+   * any other value as XLA maps a C++ handler's exception (UNKNOWN "XLA FFI
+   * call failed: …", the value as `cause`).
+   */
   static failed(error: unknown): Future {
     const f = new Future();
-    f._complete(toFfiError(error));
+    f._complete(_handlerFailure(error));
     return f;
   }
 
-  /** A future that completes when a JavaScript promise settles (rejections map with `toFfiError`). */
+  /** A future that completes when a JavaScript promise settles (rejections map as in {@link failed}). */
   static fromPromise(promise: PromiseLike<unknown>): Future {
     const f = new Future();
     promise.then(
       () => f._complete(undefined),
-      (e) => f._complete(toFfiError(e)),
+      (e) => f._complete(_handlerFailure(e)),
     );
     return f;
   }
@@ -158,12 +162,12 @@ export class FfiPromise {
     if (!this.#future._complete(undefined)) throw alreadyCompleted();
   }
 
-  /** Completes with an error (mapped with `toFfiError`); throws when already complete. */
+  /** Completes with an error (mapped as in {@link Future.failed}); throws when already complete. */
   setError(error: unknown): void {
-    const fe = toFfiError(error);
-    if (fe.code === ErrorCode.OK) {
+    if (error === undefined || error === null) {
       throw new FfiError(ErrorCode.INVALID_ARGUMENT, "Error must not be null or OK");
     }
+    const fe = _handlerFailure(error);
     if (!this.#future._complete(fe)) throw alreadyCompleted();
   }
 }
@@ -226,7 +230,7 @@ export class CountDownPromise {
         `CountDownPromise counted down by ${n} with ${this.#remaining} remaining`,
       );
     }
-    if (error !== undefined && this.#error === undefined) this.#error = toFfiError(error);
+    if (error !== undefined && this.#error === undefined) this.#error = _handlerFailure(error);
     this.#remaining -= n;
     if (this.#remaining > 0) return false;
     this.#future._complete(this.#error);

@@ -23,6 +23,7 @@ import {
 import { readNpy, writeNpy } from "../src/npy.ts";
 import { PythonError, Xla, type XlaOptions } from "../src/xla/mod.ts";
 import { buildDemoLibrary } from "../examples/build_native.ts";
+import { thrownValues } from "./_thrown_values.ts";
 
 const F32 = DataType.F32;
 const spec = (dtype: DataType, shape: number[]) => ({ dtype, shape });
@@ -214,10 +215,11 @@ def f(x):
       ],
       [new FfiError(ErrorCode.RESOURCE_EXHAUSTED, "full"), ErrorCode.RESOURCE_EXHAUSTED, /^full$/],
       [new FfiError(ErrorCode.ABORTED, "stop"), ErrorCode.ABORTED, /^stop$/],
-      [new TypeError("bad type"), ErrorCode.INVALID_ARGUMENT, /^bad type$/],
-      [new RangeError("bad range"), ErrorCode.INVALID_ARGUMENT, /^bad range$/],
-      [new Error("plain"), ErrorCode.UNKNOWN, /^plain$/],
-      ["a string", ErrorCode.UNKNOWN, /^a string$/],
+      // As XLA maps a C++ handler's exception (xla/ffi/ffi_api.cc).
+      [new TypeError("bad type"), ErrorCode.UNKNOWN, /^XLA FFI call failed: bad type$/],
+      [new RangeError("bad range"), ErrorCode.UNKNOWN, /^XLA FFI call failed: bad range$/],
+      [new Error("plain"), ErrorCode.UNKNOWN, /^XLA FFI call failed: plain$/],
+      ["a string", ErrorCode.UNKNOWN, /^XLA FFI call failed: a string$/],
     ];
     let which = 0;
     using sync = Ffi.bind().arg(F32).ret(F32).to(() => {
@@ -236,7 +238,33 @@ def f(x):
       const e = await rejects(call("t.throws"), code, re);
       assert.ok(e instanceof PythonError);
       assert.equal(e.pythonType, "JaxRuntimeError");
-      await rejects(call("t.rejects"), code, re);
+      // The thrown value is the cause, with the handler's own stack.
+      assert.equal(e.cause, thrown[which]![0]);
+      const late = await rejects(call("t.rejects"), code, re);
+      assert.equal(late.cause, thrown[which]![0]);
+    }
+    // Every kind of value thrown or rejected with: an error with a code, never a crash or hang.
+    let make: () => unknown = () => undefined;
+    using throwsAny = Ffi.bind().arg(F32).ret(F32).to(() => {
+      throw make();
+    });
+    using rejectsAny = Ffi.bind().arg(F32).ret(F32).to(async () => {
+      await null;
+      throw make();
+    });
+    await xla.register("t.throwsAny", throwsAny);
+    await xla.register("t.rejectsAny", rejectsAny);
+    for (const [what, value] of thrownValues()) {
+      make = value;
+      for (const name of ["t.throwsAny", "t.rejectsAny"]) {
+        try {
+          await call(name);
+          assert.fail(`${name} ${what}: expected an error`);
+        } catch (e) {
+          assert.ok(e instanceof FfiError, `${name} ${what}: ${String(e)}`);
+          assert.ok(e.code >= 1 && e.code <= 16, `${name} ${what}: code ${e.code}`);
+        }
+      }
     }
     // A decode failure: ffi.h's message, INVALID_ARGUMENT.
     using wants64 = Ffi.bind().arg(DataType.F64).ret(F32).to(() => {});

@@ -179,8 +179,8 @@ Deno.test({
     assert.equal(out[0], 3.5);
     using g = frame({});
     assert.deepEqual(await call(bad.pointer, g), {
-      code: ErrorCode.INVALID_ARGUMENT,
-      message: "late failure",
+      code: ErrorCode.UNKNOWN,
+      message: "XLA FFI call failed: late failure",
     });
     assert.equal(handlerHostStats().failedCompletions, 0);
   },
@@ -204,7 +204,7 @@ Deno.test({
     setTimeout(() => p.setError(new Error("Test error")), 1);
     assert.deepEqual(await awaitFuture(future!), {
       code: ErrorCode.UNKNOWN,
-      message: "Test error",
+      message: "XLA FFI call failed: Test error",
     });
   },
 });
@@ -281,14 +281,14 @@ Deno.test("Future/Promise/CountDownPromise follow ffi.h semantics", async () => 
   assert.equal(cd.countDown(), false);
   assert.equal(cd.countDown(new Error("first")), false);
   assert.equal(cd.countDown(new Error("second")), true);
-  assert.equal(cd.future().error?.message, "first");
+  assert.equal(cd.future().error?.message, "XLA FFI call failed: first");
   await assert.rejects(cd.future().toPromise(), /first/);
   assert.throws(() => cd.countDown());
 
   const fromJs = Future.fromPromise(Promise.reject(new TypeError("x")));
   await assert.rejects(
     async () => await fromJs,
-    (e: unknown) => (e as { code: number }).code === ErrorCode.INVALID_ARGUMENT,
+    (e: unknown) => (e as { code: number }).code === ErrorCode.UNKNOWN,
   );
   assert.ok(Future.available().isAvailable);
   assert.ok(Future.failed(new Error("e")).isError);

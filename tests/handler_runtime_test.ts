@@ -370,14 +370,14 @@ function empty() {
   return new CallFrameBuilder().build();
 }
 
-Deno.test("errors: FfiError keeps its code, TypeError → INVALID_ARGUMENT, else UNKNOWN", async () => {
+Deno.test("errors: FfiError keeps its code, else UNKNOWN 'XLA FFI call failed: …' (as XLA)", async () => {
   using rt = new Runtime({ threads: 1 });
   using f = empty();
   const cases: [unknown, ErrorCode, string][] = [
     [new FfiError(ErrorCode.INTERNAL, "Test error"), ErrorCode.INTERNAL, "Test error"],
-    [new TypeError("bad type"), ErrorCode.INVALID_ARGUMENT, "bad type"],
-    [new Error("Ooops!"), ErrorCode.UNKNOWN, "Ooops!"],
-    ["a string", ErrorCode.UNKNOWN, "a string"],
+    [new TypeError("bad type"), ErrorCode.UNKNOWN, "XLA FFI call failed: bad type"],
+    [new Error("Ooops!"), ErrorCode.UNKNOWN, "XLA FFI call failed: Ooops!"],
+    ["a string", ErrorCode.UNKNOWN, "XLA FFI call failed: a string"],
   ];
   for (const [thrown, code, message] of cases) {
     using h = Ffi.bind().to(() => {

@@ -36,15 +36,15 @@ Deno.test({
 });
 
 Deno.test({
-  name: "errors thrown by a handler keep their code or map to INVALID_ARGUMENT/UNKNOWN",
+  name: "errors thrown by a handler keep their code or map to UNKNOWN 'XLA FFI call failed: …'",
   ...opts,
   fn: async () => {
     const cases: [unknown, number, string][] = [
       [new FfiError(ErrorCode.INTERNAL, "Test error"), ErrorCode.INTERNAL, "Test error"],
-      [new TypeError("bad type"), ErrorCode.INVALID_ARGUMENT, "bad type"],
-      [new RangeError("bad range"), ErrorCode.INVALID_ARGUMENT, "bad range"],
-      [new Error("Ooops!"), ErrorCode.UNKNOWN, "Ooops!"],
-      ["a string", ErrorCode.UNKNOWN, "a string"],
+      [new TypeError("bad type"), ErrorCode.UNKNOWN, "XLA FFI call failed: bad type"],
+      [new RangeError("bad range"), ErrorCode.UNKNOWN, "XLA FFI call failed: bad range"],
+      [new Error("Ooops!"), ErrorCode.UNKNOWN, "XLA FFI call failed: Ooops!"],
+      ["a string", ErrorCode.UNKNOWN, "XLA FFI call failed: a string"],
     ];
     for (const [thrown, code, message] of cases) {
       using h = Ffi.bind().to(() => {

@@ -63,7 +63,7 @@ Deno.test({
     assert.match(r.message, /Wrong buffer dtype: expected F32 but got S32/);
     const r2 = await runThreads([thrower.pointer], [g], 10);
     assert.equal(r2.errors, 10);
-    assert.equal(r2.message, "async boom");
+    assert.equal(r2.message, "XLA FFI call failed: async boom");
   },
 });
 

@@ -12,7 +12,7 @@ const ignore = XLA_SKIP !== undefined;
 const cases: [string, string][] = [
   ["sync", "xla: a synchronous TS handler through ffiCall and a jitted program, ranks 0-3"],
   ["async", "xla: async TS handlers (await null, timers), 16 calls in flight"],
-  ["errors", "xla: FfiError codes, TypeError/RangeError -> INVALID_ARGUMENT, others UNKNOWN"],
+  ["errors", "xla: FfiError codes, others UNKNOWN 'XLA FFI call failed', causes; thrown fuzz"],
   ["attrs", "xla: every attribute kind jax lowers; u64 >= 2^63 and bool arrays refused clearly"],
   ["cHandlers", "xla: the C demo handlers (attribute, futures on XLA's pool, attribute text)"],
   ["devices", "xla: 4 devices, shard_map and pmap call the TS handler from XLA's threads"],

@@ -18,7 +18,16 @@ import {
   type ScalarKind,
 } from "./buffer.ts";
 import type { ScratchAllocator, ThreadPool } from "./context.ts";
-import { _acquire, _release, _slotPointer, type CtxKind, Entry, type Op } from "./host.ts";
+import {
+  _acquire,
+  _reclaimSlot,
+  _release,
+  _slotPointer,
+  type CtxKind,
+  Entry,
+  type Op,
+} from "./host.ts";
+import { _register, _unregister } from "../_resources.ts";
 
 /** The JS type of an attribute kind. */
 export type AttrValueOf<K extends AttrKind> = K extends "bool" ? boolean
@@ -81,6 +90,7 @@ export class Handler {
     this.#slot = slot;
     this.stage = stage;
     this.#pointer = _slotPointer(slot);
+    _register(this, "Handler", _reclaimSlot, slot);
   }
 
   /** The entry point (`XLA_FFI_Handler*`). */
@@ -108,6 +118,7 @@ export class Handler {
   close(): void {
     if (!this.#open) return;
     this.#open = false;
+    _unregister(this);
     _release(this.#slot);
   }
 

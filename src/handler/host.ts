@@ -7,7 +7,7 @@
  * @module
  */
 import { ErrorCode, ExecutionStage, stageName } from "../abi/enums.ts";
-import { FfiError, toFfiError } from "../errors.ts";
+import { _errorCode, _handlerFailure, _recordOrigin, FfiError } from "../errors.ts";
 import { Future } from "../future.ts";
 import { type Native, native } from "../native/lib.ts";
 import { attrRecordValue, type AttrSpec, DecodeFailure, readName } from "./_attrs.ts";
@@ -92,6 +92,7 @@ let completeBytes: Uint8Array;
 let inlineCb: Deno.UnsafeCallback<{ readonly parameters: ["i32"]; readonly result: "i32" }>;
 let threadCb: Deno.UnsafeCallback<{ readonly parameters: []; readonly result: "i32" }>;
 const encoder = new TextEncoder();
+const decoder = new TextDecoder();
 const entries: (Entry | undefined)[] = [];
 let liveHandlers = 0;
 const states = new Map<number, unknown>();
@@ -208,17 +209,20 @@ function host(l: Native): void {
   }
 }
 
-/** Writes an error result; returns status 1. Never throws. */
-function writeError(e: unknown): number {
-  let code = ErrorCode.UNKNOWN;
-  let message = "unknown error";
+/**
+ * Writes an error result; returns status 1. Never throws. A value a handler
+ * threw is mapped as XLA maps a C++ handler's exception (`_handlerFailure`)
+ * and remembered as the origin of the caller's error; `own`: an error of this
+ * module (a decode failure, a released entry point), written as it is.
+ */
+function writeError(e: unknown, own = false): number {
+  const fe = _handlerFailure(e);
+  let written = 0;
   try {
-    const fe = toFfiError(e);
-    code = fe.code === ErrorCode.OK ? ErrorCode.UNKNOWN : fe.code;
-    message = fe.message;
-  } catch { /* keep the defaults */ }
-  const { written } = encoder.encodeInto(message, msgBytes.subarray(0, msgBytes.length - 1));
-  flatI32[0] = code;
+    written = encoder.encodeInto(fe.message, msgBytes.subarray(0, msgBytes.length - 1)).written;
+    if (!own) _recordOrigin(decoder.decode(msgBytes.subarray(0, written)), e);
+  } catch { /* an empty message */ }
+  flatI32[0] = _errorCode(fe.code);
   flatI32[2] = written;
   return 1;
 }
@@ -696,6 +700,7 @@ function dispatch(slot: number): number {
     if (e === undefined) {
       return writeError(
         new FfiError(ErrorCode.FAILED_PRECONDITION, `TS handler entry point ${slot} was released`),
+        true,
       );
     }
     // Read before the handler runs: it may call TS handlers, which reuse the flat buffer.
@@ -716,7 +721,7 @@ function dispatch(slot: number): number {
     }
     const failure = decode(e);
     if (failure !== undefined) {
-      return writeError(new FfiError(ErrorCode.INVALID_ARGUMENT, failure));
+      return writeError(new FfiError(ErrorCode.INVALID_ARGUMENT, failure), true);
     }
     const scratch = callScratch;
     callScratch = undefined;
@@ -747,27 +752,26 @@ function settle(
       scratch?._release();
       return writeError(
         new FfiError(ErrorCode.RESOURCE_EXHAUSTED, "Too many pending TS handler futures"),
+        true,
       );
     }
-    if (result instanceof Future) {
-      result.onReady((err) => {
-        scratch?._release();
-        complete(token, err);
-      });
-    } else {
-      result.then(
-        () => {
-          scratch?._release();
-          complete(token, undefined);
-        },
-        (err) => {
-          scratch?._release();
-          complete(token, err ?? new Error("rejected"));
-        },
-      );
-    }
-    // A pending future is a call still running: the process waits for it.
+    // A pending future is a call still running: the process waits for it
+    // (held before the callbacks are attached: an already complete future runs them at once).
     _holdLoop(1);
+    const use = tokenUses[token] = nextUse = (nextUse + 1) >>> 0 || 1;
+    try {
+      if (result instanceof Future) {
+        result.onReady((err) => finish(token, use, scratch, err !== undefined, err));
+      } else {
+        result.then(
+          () => finish(token, use, scratch, false, undefined),
+          (err: unknown) => finish(token, use, scratch, true, err),
+        );
+      }
+    } catch (err) {
+      // `then` threw: the future completes with that (the native side keeps an early completion).
+      finish(token, use, scratch, true, err);
+    }
     flatI32[4] = token;
     return 2;
   }
@@ -826,7 +830,7 @@ function dispatchPhase(slot: number): number {
     if (run !== null && run() !== MISMATCH) return 0;
     const failure = decode(e);
     dropScratch();
-    return failure === undefined ? 0 : writeError(new FfiError(ErrorCode.INTERNAL, failure));
+    return failure === undefined ? 0 : writeError(new FfiError(ErrorCode.INTERNAL, failure), true);
   } catch (err) {
     return writeError(err);
   }
@@ -838,7 +842,10 @@ function setState(api: number, ctx: number, state: unknown, stage: ExecutionStag
   states.set(key, state);
   if (lib!.xla_ffi_deno_ctx_state_set(api, ctx, key, stage) !== 0) {
     states.delete(key);
-    return writeError(new FfiError(ErrorCode.INTERNAL, `Failed to set state: ${_auxMessage()}`));
+    return writeError(
+      new FfiError(ErrorCode.INTERNAL, `Failed to set state: ${_auxMessage()}`),
+      true,
+    );
   }
   return 0;
 }
@@ -852,16 +859,49 @@ function drainDeadStates(): void {
   }
 }
 
-/** Completes future `token`; failures are reported loudly. */
-function complete(token: number, error: unknown): void {
+/**
+ * Per token: which use of it waits for its handler's Promise (0: none). A
+ * callback of an earlier use (a thenable calling back late) finds another
+ * number and does nothing.
+ */
+const tokenUses = new Uint32Array(65536);
+let nextUse = 0;
+
+/**
+ * Completes use `use` of `token` once, whatever the future or thenable does
+ * (calls both callbacks, one twice, or throws after calling one): later
+ * calls do nothing.
+ */
+function finish(
+  token: number,
+  use: number,
+  scratch: ScratchAllocator | undefined,
+  failed: boolean,
+  error: unknown,
+): void {
+  if (tokenUses[token] !== use) return;
+  tokenUses[token] = 0;
+  scratch?._release();
+  complete(token, failed, error);
+}
+
+/**
+ * Completes future `token`, with the handler's failure when `failed` (any
+ * value, `undefined` too); failures to complete are reported loudly. Never
+ * throws: it runs in Promise reactions, where a throw would end the process.
+ */
+function complete(token: number, failed: boolean, error: unknown): void {
   _holdLoop(-1);
   let code = 0;
   let written = 0;
-  if (error !== undefined) {
-    const fe = toFfiError(error);
-    code = fe.code === ErrorCode.OK ? ErrorCode.UNKNOWN : fe.code;
-    written = encoder.encodeInto(fe.message, completeBytes.subarray(0, completeBytes.length - 1))
-      .written;
+  if (failed) {
+    const fe = _handlerFailure(error);
+    code = _errorCode(fe.code);
+    try {
+      written = encoder.encodeInto(fe.message, completeBytes.subarray(0, completeBytes.length - 1))
+        .written;
+      _recordOrigin(decoder.decode(completeBytes.subarray(0, written)), error);
+    } catch { /* an empty message */ }
   }
   const rc = lib!.xla_ffi_deno_handler_complete(token, code, completeBytes, written);
   // rc -2: the native side counted it and printed "Failed to signal XLA_FFI_Future
@@ -906,6 +946,28 @@ export function _release(slot: number): void {
   lib!.xla_ffi_deno_handler_slot_release(slot);
   entries[slot] = undefined;
   liveHandlers--;
+}
+
+/** Slots a registration by name pinned (never reused; see `_pin`). */
+const pinnedSlots = new Set<number>();
+
+/**
+ * @internal A runtime (embedded or XLA) registered `pointer` by name: when
+ * it is a TS entry point, its slot is never handed to another handler, and
+ * a Handler collected without close() keeps serving the name.
+ */
+export function _pin(pointer: Deno.PointerObject): void {
+  const slot = native().xla_ffi_deno_handler_pin(pointer);
+  if (slot >= 0) pinnedSlots.add(slot);
+}
+
+/**
+ * @internal Reclaims the slot of a Handler collected without close(),
+ * unless a registration by name still calls it (that lasts as long as the
+ * process, as in XLA).
+ */
+export function _reclaimSlot(slot: number): void {
+  if (!pinnedSlots.has(slot)) _release(slot);
 }
 
 /** @internal the C entry point of a slot. */

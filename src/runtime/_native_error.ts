@@ -4,18 +4,21 @@
  *
  * @module
  */
-import { ErrorCode } from "../abi/enums.ts";
-import { FfiError } from "../errors.ts";
+import { _errorCode, _withOrigin, FfiError } from "../errors.ts";
 import { native } from "../native/lib.ts";
 
-/** Reads code and message of a native error, destroys it, returns an FfiError. */
+/**
+ * Reads code and message of a native error, destroys it, returns an
+ * FfiError (a code outside XLA's 1..16 reads as UNKNOWN); an error a TS
+ * handler's thrown value became carries that value as its cause.
+ */
 export function _takeError(err: Deno.PointerObject): FfiError {
   const sym = native();
   const code = sym.xrt_error_code(err);
   const msgPtr = sym.xrt_error_message(err);
   const message = msgPtr === null ? "" : Deno.UnsafePointerView.getCString(msgPtr);
   sym.xrt_error_destroy(err);
-  return new FfiError(code in ErrorCode ? code : ErrorCode.UNKNOWN, message);
+  return _withOrigin(new FfiError(_errorCode(code), message));
 }
 
 /** Throws the native error if there is one. */

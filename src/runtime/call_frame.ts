@@ -6,6 +6,7 @@
  */
 import { AttrType, DataType, ErrorCode } from "../abi/enums.ts";
 import { FfiError } from "../errors.ts";
+import { _register, _unregister } from "../_resources.ts";
 import { native } from "../native/lib.ts";
 import {
   type _AttrEntry,
@@ -478,9 +479,16 @@ export class CallFrameBuilder {
   }
 }
 
+/** Frees the native frame of a CallFrame collected without close(). */
+function freeFrame(ptr: Deno.PointerObject): void {
+  native().xrt_frame_free(ptr);
+}
+
 /**
  * A native `XLA_FFI_CallFrame` with everything it points to, in one
- * allocation. Buffer pointers can be swapped for the next call.
+ * allocation. Buffer pointers can be swapped for the next call. A frame
+ * collected without {@link close} is freed then; its `pointer` is valid only
+ * while the frame is reachable and open.
  *
  * @example
  * ```ts
@@ -524,6 +532,7 @@ export class CallFrame {
     this.numRets = keepRets.length;
     for (const k of keepArgs) this.#count(k, 1);
     for (const k of keepRets) this.#count(k, 1);
+    _register(this, "CallFrame", freeFrame, ptr);
   }
 
   #count(data: unknown, delta: number): void {
@@ -613,6 +622,7 @@ export class CallFrame {
         `The call frame is used by ${this._inflight} call(s) in flight; await them before close()`,
       );
     }
+    _unregister(this);
     native().xrt_frame_free(this._ptr);
     this._ptr = null;
   }

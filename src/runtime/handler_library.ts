@@ -8,6 +8,7 @@ import { ErrorCode } from "../abi/enums.ts";
 import { FfiError } from "../errors.ts";
 import { native } from "../native/lib.ts";
 import { _cString } from "./_native_error.ts";
+import { _register, _unregister } from "../_resources.ts";
 
 /**
  * Anything that is an `XLA_FFI_Handler*`: a {@link NativeHandler} from a
@@ -226,9 +227,34 @@ export interface HandlerStages {
   readonly execute: HandlerRef;
 }
 
+/** What keeps a library loaded while something taken from it is reachable. */
+const owners = new WeakMap<object, HandlerLibrary>();
+
+/** Unloads a library; its handlers' addresses are remembered as dead (calls fail clearly). */
+function unload(
+  handle: Deno.PointerObject,
+  path: string,
+  resolved: Map<bigint, Deno.PointerObject>,
+): void {
+  const objects = [...resolved].map(([v, p]) => [v, loadedObject(p)] as const);
+  native().xrt_dlclose(handle);
+  for (const [v, object] of objects) deadHandlers.set(v, { path, object });
+  resolved.clear();
+}
+
+/** Unloads a HandlerLibrary collected without close() (and nothing taken from it reachable). */
+function reclaimLibrary(
+  held: { handle: Deno.PointerObject; path: string; resolved: Map<bigint, Deno.PointerObject> },
+): void {
+  unload(held.handle, held.path, held.resolved);
+}
+
 /**
  * A user's shared library of XLA FFI handlers, with symbols resolved by name
- * at run time.
+ * at run time. A library collected without {@link close} is unloaded then;
+ * the handlers and type ids taken from it keep it loaded while they are
+ * reachable, but raw pointers (`symbol`, `typeInfo`) are valid only while the
+ * library itself is reachable and open.
  *
  * @example
  * ```ts ignore
@@ -248,6 +274,11 @@ export class HandlerLibrary {
   private constructor(handle: Deno.PointerObject, path: string) {
     this.#handle = handle;
     this.path = path;
+    _register(this, "HandlerLibrary", reclaimLibrary, {
+      handle,
+      path,
+      resolved: this.#resolved,
+    });
   }
 
   /** Opens a shared library; FfiError UNAVAILABLE with the loader's message. */
@@ -290,6 +321,7 @@ export class HandlerLibrary {
     let h = this.#cache.get(name);
     if (!h) {
       h = new NativeHandler(this.symbol(name), name);
+      owners.set(h, this); // the library stays loaded while its handler is reachable
       this.#cache.set(name, h);
     }
     return h;
@@ -310,7 +342,9 @@ export class HandlerLibrary {
         `'${name}' of handler library ${this.path} returned a null XLA_FFI_TypeId*`,
       );
     }
-    return new TypeIdRef(p, name);
+    const ref = new TypeIdRef(p, name);
+    owners.set(ref, this); // the storage is the library's: it stays loaded while ref is reachable
+    return ref;
   }
 
   /**
@@ -337,12 +371,10 @@ export class HandlerLibrary {
    */
   close(): void {
     if (this.#handle === null) return;
-    const objects = [...this.#resolved].map(([v, p]) => [v, loadedObject(p)] as const);
-    native().xrt_dlclose(this.#handle);
+    _unregister(this);
+    unload(this.#handle, this.path, this.#resolved);
     this.#handle = null;
     this.#cache.clear();
-    for (const [v, object] of objects) deadHandlers.set(v, { path: this.path, object });
-    this.#resolved.clear();
   }
 
   /** Same as {@link close}. */

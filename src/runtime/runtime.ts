@@ -7,7 +7,7 @@
  */
 import { type DataType, ErrorCode, ExecutionStage, type HandlerTraits } from "../abi/enums.ts";
 import { byteWidth, type DataTypedArray, dataTypeOf, viewAs } from "../abi/dtype.ts";
-import { FfiError } from "../errors.ts";
+import { _errorCode, _withOrigin, FfiError } from "../errors.ts";
 import { native } from "../native/lib.ts";
 import { _check, _cString, _takeError, _utf8 } from "./_native_error.ts";
 import { _apiMinor, type ApiVersion, NEWEST_API_VERSION } from "../abi/version.ts";
@@ -42,6 +42,8 @@ import { Stream } from "../cuda/stream.ts";
 import { _bufferBytes, DeviceBuffer } from "./device_buffer.ts";
 import { _withAttrHint } from "./_hints.ts";
 import { _closest } from "../_closest.ts";
+import { _pin } from "../handler/host.ts";
+import { _register, _unregister } from "../_resources.ts";
 
 /** Options of {@link Runtime}. */
 export interface RuntimeOptions {
@@ -430,6 +432,7 @@ export class Runtime implements FfiHost {
       }
     }
     this.#ptr = ptr;
+    _register(this, "Runtime", reclaimRuntime, { ptr, cuda: this.#cuda });
     this.platform = p === 0 ? "Host" : "CUDA";
     this.threads = sym.xrt_runtime_num_threads(ptr);
     this.apiVersion = `0.${minor}` as ApiVersion;
@@ -632,7 +635,7 @@ export class Runtime implements FfiHost {
     );
     // A registration lasts as long as the process: a TS entry point it names
     // is never reused for another handler (after close() it reports an error).
-    for (let i = 0; i < 4; i++) if (ptrs[i]) sym.xla_ffi_deno_handler_pin(ptrs[i]!.pointer);
+    for (let i = 0; i < 4; i++) if (ptrs[i]) _pin(ptrs[i]!.pointer);
     this.#cache.delete(name);
   }
 
@@ -991,9 +994,11 @@ export class Runtime implements FfiHost {
     if (result.failed > 0) {
       const end = msg.indexOf(0);
       result.firstError = _withAttrHint(
-        new FfiError(
-          Number(out[2]),
-          new TextDecoder().decode(msg.subarray(0, end < 0 ? msg.length : end)),
+        _withOrigin(
+          new FfiError(
+            _errorCode(Number(out[2])),
+            new TextDecoder().decode(msg.subarray(0, end < 0 ? msg.length : end)),
+          ),
         ),
         frame._implicitAttrs,
       );
@@ -1237,6 +1242,7 @@ export class Runtime implements FfiHost {
       );
     }
     this.clearCache();
+    _unregister(this);
     native().xrt_runtime_free(this.#ptr);
     this.#ptr = null;
     this.#releaseCuda();
@@ -1277,6 +1283,7 @@ export class Runtime implements FfiHost {
     this.clearCache();
     const p = this.#ptr;
     this.#ptr = null;
+    _unregister(this);
     try {
       await native().xrt_runtime_free_async(p);
     } finally {
@@ -1288,4 +1295,24 @@ export class Runtime implements FfiHost {
   [Symbol.asyncDispose](): Promise<void> {
     return this.closeAsync();
   }
+}
+
+/**
+ * Frees a Runtime collected without close(): its pool is joined off the JS
+ * thread (no call can be in flight: a call keeps its runtime reachable), then
+ * a CUDA runtime's stream and context are released.
+ */
+function reclaimRuntime(held: { ptr: Deno.PointerObject; cuda: CudaParts | null }): void {
+  native().xrt_runtime_free_async(held.ptr).catch(() => {}).finally(() => {
+    const c = held.cuda;
+    if (c === null) return;
+    try {
+      if (c.closeStream) {
+        c.context.setCurrent();
+        c.stream.close();
+      }
+    } finally {
+      c.context.close();
+    }
+  });
 }

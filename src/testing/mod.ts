@@ -4,7 +4,9 @@
  * result specs shaped like an array ({@link like}), and complex arrays from
  * and to their parts. No dependencies beyond the module; assertions throw
  * {@link AssertionError} and take an optional message last, as
- * `@std/assert`'s do.
+ * `@std/assert`'s do. {@link withLeakCheck} and {@link assertNoOpenResources}
+ * fail a test that leaves objects of this module open, naming each and where
+ * it was made.
  *
  * A handler test is one `ffiCall` on a host: the embedded `Runtime`, or real
  * XLA (`Xla` from `@deno-xla/ffi/xla`); both implement `FfiHost`.
@@ -47,3 +49,11 @@ export {
   like,
   realPart,
 } from "./arrays.ts";
+export {
+  assertNoOpenResources,
+  LeakError,
+  type OpenResource,
+  ResourceTracker,
+  trackResources,
+  withLeakCheck,
+} from "./leaks.ts";

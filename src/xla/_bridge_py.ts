@@ -140,7 +140,7 @@ def _deno_xla_bridge():
             write_reply(addr, cap, 2, {"pending": token})
             view(addr, 16)[8:16] = need.to_bytes(8, "little")
 
-    def error_reply(addr, cap, e):
+    def error_reply(addr, cap, e, interrupted=False):
         code = e.code if isinstance(e, Fail) else None
         msg = str(e)
         tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
@@ -151,6 +151,8 @@ def _deno_xla_bridge():
                   "traceback": tb}
         if code is not None:
             header["code"] = code
+        if interrupted:  # a SIGINT (Ctrl-C) Python turned into KeyboardInterrupt
+            header["interrupted"] = True
         if write_reply(addr, cap, 1, header):
             header["traceback"] = tb[-2000:]
             header["message"] = msg[:max(0, cap - 4096)]
@@ -442,9 +444,10 @@ def _deno_xla_bridge():
             else:
                 results_reply(reply_addr, reply_cap, list(out))
         except BaseException as e:  # noqa: B902 - everything becomes a reply
+            interrupted = isinstance(e, KeyboardInterrupt)
             if isinstance(e, (KeyboardInterrupt, SystemExit)):
                 e = Fail(1, "%s: %s" % (type(e).__name__, e))
-            error_reply(reply_addr, reply_cap, e)
+            error_reply(reply_addr, reply_cap, e, interrupted)
 
     return dispatch
 

@@ -9,7 +9,7 @@
  * @module
  */
 import { ErrorCode } from "../abi/enums.ts";
-import { FfiError } from "../errors.ts";
+import { _withOrigin, FfiError } from "../errors.ts";
 import { native } from "../native/lib.ts";
 import { BRIDGE_SOURCE } from "./_bridge_py.ts";
 import { type _Arg, _decodeReply, _encodeRequest, type _Reply } from "./_codec.ts";
@@ -73,7 +73,7 @@ export function _pythonError(h: Record<string, unknown>): PythonError {
   const type = String(h.type ?? "Exception");
   let message = String(h.message ?? "");
   const traceback = String(h.traceback ?? "");
-  if (typeof h.code === "number" && ErrorCode[h.code] !== undefined) {
+  if (typeof h.code === "number" && h.code !== ErrorCode.OK && ErrorCode[h.code] !== undefined) {
     return new PythonError(h.code, message, type, traceback);
   }
   // XLA statuses read "CODE: message" (absl::Status::ToString).
@@ -167,6 +167,16 @@ async function send(mode: number, req: Uint8Array, cap: number): Promise<_Reply>
 }
 
 /**
+ * Ends the process as Ctrl-C ends a Deno program (exit status 130 = 128 +
+ * SIGINT). Python, once hosted, catches SIGINT while it runs (importing jax
+ * installs its handler) and raises KeyboardInterrupt in the running request;
+ * turned into a catchable error, the user's Ctrl-C would be lost.
+ */
+function _interrupted(): never {
+  Deno.exit(130);
+}
+
+/**
  * Sends one request to the bridge and returns its reply (status 0); a
  * Python error becomes a {@link PythonError}. `cap` is the first reply
  * buffer's size: a reply that does not fit is fetched again at its size.
@@ -181,7 +191,11 @@ export async function _request(
     const token = r.header!.pending;
     r = await send(1, _encodeRequest({ op: "take", token }), r.need);
   }
-  if (r.status === 1) throw _pythonError(r.header!);
+  if (r.status === 1) {
+    if (r.header!.interrupted === true) _interrupted();
+    // An error a TS handler's thrown value became carries that value as its cause.
+    throw _withOrigin(_pythonError(r.header!));
+  }
   if (r.status !== 0) {
     throw new FfiError(ErrorCode.INTERNAL, `Unexpected reply status ${r.status} from Python`);
   }

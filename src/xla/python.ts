@@ -84,10 +84,48 @@ export function findPython(python?: string): string {
   return env !== undefined && env !== "" ? env : "python3";
 }
 
+/** Where the interpreter's path came from, for messages. */
+function origin(python: string): string {
+  try {
+    if (Deno.env.get("DENO_XLA_PYTHON") === python) return "DENO_XLA_PYTHON";
+  } catch { /* no --allow-env: the option */ }
+  return "The python option";
+}
+
+/** Why `python` could not be started although the system found it (EACCES). */
+function notRunnable(python: string): string {
+  const from = origin(python);
+  let kind: "folder" | "file" | undefined;
+  try {
+    kind = Deno.statSync(python).isDirectory ? "folder" : "file";
+  } catch { /* no --allow-read, or gone: say what is expected */ }
+  if (kind === "folder") {
+    let hint = "";
+    for (const name of ["bin/python", "bin/python3"]) {
+      const candidate = `${python.replace(/\/+$/, "")}/${name}`;
+      try {
+        if (Deno.statSync(candidate).isFile) {
+          hint = ` (this looks like a virtual environment: use ${candidate})`;
+          break;
+        }
+      } catch { /* not there */ }
+    }
+    return `${from} is '${python}', a folder; expected the path of a Python interpreter ` +
+      `executable, e.g. <venv>/bin/python${hint}`;
+  }
+  if (kind === "file") {
+    return `${from} is '${python}', a file that is not executable; expected the path of a ` +
+      `Python interpreter executable (e.g. <venv>/bin/python)`;
+  }
+  return `${from} is '${python}', which cannot be executed (permission denied); expected the ` +
+    `path of a Python interpreter executable (e.g. <venv>/bin/python)`;
+}
+
 /**
  * Runs the interpreter once to learn what hosting it needs. Throws FfiError
- * UNAVAILABLE when it cannot be run or has no shared libpython, and
- * PERMISSION_DENIED without `--allow-run`.
+ * UNAVAILABLE when it cannot be run (saying so for a folder or a file that
+ * is not executable) or has no shared libpython, and PERMISSION_DENIED
+ * without `--allow-run`.
  *
  * @example
  * ```ts ignore
@@ -106,12 +144,18 @@ export async function probePython(python: string): Promise<PythonInfo> {
       stderr: "piped",
     }).output();
   } catch (e) {
-    if (e instanceof Deno.errors.NotCapable || e instanceof Deno.errors.PermissionDenied) {
+    // Deno says NotCapable for a missing --allow-run; PermissionDenied is the
+    // system's EACCES: a folder (a venv given instead of its bin/python) or a
+    // file that is not executable.
+    if (e instanceof Deno.errors.NotCapable) {
       throw new FfiError(
         ErrorCode.PERMISSION_DENIED,
         `Running the Python interpreter ${python} needs --allow-run (${(e as Error).message})`,
         { cause: e },
       );
+    }
+    if (e instanceof Deno.errors.PermissionDenied) {
+      throw new FfiError(ErrorCode.UNAVAILABLE, notRunnable(python), { cause: e });
     }
     throw new FfiError(
       ErrorCode.UNAVAILABLE,

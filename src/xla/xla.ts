@@ -38,6 +38,8 @@ import {
   type XlaArraySpec,
 } from "./_codec.ts";
 import { _hostPython, _request } from "./_host.ts";
+import { _pin } from "../handler/host.ts";
+import { _register, _unregister } from "../_resources.ts";
 import { findPython, probePython, type PythonInfo } from "./python.ts";
 
 /** Options of {@link Xla.open}. */
@@ -142,7 +144,7 @@ const anonymous = new WeakMap<object, string>();
 function keepForXla(p: Deno.PointerObject): void {
   const sym = native();
   if (sym.xla_ffi_deno_handler_slot_of(p) >= 0) {
-    sym.xla_ffi_deno_handler_pin(p);
+    _pin(p);
     return;
   }
   const buf = new Uint8Array(4096);
@@ -197,6 +199,7 @@ export class XlaProgram {
     this.format = format;
     this.outputs = outputs;
     this.#replyCap = outputs ? _replySize(outputs) : 65536;
+    _register(this, "XlaProgram", reclaimProgram, { xla, id });
   }
 
   /** The id the hosted Python knows the program by (`program(id)` in {@link Xla.runPython}). */
@@ -239,6 +242,7 @@ export class XlaProgram {
   close(): Promise<void> {
     if (!this.#open) return Promise.resolve();
     this.#open = false;
+    _unregister(this);
     if (!this.#xla.isOpen) return Promise.resolve();
     return this.#xla._request({ op: "release", programs: [this.#id] }).then(() => {});
   }
@@ -252,6 +256,17 @@ export class XlaProgram {
   [Symbol.asyncDispose](): Promise<void> {
     return this.close();
   }
+}
+
+/** Releases, in Python, the programs, caches and namespace of an Xla host collected without close(). */
+function reclaimHost(host: number): void {
+  _request({ op: "release", host }).catch(() => {});
+}
+
+/** Releases, in Python, an XlaProgram collected without close() (the held value keeps its host). */
+function reclaimProgram(held: { xla: Xla; id: number }): void {
+  if (!held.xla.isOpen) return;
+  held.xla._request({ op: "release", programs: [held.id] }).catch(() => {});
 }
 
 /**
@@ -300,6 +315,7 @@ export class Xla implements FfiHost {
 
   private constructor(host: number, info: Record<string, unknown>, python: PythonInfo) {
     this.#host = host;
+    _register(this, "Xla", reclaimHost, host);
     const api = info.ffiApi as [number | null, number | null];
     this.version = {
       jax: String(info.jax),
@@ -581,6 +597,7 @@ export class Xla implements FfiHost {
    */
   close(): Promise<void> {
     if (!this.#open) return Promise.resolve();
+    _unregister(this);
     const done = _request({ op: "release", host: this.#host });
     this.#open = false;
     return done.then(() => {});
