@@ -15,7 +15,7 @@
  *
  * @module
  */
-import { DataType, Dictionary, Ffi, HandlerBundle } from "../mod.ts";
+import { DataType, Dictionary, Ffi, FfiError, HandlerBundle } from "../mod.ts";
 
 /** y = alpha * x (f32, any shape; x and y have the same number of elements). */
 export const scale = Ffi.bind()
@@ -25,7 +25,10 @@ export const scale = Ffi.bind()
   .to((x, y, alpha) => {
     const xs = x.typed(), ys = y.typed();
     if (xs.length !== ys.length) {
-      throw new RangeError(`scale: x has ${xs.length} elements but y has ${ys.length}`);
+      throw new FfiError(
+        "INVALID_ARGUMENT",
+        `scale: x has ${xs.length} elements but y has ${ys.length}`,
+      );
     }
     for (let i = 0; i < ys.length; i++) ys[i] = alpha * xs[i]!;
   });

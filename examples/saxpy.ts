@@ -18,7 +18,7 @@ using saxpy = Ffi.bind()
   .to((x, y, alpha) => {
     const xs = x.typed(), ys = y.typed();
     if (xs.length !== ys.length) {
-      throw new RangeError(`x has ${xs.length} elements but y has ${ys.length}`);
+      throw new FfiError("INVALID_ARGUMENT", `x has ${xs.length} elements but y has ${ys.length}`);
     }
     for (let i = 0; i < ys.length; i++) ys[i] = alpha * xs[i]! + ys[i]!;
   });
