@@ -72,6 +72,7 @@ export {
   type BufferData,
   CallFrame,
   CallFrameBuilder,
+  type CallFrameBuilderOptions,
 } from "./src/runtime/call_frame.ts";
 export {
   HandlerLibrary,

@@ -28,6 +28,7 @@ import { Stream } from "../cuda/stream.ts";
 import { _bufferBytes, DeviceBuffer } from "./device_buffer.ts";
 import { _withAttrHint } from "./_hints.ts";
 import { _closest } from "../_closest.ts";
+import type { _FrameGuard } from "./_guard.ts";
 
 /** Options of {@link Runtime}. */
 export interface RuntimeOptions {
@@ -203,6 +204,30 @@ function awaitBegun(snap: Deno.PointerObject): Promise<void> {
     if (waiting.size === 0) notifyCb!.ref();
     waiting.set(Deno.UnsafePointer.value(snap), resolve);
   });
+}
+
+/** A call target's name for messages: the handler's name or the registered name. */
+function _targetName(target: HandlerTarget): string {
+  if (typeof target === "string") return target;
+  if ("execute" in target) return target.execute?.name ?? "handler";
+  return target.name ?? "handler";
+}
+
+/**
+ * After a call with a guarded frame: the guard's checks; a fault found wins
+ * over the handler's own error (`err`, then destroyed).
+ */
+function _afterGuarded(
+  guard: _FrameGuard,
+  target: HandlerTarget,
+  err: Deno.PointerObject | null,
+): void {
+  try {
+    guard.after(_targetName(target));
+  } catch (e) {
+    if (err !== null) _takeError(err);
+    throw e;
+  }
 }
 
 /** What a CUDA runtime holds: the retained primary context and its stream. */
@@ -872,7 +897,10 @@ export class Runtime {
     if ((this.#cuda !== null ? frame._hostBuffers : frame._deviceBuffers) !== 0) {
       this.#placement(frame);
     }
+    const guard = frame._guard;
+    if (guard !== null) guard.before();
     const err = native().xrt_call_sync(rt, fn, frame._live());
+    if (guard !== null) _afterGuarded(guard, target, err);
     if (err !== null) throw _withAttrHint(_takeError(err), frame._implicitAttrs);
   }
 
@@ -894,7 +922,9 @@ export class Runtime {
     frame._inflight++;
     if (inst) inst._inflight++;
     let err: Deno.PointerObject | null;
+    const guard = frame._guard;
     try {
+      if (guard !== null) guard.before();
       const sym = native();
       if (isTsEntry(fn) && sym.xla_ffi_deno_handler_is_host() === 1) {
         if (sym.xrt_call_begin(snap, fn, beginOut) === 1) {
@@ -911,6 +941,7 @@ export class Runtime {
       frame._inflight--;
       if (inst) inst._inflight--;
     }
+    if (guard !== null) _afterGuarded(guard, target, err);
     if (err !== null) throw _withAttrHint(_takeError(err), frame._implicitAttrs);
   }
 
@@ -945,7 +976,9 @@ export class Runtime {
     frame._inflight++;
     if (inst) inst._inflight++;
     let rc: number;
+    const guard = frame._guard;
     try {
+      if (guard !== null) guard.before();
       rc = await native().xrt_call_threads(
         snap,
         fn,
@@ -960,6 +993,7 @@ export class Runtime {
       frame._inflight--;
       if (inst) inst._inflight--;
     }
+    if (guard !== null) _afterGuarded(guard, target, null);
     if (rc !== 0) {
       throw new FfiError(ErrorCode.RESOURCE_EXHAUSTED, `Cannot start ${threads} runtime threads`);
     }
