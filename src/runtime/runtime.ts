@@ -29,6 +29,7 @@ import { _bufferBytes, DeviceBuffer } from "./device_buffer.ts";
 import { _withAttrHint } from "./_hints.ts";
 import { _closest } from "../_closest.ts";
 import type { _FrameGuard } from "./_guard.ts";
+import { type _IsolatedContext, _OP_CALL, _OP_THREADS } from "./isolate.ts";
 
 /** Options of {@link Runtime}. */
 export interface RuntimeOptions {
@@ -865,6 +866,45 @@ export class Runtime {
     frame._dirty = true;
   }
 
+  /** What of a call's options crosses to an isolated library's process. */
+  #isolation(frame: CallFrame, options: CallOptions | undefined): _IsolatedContext {
+    frame._live();
+    if (this.#cuda !== null) {
+      throw new FfiError(
+        ErrorCode.UNIMPLEMENTED,
+        "Isolated handler libraries run on Host runtimes only (their process has no CUDA context)",
+      );
+    }
+    if (options?.userData !== undefined || options?.instance !== undefined) {
+      throw new FfiError(
+        ErrorCode.UNIMPLEMENTED,
+        "userData and instance are pointers into this process: an isolated handler cannot use them",
+      );
+    }
+    const ordinal = options?.deviceOrdinal ?? -1;
+    if (!Number.isInteger(ordinal) || ordinal < -2147483648 || ordinal > 2147483647) {
+      throw new FfiError(ErrorCode.INVALID_ARGUMENT, `Invalid device ordinal ${ordinal}`);
+    }
+    return {
+      minor: Number(this.apiVersion.slice(2)),
+      stage: options?.stage ?? ExecutionStage.EXECUTE,
+      runId: BigInt(options?.runId ?? -1),
+      deviceOrdinal: ordinal,
+    };
+  }
+
+  /** An asynchronous call of an isolated library's handler, counted in flight. */
+  async #isolated(h: NativeHandler, op: number, frame: CallFrame, ctx: _IsolatedContext) {
+    this.#inflight++;
+    frame._inflight++;
+    try {
+      return await h._isolated!.call(op, h.name, h.name, frame, ctx);
+    } finally {
+      this.#inflight--;
+      frame._inflight--;
+    }
+  }
+
   /** Host runtimes take host buffers, CUDA runtimes device buffers. */
   #placement(frame: CallFrame): void {
     if (this.#cuda !== null ? frame._hostBuffers === 0 : frame._deviceBuffers === 0) return;
@@ -891,6 +931,11 @@ export class Runtime {
    */
   callSync(target: HandlerTarget, frame: CallFrame, options?: CallOptions): void {
     const rt = this.#live();
+    if (typeof target === "object" && target !== null && (target as NativeHandler)._isolated) {
+      const h = target as NativeHandler;
+      h._isolated!.callSync(h.name, h.name, frame, this.#isolation(frame, options));
+      return;
+    }
     const fn = this.#resolve(target, options?.stage ?? ExecutionStage.EXECUTE);
     if (options !== undefined || frame._dirty) this.#configure(frame, options);
     if (fn === null) return; // no handler for this stage: XLA skips it
@@ -912,6 +957,15 @@ export class Runtime {
    */
   async call(target: HandlerTarget, frame: CallFrame, options?: CallOptions): Promise<void> {
     const rt = this.#live();
+    if (typeof target === "object" && target !== null && (target as NativeHandler)._isolated) {
+      await this.#isolated(
+        target as NativeHandler,
+        _OP_CALL,
+        frame,
+        this.#isolation(frame, options),
+      );
+      return;
+    }
     const fn = this.#resolve(target, options?.stage ?? ExecutionStage.EXECUTE);
     this.#configure(frame, options);
     if (fn === null) return;
@@ -963,6 +1017,18 @@ export class Runtime {
     }
     if (!Number.isInteger(iterations) || iterations < 0) {
       throw new FfiError(ErrorCode.INVALID_ARGUMENT, `Invalid iteration count ${iterations}`);
+    }
+    if (typeof target === "object" && target !== null && (target as NativeHandler)._isolated) {
+      const ctx = { ...this.#isolation(frame, options), threads, iterations };
+      const r = await this.#isolated(target as NativeHandler, _OP_THREADS, frame, ctx);
+      const result: ThreadCallResult = { ok: r!.ok, failed: r!.failed };
+      if (r!.failed > 0) {
+        result.firstError = new FfiError(
+          r!.code in ErrorCode ? r!.code : ErrorCode.UNKNOWN,
+          r!.message,
+        );
+      }
+      return result;
     }
     const fn = this.#resolve(target, options.stage ?? ExecutionStage.EXECUTE);
     this.#configure(frame, options);
