@@ -15,6 +15,7 @@ import {
 } from "../mod.ts";
 import { faultHandlersPath, ffiHFaultHandlersPath, ffiHFaultsSkip } from "./_fault_handlers.ts";
 import { testHandlersPath } from "./_runtime_handlers.ts";
+import { CHILD_PERMISSIONS } from "./_child.ts";
 
 function isFault(code: ErrorCode, pattern: RegExp) {
   return (e: unknown) => {
@@ -263,4 +264,42 @@ Deno.test({
       ),
     );
   },
+});
+
+Deno.test('sanitize: "address" runs the child with ASan: its report heads the error', () => {
+  const path = faultHandlersPath(["-fsanitize=address", "-fno-omit-frame-pointer"]);
+  using lib = HandlerLibrary.open(path, { isolate: { sanitize: "address" } });
+  using rt = new Runtime({ threads: 0 });
+  const x = new Float32Array([1, 2]), y = new Float32Array(2);
+  using frame = new CallFrameBuilder().arg(x).ret(y).build();
+  rt.callSync(lib.handler("fault_ok"), frame);
+  assert.deepEqual([...y], [2, 4]);
+  assert.throws(
+    () => rt.callSync(lib.handler("fault_heap_overflow"), frame),
+    isFault(
+      ErrorCode.INTERNAL,
+      /^Handler 'fault_heap_overflow' of the isolated library .* ended its process with SIGABRT \(aborted\); a new process starts at the next call\n.*ERROR: AddressSanitizer: heap-buffer-overflow/,
+    ),
+  );
+  rt.callSync(lib.handler("fault_ok"), frame);
+});
+
+Deno.test("under deno test, an isolated crash fails its own test and the others run", async () => {
+  faultHandlersPath(); // built here, not in the child
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["test", "--no-check", ...CHILD_PERMISSIONS, "tests/_isolated_crash_suite.ts"],
+    cwd: new URL("..", import.meta.url).pathname,
+    env: { NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+  assert.equal(out.code, 1, text); // a failed test, not a signal (139)
+  assert.match(text, /a handler that segfaults \.\.\. FAILED/);
+  assert.match(text, /the next test \.\.\. ok/);
+  assert.match(
+    text,
+    /FfiError: Handler 'fault_segv' of the isolated library .* ended its process with SIGSEGV \(segmentation fault\)/,
+  );
+  assert.match(text, /FAILED \| 2 passed \| 1 failed/);
 });
