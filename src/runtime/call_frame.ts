@@ -315,7 +315,17 @@ function writeBuffer(off: number, b: BufferEntry): number {
   return off;
 }
 
-/** Options of {@link CallFrameBuilder}. */
+/**
+ * Options of {@link CallFrameBuilder}.
+ *
+ * @example
+ * ```ts
+ * import { CallFrameBuilder, type CallFrameBuilderOptions } from "@deno-xla/ffi";
+ * const options: CallFrameBuilderOptions = { guard: true };
+ * using frame = new CallFrameBuilder(options).ret(new Float32Array(2)).build();
+ * console.log(frame.guarded); // true
+ * ```
+ */
 export interface CallFrameBuilderOptions {
   /**
    * Guard the frame's buffers (host memory only): each result is followed by

@@ -50,7 +50,15 @@ export interface IsolateOptions {
   sanitize?: "address";
 }
 
-/** The default deadline of an isolated call. */
+/**
+ * The default deadline of an isolated call, in milliseconds ({@link IsolateOptions.timeoutMs}).
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_ISOLATE_TIMEOUT_MS } from "@deno-xla/ffi";
+ * console.log(DEFAULT_ISOLATE_TIMEOUT_MS); // 60000
+ * ```
+ */
 export const DEFAULT_ISOLATE_TIMEOUT_MS = 60_000;
 /** How long the child may take to start (load the runtime and the library). */
 const START_TIMEOUT_MS = 30_000;
