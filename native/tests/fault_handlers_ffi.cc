@@ -23,8 +23,8 @@ static ffi::Error Double(ffi::Buffer<ffi::F32> x, ffi::ResultBuffer<ffi::F32> y)
 XLA_FFI_DEFINE_HANDLER_SYMBOL(ffih_fault_ok, Double,
                               ffi::Ffi::Bind().Arg<ffi::Buffer<ffi::F32>>().Ret<ffi::Buffer<ffi::F32>>());
 
-// Writes through a null pointer.
-static ffi::Error NullWrite(ffi::ResultBuffer<ffi::F32> y) {
+// Writes through a null pointer (not reported by UBSan first in the sanitized test run).
+__attribute__((no_sanitize("undefined"))) static ffi::Error NullWrite(ffi::ResultBuffer<ffi::F32> y) {
   volatile float* p = nullptr;
   *p = y->typed_data()[0];
   return ffi::Error::Success();

@@ -179,7 +179,17 @@ function block(items: string[]): Uint8Array<ArrayBuffer> {
 
 /** The child's environment: ours, with the sanitizers set up for it. */
 function childEnv(sanitize: boolean): Uint8Array<ArrayBuffer> {
-  const env = Deno.env.toObject();
+  let env: Record<string, string>;
+  try {
+    env = Deno.env.toObject();
+  } catch (e) {
+    throw new FfiError(
+      ErrorCode.PERMISSION_DENIED,
+      `Starting an isolated handler library's process passes it this process's environment: ` +
+        `that needs --allow-env (${(e as Error).message})`,
+      { cause: e },
+    );
+  }
   // Signals are the child's way to die: a sanitizer runtime inherited from
   // this process (tests/sanitize.sh) must not turn them into its reports.
   const quiet = "handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:handle_abort=0";
