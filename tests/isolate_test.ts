@@ -303,3 +303,24 @@ Deno.test("under deno test, an isolated crash fails its own test and the others 
   );
   assert.match(text, /FAILED \| 2 passed \| 1 failed/);
 });
+
+Deno.test("crash and restart cycles leak no descriptors; queued async calls all run", async () => {
+  const fds = () => [...Deno.readDirSync("/proc/self/fd")].length;
+  using rt = new Runtime({ threads: 0 });
+  const y = new Float32Array(2);
+  using frame = new CallFrameBuilder().arg(new Float32Array([1, 2])).ret(y).build();
+  const before = fds();
+  for (let i = 0; i < 3; i++) {
+    using lib = HandlerLibrary.open(faultHandlersPath(), { isolate: true });
+    for (let k = 0; k < 5; k++) {
+      assert.throws(
+        () => rt.callSync(lib.handler("fault_abort"), frame),
+        died("fault_abort", "SIGABRT"),
+      );
+    }
+    // Five calls at once: they queue, one at a time, and all complete.
+    await Promise.all([0, 1, 2, 3, 4].map(() => rt.call(lib.handler("fault_ok"), frame)));
+    assert.deepEqual([...y], [2, 4]);
+  }
+  assert.equal(fds(), before);
+});
