@@ -349,12 +349,23 @@ void xiso_close(xiso* x) {
 /* What an isolated library's handler is in this process: a handler that
  * fails when it is called here (it runs only in the library's process). */
 static XLA_FFI_Error* isolated_stub(XLA_FFI_CallFrame* cf) {
-  if (!cf || !cf->api) return NULL;
+  if (!cf) return NULL;
+  /* The metadata query of a registration: the runtime's own version, traits
+   * 0 (registering by name works; Runtime.callSync and friends then call the
+   * isolated handler registered under the name in its process). */
+  if (cf->extension_start && cf->extension_start->type == XLA_FFI_Extension_Metadata) {
+    XLA_FFI_Metadata_Extension* ext = (XLA_FFI_Metadata_Extension*)cf->extension_start;
+    ext->metadata->api_version.major_version = 0;
+    ext->metadata->api_version.minor_version = cf->api ? cf->api->api_version.minor_version : 1;
+    ext->metadata->traits = 0;
+    return NULL;
+  }
+  if (!cf->api) return NULL;
   XLA_FFI_Error_Create_Args a = {
       XLA_FFI_Error_Create_Args_STRUCT_SIZE, NULL,
       "This handler belongs to an isolated handler library: it runs in that library's process, "
-      "called directly through Runtime.callSync, call or callOnThreads (it cannot be registered "
-      "or called in this process)",
+      "through Runtime.callSync, call or callOnThreads (directly or by a name registered with "
+      "Runtime.register), never in this process",
       XLA_FFI_Error_Code_FAILED_PRECONDITION};
   return cf->api->XLA_FFI_Error_Create(&a);
 }

@@ -202,10 +202,6 @@ Deno.test("isolated libraries report misuse with clear errors", async () => {
       () => lib.typeId("x"),
       isFault(ErrorCode.FAILED_PRECONDITION, /not available for the isolated handler library/),
     );
-    assert.throws(
-      () => rt.register(`isolated.${crypto.randomUUID()}`, lib.handler("fault_ok")),
-      isFault(ErrorCode.FAILED_PRECONDITION, /belongs to an isolated handler library/),
-    );
     using frame = new CallFrameBuilder().arg(new Float32Array(1)).ret(new Float32Array(1)).build();
     assert.throws(
       () =>
@@ -323,4 +319,29 @@ Deno.test("crash and restart cycles leak no descriptors; queued async calls all 
     assert.deepEqual([...y], [2, 4]);
   }
   assert.equal(fds(), before);
+});
+
+Deno.test("an isolated handler registered by name is called in its process by that name", async () => {
+  using lib = HandlerLibrary.open(faultHandlersPath(), { isolate: true });
+  using rt = new Runtime({ threads: 0 });
+  const ok = `isolated.ok.${crypto.randomUUID()}`, segv = `isolated.segv.${crypto.randomUUID()}`;
+  rt.register(ok, lib.handler("fault_ok"));
+  rt.register(segv, { execute: lib.handler("fault_segv") });
+  assert.ok(rt.registeredNames().includes(ok));
+  const y = new Float32Array(2);
+  using frame = new CallFrameBuilder().arg(new Float32Array([3, 4])).ret(y).build();
+  rt.callSync(ok, frame);
+  assert.deepEqual([...y], [6, 8]);
+  assert.throws(() => rt.callSync(segv, frame), died("fault_segv", "SIGSEGV"));
+  await assert.rejects(rt.call(segv, frame), died("fault_segv", "SIGSEGV"));
+  y.fill(0);
+  await rt.call(ok, frame);
+  assert.deepEqual([...y], [6, 8]);
+  assert.deepEqual(await rt.callOnThreads(ok, frame, { threads: 2 }), { ok: 2, failed: 0 });
+  // Another API version has its own registry: the name is not there.
+  using rt2 = new Runtime({ threads: 0, apiVersion: "0.2" });
+  assert.throws(
+    () => rt2.callSync(ok, frame),
+    isFault(ErrorCode.NOT_FOUND, /No FFI handler registered/),
+  );
 });

@@ -207,6 +207,13 @@ function awaitBegun(snap: Deno.PointerObject): Promise<void> {
   });
 }
 
+/**
+ * Names registered (through {@link Runtime.register}) for handlers of
+ * isolated libraries, by API version, platform and name, as the native
+ * registry scopes them: calls by such a name go to the library's process.
+ */
+const _isolatedNames = new Map<string, HandlerStages>();
+
 /** A call target's name for messages: the handler's name or the registered name. */
 function _targetName(target: HandlerTarget): string {
   if (typeof target === "string") return target;
@@ -645,6 +652,10 @@ export class Runtime {
     // is never reused for another handler (after close() it reports an error).
     for (let i = 0; i < 4; i++) if (ptrs[i]) sym.xla_ffi_deno_handler_pin(ptrs[i]!.pointer);
     this.#cache.delete(name);
+    if (ptrs.some((h) => (h as NativeHandler | null | undefined)?._isolated !== undefined)) {
+      const platform = runtimePlatform(options.platform ?? this.platform);
+      _isolatedNames.set(`${this.apiVersion}\0${platform}\0${name}`, bundle);
+    }
   }
 
   /**
@@ -866,6 +877,27 @@ export class Runtime {
     frame._dirty = true;
   }
 
+  /**
+   * The isolated library's handler a call targets (directly, or through a
+   * name {@link register} recorded), or undefined for an in-process call.
+   */
+  #isolatedTarget(
+    target: HandlerTarget,
+    options: CallOptions | undefined,
+  ): NativeHandler | undefined {
+    if (typeof target === "string") {
+      if (_isolatedNames.size === 0) return undefined;
+      const key = `${this.apiVersion}\0${runtimePlatform(this.platform)}\0${target}`;
+      const stages = _isolatedNames.get(key);
+      if (stages === undefined) return undefined;
+      const h = stageHandler(stages, options?.stage ?? ExecutionStage.EXECUTE);
+      return h === null ? undefined : (h as NativeHandler);
+    }
+    if (typeof target !== "object" || target === null) return undefined;
+    if ((target as NativeHandler)._isolated !== undefined) return target as NativeHandler;
+    return undefined;
+  }
+
   /** What of a call's options crosses to an isolated library's process. */
   #isolation(frame: CallFrame, options: CallOptions | undefined): _IsolatedContext {
     frame._live();
@@ -931,10 +963,16 @@ export class Runtime {
    */
   callSync(target: HandlerTarget, frame: CallFrame, options?: CallOptions): void {
     const rt = this.#live();
-    if (typeof target === "object" && target !== null && (target as NativeHandler)._isolated) {
-      const h = target as NativeHandler;
-      h._isolated!.callSync(h.name, h.name, frame, this.#isolation(frame, options));
-      return;
+    // One field test on the hot path; the isolated branch does the rest.
+    if (
+      target != null &&
+      ((target as NativeHandler)._isolated !== undefined || _isolatedNames.size !== 0)
+    ) {
+      const iso = this.#isolatedTarget(target, options);
+      if (iso !== undefined) {
+        iso._isolated!.callSync(iso.name, iso.name, frame, this.#isolation(frame, options));
+        return;
+      }
     }
     const fn = this.#resolve(target, options?.stage ?? ExecutionStage.EXECUTE);
     if (options !== undefined || frame._dirty) this.#configure(frame, options);
@@ -957,13 +995,9 @@ export class Runtime {
    */
   async call(target: HandlerTarget, frame: CallFrame, options?: CallOptions): Promise<void> {
     const rt = this.#live();
-    if (typeof target === "object" && target !== null && (target as NativeHandler)._isolated) {
-      await this.#isolated(
-        target as NativeHandler,
-        _OP_CALL,
-        frame,
-        this.#isolation(frame, options),
-      );
+    const iso = this.#isolatedTarget(target, options);
+    if (iso !== undefined) {
+      await this.#isolated(iso, _OP_CALL, frame, this.#isolation(frame, options));
       return;
     }
     const fn = this.#resolve(target, options?.stage ?? ExecutionStage.EXECUTE);
@@ -1018,9 +1052,10 @@ export class Runtime {
     if (!Number.isInteger(iterations) || iterations < 0) {
       throw new FfiError(ErrorCode.INVALID_ARGUMENT, `Invalid iteration count ${iterations}`);
     }
-    if (typeof target === "object" && target !== null && (target as NativeHandler)._isolated) {
+    const iso = this.#isolatedTarget(target, options);
+    if (iso !== undefined) {
       const ctx = { ...this.#isolation(frame, options), threads, iterations };
-      const r = await this.#isolated(target as NativeHandler, _OP_THREADS, frame, ctx);
+      const r = await this.#isolated(iso, _OP_THREADS, frame, ctx);
       const result: ThreadCallResult = { ok: r!.ok, failed: r!.failed };
       if (r!.failed > 0) {
         result.firstError = new FfiError(
