@@ -32,6 +32,7 @@ _Static_assert(offsetof(xiso_header, symbol) == 80, "xiso_header layout");
 _Static_assert(offsetof(xiso_header, status) == 336, "xiso_header layout");
 _Static_assert(offsetof(xiso_header, fault_offset) == 368, "xiso_header layout");
 _Static_assert(offsetof(xiso_header, message) == 376, "xiso_header layout");
+_Static_assert(offsetof(xiso_header, metadata) == 2424, "xiso_header layout");
 _Static_assert(sizeof(xiso_operand) == 24, "xiso_operand layout");
 _Static_assert(sizeof(xiso_header) <= XISO_HEADER_BYTES, "xiso_header size");
 

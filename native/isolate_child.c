@@ -44,6 +44,7 @@ static int32_t (*error_code)(XLA_FFI_Error* e);
 static const char* (*error_message)(XLA_FFI_Error* e);
 static void (*error_destroy)(XLA_FFI_Error* e);
 static void (*set_invoke_guard)(void* fn);
+static XLA_FFI_Error* (*metadata_of)(void* rt, XLA_FFI_Handler* h, int64_t* out);
 
 static uint8_t* g_base;
 static size_t g_size;
@@ -203,6 +204,10 @@ static void serve(void* lib) {
     say(XISO_ERROR, XLA_FFI_Error_Code_NOT_FOUND, "Symbol '%s' not found", h->symbol);
     return;
   }
+  if (h->op == XISO_OP_METADATA) {
+    take_error(metadata_of(rt, fn, h->metadata));
+    return;
+  }
   if (h->desc_offset + h->desc_length > g_size || h->desc_length > INT32_MAX ||
       !patch_description(g_base + h->desc_offset, h->desc_length)) {
     say(XISO_ERROR, XLA_FFI_Error_Code_INVALID_ARGUMENT, "Malformed call frame description");
@@ -287,6 +292,7 @@ int main(int argc, char** argv) {
     RESOLVE(error_message, "xrt_error_message");
     RESOLVE(error_destroy, "xrt_error_destroy");
     RESOLVE(set_invoke_guard, "xrt_set_invoke_guard");
+    RESOLVE(metadata_of, "xrt_metadata");
   }
   void* lib = NULL;
   if (main_lib) {

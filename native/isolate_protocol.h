@@ -26,6 +26,7 @@ enum {
   XISO_OP_CALL = 2,      /* xrt_call_run: waits for the handler's future */
   XISO_OP_THREADS = 3,   /* xrt_call_threads */
   XISO_OP_RESOLVE = 4,   /* whether `symbol` exists */
+  XISO_OP_METADATA = 5,  /* xrt_metadata: the handler's API version, traits, state type id */
 };
 
 /* Reply statuses. */
@@ -75,6 +76,7 @@ typedef struct xiso_header {
   int32_t fault_index;
   int64_t fault_offset;
   char message[XISO_MESSAGE_CAP];
+  int64_t metadata[4]; /* XISO_OP_METADATA: major, minor, traits, state type id */
 } xiso_header;
 
 #define XISO_HEADER_BYTES 4096

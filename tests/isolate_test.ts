@@ -334,6 +334,9 @@ Deno.test("an isolated handler registered by name is called in its process by th
   using lib = HandlerLibrary.open(faultHandlersPath(), { isolate: true });
   using rt = new Runtime({ threads: 0 });
   const ok = `isolated.ok.${crypto.randomUUID()}`, segv = `isolated.segv.${crypto.randomUUID()}`;
+  // Its metadata is queried in its process, as this runtime would query it.
+  using local = HandlerLibrary.open(faultHandlersPath());
+  assert.deepEqual(rt.metadata(lib.handler("fault_ok")), rt.metadata(local.handler("fault_ok")));
   rt.register(ok, lib.handler("fault_ok"));
   rt.register(segv, { execute: lib.handler("fault_segv") });
   assert.ok(rt.registeredNames().includes(ok));

@@ -71,6 +71,7 @@ export const _OP_CALL_SYNC = 1;
 export const _OP_CALL = 2;
 export const _OP_THREADS = 3;
 const OP_RESOLVE = 4;
+const OP_METADATA = 5;
 
 /* Offsets in xiso_header (native/isolate_protocol.h). */
 const H_OP = 0,
@@ -95,7 +96,8 @@ const H_OP = 0,
   H_FAULT_INDEX = 364,
   H_FAULT_OFFSET = 368,
   H_MESSAGE = 376,
-  MESSAGE_CAP = 2048;
+  MESSAGE_CAP = 2048,
+  H_METADATA = 2424;
 
 const SIGNALS: Record<number, string> = {
   1: "SIGHUP",
@@ -376,6 +378,36 @@ export class _Isolated {
           `Symbol '${symbol}' not found in handler library ${this.path}: ${this.#message()}`,
         );
       }
+    } finally {
+      this.#busy = false;
+    }
+  }
+
+  /**
+   * The handler's metadata as a runtime of API version 0.`minor` queries it
+   * (`xrt_metadata` in the child): major, minor, traits, state type id.
+   */
+  metadata(symbol: string, minor: number): number[] {
+    this.#claim();
+    try {
+      this.#ensureSync();
+      this.#header(OP_METADATA, symbol, {
+        minor,
+        stage: 3,
+        runId: -1n,
+        deviceOrdinal: -1,
+      });
+      const rc = native().xiso_call_sync(this.#x!, this.timeoutMs);
+      if (rc !== 0) throw this.#death(rc, this.#who(symbol), "answer its metadata query");
+      const dv = this.#dv!;
+      if (dv.getInt32(H_STATUS, true) !== 0) {
+        const code = dv.getInt32(H_CODE, true);
+        throw new FfiError(
+          code in ErrorCode && code !== 0 ? code : ErrorCode.UNKNOWN,
+          this.#message(),
+        );
+      }
+      return [0, 1, 2, 3].map((i) => Number(dv.getBigInt64(H_METADATA + 8 * i, true)));
     } finally {
       this.#busy = false;
     }

@@ -735,6 +735,18 @@ export class Runtime {
   metadata(handler: HandlerRef): HandlerMetadata {
     const rt = this.#live();
     handler = _asHandler(handler, "Runtime.metadata");
+    const iso = (handler as NativeHandler)._isolated;
+    if (iso !== undefined) {
+      const [major, minor, traits, stateTypeId] = iso.metadata(
+        (handler as NativeHandler).name,
+        Number(this.apiVersion.slice(2)),
+      );
+      return {
+        apiVersion: { major: major!, minor: minor! },
+        traits: traits!,
+        stateTypeId: stateTypeId!,
+      };
+    }
     _checkHandler(handler.pointer, handler.name);
     const out = new BigInt64Array(4);
     _check(native().xrt_metadata(rt, handler.pointer, out));
