@@ -41,7 +41,39 @@ export const NATIVE_SOURCES: readonly string[] = [
   "native/handler_flatten.c",
   "native/runtime_guard.c",
   "native/python_host.c",
+  "native/isolate_protocol.h",
+  "native/isolate.c",
 ];
+
+/**
+ * The C source of the child program isolated handler libraries run in
+ * (`HandlerLibrary.open(path, { isolate: true })`), relative to this file.
+ */
+export const ISOLATE_SOURCES: readonly string[] = ["native/isolate_child.c"];
+
+/** How {@link isolateChildPath} builds the child program of isolated handler libraries. */
+export const ISOLATE_PROGRAM: BuildOptions = {
+  name: "xla_ffi_deno_isolate",
+  sources: ISOLATE_SOURCES,
+  linkFlags: ["-ldl"],
+};
+
+/**
+ * Path of the child program isolated handler libraries run in:
+ * `XLA_FFI_DENO_ISOLATE` when set, else the cached build of
+ * {@link ISOLATE_SOURCES} (prebuilt in `XLA_FFI_DENO_PREBUILT` when there).
+ *
+ * @example
+ * ```ts ignore
+ * import { isolateChildPath } from "./build.ts";
+ * console.log(isolateChildPath());
+ * ```
+ */
+export function isolateChildPath(): string {
+  const env = envGet("XLA_FFI_DENO_ISOLATE");
+  if (env) return env;
+  return buildExecutable(ISOLATE_PROGRAM);
+}
 
 /**
  * The C++ source of the exception guard library, relative to this file: it
@@ -737,7 +769,7 @@ export function buildPtx(
  * ```
  */
 export function embeddedSourcesModule(): string {
-  const entries = [...NATIVE_SOURCES, ...GUARD_SOURCES].map((rel) => {
+  const entries = [...NATIVE_SOURCES, ...GUARD_SOURCES, ...ISOLATE_SOURCES].map((rel) => {
     const text = new TextDecoder().decode(readSource(new URL(rel, HERE)));
     return `  ${JSON.stringify(rel)}: ${JSON.stringify(text)},`;
   });

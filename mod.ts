@@ -72,9 +72,12 @@ export {
   type BufferData,
   CallFrame,
   CallFrameBuilder,
+  type CallFrameBuilderOptions,
 } from "./src/runtime/call_frame.ts";
+export { DEFAULT_ISOLATE_TIMEOUT_MS, type IsolateOptions } from "./src/runtime/isolate.ts";
 export {
   HandlerLibrary,
+  type HandlerLibraryOptions,
   type HandlerRef,
   type HandlerStages,
   NativeHandler,

@@ -1,5 +1,5 @@
 /** Shared set-up of the runtime benchmarks: the standard frame and handlers. */
-import { array, CallFrameBuilder, DataType, scalar } from "../mod.ts";
+import { array, CallFrameBuilder, type CallFrameBuilderOptions, DataType, scalar } from "../mod.ts";
 import { buildSharedLibrary } from "../build.ts";
 
 /** Path of the C test handlers (built on first use). */
@@ -20,9 +20,10 @@ const axes = array(DataType.S64, [0, 2, 3]);
 /**
  * The standard frame: 4 F32 buffer args of ranks 2, 1, 3, 4, one result, and
  * attributes alpha (f32), n (s32), mode ("reflect"), axes (s64[3]).
+ * `options` are the builder's (e.g. `{ guard: true }`).
  */
-export function standardBuilder(): CallFrameBuilder {
-  return new CallFrameBuilder()
+export function standardBuilder(options?: CallFrameBuilderOptions): CallFrameBuilder {
+  return new CallFrameBuilder(options)
     .arg(a0, [2, 3])
     .arg(a1, [5])
     .arg(a2, [2, 3, 4])

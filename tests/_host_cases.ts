@@ -311,6 +311,22 @@ export const XLA_CASES: Record<string, (xla: Xla) => Promise<void>> = {
     await prog.close();
     await rejects(prog.clearCache(), ErrorCode.FAILED_PRECONDITION);
   },
+  /** XLA owns its buffers: a guarded call is refused with a pointer to the embedded runtime. */
+  async guardRefused(xla) {
+    using twice = Ffi.bind().arg(F32).ret(F32).to((x, y) => {
+      y.typed().set(x.typed().map((v) => 2 * v));
+    });
+    await assert.rejects(
+      xla.ffiCall(twice, {
+        args: [new Float32Array(2)],
+        results: [like(new Float32Array(2))],
+        guard: true,
+      }),
+      (e: unknown) =>
+        e instanceof FfiError && e.code === ErrorCode.UNIMPLEMENTED &&
+        /guard the call on the embedded runtime \(Runtime\.ffiCall\)/.test(e.message),
+    );
+  },
 };
 
 /** The cases that need the ffi.h library. */

@@ -63,9 +63,15 @@ Deno.test("a library that cannot be loaded gives the path and the loader's messa
 });
 
 Deno.test("the embedded native sources (for remote imports) match native/", async () => {
-  const { embeddedSourcesModule, GUARD_SOURCES, NATIVE_SOURCES } = await import("../build.ts");
+  const { embeddedSourcesModule, GUARD_SOURCES, ISOLATE_SOURCES, NATIVE_SOURCES } = await import(
+    "../build.ts"
+  );
   const { EMBEDDED_SOURCES } = await import("../src/native/embedded_sources.ts");
-  assert.deepEqual(Object.keys(EMBEDDED_SOURCES), [...NATIVE_SOURCES, ...GUARD_SOURCES]);
+  assert.deepEqual(Object.keys(EMBEDDED_SOURCES), [
+    ...NATIVE_SOURCES,
+    ...GUARD_SOURCES,
+    ...ISOLATE_SOURCES,
+  ]);
   const current = Deno.readTextFileSync(
     new URL("../src/native/embedded_sources.ts", import.meta.url),
   );

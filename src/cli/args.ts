@@ -170,6 +170,11 @@ export interface ParsedRun {
   instantiate?: string;
   /** Worker threads of the runtime's pool, when given. */
   threads?: number;
+  /**
+   * `--guard`: canaries after results and argument copies checked after
+   * each call (`CallFrameBuilder({ guard: true })`).
+   */
+  guard?: boolean;
   /** Machine-readable output. */
   json: boolean;
 }
@@ -556,10 +561,11 @@ const RUN_OPTIONS = [
   "repeat",
   "threads",
   "json",
+  "guard",
   "help",
 ] as const;
 const INSPECT_OPTIONS = ["json", "all", "verbose", "help"] as const;
-const FLAGS = new Set(["json", "all", "verbose", "help"]);
+const FLAGS = new Set(["json", "all", "verbose", "help", "guard"]);
 const MODULE_RE = /\.(ts|mts|js|mjs|tsx|jsx)$/i;
 
 function _unknownOption(option: string, known: readonly string[], command: string): never {
@@ -649,9 +655,10 @@ function _parseRun(argv: readonly string[]): ParsedCommand {
   const once = new Set<string>();
   for (const [name, value] of s.options) {
     if (
-      ["stage", "instantiate", "platform", "repeat", "threads", "json", "rtol", "atol"].includes(
-        name,
-      )
+      ["stage", "instantiate", "platform", "repeat", "threads", "json", "rtol", "atol", "guard"]
+        .includes(
+          name,
+        )
     ) {
       if (once.has(name)) _usage(`--${name} is given more than once`);
       once.add(name);
@@ -714,6 +721,9 @@ function _parseRun(argv: readonly string[]): ParsedCommand {
         break;
       case "json":
         run.json = true;
+        break;
+      case "guard":
+        run.guard = true;
         break;
     }
   }
@@ -876,6 +886,10 @@ Options:
                      without a CUDA driver; $XLA_FFI_DENO_CUDA names one)
   --repeat N         call N times and report median/min/max time
   --threads N        worker threads of the runtime's pool
+  --guard            guard the buffers: a write past a result's end or into
+                     an argument is an error naming the operand and the byte
+                     offset (canaries and argument copies checked after each
+                     call; host platform)
   --json             print one JSON object instead of text
   -h, --help         this help
 

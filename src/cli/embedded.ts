@@ -534,7 +534,7 @@ async function _prepare(
     const libPath = run.target.kind === "library" ? run.target.path : undefined;
     _checkMetadata(rt, handler, libPath);
     if (instantiate) _checkMetadata(rt, instantiate, libPath);
-    const b = new CallFrameBuilder();
+    const b = new CallFrameBuilder({ guard: run.guard === true });
     for (const a of args) {
       if (a.kind === "token") {
         b.tokenArg();

@@ -9,6 +9,7 @@ import { RUNTIME_SYMBOLS } from "./symbols_runtime.ts";
 import { HANDLER_SYMBOLS } from "./symbols_handler.ts";
 import { RUNTIME_CUDA_SYMBOLS } from "./symbols_runtime_cuda.ts";
 import { PYTHON_SYMBOLS } from "./symbols_python.ts";
+import { ISOLATE_SYMBOLS } from "./symbols_isolate.ts";
 
 /** Every symbol of `libxla_ffi_deno.so`, as `Deno.dlopen` wants them. */
 export const SYMBOLS = {
@@ -17,6 +18,7 @@ export const SYMBOLS = {
   ...HANDLER_SYMBOLS,
   ...RUNTIME_CUDA_SYMBOLS,
   ...PYTHON_SYMBOLS,
+  ...ISOLATE_SYMBOLS,
 } as const;
 
 /** The type of {@link SYMBOLS}. */

@@ -19,6 +19,7 @@ import { DeviceMemory } from "../cuda/memory.ts";
 import { _bufferBytes, DeviceBuffer } from "./device_buffer.ts";
 import { type _ImplicitAttr, _implicitAttrs } from "./_hints.ts";
 import type { ArrayInput } from "./ffi_call.ts";
+import { _FrameGuard, type _GuardOperand } from "./_guard.ts";
 
 /** Typed arrays usable as buffer arguments and results. */
 export type BufferData = ArrayBufferView;
@@ -154,7 +155,8 @@ function deviceEntry(
   return { dtype, dims: [...dims], address: deviceAddress(data.ptr), keep: data };
 }
 
-interface BufferEntry {
+/** @internal A buffer operand as the builder described it. */
+export interface BufferEntry {
   dtype: DataType;
   dims: readonly number[];
   address: number;
@@ -322,6 +324,31 @@ function writeBuffer(off: number, b: BufferEntry): number {
 }
 
 /**
+ * Options of {@link CallFrameBuilder}.
+ *
+ * @example
+ * ```ts
+ * import { CallFrameBuilder, type CallFrameBuilderOptions } from "@deno-xla/ffi";
+ * const options: CallFrameBuilderOptions = { guard: true };
+ * using frame = new CallFrameBuilder(options).ret(new Float32Array(2)).build();
+ * console.log(frame.guarded); // true
+ * ```
+ */
+export interface CallFrameBuilderOptions {
+  /**
+   * Guard the frame's buffers (host memory only): each result is followed by
+   * canary bytes and each argument is compared with a copy after every call,
+   * so that a handler writing past a result's end or into an argument fails
+   * with an FfiError DATA_LOSS naming the handler, the operand and the byte
+   * offset. Results live in guard memory during the call and are copied back
+   * after it. In an isolated library's process the guard is an inaccessible
+   * page after each result and read-only arguments: the write faults where
+   * it happens. See docs/faults.md.
+   */
+  guard?: boolean;
+}
+
+/**
  * Builds call frames for the embedded runtime, as XLA's `CallFrameBuilder`:
  * buffer and token arguments and results, and attributes (sorted by name at
  * build time, recursively, byte-wise as XLA does).
@@ -345,6 +372,25 @@ export class CallFrameBuilder {
   #rets: BufferEntry[] = [];
   #attrs: _AttrEntry[] = [];
   #size = 16;
+  #guard: boolean;
+
+  /**
+   * A builder; `{ guard: true }` guards the frames it builds
+   * ({@link CallFrameBuilderOptions.guard}).
+   *
+   * @example
+   * ```ts
+   * import { CallFrameBuilder } from "@deno-xla/ffi";
+   * using frame = new CallFrameBuilder({ guard: true })
+   *   .arg(new Float32Array(4))
+   *   .ret(new Float32Array(4))
+   *   .build();
+   * console.log(frame.guarded); // true
+   * ```
+   */
+  constructor(options?: CallFrameBuilderOptions) {
+    this.#guard = options?.guard === true;
+  }
 
   /**
    * Adds a buffer argument backed by a typed array (dims default: `[length]`),
@@ -460,13 +506,13 @@ export class CallFrameBuilder {
 
   /** Lays the frame out natively; the result owns that memory. */
   build(): CallFrame {
-    ensure(this.#size);
-    dv.setUint32(0, this.#args.length, true);
-    dv.setUint32(4, this.#rets.length, true);
-    let off = 8;
-    for (let i = 0; i < this.#args.length; i++) off = writeBuffer(off, this.#args[i]!);
-    for (let i = 0; i < this.#rets.length; i++) off = writeBuffer(off, this.#rets[i]!);
-    off = writeDict(off, this.#attrs);
+    const guard = this.#guard ? this.#makeGuard() : null;
+    const rets = guard === null
+      ? this.#rets
+      : this.#rets.map((r, i) =>
+        r.dtype === DataType.TOKEN ? r : { ...r, address: _addressOf(guard.guard.shadowOf(i)) }
+      );
+    const off = _describe(this.#args, rets, this.#attrs, this.#size);
     const ptr = native().xrt_frame_build(u8, off);
     if (ptr === null) {
       throw new FfiError(ErrorCode.INTERNAL, "Laying out the call frame failed");
@@ -475,8 +521,72 @@ export class CallFrameBuilder {
     for (let i = 0; i < this.#args.length; i++) keepArgs[i] = this.#args[i]!.keep;
     const keepRets: unknown[] = new Array(this.#rets.length);
     for (let i = 0; i < this.#rets.length; i++) keepRets[i] = this.#rets[i]!.keep;
-    return new CallFrame(ptr, keepArgs, keepRets, _implicitAttrs(this.#attrs));
+    const frame = new CallFrame(ptr, keepArgs, keepRets, _implicitAttrs(this.#attrs));
+    frame._spec = {
+      args: this.#args.slice(),
+      rets: this.#rets.slice(),
+      attrs: this.#attrs.slice(),
+    };
+    if (guard !== null) {
+      guard.bind(frame);
+      frame._guard = guard.guard;
+    }
+    return frame;
   }
+
+  /** The guard of a frame about to be built; `bind` gives it the frame whose data it reads. */
+  #makeGuard(): { guard: _FrameGuard; bind(frame: CallFrame): void } {
+    let target: CallFrame | undefined;
+    const operand = (b: BufferEntry, kind: 0 | 1, i: number, what: string): _GuardOperand => {
+      if (b.keep instanceof DeviceBuffer || b.keep instanceof DeviceMemory) {
+        bad(`${what}: a guarded frame takes host memory, not device memory`);
+      }
+      const size = b.dtype === DataType.TOKEN ? 0 : _bufferBytes(b.dtype, b.dims, what);
+      return { size, bytes: () => target!._bytesOf(kind, i, size) };
+    };
+    const guard = new _FrameGuard(
+      this.#args.map((b, i) => operand(b, 0, i, `argument ${i}`)),
+      this.#rets.map((b, i) => operand(b, 1, i, `result ${i}`)),
+    );
+    return { guard, bind: (frame) => target = frame };
+  }
+}
+
+/**
+ * @internal Writes a frame description (xrt_frame_build's input) into the
+ * shared scratch buffer and returns its length; read it with {@link _scratch}.
+ */
+export function _describe(
+  args: readonly BufferEntry[],
+  rets: readonly BufferEntry[],
+  attrs: readonly _AttrEntry[],
+  size: number,
+): number {
+  ensure(size);
+  dv.setUint32(0, args.length, true);
+  dv.setUint32(4, rets.length, true);
+  let off = 8;
+  for (let i = 0; i < args.length; i++) off = writeBuffer(off, args[i]!);
+  for (let i = 0; i < rets.length; i++) off = writeBuffer(off, rets[i]!);
+  return writeDict(off, attrs);
+}
+
+/** @internal The scratch buffer {@link _describe} wrote into. */
+export function _scratch(): Uint8Array {
+  return u8;
+}
+
+/** @internal The description size of a frame's operands and attributes (an upper bound). */
+export function _describedSize(
+  args: readonly BufferEntry[],
+  rets: readonly BufferEntry[],
+  attrs: readonly _AttrEntry[],
+): number {
+  let n = 16;
+  for (const b of args) n += 16 + 8 * b.dims.length;
+  for (const b of rets) n += 16 + 8 * b.dims.length;
+  for (const a of attrs) n += a.size;
+  return n;
 }
 
 /** Frees the native frame of a CallFrame collected without close(). */
@@ -510,6 +620,10 @@ export class CallFrame {
   _deviceBuffers = 0;
   /** @internal attributes typed from plain JS numbers (for error hints). */
   readonly _implicitAttrs: _ImplicitAttr[];
+  /** @internal the canary checks of a guarded frame (null: not guarded). */
+  _guard: _FrameGuard | null = null;
+  /** @internal the builder's operands and attributes (to describe the frame again elsewhere). */
+  _spec: { args: BufferEntry[]; rets: BufferEntry[]; attrs: _AttrEntry[] } | null = null;
   #keepArgs: unknown[];
   #keepRets: unknown[];
   /** Number of arguments. */
@@ -556,6 +670,31 @@ export class CallFrame {
     return "a buffer";
   }
 
+  /** Whether the frame was built with `{ guard: true }` ({@link CallFrameBuilderOptions.guard}). */
+  get guarded(): boolean {
+    return this._guard !== null;
+  }
+
+  /** @internal The data buffer `i` (kind 0: argument, 1: result) holds now. */
+  _data(kind: 0 | 1, i: number): unknown {
+    return kind === 0 ? this.#keepArgs[i] : this.#keepRets[i];
+  }
+
+  /**
+   * @internal The `size` bytes of host buffer `i` (kind 0: argument, 1:
+   * result) as they are now, or null for a token or a null address.
+   */
+  _bytesOf(kind: 0 | 1, i: number, size: number): Uint8Array | null {
+    const d = this._data(kind, i);
+    if (size === 0 || d === null || d === undefined) return null;
+    if (ArrayBuffer.isView(d)) return new Uint8Array(d.buffer, d.byteOffset, d.byteLength);
+    if (d instanceof DeviceBuffer || d instanceof DeviceMemory) return null;
+    const a = toAddress(d as Address);
+    if (a === 0) return null;
+    const p = Deno.UnsafePointer.create(BigInt(a))!;
+    return new Uint8Array(Deno.UnsafePointerView.getArrayBuffer(p, size));
+  }
+
   /** The `XLA_FFI_CallFrame*` (valid until {@link close}). */
   get pointer(): Deno.PointerObject {
     return this._live();
@@ -582,6 +721,7 @@ export class CallFrame {
   setArg(i: number, data: BufferData | DeviceData | Address): void {
     if (!(i >= 0 && i < this.numArgs)) bad(`Argument index ${i} out of range [0, ${this.numArgs})`);
     this.#idle();
+    if (this._guard !== null) this.#guardedData(data, this._guard.args[i]!.size, `argument ${i}`);
     native().xrt_frame_set_arg(this._live(), i, toAddress(data));
     this.#count(this.#keepArgs[i], -1);
     this.#keepArgs[i] = data;
@@ -592,10 +732,28 @@ export class CallFrame {
   setRet(i: number, data: BufferData | DeviceData | Address): void {
     if (!(i >= 0 && i < this.numRets)) bad(`Result index ${i} out of range [0, ${this.numRets})`);
     this.#idle();
-    native().xrt_frame_set_ret(this._live(), i, toAddress(data));
+    if (this._guard !== null) {
+      // The native result stays the guard's shadow; the data is copied in and out per call.
+      this.#guardedData(data, this._guard.rets[i]!.size, `result ${i}`);
+      this._live();
+    } else {
+      native().xrt_frame_set_ret(this._live(), i, toAddress(data));
+    }
     this.#count(this.#keepRets[i], -1);
     this.#keepRets[i] = data;
     this.#count(data, 1);
+  }
+
+  /** A guarded frame's new data: host memory of the operand's size. */
+  #guardedData(data: unknown, size: number, what: string): void {
+    if (data instanceof DeviceBuffer || data instanceof DeviceMemory) {
+      bad(`${what}: a guarded frame takes host memory, not device memory`);
+    }
+    if (ArrayBuffer.isView(data) && data.byteLength !== size) {
+      bad(
+        `${what}: a guarded frame's buffer keeps its size (${size} bytes), got ${data.byteLength}`,
+      );
+    }
   }
 
   /** Swaps all buffer pointers at once (XLA's `UpdateWithBuffers`). */

@@ -118,6 +118,14 @@ export interface FfiCallOptions {
   vmapMethod?: VmapMethod;
   /** `ffi_call`'s `has_side_effect` (real XLA). */
   hasSideEffect?: boolean;
+  /**
+   * Guarded buffers (embedded runtime, host memory): a write past a result's
+   * end or into an argument fails the call with an FfiError naming the
+   * handler, the operand and the byte offset, as
+   * `new CallFrameBuilder({ guard: true })` does (docs/faults.md). Real XLA
+   * owns its buffers: `Xla.ffiCall` refuses `guard: true` (UNIMPLEMENTED).
+   */
+  guard?: boolean;
 }
 
 /**

@@ -9,6 +9,27 @@ import { FfiError } from "../errors.ts";
 import { native } from "../native/lib.ts";
 import { _cString } from "./_native_error.ts";
 import { _register, _unregister } from "../_resources.ts";
+import { _Isolated, type IsolateOptions } from "./isolate.ts";
+
+/**
+ * Options of {@link HandlerLibrary.open}.
+ *
+ * @example
+ * ```ts ignore
+ * import { HandlerLibrary } from "@deno-xla/ffi";
+ * using lib = HandlerLibrary.open("./libmy_handlers.so", { isolate: { timeoutMs: 5000 } });
+ * ```
+ */
+export interface HandlerLibraryOptions {
+  /**
+   * Run the library's handlers in a child process of their own (started on
+   * first use, and again after it died): a handler that crashes, hangs past
+   * the deadline or writes into a guarded page fails its call with an
+   * FfiError naming it, and this process lives on. `true` or
+   * {@link IsolateOptions}. See docs/faults.md.
+   */
+  isolate?: boolean | IsolateOptions;
+}
 
 /**
  * Anything that is an `XLA_FFI_Handler*`: a {@link NativeHandler} from a
@@ -43,6 +64,8 @@ export class NativeHandler implements HandlerRef {
   readonly pointer: Deno.PointerObject;
   /** A name for messages (e.g. the symbol). */
   readonly name: string;
+  /** @internal The isolated library whose process runs this handler (undefined: in-process). */
+  _isolated: _Isolated | undefined = undefined;
   /**
    * Wraps a function pointer.
    *
@@ -249,6 +272,15 @@ function reclaimLibrary(
   unload(held.handle, held.path, held.resolved);
 }
 
+/** Ends the process of an isolated HandlerLibrary collected without close() (none of its handlers reachable). */
+function reclaimIsolated(isolated: _Isolated): void {
+  try {
+    isolated.close();
+  } catch {
+    // A call in flight holds the library's handler: it cannot have been collected.
+  }
+}
+
 /**
  * A user's shared library of XLA FFI handlers, with symbols resolved by name
  * at run time. A library collected without {@link close} is unloaded then;
@@ -268,22 +300,45 @@ export class HandlerLibrary {
   #handle: Deno.PointerObject | null;
   #cache = new Map<string, NativeHandler>();
   #resolved = new Map<bigint, Deno.PointerObject>();
+  #isolated: _Isolated | null = null;
   /** The path the library was opened from. */
   readonly path: string;
 
-  private constructor(handle: Deno.PointerObject, path: string) {
+  private constructor(handle: Deno.PointerObject | null, path: string, isolated?: _Isolated) {
     this.#handle = handle;
     this.path = path;
-    _register(this, "HandlerLibrary", reclaimLibrary, {
-      handle,
-      path,
-      resolved: this.#resolved,
-    });
+    this.#isolated = isolated ?? null;
+    if (handle !== null) {
+      _register(this, "HandlerLibrary", reclaimLibrary, {
+        handle,
+        path,
+        resolved: this.#resolved,
+      });
+    } else if (isolated !== undefined) {
+      _register(this, "HandlerLibrary", reclaimIsolated, isolated);
+    }
   }
 
-  /** Opens a shared library; FfiError UNAVAILABLE with the loader's message. */
-  static open(path: string | URL): HandlerLibrary {
+  /**
+   * Opens a shared library; FfiError UNAVAILABLE with the loader's message.
+   * With `{ isolate }` the library is loaded in a child process instead
+   * (started at the first {@link handler} lookup; see {@link HandlerLibraryOptions}).
+   *
+   * @example
+   * ```ts ignore
+   * import { CallFrameBuilder, HandlerLibrary, Runtime } from "@deno-xla/ffi";
+   * using lib = HandlerLibrary.open("./libmy_handlers.so", { isolate: true });
+   * using rt = new Runtime();
+   * using frame = new CallFrameBuilder().ret(new Float32Array(4)).build();
+   * rt.callSync(lib.handler("may_crash"), frame); // a crash is an FfiError here
+   * ```
+   */
+  static open(path: string | URL, options?: HandlerLibraryOptions): HandlerLibrary {
     const p = path instanceof URL ? path.pathname : path;
+    const isolate = options?.isolate;
+    if (isolate !== undefined && isolate !== false) {
+      return new HandlerLibrary(null, p, new _Isolated(p, isolate === true ? {} : isolate));
+    }
     const sym = native();
     const h = sym.xrt_dlopen(_cString(p));
     if (h === null) {
@@ -295,8 +350,31 @@ export class HandlerLibrary {
     return new HandlerLibrary(h, p);
   }
 
+  /** Whether the library's handlers run in a child process ({@link HandlerLibraryOptions.isolate}). */
+  get isolated(): boolean {
+    return this.#isolated !== null;
+  }
+
+  /**
+   * The process id of an isolated library's child process, or undefined
+   * while none runs (not started yet, died, or closed; or not isolated).
+   */
+  get pid(): number | undefined {
+    return this.#isolated?.pid;
+  }
+
+  #inProcess(what: string): void {
+    if (this.#isolated === null) return;
+    throw new FfiError(
+      ErrorCode.FAILED_PRECONDITION,
+      `${what} is not available for the isolated handler library ${this.path}: ` +
+        `its code is loaded in its own process`,
+    );
+  }
+
   /** The address of any symbol; FfiError NOT_FOUND when it is missing. */
   symbol(name: string): Deno.PointerObject {
+    this.#inProcess(`symbol('${name}')`);
     if (this.#handle === null) {
       throw new FfiError(
         ErrorCode.FAILED_PRECONDITION,
@@ -319,6 +397,20 @@ export class HandlerLibrary {
   /** The handler exported under `name` (cached). */
   handler(name: string): NativeHandler {
     let h = this.#cache.get(name);
+    if (!h && this.#isolated !== null) {
+      const iso = this.#isolated;
+      if (iso.closed) {
+        throw new FfiError(
+          ErrorCode.FAILED_PRECONDITION,
+          `The handler library ${this.path} is closed`,
+        );
+      }
+      iso.resolve(name);
+      h = new NativeHandler(native().xiso_stub()!, name);
+      h._isolated = iso;
+      owners.set(h, this); // the process lives on while its handler is reachable
+      this.#cache.set(name, h);
+    }
     if (!h) {
       h = new NativeHandler(this.symbol(name), name);
       owners.set(h, this); // the library stays loaded while its handler is reachable
@@ -335,6 +427,7 @@ export class HandlerLibrary {
    * non-zero id).
    */
   typeId(name: string): TypeIdRef {
+    this.#inProcess(`typeId('${name}')`);
     const p = callGetter(this.symbol(name));
     if (p === null) {
       throw new FfiError(
@@ -354,6 +447,7 @@ export class HandlerLibrary {
    * states of that type; API 0.2 and later).
    */
   typeInfo(name: string): Deno.PointerObject {
+    this.#inProcess(`typeInfo('${name}')`);
     const p = callGetter(this.symbol(name));
     if (p === null) {
       throw new FfiError(
@@ -370,6 +464,12 @@ export class HandlerLibrary {
    * FAILED_PRECONDITION.
    */
   close(): void {
+    if (this.#isolated !== null) {
+      this.#isolated.close();
+      _unregister(this);
+      this.#cache.clear();
+      return;
+    }
     if (this.#handle === null) return;
     _unregister(this);
     unload(this.#handle, this.path, this.#resolved);

@@ -44,6 +44,8 @@ import { _withAttrHint } from "./_hints.ts";
 import { _closest } from "../_closest.ts";
 import { _pin } from "../handler/host.ts";
 import { _register, _unregister } from "../_resources.ts";
+import type { _FrameGuard } from "./_guard.ts";
+import { type _IsolatedContext, _OP_CALL, _OP_THREADS } from "./isolate.ts";
 
 /** Options of {@link Runtime}. */
 export interface RuntimeOptions {
@@ -219,6 +221,37 @@ function awaitBegun(snap: Deno.PointerObject): Promise<void> {
     if (waiting.size === 0) notifyCb!.ref();
     waiting.set(Deno.UnsafePointer.value(snap), resolve);
   });
+}
+
+/**
+ * Names registered (through {@link Runtime.register}) for handlers of
+ * isolated libraries, by API version, platform and name, as the native
+ * registry scopes them: calls by such a name go to the library's process.
+ */
+const _isolatedNames = new Map<string, HandlerStages>();
+
+/** A call target's name for messages: the handler's name or the registered name. */
+function _targetName(target: HandlerTarget): string {
+  if (typeof target === "string") return target;
+  if ("execute" in target) return target.execute?.name ?? "handler";
+  return target.name ?? "handler";
+}
+
+/**
+ * After a call with a guarded frame: the guard's checks; a fault found wins
+ * over the handler's own error (`err`, then destroyed).
+ */
+function _afterGuarded(
+  guard: _FrameGuard,
+  target: HandlerTarget,
+  err: Deno.PointerObject | null,
+): void {
+  try {
+    guard.after(_targetName(target));
+  } catch (e) {
+    if (err !== null) _takeError(err);
+    throw e;
+  }
 }
 
 /** What a CUDA runtime holds: the retained primary context and its stream. */
@@ -637,6 +670,10 @@ export class Runtime implements FfiHost {
     // is never reused for another handler (after close() it reports an error).
     for (let i = 0; i < 4; i++) if (ptrs[i]) _pin(ptrs[i]!.pointer);
     this.#cache.delete(name);
+    if (ptrs.some((h) => (h as NativeHandler | null | undefined)?._isolated !== undefined)) {
+      const platform = runtimePlatform(options.platform ?? this.platform);
+      _isolatedNames.set(`${this.apiVersion}\0${platform}\0${name}`, bundle);
+    }
   }
 
   /**
@@ -716,6 +753,18 @@ export class Runtime implements FfiHost {
   metadata(handler: HandlerRef): HandlerMetadata {
     const rt = this.#live();
     handler = _asHandler(handler, "Runtime.metadata");
+    const iso = (handler as NativeHandler)._isolated;
+    if (iso !== undefined) {
+      const [major, minor, traits, stateTypeId] = iso.metadata(
+        (handler as NativeHandler).name,
+        Number(this.apiVersion.slice(2)),
+      );
+      return {
+        apiVersion: { major: major!, minor: minor! },
+        traits: traits!,
+        stateTypeId: stateTypeId!,
+      };
+    }
     _checkHandler(handler.pointer, handler.name);
     const out = new BigInt64Array(4);
     _check(native().xrt_metadata(rt, handler.pointer, out));
@@ -858,6 +907,66 @@ export class Runtime implements FfiHost {
     frame._dirty = true;
   }
 
+  /**
+   * The isolated library's handler a call targets (directly, or through a
+   * name {@link register} recorded), or undefined for an in-process call.
+   */
+  #isolatedTarget(
+    target: HandlerTarget,
+    options: CallOptions | undefined,
+  ): NativeHandler | undefined {
+    if (typeof target === "string") {
+      if (_isolatedNames.size === 0) return undefined;
+      const key = `${this.apiVersion}\0${runtimePlatform(this.platform)}\0${target}`;
+      const stages = _isolatedNames.get(key);
+      if (stages === undefined) return undefined;
+      const h = stageHandler(stages, options?.stage ?? ExecutionStage.EXECUTE);
+      return h === null ? undefined : (h as NativeHandler);
+    }
+    if (typeof target !== "object" || target === null) return undefined;
+    if ((target as NativeHandler)._isolated !== undefined) return target as NativeHandler;
+    return undefined;
+  }
+
+  /** What of a call's options crosses to an isolated library's process. */
+  #isolation(frame: CallFrame, options: CallOptions | undefined): _IsolatedContext {
+    frame._live();
+    if (this.#cuda !== null) {
+      throw new FfiError(
+        ErrorCode.UNIMPLEMENTED,
+        "Isolated handler libraries run on Host runtimes only (their process has no CUDA context)",
+      );
+    }
+    if (options?.userData !== undefined || options?.instance !== undefined) {
+      throw new FfiError(
+        ErrorCode.UNIMPLEMENTED,
+        "userData and instance are pointers into this process: an isolated handler cannot use them",
+      );
+    }
+    const ordinal = options?.deviceOrdinal ?? -1;
+    if (!Number.isInteger(ordinal) || ordinal < -2147483648 || ordinal > 2147483647) {
+      throw new FfiError(ErrorCode.INVALID_ARGUMENT, `Invalid device ordinal ${ordinal}`);
+    }
+    return {
+      minor: Number(this.apiVersion.slice(2)),
+      stage: options?.stage ?? ExecutionStage.EXECUTE,
+      runId: BigInt(options?.runId ?? -1),
+      deviceOrdinal: ordinal,
+    };
+  }
+
+  /** An asynchronous call of an isolated library's handler, counted in flight. */
+  async #isolated(h: NativeHandler, op: number, frame: CallFrame, ctx: _IsolatedContext) {
+    this.#inflight++;
+    frame._inflight++;
+    try {
+      return await h._isolated!.call(op, h.name, h.name, frame, ctx);
+    } finally {
+      this.#inflight--;
+      frame._inflight--;
+    }
+  }
+
   /** Host runtimes take host buffers, CUDA runtimes device buffers. */
   #placement(frame: CallFrame): void {
     if (this.#cuda !== null ? frame._hostBuffers === 0 : frame._deviceBuffers === 0) return;
@@ -884,13 +993,27 @@ export class Runtime implements FfiHost {
    */
   callSync(target: HandlerTarget, frame: CallFrame, options?: CallOptions): void {
     const rt = this.#live();
+    // One field test on the hot path; the isolated branch does the rest.
+    if (
+      target != null &&
+      ((target as NativeHandler)._isolated !== undefined || _isolatedNames.size !== 0)
+    ) {
+      const iso = this.#isolatedTarget(target, options);
+      if (iso !== undefined) {
+        iso._isolated!.callSync(iso.name, iso.name, frame, this.#isolation(frame, options));
+        return;
+      }
+    }
     const fn = this.#resolve(target, options?.stage ?? ExecutionStage.EXECUTE);
     if (options !== undefined || frame._dirty) this.#configure(frame, options);
     if (fn === null) return; // no handler for this stage: XLA skips it
     if ((this.#cuda !== null ? frame._hostBuffers : frame._deviceBuffers) !== 0) {
       this.#placement(frame);
     }
+    const guard = frame._guard;
+    if (guard !== null) guard.before();
     const err = native().xrt_call_sync(rt, fn, frame._live());
+    if (guard !== null) _afterGuarded(guard, target, err);
     if (err !== null) throw _withAttrHint(_takeError(err), frame._implicitAttrs);
   }
 
@@ -911,6 +1034,11 @@ export class Runtime implements FfiHost {
     hint: "builder" | "attrs",
   ): Promise<void> {
     const rt = this.#live();
+    const iso = this.#isolatedTarget(target, options);
+    if (iso !== undefined) {
+      await this.#isolated(iso, _OP_CALL, frame, this.#isolation(frame, options));
+      return;
+    }
     const fn = this.#resolve(target, options?.stage ?? ExecutionStage.EXECUTE);
     this.#configure(frame, options);
     if (fn === null) return;
@@ -921,7 +1049,9 @@ export class Runtime implements FfiHost {
     frame._inflight++;
     if (inst) inst._inflight++;
     let err: Deno.PointerObject | null;
+    const guard = frame._guard;
     try {
+      if (guard !== null) guard.before();
       const sym = native();
       if (isTsEntry(fn) && sym.xla_ffi_deno_handler_is_host() === 1) {
         if (sym.xrt_call_begin(snap, fn, beginOut) === 1) {
@@ -938,6 +1068,7 @@ export class Runtime implements FfiHost {
       frame._inflight--;
       if (inst) inst._inflight--;
     }
+    if (guard !== null) _afterGuarded(guard, target, err);
     if (err !== null) throw _withAttrHint(_takeError(err), frame._implicitAttrs, hint);
   }
 
@@ -960,6 +1091,19 @@ export class Runtime implements FfiHost {
     if (!Number.isInteger(iterations) || iterations < 0) {
       throw new FfiError(ErrorCode.INVALID_ARGUMENT, `Invalid iteration count ${iterations}`);
     }
+    const iso = this.#isolatedTarget(target, options);
+    if (iso !== undefined) {
+      const ctx = { ...this.#isolation(frame, options), threads, iterations };
+      const r = await this.#isolated(iso, _OP_THREADS, frame, ctx);
+      const result: ThreadCallResult = { ok: r!.ok, failed: r!.failed };
+      if (r!.failed > 0) {
+        result.firstError = new FfiError(
+          r!.code in ErrorCode ? r!.code : ErrorCode.UNKNOWN,
+          r!.message,
+        );
+      }
+      return result;
+    }
     const fn = this.#resolve(target, options.stage ?? ExecutionStage.EXECUTE);
     this.#configure(frame, options);
     if (fn === null) return { ok: threads * iterations, failed: 0 };
@@ -972,7 +1116,9 @@ export class Runtime implements FfiHost {
     frame._inflight++;
     if (inst) inst._inflight++;
     let rc: number;
+    const guard = frame._guard;
     try {
+      if (guard !== null) guard.before();
       rc = await native().xrt_call_threads(
         snap,
         fn,
@@ -987,6 +1133,7 @@ export class Runtime implements FfiHost {
       frame._inflight--;
       if (inst) inst._inflight--;
     }
+    if (guard !== null) _afterGuarded(guard, target, null);
     if (rc !== 0) {
       throw new FfiError(ErrorCode.RESOURCE_EXHAUSTED, `Cannot start ${threads} runtime threads`);
     }
@@ -1080,7 +1227,7 @@ export class Runtime implements FfiHost {
       new Uint8Array(out.buffer, out.byteOffset, out.byteLength).set(args[a]!.bytes);
       inputs[a] = { data: out, shape: args[a]!.shape, dtype: args[a]!.dtype };
     }
-    using frame = this.#ffiFrame(inputs, outs, specs, options.attrs);
+    using frame = this.#ffiFrame(inputs, outs, specs, options.attrs, options.guard === true);
     await run(frame);
     return outs;
   }
@@ -1112,7 +1259,7 @@ export class Runtime implements FfiHost {
         owned.push(d);
         return d;
       });
-      using frame = this.#ffiFrame(inputs, rets, specs, options.attrs);
+      using frame = this.#ffiFrame(inputs, rets, specs, options.attrs, options.guard === true);
       await run(frame);
       return rets.map((d) => this.toHost(d));
     } finally {
@@ -1140,8 +1287,9 @@ export class Runtime implements FfiHost {
     rets: readonly (DataTypedArray | DeviceBuffer)[],
     specs: readonly { dtype: number; shape: readonly number[] }[],
     attrs: AttrDictionary | undefined,
+    guard: boolean,
   ): CallFrame {
-    const b = new CallFrameBuilder();
+    const b = new CallFrameBuilder({ guard });
     for (const a of args) b.arg(a);
     for (let i = 0; i < rets.length; i++) b.ret(rets[i]!, specs[i]!.shape, specs[i]!.dtype);
     if (attrs !== undefined) b.attrs(attrs);
@@ -1157,7 +1305,7 @@ export class Runtime implements FfiHost {
     if (ptr === null) throw new FfiError(ErrorCode.RESOURCE_EXHAUSTED, "Out of memory");
     const inst = new Instance(ptr);
     try {
-      using frame = this.#ffiFrame([], [], [], attrs);
+      using frame = this.#ffiFrame([], [], [], attrs, false);
       await this.#call(
         target,
         frame,

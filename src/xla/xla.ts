@@ -436,6 +436,13 @@ export class Xla implements FfiHost {
   async ffiCall(target: FfiCallTarget, options: FfiCallOptions): Promise<DataTypedArray[]> {
     if (!this.#open) throw closedError("The Xla host");
     _checkCallOptions(options);
+    if (options.guard === true) {
+      throw new FfiError(
+        ErrorCode.UNIMPLEMENTED,
+        "Xla.ffiCall: guard is not available under real XLA (XLA owns the buffers); " +
+          "guard the call on the embedded runtime (Runtime.ffiCall)",
+      );
+    }
     const args = (options.args ?? []).map((a, i) => _normaliseArg(a, `argument ${i}`));
     const results = options.results.map((s, i) => _normaliseSpec(s, `result ${i}`));
     const aliases = _checkAliases(options.inputOutputAliases, args, results);

@@ -1,0 +1,344 @@
+/*
+ * isolate_child.c: the process an isolated handler library runs in.
+ *
+ *   xla_ffi_deno_isolate <main library> <handler library> <exception guard library or ->
+ *
+ * Loads the module's main library (the embedded runtime) and the handler
+ * library, then serves calls (isolate_protocol.h) until its socket closes.
+ * Operands live in the shared mapping, so results land where the parent
+ * reads them. For a guarded call the arguments' pages are made read-only
+ * and the page after each result inaccessible in this process only: a write
+ * there faults at once, the fault handler records operand and byte offset in
+ * the shared header, and the process dies of the signal as it would have.
+ *
+ * Copyright 2026 The deno-xla-ffi Authors. Licensed under Apache-2.0.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "isolate_protocol.h"
+#include "xla_ffi.h"
+
+/* The main library's entry points this process uses (runtime.c, runtime_frame.c). */
+static void* (*rt_new)(int32_t platform, int32_t threads, int32_t minor);
+static void* (*frame_build)(const uint8_t* desc, int32_t len);
+static void (*frame_configure)(void* fr, int32_t stage, int64_t run_id, int32_t ordinal,
+                               void* instance, const int64_t* user, int32_t n_user);
+static void (*frame_free)(void* fr);
+static XLA_FFI_Error* (*call_sync)(void* rt, XLA_FFI_Handler* h, void* fr);
+static void* (*call_new)(void* rt, const void* fr);
+static XLA_FFI_Error* (*call_run)(void* c, XLA_FFI_Handler* h);
+static int32_t (*call_threads)(void* c, XLA_FFI_Handler* h, int32_t threads, int64_t iterations,
+                               int64_t* out, char* msg, int32_t cap);
+static int32_t (*error_code)(XLA_FFI_Error* e);
+static const char* (*error_message)(XLA_FFI_Error* e);
+static void (*error_destroy)(XLA_FFI_Error* e);
+static void (*set_invoke_guard)(void* fn);
+static XLA_FFI_Error* (*metadata_of)(void* rt, XLA_FFI_Handler* h, int64_t* out);
+
+static uint8_t* g_base;
+static size_t g_size;
+static void* g_runtimes[8]; /* by API minor */
+static size_t g_page;
+
+/* Guarded ranges of the call in progress (read by the fault handler). */
+#define MAX_GUARDED 4096
+typedef struct {
+  uintptr_t lo, hi;  /* the protected range */
+  uintptr_t start;   /* the operand's first byte */
+  uint32_t kind, index;
+} guarded;
+static guarded g_guarded[MAX_GUARDED];
+static volatile sig_atomic_t g_n_guarded;
+static struct sigaction g_old_segv, g_old_bus;
+
+static xiso_header* header(void) { return (xiso_header*)g_base; }
+
+static void say(int32_t status, int32_t code, const char* fmt, ...) {
+  xiso_header* h = header();
+  h->status = status;
+  h->code = code;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(h->message, sizeof h->message, fmt, ap);
+  va_end(ap);
+}
+
+static void take_error(XLA_FFI_Error* e) {
+  if (!e) {
+    say(XISO_OK, 0, "%s", "");
+    return;
+  }
+  say(XISO_ERROR, error_code(e), "%s", error_message(e));
+  error_destroy(e);
+}
+
+/* SIGSEGV/SIGBUS: a write into a guarded range is recorded, then the signal
+ * takes its course (the previous action: the default, or a sanitizer's). */
+static void on_fault(int sig, siginfo_t* info, void* uc) {
+  (void)uc;
+  uintptr_t a = (uintptr_t)info->si_addr;
+  for (sig_atomic_t i = 0; i < g_n_guarded; i++) {
+    const guarded* g = &g_guarded[i];
+    if (a >= g->lo && a < g->hi) {
+      xiso_header* h = header();
+      h->fault_kind = g->kind == 1 ? XISO_FAULT_PAST_END : XISO_FAULT_ARGUMENT;
+      h->fault_index = (int32_t)g->index;
+      h->fault_offset = (int64_t)(a - g->start);
+      h->status = XISO_FAULT;
+      break;
+    }
+  }
+  sigaction(sig, sig == SIGBUS ? &g_old_bus : &g_old_segv, NULL);
+  /* A fault re-runs the instruction under the restored action; a sent signal does not. */
+  if (info->si_code <= 0) raise(sig);
+}
+
+static int map_to(size_t size) {
+  if (size <= g_size) return 1;
+  void* p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, XISO_FD_MEMORY, 0);
+  if (p == MAP_FAILED) return 0;
+  if (g_base) munmap(g_base, g_size);
+  g_base = p;
+  g_size = size;
+  return 1;
+}
+
+static void* runtime_for(int32_t minor) {
+  if (minor < 0 || minor >= 8) return NULL;
+  if (!g_runtimes[minor]) g_runtimes[minor] = rt_new(0, 1, minor);
+  return g_runtimes[minor];
+}
+
+/* Points the description's buffer addresses (offsets into the mapping, -1
+ * for none) at this process's mapping. */
+static int patch_description(uint8_t* d, size_t len) {
+  if (len < 8) return 0;
+  uint32_t counts[2];
+  memcpy(counts, d, 8);
+  size_t off = 8;
+  for (uint64_t i = 0; i < (uint64_t)counts[0] + counts[1]; i++) {
+    if (off + 16 > len) return 0;
+    uint32_t rank;
+    memcpy(&rank, d + off + 4, 4);
+    double rel;
+    memcpy(&rel, d + off + 8, 8);
+    double abs = rel < 0 ? 0 : (double)(uintptr_t)(g_base + (uint64_t)rel);
+    memcpy(d + off + 8, &abs, 8);
+    off += 16 + 8 * (size_t)rank;
+  }
+  return off <= len;
+}
+
+static uintptr_t page_down(uintptr_t a) { return a & ~(uintptr_t)(g_page - 1); }
+static uintptr_t page_up(uintptr_t a) { return page_down(a + g_page - 1); }
+
+/* Read-only arguments and an inaccessible page after each result. */
+static int guard_on(const xiso_header* h) {
+  const xiso_operand* ops = (const xiso_operand*)(g_base + h->ops_offset);
+  int n = 0;
+  for (uint32_t i = 0; i < h->n_ops && n < MAX_GUARDED; i++) {
+    uintptr_t start = (uintptr_t)(g_base + ops[i].offset);
+    guarded g = {0, 0, start, ops[i].kind, ops[i].index};
+    int prot;
+    if (ops[i].kind == 0) {
+      if (ops[i].size == 0) continue;
+      g.lo = page_down(start);
+      g.hi = page_up(start + ops[i].size);
+      prot = PROT_READ;
+    } else {
+      g.lo = page_up(start + ops[i].size);
+      g.hi = g.lo + g_page;
+      prot = PROT_NONE;
+    }
+    if (g.hi > (uintptr_t)(g_base + g_size)) return 0;
+    if (mprotect((void*)g.lo, g.hi - g.lo, prot) != 0) return 0;
+    g_guarded[n++] = g;
+    g_n_guarded = n;
+  }
+  return 1;
+}
+
+static void guard_off(void) {
+  int n = g_n_guarded;
+  g_n_guarded = 0;
+  for (int i = 0; i < n; i++) {
+    mprotect((void*)g_guarded[i].lo, g_guarded[i].hi - g_guarded[i].lo, PROT_READ | PROT_WRITE);
+  }
+}
+
+static void serve(void* lib) {
+  xiso_header* h = header();
+  h->status = XISO_OK;
+  h->code = 0;
+  h->message[0] = '\0';
+  h->fault_kind = 0;
+  if (h->op == XISO_OP_RESOLVE) {
+    h->symbol[sizeof h->symbol - 1] = '\0';
+    dlerror();
+    if (!dlsym(lib, h->symbol)) {
+      const char* e = dlerror();
+      say(XISO_ERROR, XLA_FFI_Error_Code_NOT_FOUND, "%s", e ? e : "no such symbol");
+    }
+    return;
+  }
+  void* rt = runtime_for(h->minor);
+  if (!rt) {
+    say(XISO_ERROR, XLA_FFI_Error_Code_INVALID_ARGUMENT, "Unsupported API version 0.%d",
+        (int)h->minor);
+    return;
+  }
+  h->symbol[sizeof h->symbol - 1] = '\0';
+  XLA_FFI_Handler* fn = (XLA_FFI_Handler*)dlsym(lib, h->symbol);
+  if (!fn) {
+    say(XISO_ERROR, XLA_FFI_Error_Code_NOT_FOUND, "Symbol '%s' not found", h->symbol);
+    return;
+  }
+  if (h->op == XISO_OP_METADATA) {
+    take_error(metadata_of(rt, fn, h->metadata));
+    return;
+  }
+  if (h->desc_offset + h->desc_length > g_size || h->desc_length > INT32_MAX ||
+      !patch_description(g_base + h->desc_offset, h->desc_length)) {
+    say(XISO_ERROR, XLA_FFI_Error_Code_INVALID_ARGUMENT, "Malformed call frame description");
+    return;
+  }
+  void* fr = frame_build(g_base + h->desc_offset, (int32_t)h->desc_length);
+  if (!fr) {
+    say(XISO_ERROR, XLA_FFI_Error_Code_INVALID_ARGUMENT, "Laying out the call frame failed");
+    return;
+  }
+  frame_configure(fr, h->stage, h->run_id, h->device_ordinal, NULL, NULL, 0);
+  if (h->guard && !guard_on(h)) {
+    guard_off();
+    frame_free(fr);
+    say(XISO_ERROR, XLA_FFI_Error_Code_INTERNAL, "Protecting the guarded operands failed: %s",
+        strerror(errno));
+    return;
+  }
+  if (h->op == XISO_OP_CALL_SYNC) {
+    take_error(call_sync(rt, fn, fr));
+  } else if (h->op == XISO_OP_CALL) {
+    void* c = call_new(rt, fr);
+    if (!c)
+      say(XISO_ERROR, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, "Out of memory");
+    else
+      take_error(call_run(c, fn));
+  } else if (h->op == XISO_OP_THREADS) {
+    void* c = call_new(rt, fr);
+    int64_t out[3] = {0, 0, 0};
+    if (!c) {
+      say(XISO_ERROR, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, "Out of memory");
+    } else if (call_threads(c, fn, h->threads, h->iterations, out, h->message,
+                            (int32_t)sizeof h->message) != 0) {
+      say(XISO_ERROR, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, "Cannot start %d runtime threads",
+          (int)h->threads);
+    } else {
+      h->ok = out[0];
+      h->failed = out[1];
+      h->code = (int32_t)out[2];
+    }
+  } else {
+    say(XISO_ERROR, XLA_FFI_Error_Code_INVALID_ARGUMENT, "Unknown request %u", h->op);
+  }
+  guard_off();
+  frame_free(fr);
+}
+
+#define RESOLVE(var, name)                                  \
+  do {                                                      \
+    *(void**)(&var) = dlsym(main_lib, name);                \
+    if (!var) {                                             \
+      fprintf(stderr, "xla_ffi_deno_isolate: %s has no %s\n", argv[1], name); \
+      return 2;                                             \
+    }                                                       \
+  } while (0)
+
+int main(int argc, char** argv) {
+  if (argc < 4) {
+    fprintf(stderr, "usage: xla_ffi_deno_isolate <main library> <handler library> <guard library>\n");
+    return 2;
+  }
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  signal(SIGPIPE, SIG_IGN);
+  g_page = (size_t)sysconf(_SC_PAGESIZE);
+  if (!map_to(XISO_HEADER_BYTES)) {
+    fprintf(stderr, "xla_ffi_deno_isolate: cannot map the shared memory: %s\n", strerror(errno));
+    return 2;
+  }
+  void* main_lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+  if (!main_lib) {
+    say(XISO_ERROR, XLA_FFI_Error_Code_UNAVAILABLE, "Cannot load %s: %s", argv[1], dlerror());
+  } else {
+    RESOLVE(rt_new, "xrt_runtime_new");
+    RESOLVE(frame_build, "xrt_frame_build");
+    RESOLVE(frame_configure, "xrt_frame_configure");
+    RESOLVE(frame_free, "xrt_frame_free");
+    RESOLVE(call_sync, "xrt_call_sync");
+    RESOLVE(call_new, "xrt_call_new");
+    RESOLVE(call_run, "xrt_call_run");
+    RESOLVE(call_threads, "xrt_call_threads");
+    RESOLVE(error_code, "xrt_error_code");
+    RESOLVE(error_message, "xrt_error_message");
+    RESOLVE(error_destroy, "xrt_error_destroy");
+    RESOLVE(set_invoke_guard, "xrt_set_invoke_guard");
+    RESOLVE(metadata_of, "xrt_metadata");
+  }
+  void* lib = NULL;
+  if (main_lib) {
+    if (strcmp(argv[3], "-") != 0) {
+      void* g = dlopen(argv[3], RTLD_NOW | RTLD_LOCAL);
+      void* fn = g ? dlsym(g, "xla_ffi_deno_guarded_invoke") : NULL;
+      if (fn) set_invoke_guard(fn);
+    }
+    lib = dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);
+    if (!lib)
+      say(XISO_ERROR, XLA_FFI_Error_Code_UNAVAILABLE, "Cannot load the handler library %s: %s",
+          argv[2], dlerror());
+    else
+      say(XISO_OK, 0, "%s", "");
+  }
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_fault;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigemptyset(&sa.sa_mask);
+  stack_t ss = {.ss_sp = malloc(SIGSTKSZ * 4), .ss_size = SIGSTKSZ * 4, .ss_flags = 0};
+  if (ss.ss_sp) sigaltstack(&ss, NULL);
+  sigaction(SIGSEGV, &sa, &g_old_segv);
+  sigaction(SIGBUS, &sa, &g_old_bus);
+  /* Ready (or the reason not, in the header). */
+  char b = lib ? 'R' : 'E';
+  if (write(XISO_FD_SOCKET, &b, 1) != 1) return 0;
+  if (!lib) return 0;
+  for (;;) {
+    ssize_t n = read(XISO_FD_SOCKET, &b, 1);
+    if (n == 0) return 0; /* the parent closed the library (or died) */
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return 0;
+    }
+    uint64_t want = header()->map_size;
+    if (!map_to(want)) {
+      say(XISO_ERROR, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, "Cannot map %llu bytes: %s",
+          (unsigned long long)want, strerror(errno));
+    } else {
+      serve(lib);
+    }
+    /* Keep the guard fault handler armed for the next call. */
+    sigaction(SIGSEGV, &sa, NULL);
+    sigaction(SIGBUS, &sa, NULL);
+    b = 'D';
+    if (write(XISO_FD_SOCKET, &b, 1) != 1) return 0;
+  }
+}

@@ -1,0 +1,151 @@
+/*
+ * fault_handlers.c: C test handlers that fail the way handlers under test
+ * do: fatal signals (SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL), a hang, a
+ * write past the end of a result, a write into an argument, a heap overflow
+ * for AddressSanitizer. Written against the project's xla_ffi.h; each answers
+ * the metadata query first, as ffi.h does.
+ *
+ * Copyright 2026 The deno-xla-ffi Authors. Licensed under Apache-2.0.
+ */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "test_handler_util.h"
+
+#define META(cf)                                           \
+  do {                                                     \
+    if (test_is_metadata(cf)) return test_answer_metadata(cf); \
+  } while (0)
+
+static XLA_FFI_Buffer* arg_at(XLA_FFI_CallFrame* cf, int64_t i) {
+  return i < cf->args.size ? (XLA_FFI_Buffer*)cf->args.args[i] : NULL;
+}
+
+static XLA_FFI_Buffer* ret_at(XLA_FFI_CallFrame* cf, int64_t i) {
+  return i < cf->rets.size ? (XLA_FFI_Buffer*)cf->rets.rets[i] : NULL;
+}
+
+static int64_t elements(const XLA_FFI_Buffer* b) {
+  int64_t n = 1;
+  for (int64_t i = 0; i < b->rank; i++) n *= b->dims[i];
+  return n;
+}
+
+/* ret0 = 2 * arg0 (F32, same shape): a handler that behaves. */
+XLA_FFI_Error* fault_ok(XLA_FFI_CallFrame* cf) {
+  META(cf);
+  XLA_FFI_Buffer* x = arg_at(cf, 0);
+  XLA_FFI_Buffer* y = ret_at(cf, 0);
+  if (!x || !y) return test_error(cf->api, XLA_FFI_Error_Code_INVALID_ARGUMENT, "fault_ok: x -> y");
+  const float* in = x->data;
+  float* out = y->data;
+  for (int64_t i = 0, n = elements(y); i < n; i++) out[i] = 2 * in[i];
+  return NULL;
+}
+
+/* Writes through a null pointer: SIGSEGV. (UBSan, in the sanitized test
+ * run, would report the null store first; this test wants the signal.) */
+__attribute__((no_sanitize("undefined"))) XLA_FFI_Error* fault_segv(XLA_FFI_CallFrame* cf) {
+  META(cf);
+  volatile int* p = NULL;
+  *p = 1;
+  return NULL;
+}
+
+/* abort(): SIGABRT. */
+XLA_FFI_Error* fault_abort(XLA_FFI_CallFrame* cf) {
+  META(cf);
+  abort();
+}
+
+/* An integer division by the number of results minus itself (zero): SIGFPE
+ * on x86-64. UBSan would report it first; this test wants the signal. */
+__attribute__((no_sanitize("undefined"))) XLA_FFI_Error* fault_fpe(XLA_FFI_CallFrame* cf) {
+  META(cf);
+  volatile int64_t zero = cf->rets.size - cf->rets.size;
+  volatile int64_t r = 1 / zero;
+  (void)r;
+  raise(SIGFPE); /* where a division by zero does not trap */
+  return NULL;
+}
+
+/* Reads a page of a mapping past the end of its (empty) file: SIGBUS. */
+XLA_FFI_Error* fault_bus(XLA_FFI_CallFrame* cf) {
+  META(cf);
+  int fd = memfd_create("fault_bus", 0);
+  if (fd < 0) return test_error(cf->api, XLA_FFI_Error_Code_INTERNAL, "memfd_create failed");
+  volatile char* p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+  close(fd);
+  if (p == MAP_FAILED) return test_error(cf->api, XLA_FFI_Error_Code_INTERNAL, "mmap failed");
+  char c = p[0];
+  (void)c;
+  return NULL;
+}
+
+/* __builtin_trap(): SIGILL on x86-64 (ud2). */
+XLA_FFI_Error* fault_ill(XLA_FFI_CallFrame* cf) {
+  META(cf);
+  __builtin_trap();
+}
+
+/* Never returns (sleeps in steps, so it costs no CPU while it waits to be killed). */
+XLA_FFI_Error* fault_hang(XLA_FFI_CallFrame* cf) {
+  META(cf);
+  for (;;) {
+    struct timespec ts = {0, 10 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
+}
+
+/* Sleeps 50 ms, then succeeds: for calls that are slow but within a deadline. */
+XLA_FFI_Error* fault_slow(XLA_FFI_CallFrame* cf) {
+  META(cf);
+  struct timespec ts = {0, 50 * 1000 * 1000};
+  nanosleep(&ts, NULL);
+  return NULL;
+}
+
+/* Fills result 0 (any type) with 7s and writes one more element past its
+ * end: the classic off-by-one. Element size from the dims' byte count: the
+ * handler takes F32. */
+XLA_FFI_Error* fault_past_end(XLA_FFI_CallFrame* cf) {
+  META(cf);
+  XLA_FFI_Buffer* y = ret_at(cf, 0);
+  if (!y) return test_error(cf->api, XLA_FFI_Error_Code_INVALID_ARGUMENT, "fault_past_end: -> y");
+  float* out = y->data;
+  int64_t n = elements(y);
+  for (int64_t i = 0; i <= n; i++) out[i] = 7; /* i == n is one too many */
+  return NULL;
+}
+
+/* Copies argument 0 into result 0 and writes 9 into element 1 of argument 1
+ * (F32): a write into an input. */
+XLA_FFI_Error* fault_arg_write(XLA_FFI_CallFrame* cf) {
+  META(cf);
+  XLA_FFI_Buffer* a = arg_at(cf, 1);
+  XLA_FFI_Buffer* y = ret_at(cf, 0);
+  XLA_FFI_Buffer* x = arg_at(cf, 0);
+  if (!a || !x || !y)
+    return test_error(cf->api, XLA_FFI_Error_Code_INVALID_ARGUMENT, "fault_arg_write: x, a -> y");
+  memcpy(y->data, x->data, (size_t)elements(y) * 4);
+  ((float*)a->data)[1] = 9;
+  return NULL;
+}
+
+/* Writes one byte past an 8-byte heap block: AddressSanitizer reports it
+ * when this library is built with -fsanitize=address; silent otherwise. */
+XLA_FFI_Error* fault_heap_overflow(XLA_FFI_CallFrame* cf) {
+  META(cf);
+  volatile size_t size = 8; /* opaque to the compiler's bounds check */
+  volatile char* p = malloc(size);
+  if (!p) return test_error(cf->api, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, "malloc failed");
+  p[size] = 1;
+  free((void*)p);
+  return NULL;
+}

@@ -1,0 +1,694 @@
+/**
+ * Isolated handler libraries: a library's handlers run in a child process
+ * (`native/isolate_child.c`), started on first use and again after it died,
+ * with the frame's operands in memory both processes map. A fatal signal, a
+ * deadline passed or a guarded write becomes an {@link FfiError} naming the
+ * handler; the caller's process lives on. See docs/faults.md.
+ *
+ * @module
+ */
+import { isolateChildPath } from "../../build.ts";
+import { guardLibraryPath, nativeLibraryPath } from "../../build.ts";
+import { DataType, ErrorCode } from "../abi/enums.ts";
+import { FfiError } from "../errors.ts";
+import { native } from "../native/lib.ts";
+import { DeviceMemory } from "../cuda/memory.ts";
+import { _argWrite, _canaryByte, _pastEnd } from "./_guard.ts";
+import {
+  _describe,
+  _describedSize,
+  _scratch,
+  type BufferEntry,
+  type CallFrame,
+} from "./call_frame.ts";
+import { _bufferBytes, DeviceBuffer } from "./device_buffer.ts";
+
+/**
+ * How an isolated library's process runs (`HandlerLibrary.open(path, { isolate })`).
+ *
+ * @example
+ * ```ts ignore
+ * import { HandlerLibrary } from "@deno-xla/ffi";
+ * using lib = HandlerLibrary.open("./libmy_handlers.so", {
+ *   isolate: { timeoutMs: 2000, sanitize: "address" },
+ * });
+ * ```
+ */
+export interface IsolateOptions {
+  /**
+   * The longest a call may take, in milliseconds (default 60000): a call
+   * still running then kills the process and fails with DEADLINE_EXCEEDED.
+   * `callSync` waits on the calling thread at most this long.
+   */
+  timeoutMs?: number;
+  /**
+   * `"address"`: run the process with the compiler's AddressSanitizer and
+   * UndefinedBehaviorSanitizer runtimes preloaded, for a handler library
+   * built with `-fsanitize=address` (and `undefined`); the head of their
+   * report joins the error of a call that ended the process.
+   */
+  sanitize?: "address";
+}
+
+/**
+ * The default deadline of an isolated call, in milliseconds ({@link IsolateOptions.timeoutMs}).
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_ISOLATE_TIMEOUT_MS } from "@deno-xla/ffi";
+ * console.log(DEFAULT_ISOLATE_TIMEOUT_MS); // 60000
+ * ```
+ */
+export const DEFAULT_ISOLATE_TIMEOUT_MS = 60_000;
+/** How long the child may take to start (load the runtime and the library). */
+const START_TIMEOUT_MS = 30_000;
+const HEADER = 4096;
+const OPERAND = 24;
+const INITIAL_MAP = 1 << 20;
+
+/** Request kinds (native/isolate_protocol.h). */
+export const _OP_CALL_SYNC = 1;
+export const _OP_CALL = 2;
+export const _OP_THREADS = 3;
+const OP_RESOLVE = 4;
+const OP_METADATA = 5;
+
+/* Offsets in xiso_header (native/isolate_protocol.h). */
+const H_OP = 0,
+  H_MINOR = 4,
+  H_STAGE = 8,
+  H_ORDINAL = 12,
+  H_RUN_ID = 16,
+  H_THREADS = 24,
+  H_GUARD = 28,
+  H_ITERATIONS = 32,
+  H_MAP_SIZE = 40,
+  H_OPS_OFFSET = 48,
+  H_N_OPS = 56,
+  H_DESC_OFFSET = 64,
+  H_DESC_LENGTH = 72,
+  H_SYMBOL = 80,
+  H_STATUS = 336,
+  H_CODE = 340,
+  H_OK = 344,
+  H_FAILED = 352,
+  H_FAULT_KIND = 360,
+  H_FAULT_INDEX = 364,
+  H_FAULT_OFFSET = 368,
+  H_MESSAGE = 376,
+  MESSAGE_CAP = 2048,
+  H_METADATA = 2424;
+
+const SIGNALS: Record<number, string> = {
+  1: "SIGHUP",
+  2: "SIGINT",
+  4: "SIGILL",
+  5: "SIGTRAP",
+  6: "SIGABRT",
+  7: "SIGBUS",
+  8: "SIGFPE",
+  9: "SIGKILL",
+  11: "SIGSEGV",
+  13: "SIGPIPE",
+  15: "SIGTERM",
+  24: "SIGXCPU",
+  31: "SIGSYS",
+};
+const SIGNAL_WORDS: Record<string, string> = {
+  SIGILL: "illegal instruction",
+  SIGTRAP: "trap",
+  SIGABRT: "aborted",
+  SIGBUS: "bus error",
+  SIGFPE: "arithmetic exception",
+  SIGKILL: "killed",
+  SIGSEGV: "segmentation fault",
+};
+
+/** @internal The name of signal `n` ("SIGSEGV"), or "signal n". */
+export function _signalName(n: number): string {
+  return SIGNALS[n] ?? `signal ${n}`;
+}
+
+/** The context of a call that crosses to the child (from CallOptions). */
+export interface _IsolatedContext {
+  minor: number;
+  stage: number;
+  runId: bigint;
+  deviceOrdinal: number;
+  threads?: number;
+  iterations?: number;
+}
+
+interface Placed {
+  kind: 0 | 1;
+  index: number;
+  offset: number;
+  size: number;
+  /** Results: the end of the page run the result ends in (a guard page follows when guarded). */
+  end: number;
+}
+
+let preloadCache: string | undefined;
+
+/** The compiler's ASan and UBSan runtimes, as LD_PRELOAD wants them. */
+function sanitizerPreload(): string {
+  if (preloadCache !== undefined) return preloadCache;
+  const cc = Deno.env.get("CC") ?? "cc";
+  const find = (name: string) => {
+    try {
+      const out = new Deno.Command(cc, { args: [`-print-file-name=${name}`], stdout: "piped" })
+        .outputSync();
+      const p = new TextDecoder().decode(out.stdout).trim();
+      return p.startsWith("/") ? p : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const asan = find("libasan.so"), ubsan = find("libubsan.so");
+  if (asan === undefined) {
+    throw new FfiError(
+      ErrorCode.UNAVAILABLE,
+      `sanitize: "address" needs the C compiler's AddressSanitizer runtime (${cc} ` +
+        `-print-file-name=libasan.so found none)`,
+    );
+  }
+  return preloadCache = ubsan === undefined ? asan : `${asan} ${ubsan}`;
+}
+
+function block(items: string[]): Uint8Array<ArrayBuffer> {
+  return new TextEncoder().encode(items.map((s) => s + "\0").join("") + "\0");
+}
+
+/** The child's environment: ours, with the sanitizers set up for it. */
+function childEnv(sanitize: boolean): Uint8Array<ArrayBuffer> {
+  let env: Record<string, string>;
+  try {
+    env = Deno.env.toObject();
+  } catch (e) {
+    throw new FfiError(
+      ErrorCode.PERMISSION_DENIED,
+      `Starting an isolated handler library's process passes it this process's environment: ` +
+        `that needs --allow-env (${(e as Error).message})`,
+      { cause: e },
+    );
+  }
+  // Signals are the child's way to die: a sanitizer runtime inherited from
+  // this process (tests/sanitize.sh) must not turn them into its reports.
+  const quiet = "handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:handle_abort=0";
+  if (sanitize) {
+    env.LD_PRELOAD = sanitizerPreload();
+    env.ASAN_OPTIONS = "detect_leaks=0:abort_on_error=1:halt_on_error=1";
+    env.UBSAN_OPTIONS = "print_stacktrace=1:halt_on_error=1:abort_on_error=1";
+  } else {
+    env.ASAN_OPTIONS = env.ASAN_OPTIONS ? `${env.ASAN_OPTIONS}:${quiet}` : quiet;
+    env.UBSAN_OPTIONS = env.UBSAN_OPTIONS ? `${env.UBSAN_OPTIONS}:${quiet}` : quiet;
+  }
+  return block(Object.entries(env).filter(([k]) => !k.includes("=")).map(([k, v]) => `${k}=${v}`));
+}
+
+/** The head of a sanitizer report in `text`, else its last lines. */
+function reportHead(text: string): string {
+  const lines = text.split("\n").filter((l) => l.trim() !== "");
+  if (lines.length === 0) return "";
+  const at = lines.findIndex((l) =>
+    /ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer|Sanitizer/.test(l)
+  );
+  const head = at >= 0 ? lines.slice(at, at + 12) : lines.slice(-8);
+  return head.join("\n").slice(0, 3000);
+}
+
+/**
+ * @internal The process of one isolated handler library: started lazily,
+ * one call at a time (async calls queue), restarted after it died.
+ */
+export class _Isolated {
+  readonly path: string;
+  readonly timeoutMs: number;
+  readonly sanitize: boolean;
+  #x: Deno.PointerObject | null = null;
+  #u8: Uint8Array | null = null;
+  #dv: DataView | null = null;
+  #size = 0;
+  #busy = false;
+  /** Asynchronous calls queued or running. */
+  #queued = 0;
+  #tail: Promise<unknown> = Promise.resolve();
+  #closed = false;
+
+  constructor(path: string, options: IsolateOptions) {
+    const t = options.timeoutMs ?? DEFAULT_ISOLATE_TIMEOUT_MS;
+    if (!Number.isInteger(t) || t <= 0 || t > 2147483647) {
+      throw new FfiError(
+        ErrorCode.INVALID_ARGUMENT,
+        `isolate.timeoutMs must be a positive integer of milliseconds, got ${t}`,
+      );
+    }
+    if (options.sanitize !== undefined && options.sanitize !== "address") {
+      throw new FfiError(
+        ErrorCode.INVALID_ARGUMENT,
+        `isolate.sanitize must be "address", got ${JSON.stringify(options.sanitize)}`,
+      );
+    }
+    this.path = path;
+    this.timeoutMs = t;
+    this.sanitize = options.sanitize === "address";
+  }
+
+  /** The child's process id, or undefined while none runs. */
+  get pid(): number | undefined {
+    if (this.#x === null) return undefined;
+    const p = native().xiso_pid(this.#x);
+    return p === 0 ? undefined : p;
+  }
+
+  #open(): Deno.PointerObject {
+    if (this.#closed) {
+      throw new FfiError(
+        ErrorCode.FAILED_PRECONDITION,
+        `The handler library ${this.path} is closed`,
+      );
+    }
+    const guard = guardLibraryPath();
+    const argv = block([isolateChildPath(), nativeLibraryPath(), this.path, guard ?? "-"]);
+    const msg = new Uint8Array(1024);
+    const x = native().xiso_start(
+      argv,
+      childEnv(this.sanitize),
+      BigInt(INITIAL_MAP),
+      msg,
+      msg.length,
+    );
+    if (x === null) {
+      throw new FfiError(
+        ErrorCode.UNAVAILABLE,
+        `Cannot start the process of the isolated handler library ${this.path}: ${cText(msg)}`,
+      );
+    }
+    this.#x = x;
+    this.#view();
+    return x;
+  }
+
+  #view(): void {
+    const base = native().xiso_base(this.#x!)!;
+    const size = this.#size = Math.max(this.#size, INITIAL_MAP);
+    const buf = Deno.UnsafePointerView.getArrayBuffer(base, size);
+    this.#u8 = new Uint8Array(buf);
+    this.#dv = new DataView(buf);
+  }
+
+  /** After the child's first answer: it runs the library, or why not. */
+  #started(rc: number): void {
+    if (rc === 0) {
+      if (this.#dv!.getInt32(H_STATUS, true) === 0) return;
+      const e = new FfiError(this.#dv!.getInt32(H_CODE, true), this.#message());
+      this.#drop();
+      throw e;
+    }
+    throw this.#death(rc, `The process of the isolated handler library ${this.path}`, "start");
+  }
+
+  #drop(): void {
+    if (this.#x === null) return;
+    const x = this.#x;
+    this.#x = null;
+    this.#u8 = null;
+    this.#dv = null;
+    this.#size = 0;
+    native().xiso_close(x);
+  }
+
+  #message(): string {
+    const u8 = this.#u8!;
+    const end = u8.indexOf(0, H_MESSAGE);
+    const stop = end < 0 || end > H_MESSAGE + MESSAGE_CAP ? H_MESSAGE + MESSAGE_CAP : end;
+    return new TextDecoder().decode(u8.subarray(H_MESSAGE, stop));
+  }
+
+  /** The error of a child that died (rc 1), timed out (2) or was lost (-1); the child is dropped. */
+  #death(rc: number, who: string, what: string, faultOf?: (kind: number) => FfiError): FfiError {
+    const sym = native();
+    const x = this.#x!;
+    const ex = new Int32Array(2);
+    sym.xiso_exit(x, ex);
+    const err = new Uint8Array(65536);
+    const n = sym.xiso_stderr(x, err, err.length);
+    const stderr = new TextDecoder().decode(err.subarray(0, n));
+    const status = rc === 1 ? this.#dv!.getInt32(H_STATUS, true) : 0;
+    const fault = status === 2 && faultOf
+      ? faultOf(this.#dv!.getInt32(H_FAULT_KIND, true))
+      : undefined;
+    this.#drop();
+    if (fault !== undefined) return fault;
+    if (rc === 2) {
+      return new FfiError(
+        ErrorCode.DEADLINE_EXCEEDED,
+        `${who} did not ${what} within ${this.timeoutMs} ms: its process was killed ` +
+          `(a new one starts at the next call)`,
+      );
+    }
+    let how: string;
+    if (rc === 1 && ex[1]! !== 0) {
+      const name = _signalName(ex[1]!);
+      how = `ended its process with ${name}` +
+        (SIGNAL_WORDS[name] ? ` (${SIGNAL_WORDS[name]})` : "");
+    } else if (rc === 1) {
+      how = `ended its process, which exited with status ${ex[0]}`;
+    } else {
+      how = "lost contact with its process, which was killed";
+    }
+    const head = reportHead(stderr);
+    return new FfiError(
+      ErrorCode.INTERNAL,
+      `${who} ${how}; a new process starts at the next call` + (head ? `\n${head}` : ""),
+    );
+  }
+
+  /** Checks a symbol exists in the library (starting the child when needed). */
+  resolve(symbol: string): void {
+    this.#claim();
+    try {
+      this.#ensureSync();
+      this.#header(OP_RESOLVE, symbol, undefined);
+      const rc = native().xiso_call_sync(this.#x!, this.timeoutMs);
+      if (rc !== 0) throw this.#death(rc, `Resolving '${symbol}' in ${this.path}`, "answer");
+      if (this.#dv!.getInt32(H_STATUS, true) !== 0) {
+        throw new FfiError(
+          ErrorCode.NOT_FOUND,
+          `Symbol '${symbol}' not found in handler library ${this.path}: ${this.#message()}`,
+        );
+      }
+    } finally {
+      this.#busy = false;
+    }
+  }
+
+  /**
+   * The handler's metadata as a runtime of API version 0.`minor` queries it
+   * (`xrt_metadata` in the child): major, minor, traits, state type id.
+   */
+  metadata(symbol: string, minor: number): number[] {
+    this.#claim();
+    try {
+      this.#ensureSync();
+      this.#header(OP_METADATA, symbol, {
+        minor,
+        stage: 3,
+        runId: -1n,
+        deviceOrdinal: -1,
+      });
+      const rc = native().xiso_call_sync(this.#x!, this.timeoutMs);
+      if (rc !== 0) throw this.#death(rc, this.#who(symbol), "answer its metadata query");
+      const dv = this.#dv!;
+      if (dv.getInt32(H_STATUS, true) !== 0) {
+        const code = dv.getInt32(H_CODE, true);
+        throw new FfiError(
+          code in ErrorCode && code !== 0 ? code : ErrorCode.UNKNOWN,
+          this.#message(),
+        );
+      }
+      return [0, 1, 2, 3].map((i) => Number(dv.getBigInt64(H_METADATA + 8 * i, true)));
+    } finally {
+      this.#busy = false;
+    }
+  }
+
+  #claim(): void {
+    if (this.#busy || this.#queued > 0) {
+      throw new FfiError(
+        ErrorCode.FAILED_PRECONDITION,
+        `The isolated handler library ${this.path} is serving another call; await it first`,
+      );
+    }
+    this.#busy = true;
+  }
+
+  #ensureSync(): void {
+    if (this.#x !== null) return;
+    const x = this.#open();
+    this.#started(native().xiso_ready_sync(x, START_TIMEOUT_MS));
+  }
+
+  async #ensure(): Promise<void> {
+    if (this.#x !== null) return;
+    const x = this.#open();
+    this.#started(await native().xiso_ready(x, START_TIMEOUT_MS));
+  }
+
+  #header(op: number, symbol: string, ctx: _IsolatedContext | undefined): void {
+    const dv = this.#dv!, u8 = this.#u8!;
+    const name = new TextEncoder().encode(symbol);
+    if (name.length > 255) {
+      throw new FfiError(ErrorCode.INVALID_ARGUMENT, `Symbol name too long: ${symbol}`);
+    }
+    dv.setUint32(H_OP, op, true);
+    dv.setInt32(H_MINOR, ctx?.minor ?? 3, true);
+    dv.setInt32(H_STAGE, ctx?.stage ?? 3, true);
+    dv.setInt32(H_ORDINAL, ctx?.deviceOrdinal ?? -1, true);
+    dv.setBigInt64(H_RUN_ID, ctx?.runId ?? -1n, true);
+    dv.setInt32(H_THREADS, ctx?.threads ?? 1, true);
+    dv.setInt32(H_GUARD, 0, true);
+    dv.setBigInt64(H_ITERATIONS, BigInt(ctx?.iterations ?? 1), true);
+    dv.setBigUint64(H_MAP_SIZE, BigInt(this.#size), true);
+    dv.setUint32(H_N_OPS, 0, true);
+    dv.setBigUint64(H_DESC_LENGTH, 0n, true);
+    u8.fill(0, H_SYMBOL, H_SYMBOL + 256);
+    u8.set(name, H_SYMBOL);
+    dv.setInt32(H_STATUS, 0, true);
+    dv.setInt32(H_FAULT_KIND, 0, true);
+  }
+
+  /** Lays the frame's operands out in the shared memory and writes the request. */
+  #prepare(op: number, symbol: string, frame: CallFrame, ctx: _IsolatedContext): Placed[] {
+    const spec = frame._spec;
+    if (spec === null) {
+      throw new FfiError(
+        ErrorCode.INVALID_ARGUMENT,
+        "The call frame was not made by CallFrameBuilder",
+      );
+    }
+    const guard = frame._guard !== null;
+    const page = pageSize();
+    const placed: Placed[] = [];
+    const n = spec.args.length + spec.rets.length;
+    const opsOffset = HEADER;
+    const descOffset = align(opsOffset + n * OPERAND, 8);
+    const descMax = _describedSize(spec.args, spec.rets, spec.attrs);
+    let off = align(descOffset + descMax, guard ? page : 64);
+    const moved = (entries: BufferEntry[], kind: 0 | 1): BufferEntry[] =>
+      entries.map((e, i) => {
+        const what = kind === 0 ? `argument ${i}` : `result ${i}`;
+        const data = frame._data(kind, i);
+        if (data instanceof DeviceBuffer || data instanceof DeviceMemory) {
+          throw new FfiError(
+            ErrorCode.INVALID_ARGUMENT,
+            `${what}: an isolated handler takes host memory, not device memory`,
+          );
+        }
+        const size = e.dtype === DataType.TOKEN || data === null || data === undefined
+          ? 0
+          : ArrayBuffer.isView(data)
+          ? data.byteLength
+          : _bufferBytes(e.dtype, e.dims, what);
+        let offset: number, end = 0;
+        if (!guard) {
+          offset = off;
+          off = align(off + size, 64);
+        } else if (kind === 0) {
+          offset = off;
+          off = align(off + size, page);
+        } else {
+          end = off + Math.max(1, Math.ceil(size / page)) * page;
+          offset = (end - size) & ~15;
+          off = end + page; // the guard page
+        }
+        placed.push({ kind, index: i, offset, size, end });
+        return { ...e, address: size === 0 ? -1 : offset };
+      });
+    const args = moved(spec.args, 0);
+    const rets = moved(spec.rets, 1);
+    this.#reserve(off);
+    this.#header(op, symbol, ctx);
+    const dv = this.#dv!, u8 = this.#u8!;
+    const len = _describe(args, rets, spec.attrs, descMax);
+    u8.set(_scratch().subarray(0, len), descOffset);
+    dv.setBigUint64(H_OPS_OFFSET, BigInt(opsOffset), true);
+    dv.setUint32(H_N_OPS, guard ? n : 0, true);
+    dv.setInt32(H_GUARD, guard ? 1 : 0, true);
+    dv.setBigUint64(H_DESC_OFFSET, BigInt(descOffset), true);
+    dv.setBigUint64(H_DESC_LENGTH, BigInt(len), true);
+    for (let k = 0; k < placed.length; k++) {
+      const p = placed[k]!;
+      const o = opsOffset + k * OPERAND;
+      dv.setBigUint64(o, BigInt(p.offset), true);
+      dv.setBigUint64(o + 8, BigInt(p.size), true);
+      dv.setUint32(o + 16, p.kind, true);
+      dv.setUint32(o + 20, p.index, true);
+      const data = frame._bytesOf(p.kind, p.index, p.size);
+      if (data !== null) u8.set(data.subarray(0, p.size), p.offset);
+      if (guard && p.kind === 1) {
+        for (let b = p.offset + p.size, j = 0; b < p.end; b++, j++) u8[b] = _canaryByte(j);
+      }
+    }
+    return placed;
+  }
+
+  #reserve(size: number): void {
+    if (size <= this.#size) return;
+    let want = this.#size;
+    while (want < size) want *= 2;
+    const base = native().xiso_reserve(this.#x!, BigInt(want));
+    if (base === null) {
+      throw new FfiError(
+        ErrorCode.RESOURCE_EXHAUSTED,
+        `Cannot grow the memory shared with the isolated library's process to ${want} bytes`,
+      );
+    }
+    this.#size = want;
+    this.#view();
+  }
+
+  /** After an answer: results back into the caller's buffers, canaries checked. */
+  #finish(frame: CallFrame, placed: Placed[], handler: string): void {
+    const u8 = this.#u8!;
+    let fault: FfiError | undefined;
+    for (const p of placed) {
+      if (p.kind !== 1) continue;
+      const data = frame._bytesOf(1, p.index, p.size);
+      if (data !== null) data.set(u8.subarray(p.offset, p.offset + p.size));
+      if (frame._guard !== null && fault === undefined) {
+        for (let b = p.offset + p.size, j = 0; b < p.end; b++, j++) {
+          if (u8[b] !== _canaryByte(j)) {
+            fault = _pastEnd(handler, p.index, p.size + j, p.size, "a canary after the call");
+            break;
+          }
+        }
+      }
+    }
+    if (fault !== undefined) throw fault;
+  }
+
+  #faultOf(placed: Placed[], handler: string): (kind: number) => FfiError {
+    return (kind) => {
+      const dv = this.#dv!;
+      const index = dv.getInt32(H_FAULT_INDEX, true);
+      const offset = Number(dv.getBigInt64(H_FAULT_OFFSET, true));
+      if (kind === 2) {
+        return _argWrite(handler, index, offset, "its read-only page, in the isolated process");
+      }
+      const size = placed.find((p) => p.kind === 1 && p.index === index)?.size ?? 0;
+      return _pastEnd(
+        handler,
+        index,
+        offset,
+        size,
+        "the inaccessible page after it, in the isolated process",
+      );
+    };
+  }
+
+  #who(handler: string): string {
+    return `Handler '${handler}' of the isolated library ${this.path}`;
+  }
+
+  /** The reply of a call: nothing, an error thrown, or the thread counts. */
+  #reply(op: number, frame: CallFrame, placed: Placed[], handler: string) {
+    this.#finish(frame, placed, handler);
+    const dv = this.#dv!;
+    const status = dv.getInt32(H_STATUS, true);
+    if (op === _OP_THREADS && status === 0) {
+      const ok = Number(dv.getBigInt64(H_OK, true));
+      const failed = Number(dv.getBigInt64(H_FAILED, true));
+      const code = dv.getInt32(H_CODE, true);
+      return { ok, failed, code, message: failed > 0 ? this.#message() : "" };
+    }
+    if (status !== 0) {
+      const code = dv.getInt32(H_CODE, true);
+      throw new FfiError(
+        code in ErrorCode && code !== 0 ? code : ErrorCode.UNKNOWN,
+        this.#message(),
+      );
+    }
+    return undefined;
+  }
+
+  /** A call on the calling thread, waiting at most the deadline. */
+  callSync(symbol: string, handler: string, frame: CallFrame, ctx: _IsolatedContext): void {
+    this.#claim();
+    try {
+      this.#ensureSync();
+      const placed = this.#prepare(_OP_CALL_SYNC, symbol, frame, ctx);
+      const rc = native().xiso_call_sync(this.#x!, this.timeoutMs);
+      if (rc !== 0) {
+        throw this.#death(rc, this.#who(handler), "return", this.#faultOf(placed, handler));
+      }
+      this.#reply(_OP_CALL_SYNC, frame, placed, handler);
+    } finally {
+      this.#busy = false;
+    }
+  }
+
+  /** A call off the JS thread (calls queue: one at a time per library). */
+  call(
+    op: number,
+    symbol: string,
+    handler: string,
+    frame: CallFrame,
+    ctx: _IsolatedContext,
+  ): Promise<{ ok: number; failed: number; code: number; message: string } | undefined> {
+    if (this.#closed) {
+      return Promise.reject(
+        new FfiError(ErrorCode.FAILED_PRECONDITION, `The handler library ${this.path} is closed`),
+      );
+    }
+    this.#queued++;
+    const run = async () => {
+      this.#busy = true;
+      try {
+        await this.#ensure();
+        const placed = this.#prepare(op, symbol, frame, ctx);
+        const rc = await native().xiso_call(this.#x!, this.timeoutMs);
+        if (rc !== 0) {
+          throw this.#death(rc, this.#who(handler), "return", this.#faultOf(placed, handler));
+        }
+        return this.#reply(op, frame, placed, handler);
+      } finally {
+        this.#busy = false;
+        this.#queued--;
+      }
+    };
+    const p = this.#tail.then(run, run);
+    this.#tail = p.catch(() => {});
+    return p;
+  }
+
+  /** Ends the process. Fails while a call is in flight. */
+  close(): void {
+    if (this.#busy || this.#queued > 0) {
+      throw new FfiError(
+        ErrorCode.FAILED_PRECONDITION,
+        `The isolated handler library ${this.path} has a call in flight; await it before close()`,
+      );
+    }
+    this.#closed = true;
+    this.#drop();
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+}
+
+let pageCache = 0;
+function pageSize(): number {
+  return pageCache ||= native().xiso_page_size();
+}
+
+function align(n: number, a: number): number {
+  return Math.ceil(n / a) * a;
+}
+
+function cText(b: Uint8Array): string {
+  const end = b.indexOf(0);
+  return new TextDecoder().decode(b.subarray(0, end < 0 ? b.length : end));
+}

@@ -1,0 +1,38 @@
+/**
+ * The fault test handlers: native/tests/fault_handlers.c (C, the project's
+ * xla_ffi.h), and native/tests/fault_handlers_ffi.cc (C++ against jaxlib's
+ * ffi.h, when jax and a C++ compiler are there).
+ *
+ * @module
+ */
+import { buildSharedLibrary, findCxxCompiler } from "../build.ts";
+import { jaxlibHeaders } from "./_jax.ts";
+
+/** Path of the C fault handlers, built with `extraFlags` (e.g. `-fsanitize=address`). */
+export function faultHandlersPath(extraFlags: string[] = []): string {
+  return buildSharedLibrary({
+    name: extraFlags.length > 0 ? "xrt_fault_handlers_asan" : "xrt_fault_handlers",
+    sources: ["native/tests/fault_handlers.c", "native/tests/test_handler_util.h"],
+    extraFlags,
+  });
+}
+
+/** Why the ffi.h fault handlers cannot be built here, or undefined when they can. */
+export function ffiHFaultsSkip(): string | undefined {
+  const jax = jaxlibHeaders();
+  if (jax.reason) return jax.reason;
+  if (findCxxCompiler() === undefined) return "no C++ compiler";
+  return undefined;
+}
+
+/** Path of the C++ fault handlers built against jaxlib's ffi.h. */
+export function ffiHFaultHandlersPath(): string {
+  return buildSharedLibrary({
+    name: "xrt_ffi_h_fault_handlers",
+    sources: ["native/tests/fault_handlers_ffi.cc"],
+    cxx: true,
+    // XLA's header does not build warning-free; it is not this project's code.
+    baseFlags: ["-std=c++17", "-O2", "-fPIC", "-pthread", "-w"],
+    includeDirs: [jaxlibHeaders().includeDir!],
+  });
+}

@@ -1,0 +1,142 @@
+/**
+ * Guarded frames in the caller's process: canaries after results and copies
+ * of arguments catch handlers (C, and C++ with jaxlib's ffi.h) that write
+ * past a result's end or into an argument.
+ */
+import assert from "node:assert/strict";
+import {
+  CallFrameBuilder,
+  DataType,
+  ErrorCode,
+  FfiError,
+  HandlerLibrary,
+  Runtime,
+} from "../mod.ts";
+import { faultHandlersPath, ffiHFaultHandlersPath, ffiHFaultsSkip } from "./_fault_handlers.ts";
+
+function isFault(code: ErrorCode, pattern: RegExp) {
+  return (e: unknown) => {
+    assert.ok(e instanceof FfiError, String(e));
+    assert.equal(e.codeName, ErrorCode[code], e.message);
+    assert.match(e.message, pattern);
+    return true;
+  };
+}
+
+Deno.test("a guarded frame reports a write one element past a result's end", () => {
+  using lib = HandlerLibrary.open(faultHandlersPath());
+  using rt = new Runtime({ threads: 0 });
+  // Unguarded, the write lands in whatever follows the result: here our own array.
+  const backing = new Float32Array(5);
+  using plain = new CallFrameBuilder().ret(backing.subarray(0, 4)).build();
+  rt.callSync(lib.handler("fault_past_end"), plain);
+  assert.deepEqual([...backing], [7, 7, 7, 7, 7]);
+  // Guarded, it is an error naming the handler, the operand and the byte offset.
+  const y = new Float32Array(4);
+  using frame = new CallFrameBuilder({ guard: true }).ret(y).build();
+  assert.equal(frame.guarded, true);
+  assert.throws(
+    () => rt.callSync(lib.handler("fault_past_end"), frame),
+    isFault(
+      ErrorCode.DATA_LOSS,
+      /^Handler 'fault_past_end' wrote past the end of result 0 at byte offset 16 \(the result has 16 bytes; found by a canary after the call\)$/,
+    ),
+  );
+  assert.deepEqual([...y], [7, 7, 7, 7]); // what it wrote within bounds still arrives
+});
+
+Deno.test("a guarded frame reports a write into an argument, with its byte offset", async () => {
+  using lib = HandlerLibrary.open(faultHandlersPath());
+  using rt = new Runtime({ threads: 1 });
+  const x = new Float32Array([1, 2, 3]), a = new Float32Array([4, 5, 6]), y = new Float32Array(3);
+  using frame = new CallFrameBuilder({ guard: true }).arg(x).arg(a).ret(y).build();
+  // 5 -> 9 as F32 changes bytes 2 and 3 of element 1: the first changed byte is 6.
+  const pattern =
+    /^Handler 'fault_arg_write' wrote into argument 1 at byte offset 6 \(arguments are read-only; found by a copy compared after the call\)$/;
+  assert.throws(
+    () => rt.callSync(lib.handler("fault_arg_write"), frame),
+    isFault(ErrorCode.DATA_LOSS, pattern),
+  );
+  a.set([4, 5, 6]);
+  await assert.rejects(
+    rt.call(lib.handler("fault_arg_write"), frame),
+    isFault(ErrorCode.DATA_LOSS, pattern),
+  );
+  a.set([4, 5, 6]);
+  await assert.rejects(
+    rt.callOnThreads(lib.handler("fault_arg_write"), frame, { threads: 2 }),
+    isFault(ErrorCode.DATA_LOSS, pattern),
+  );
+});
+
+Deno.test("a guarded frame of a handler that behaves gives the same results as a plain one", async () => {
+  using lib = HandlerLibrary.open(faultHandlersPath());
+  using rt = new Runtime({ threads: 1 });
+  const x = new Float32Array([1, 2, 3]), y = new Float32Array(3);
+  using frame = new CallFrameBuilder({ guard: true }).arg(x).ret(y).build();
+  rt.callSync(lib.handler("fault_ok"), frame);
+  assert.deepEqual([...y], [2, 4, 6]);
+  // New data for the next call: the guard copies it in and out.
+  const x2 = new Float32Array([5, 6, 7]), y2 = new Float32Array(3);
+  frame.updateBuffers([x2], [y2]);
+  await rt.call(lib.handler("fault_ok"), frame);
+  assert.deepEqual([...y2], [10, 12, 14]);
+  assert.deepEqual([...y], [2, 4, 6]);
+  const r = await rt.callOnThreads(lib.handler("fault_ok"), frame, { threads: 2, iterations: 3 });
+  assert.deepEqual(r, { ok: 6, failed: 0 });
+  assert.throws(
+    () => frame.setRet(0, new Float32Array(4)),
+    isFault(
+      ErrorCode.INVALID_ARGUMENT,
+      /^result 0: a guarded frame's buffer keeps its size \(12 bytes\), got 16$/,
+    ),
+  );
+});
+
+const skip = ffiHFaultsSkip();
+Deno.test({
+  name: "a guarded frame catches an ffi.h handler's off-by-one write" + (skip ? ` (${skip})` : ""),
+  ignore: skip !== undefined,
+  fn: () => {
+    using lib = HandlerLibrary.open(ffiHFaultHandlersPath());
+    using rt = new Runtime({ threads: 0 });
+    const x = new Float32Array([3, 1]), y = new Float32Array(2);
+    using ok = new CallFrameBuilder({ guard: true }).arg(x).ret(y).build();
+    rt.callSync(lib.handler("ffih_fault_ok"), ok);
+    assert.deepEqual([...y], [6, 2]);
+    assert.throws(
+      () => rt.callSync(lib.handler("ffih_fault_past_end"), ok),
+      isFault(
+        ErrorCode.DATA_LOSS,
+        /^Handler 'ffih_fault_past_end' wrote past the end of result 0 at byte offset 8 /,
+      ),
+    );
+  },
+});
+
+Deno.test("ffiCall({ guard: true }) reports a write past a result's end; unguarded results match", async () => {
+  using lib = HandlerLibrary.open(faultHandlersPath());
+  using rt = new Runtime({ threads: 0 });
+  await assert.rejects(
+    rt.ffiCall(lib.handler("fault_past_end"), {
+      results: [{ dtype: DataType.F32, shape: [4] }],
+      guard: true,
+    }),
+    isFault(
+      ErrorCode.DATA_LOSS,
+      /^Handler 'fault_past_end' wrote past the end of result 0 at byte offset 16 /,
+    ),
+  );
+  const a = new Float32Array([4, 5, 6]);
+  await assert.rejects(
+    rt.ffiCall(lib.handler("fault_arg_write"), {
+      args: [new Float32Array(3), a],
+      results: [{ dtype: DataType.F32, shape: [3] }],
+      guard: true,
+    }),
+    isFault(
+      ErrorCode.DATA_LOSS,
+      /^Handler 'fault_arg_write' wrote into argument 1 at byte offset 6 /,
+    ),
+  );
+});
