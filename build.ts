@@ -24,11 +24,30 @@ import { ErrorCode } from "./src/abi/enums.ts";
 import { FfiError } from "./src/errors.ts";
 import { EMBEDDED_SOURCES } from "./src/native/embedded_sources.ts";
 
-/** The C sources of the main library, relative to this file. */
-export const NATIVE_SOURCES: readonly string[] = [
+/**
+ * The C sources of the TS handler host (what any XLA loads), relative to
+ * this file: the entry points, with the shared ABI headers and utilities.
+ * They build and link on their own: the host uses nothing of the embedded
+ * runtime (see `docs/architecture.md`).
+ */
+export const HANDLER_HOST_SOURCES: readonly string[] = [
   "native/xla_ffi.h",
   "native/xla_ffi_dtype.h",
   "native/xla_ffi_versions.h",
+  "native/common.h",
+  "native/common.c",
+  "native/handler_host.h",
+  "native/handler_internal.h",
+  "native/handler.c",
+  "native/handler_future.c",
+  "native/handler_queue.c",
+  "native/handler_context.c",
+  "native/handler_flatten.c",
+];
+
+/** The C sources of the main library, relative to this file. */
+export const NATIVE_SOURCES: readonly string[] = [
+  ...HANDLER_HOST_SOURCES,
   "native/lib_info.c",
   "native/runtime_internal.h",
   "native/runtime.c",
@@ -36,9 +55,6 @@ export const NATIVE_SOURCES: readonly string[] = [
   "native/runtime_frame.c",
   "native/runtime_library.c",
   "native/runtime_cuda.c",
-  "native/handler_internal.h",
-  "native/handler.c",
-  "native/handler_flatten.c",
   "native/runtime_guard.c",
   "native/python_host.c",
 ];

@@ -59,7 +59,7 @@ XLA_FFI_Error* xrt_error_new(XLA_FFI_Error_Code code, const char* fmt, ...) {
 void xrt_error_free(XLA_FFI_Error* err) {
   if (!err) return;
   if (!xrt_live_remove(err, XRT_LIVE_ERROR)) {
-    xrt_warn("xla_ffi_deno: ignored an XLA_FFI_Error* that is not live (foreign, or already "
+    xfd_warn("xla_ffi_deno: ignored an XLA_FFI_Error* that is not live (foreign, or already "
              "destroyed): %p",
              (void*)err);
     return;
@@ -96,12 +96,12 @@ XLA_FFI_Error* xrt_size_error(const xrt_abi* v, const char* name, size_t expecte
 static int check_size_log(const xrt_abi* v, const char* name, size_t expected,
                           const size_t* actual_p) {
   if (!actual_p) {
-    xrt_warn("%s: the args pointer is null", name);
+    xfd_warn("%s: the args pointer is null", name);
     return 0;
   }
   if (*actual_p < expected) {
     XLA_FFI_Error* e = xrt_size_error(v, name, expected, *actual_p);
-    xrt_warn("%s", e->message);
+    xfd_warn("%s", e->message);
     xrt_error_free(e);
   }
   return 1;
@@ -750,6 +750,26 @@ int xrt_is_own_api(const XLA_FFI_Api* api) {
 /** The runtime's default XLA_FFI_Api table (the newest version). */
 const XLA_FFI_Api* xrt_api(void) { return xrt_api_version(XRT_ABI_NEWEST_MINOR); }
 
+/* What the TS handler host (handler_host.h) needs to know of this runtime:
+ * its API tables and context tag (TS entry points check its frames'
+ * contexts), and the CUDA context its queued calls need on the JS thread.
+ * Installed when the library loads, before any call. */
+static const XLA_FFI_Api* const g_own_apis[XRT_ABI_COUNT] = {
+    &g_api_v01, (const XLA_FFI_Api*)&g_api_v02, (const XLA_FFI_Api*)&g_api_v03};
+static const xla_ffi_deno_host_hooks g_host_hooks = {
+    .struct_size = sizeof(xla_ffi_deno_host_hooks),
+    .own_apis = g_own_apis,
+    .own_api_count = XRT_ABI_COUNT,
+    .ctx_tag = XRT_CTX_MAGIC,
+    .queued_capture = xrt_cuda_queued_capture,
+    .queued_enter = xrt_cuda_queued_enter,
+    .queued_leave = xrt_cuda_queued_leave,
+};
+
+__attribute__((constructor)) static void install_host_hooks(void) {
+  xla_ffi_deno_host_install(&g_host_hooks);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Calling handlers as XLA does (C++ exceptions caught)                      */
 /* ------------------------------------------------------------------------ */
@@ -893,19 +913,6 @@ int32_t xrt_defer_dlclose(void* handle) {
   return 1;
 }
 
-int xrt_thread_start_detached(void* (*fn)(void*), void* arg) {
-  Dl_info info;
-  if (dladdr((void*)fn, &info) && info.dli_fname != NULL)
-    (void)dlopen(info.dli_fname, RTLD_NOW | RTLD_NODELETE | RTLD_NOLOAD);
-  pthread_t t;
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  int rc = pthread_create(&t, &attr, fn, arg);
-  pthread_attr_destroy(&attr);
-  return rc == 0;
-}
-
 static void* reaper_main(void* arg) {
   runtime_join_free(arg);
   for (;;) {
@@ -955,7 +962,7 @@ int32_t xrt_runtime_free(xrt_runtime* rt) {
     pthread_mutex_lock(&g_reap_mu);
     g_reapers++;
     pthread_mutex_unlock(&g_reap_mu);
-    if (xrt_thread_start_detached(reaper_main, rt)) return 1;
+    if (xfd_thread_start_detached(reaper_main, rt)) return 1;
     pthread_mutex_lock(&g_reap_mu);
     g_reapers--;
     pthread_mutex_unlock(&g_reap_mu);

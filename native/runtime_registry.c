@@ -34,12 +34,12 @@ size_t xrt_canonical_platform(const char* p, size_t n, char* out, size_t cap) {
   return k;
 }
 
-/* A name's ByteSpan: not null with a length, at most XRT_MAX_NAME bytes. */
+/* A name's ByteSpan: not null with a length, at most XFD_MAX_NAME bytes. */
 XLA_FFI_Error* xrt_check_name(const XLA_FFI_ByteSpan* s, const char* what) {
-  if (s->len > XRT_MAX_NAME)
+  if (s->len > XFD_MAX_NAME)
     return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
                          "The %s is %zu bytes long: the limit is %d", what, s->len,
-                         XRT_MAX_NAME);
+                         XFD_MAX_NAME);
   if (!s->ptr && s->len > 0)
     return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
                          "The %s is null with length %zu", what, s->len);
@@ -140,7 +140,7 @@ XLA_FFI_Error* xrt_registry_register(const xrt_abi* v, const XLA_FFI_Handler_Reg
   int nl = (int)args->name.len;
   const char* plat = args->platform.ptr ? args->platform.ptr : "";
   int pl = (int)args->platform.len;
-  char canon[XRT_MAX_NAME + 8];
+  char canon[XFD_MAX_NAME + 8];
   size_t cl = xrt_canonical_platform(plat, (size_t)pl, canon, sizeof canon);
   /* XLA ffi_registry.cc RegisterHandler:
    * "FFI handler for %s on a platform %s must provide an execute implementation" */
@@ -255,7 +255,7 @@ XLA_FFI_Error* xrt_registry_lookup(const xrt_abi* v, const XLA_FFI_ByteSpan* ns,
   const char* name = ns->ptr ? ns->ptr : "";
   const char* platform = ps->ptr ? ps->ptr : "";
   int nl = (int)ns->len, pl = (int)ps->len;
-  char canon[XRT_MAX_NAME + 8];
+  char canon[XFD_MAX_NAME + 8];
   size_t cl = xrt_canonical_platform(platform, ps->len, canon, sizeof canon);
   pthread_mutex_lock(&reg_mu);
   for (reg_entry* e = reg_head[v->index]; e; e = e->next) {
@@ -286,7 +286,7 @@ XLA_FFI_Error* xrt_registry_lookup(const xrt_abi* v, const XLA_FFI_ByteSpan* ns,
  */
 int32_t xrt_registry_names(const xrt_abi* v, const char* platform, size_t platform_len,
                            char* buf, int32_t cap) {
-  char canon[XRT_MAX_NAME + 8];
+  char canon[XFD_MAX_NAME + 8];
   size_t cl = xrt_canonical_platform(platform ? platform : "", platform_len, canon, sizeof canon);
   int32_t n = 0;
   size_t used = 0;
