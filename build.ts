@@ -51,6 +51,8 @@ export const NATIVE_SOURCES: readonly string[] = [
   "native/lib_info.c",
   "native/runtime_internal.h",
   "native/runtime.c",
+  "native/runtime_pool.c",
+  "native/runtime_call.c",
   "native/runtime_registry.c",
   "native/runtime_frame.c",
   "native/runtime_library.c",

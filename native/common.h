@@ -19,7 +19,7 @@
  * bound at link time, never exported (no PLT or GOT indirection). */
 #define XFD_INTERNAL __attribute__((visibility("hidden")))
 
-/* Limits of the call-frame checks (the runtime's xrt_check_call_frame and
+/* Limits of the call-frame checks (the embedded runtime's frame check and
  * the TS entry points' check) and of the runtime API functions' inputs;
  * documented in the README's Reliability section. */
 #define XFD_MAX_OPERANDS 65536     /* args or rets per call frame */

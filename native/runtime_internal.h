@@ -1,6 +1,8 @@
 /*
  * runtime_internal.h: private declarations shared by the embedded runtime's
- * C files (runtime.c, runtime_frame.c, runtime_cuda.c). Not part of the public ABI.
+ * C files (runtime*.c). Not part of the public ABI. The runtime stands on
+ * the TS handler host (handler_host.h: it installs hooks into it and may call
+ * its public functions); the host never includes this header.
  *
  * Copyright 2026 The deno-xla-ffi Authors. Licensed under Apache-2.0.
  */
@@ -14,6 +16,32 @@
 #include "common.h"
 #include "handler_host.h"
 #include "xla_ffi.h"
+
+/* An error of this runtime (runtime.c). */
+struct XLA_FFI_Error {
+  XLA_FFI_Error_Code code;
+  char* message;
+};
+
+/* A future of this runtime (runtime.c): one waiter (the runtime), completed
+ * once from any thread. */
+enum { FUT_PENDING = 0, FUT_OK = 1, FUT_ERROR = 2 };
+
+struct XLA_FFI_Future {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int state;
+  int orphaned; /* the waiter gave up: the completer frees the future */
+  XLA_FFI_Error* error;
+  void* notify; /* when set: passed to g_notify once the future completes */
+};
+
+/* Frees a future (unregistered first: completers then see it as not live). */
+XFD_INTERNAL void xrt_future_free(XLA_FFI_Future* f);
+/* Waits for completion; returns the future's error (owned by the caller). */
+XFD_INTERNAL XLA_FFI_Error* xrt_future_wait_take(XLA_FFI_Future* f);
+/* Takes the result if complete (returns 1), else orphans the future. */
+XFD_INTERNAL int xrt_future_take_or_orphan(XLA_FFI_Future* f, XLA_FFI_Error** out);
 
 /* Debug counters (xrt_debug_stats). */
 enum {
@@ -60,7 +88,7 @@ XLA_FFI_Error* xrt_size_error(const xrt_abi* v, const char* name, size_t expecte
 
 /* Calls a handler the way XLA does: a C++ exception it throws becomes an
  * UNKNOWN error "<what>: <exception text>" when the exception guard library
- * is installed (runtime.c, invoke_guard.cc). */
+ * is installed (runtime_call.c, invoke_guard.cc). */
 XLA_FFI_Error* xrt_invoke(XLA_FFI_Handler* h, XLA_FFI_CallFrame* cf, const char* what);
 
 typedef struct xrt_task {
