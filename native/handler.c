@@ -32,6 +32,7 @@
 
 typedef int32_t (*inline_cb_t)(int32_t slot);
 
+/* The host's state, shared by its files (handler_internal.h). */
 slot_config g_slots[SLOT_COUNT];
 pthread_t g_js_thread;
 _Atomic int g_js_thread_set;
@@ -42,6 +43,7 @@ uint8_t* g_aux;
 _Atomic(const xla_ffi_deno_host_hooks*) g_hooks;
 static _Atomic(inline_cb_t) g_inline_cb;
 
+/* A runtime's hooks (handler_host.h): read on every call, installed once. */
 int32_t xla_ffi_deno_host_install(const xla_ffi_deno_host_hooks* hooks) {
   if (hooks != NULL && hooks->struct_size < sizeof(xla_ffi_deno_host_hooks)) return -1;
   atomic_store_explicit(&g_hooks, hooks, memory_order_release);

@@ -753,7 +753,7 @@ __attribute__((constructor)) static void install_host_hooks(void) {
 }
 
 /* ------------------------------------------------------------------------ */
-/* Entry points for TypeScript: errors, registry, types, metadata, stats     */
+/* Entry points for TypeScript: errors and debug counters                   */
 /* ------------------------------------------------------------------------ */
 
 int32_t xrt_error_code(XLA_FFI_Error* e) {
