@@ -24,21 +24,39 @@ import { ErrorCode } from "./src/abi/enums.ts";
 import { FfiError } from "./src/errors.ts";
 import { EMBEDDED_SOURCES } from "./src/native/embedded_sources.ts";
 
-/** The C sources of the main library, relative to this file. */
-export const NATIVE_SOURCES: readonly string[] = [
+/**
+ * The C sources of the TS handler host (what any XLA loads), relative to
+ * this file: the entry points, with the shared ABI headers and utilities.
+ * They build and link on their own: the host uses nothing of the embedded
+ * runtime (see `docs/architecture.md`).
+ */
+export const HANDLER_HOST_SOURCES: readonly string[] = [
   "native/xla_ffi.h",
   "native/xla_ffi_dtype.h",
   "native/xla_ffi_versions.h",
+  "native/common.h",
+  "native/common.c",
+  "native/handler_host.h",
+  "native/handler_internal.h",
+  "native/handler.c",
+  "native/handler_future.c",
+  "native/handler_queue.c",
+  "native/handler_context.c",
+  "native/handler_flatten.c",
+];
+
+/** The C sources of the main library, relative to this file. */
+export const NATIVE_SOURCES: readonly string[] = [
+  ...HANDLER_HOST_SOURCES,
   "native/lib_info.c",
   "native/runtime_internal.h",
   "native/runtime.c",
+  "native/runtime_pool.c",
+  "native/runtime_call.c",
   "native/runtime_registry.c",
   "native/runtime_frame.c",
   "native/runtime_library.c",
   "native/runtime_cuda.c",
-  "native/handler_internal.h",
-  "native/handler.c",
-  "native/handler_flatten.c",
   "native/runtime_guard.c",
   "native/python_host.c",
   "native/isolate_protocol.h",
@@ -80,6 +98,9 @@ export function isolateChildPath(): string {
  * calls handlers inside try/catch, as XLA does (see {@link guardLibraryPath}).
  */
 export const GUARD_SOURCES: readonly string[] = ["native/invoke_guard.cc"];
+
+/** Header files among a build's sources: hashed into its key, not compiled. */
+const HEADER = /\.(h|hh|hpp|hxx|inc|inl)$/;
 
 /** Flags of C and C++ builds alike, after the language standard. */
 const COMMON_FLAGS: readonly string[] = ["-O2", "-Wall", "-Wextra", "-Werror", "-fPIC", "-pthread"];
@@ -137,6 +158,11 @@ export interface BuildOptions {
   linkFlags?: readonly string[];
   /** Include folders; `native/` is always included. */
   includeDirs?: readonly (string | URL)[];
+  /**
+   * Include folders of third-party headers, passed with `-isystem`: their
+   * warnings are not reported (nor made errors by `-Werror`).
+   */
+  systemIncludeDirs?: readonly (string | URL)[];
   /** Replace the base flags (default {@link C_FLAGS}, or {@link CXX_FLAGS} with `cxx`). */
   baseFlags?: readonly string[];
   /** Compile with the C++ compiler ({@link findCxxCompiler}) instead of the C compiler. */
@@ -383,6 +409,7 @@ export function sourceKey(
     ...(options.extraFlags ?? []),
     ...sanitizerFlags(),
     ...(options.includeDirs ?? []).map((d) => `-I${rel(toUrl(d))}`),
+    ...(options.systemIncludeDirs ?? []).flatMap((d) => ["-isystem", rel(toUrl(d))]),
   ];
   hash.update(`${kind}\0${flags.join(" ")}\0${(options.linkFlags ?? []).join(" ")}\0`);
   const headers = NATIVE_SOURCES.filter((s) => s.endsWith(".h")).map(toUrl);
@@ -466,6 +493,7 @@ function _plan(options: BuildOptions, kind: _OutputKind, note?: string): _Plan {
     ...(options.extraFlags ?? []),
     ...sanitizerFlags(),
     ...includes.map((u) => `-I${includePath(u)}`),
+    ...(options.systemIncludeDirs ?? []).flatMap((d) => ["-isystem", includePath(toUrl(d))]),
   ];
   const links = [...(options.linkFlags ?? [])];
   const sources = options.sources.map(toUrl);
@@ -504,7 +532,7 @@ function _build(options: BuildOptions, kind: _OutputKind): string {
   if (HERE.protocol !== "file:") {
     for (const rel of Object.keys(EMBEDDED_SOURCES)) localPath(new URL(rel, HERE), srcDir);
   }
-  const cfiles = sources.filter((u) => !u.pathname.endsWith(".h")).map((u) => localPath(u, srcDir));
+  const cfiles = sources.filter((u) => !HEADER.test(u.pathname)).map((u) => localPath(u, srcDir));
   const args = [
     ...flags,
     ...(kind === "shared" ? ["-shared"] : []),
@@ -531,13 +559,25 @@ function _build(options: BuildOptions, kind: _OutputKind): string {
     try {
       Deno.removeSync(tmp);
     } catch { /* nothing was written */ }
+    const first = firstErrorLine(text);
     throw new FfiError(
       ErrorCode.INTERNAL,
-      `Compiling ${file} failed (${compiler.path} ${args.join(" ")}):\n${text}`,
+      `Compiling ${file} failed${first ? `: ${first}` : ""}\n` +
+        `(${compiler.path} ${args.join(" ")}):\n${text}`,
     );
   }
   Deno.renameSync(tmp, out);
   return out;
+}
+
+/**
+ * The first line of compiler output that reports an error (`error:` from
+ * gcc and clang, `undefined reference` from the linker), or its first line.
+ */
+function firstErrorLine(text: string): string | undefined {
+  const lines = text.split("\n").map((l) => l.trim()).filter((l) => l !== "");
+  return lines.find((l) => /\b(fatal )?error\b:/.test(l)) ??
+    lines.find((l) => /undefined reference|cannot find/.test(l)) ?? lines[0];
 }
 
 /**

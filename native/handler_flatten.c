@@ -31,7 +31,6 @@
 #include <string.h>
 
 #include "handler_internal.h"
-#include "runtime_internal.h"
 #include "xla_ffi_dtype.h"
 
 int32_t xla_ffi_deno_dtype_width(int32_t dtype) {
@@ -107,10 +106,10 @@ static inline int utf8_ok(const char* s, size_t n) {
   for (; i + 8 <= n; i += 8) {
     uint64_t x;
     memcpy(&x, s + i, 8);
-    if (x & 0x8080808080808080ull) return xrt_utf8_valid((const unsigned char*)s + i, n - i);
+    if (x & 0x8080808080808080ull) return xfd_utf8_valid((const unsigned char*)s + i, n - i);
   }
   if (i < n && (load_tail((const unsigned char*)s + i, n - i) & 0x8080808080808080ull))
-    return xrt_utf8_valid((const unsigned char*)s + i, n - i);
+    return xfd_utf8_valid((const unsigned char*)s + i, n - i);
   return 1;
 }
 
@@ -147,7 +146,7 @@ static inline __attribute__((always_inline)) int put_buffers_impl(flat_writer* w
     if (check && (type != XLA_FFI_ArgType_BUFFER || b == NULL ||
                   b->struct_size < XLA_FFI_Buffer_STRUCT_SIZE ||
                   (!dtype_ok(b->dtype) && b->dtype != XLA_FFI_DataType_TOKEN) || b->rank < 0 ||
-                  b->rank > XRT_MAX_RANK || (b->rank > 0 && b->dims == NULL)))
+                  b->rank > XFD_MAX_RANK || (b->rank > 0 && b->dims == NULL)))
       return FLAT_BAD;
     if (type != XLA_FFI_ArgType_BUFFER || b == NULL) {
       if (3 > cap - pos) return -1;
@@ -205,8 +204,8 @@ static inline __attribute__((always_inline)) int put_attrs_impl(flat_writer* w,
                                                                 int depth, int32_t* index,
                                                                 int check) {
   if (check) {
-    if (depth > XRT_MAX_DEPTH || attrs->struct_size < XLA_FFI_Attrs_STRUCT_SIZE ||
-        attrs->size < 0 || attrs->size > XRT_MAX_ATTRS ||
+    if (depth > XFD_MAX_DEPTH || attrs->struct_size < XLA_FFI_Attrs_STRUCT_SIZE ||
+        attrs->size < 0 || attrs->size > XFD_MAX_ATTRS ||
         (attrs->size > 0 && (attrs->types == NULL || attrs->names == NULL || attrs->attrs == NULL)))
       return FLAT_BAD;
   } else if (depth > 64) {
@@ -222,7 +221,7 @@ static inline __attribute__((always_inline)) int put_attrs_impl(flat_writer* w,
     int32_t type = attrs->types ? (int32_t)attrs->types[i] : 0;
     const XLA_FFI_ByteSpan* name = attrs->names ? attrs->names[i] : NULL;
     const void* value = attrs->attrs ? attrs->attrs[i] : NULL;
-    if (check && (name == NULL || name->len > XRT_MAX_NAME || (name->len > 0 && name->ptr == NULL) ||
+    if (check && (name == NULL || name->len > XFD_MAX_NAME || (name->len > 0 && name->ptr == NULL) ||
                   !utf8_ok(name->ptr, name->len) ||
                   (i > 0 && !name_before(attrs->names[i - 1], name)) || value == NULL))
       return FLAT_BAD;
@@ -247,7 +246,7 @@ static inline __attribute__((always_inline)) int put_attrs_impl(flat_writer* w,
       }
       case XLA_FFI_AttrType_ARRAY: {
         const XLA_FFI_Array* a = (const XLA_FFI_Array*)value;
-        if (check && (!dtype_ok(a->dtype) || a->size > (size_t)XRT_MAX_ARRAY ||
+        if (check && (!dtype_ok(a->dtype) || a->size > (size_t)XFD_MAX_ARRAY ||
                       (a->size > 0 && a->data == NULL)))
           return FLAT_BAD;
         int32_t dt = a ? (int32_t)a->dtype : 0;
@@ -260,7 +259,7 @@ static inline __attribute__((always_inline)) int put_attrs_impl(flat_writer* w,
       }
       case XLA_FFI_AttrType_STRING: {
         const XLA_FFI_ByteSpan* s = (const XLA_FFI_ByteSpan*)value;
-        if (check && (s->len > (size_t)XRT_MAX_STRING || (s->len > 0 && s->ptr == NULL)))
+        if (check && (s->len > (size_t)XFD_MAX_STRING || (s->len > 0 && s->ptr == NULL)))
           return FLAT_BAD;
         size_t len = s ? s->len : 0;
         if (len > 0x7fffffff || 1 + (int64_t)((len + 7) / 8) > cap - pos) return -1;
@@ -309,16 +308,16 @@ static inline __attribute__((always_inline)) int32_t flatten_impl(const XLA_FFI_
                                                                   int check) {
   int execute = 0;
   if (check) {
-    int own = xrt_is_own_api(f->api);
-    if (own && (f->ctx == NULL || f->ctx->magic != XRT_CTX_MAGIC)) return FLAT_BAD;
+    int own = host_own_api(f->api);
+    if (own && !host_own_ctx(f->ctx)) return FLAT_BAD;
     execute = own && f->stage == XLA_FFI_ExecutionStage_EXECUTE;
     if (f->args.struct_size < XLA_FFI_Args_STRUCT_SIZE ||
-        f->rets.struct_size < XLA_FFI_Rets_STRUCT_SIZE || f->args.size > XRT_MAX_OPERANDS ||
-        f->rets.size > XRT_MAX_OPERANDS)
+        f->rets.struct_size < XLA_FFI_Rets_STRUCT_SIZE || f->args.size > XFD_MAX_OPERANDS ||
+        f->rets.size > XFD_MAX_OPERANDS)
       return FLAT_BAD;
   }
   int64_t nargs = f->args.size, nrets = f->rets.size, nattrs = f->attrs.size;
-  if (nargs < 0 || nrets < 0 || nattrs < 0 || (check && nattrs > XRT_MAX_ATTRS))
+  if (nargs < 0 || nrets < 0 || nattrs < 0 || (check && nattrs > XFD_MAX_ATTRS))
     return check ? FLAT_BAD : -1;
   /* Each count is at most cap (no overflow summing them) and every position fits an int32. */
   if (nargs > cap || nrets > cap || nattrs > cap || cap > INT32_MAX / 2) return -1;
@@ -362,10 +361,11 @@ int32_t xla_ffi_deno_handler_flatten_into(const XLA_FFI_CallFrame* f, int64_t* o
 
 /*
  * The structural check every TS entry point runs on a call frame before it
- * flattens it (same limits and message shapes as the embedded runtime's
- * xrt_check_call_frame, without its snprintf on the good path). The frame's
- * api is checked by the caller; the execution context only when the api is
- * the embedded runtime's (then it must be one of its contexts, and buffers with
+ * flattens it (the limits of common.h and the message shapes of the
+ * embedded runtime's own frame check, without its snprintf on the good
+ * path). The frame's api is checked by the caller; the execution context
+ * only when the api is a table of the runtime that installed hooks
+ * (handler_host.h: then it must be one of its contexts, and buffers with
  * elements need data, as in its check); other runtimes' contexts are opaque
  * and go to their own API functions.
  * Returns 0, or an XLA error code with the message in buf.
@@ -381,9 +381,9 @@ __attribute__((format(printf, 3, 4))) static int32_t bad(char* buf, size_t cap, 
 
 static int32_t check_buffers(int64_t n, const int32_t* types, void* const* items, int execute,
                              const char* what, char* buf, size_t cap) {
-  if (n < 0 || n > XRT_MAX_OPERANDS)
+  if (n < 0 || n > XFD_MAX_OPERANDS)
     return bad(buf, cap, "%s count %lld is out of range [0, %d]", what, (long long)n,
-               XRT_MAX_OPERANDS);
+               XFD_MAX_OPERANDS);
   if (n > 0 && (types == NULL || items == NULL))
     return bad(buf, cap, "%s: types or buffers are null for %lld operands", what, (long long)n);
   for (int64_t i = 0; i < n; i++) {
@@ -394,11 +394,11 @@ static int32_t check_buffers(int64_t n, const int32_t* types, void* const* items
     if (b->struct_size < XLA_FFI_Buffer_STRUCT_SIZE)
       return bad(buf, cap, "%s %lld: Unexpected XLA_FFI_Buffer size: expected %zu, got %zu", what,
                  (long long)i, (size_t)XLA_FFI_Buffer_STRUCT_SIZE, b->struct_size);
-    if (!xrt_dtype_valid(b->dtype) && b->dtype != XLA_FFI_DataType_TOKEN)
+    if (!xfd_dtype_valid(b->dtype) && b->dtype != XLA_FFI_DataType_TOKEN)
       return bad(buf, cap, "%s %lld: invalid data type %d", what, (long long)i, (int)b->dtype);
-    if (b->rank < 0 || b->rank > XRT_MAX_RANK)
+    if (b->rank < 0 || b->rank > XFD_MAX_RANK)
       return bad(buf, cap, "%s %lld: rank %lld is out of range [0, %d]", what, (long long)i,
-                 (long long)b->rank, XRT_MAX_RANK);
+                 (long long)b->rank, XFD_MAX_RANK);
     if (b->rank > 0 && b->dims == NULL)
       return bad(buf, cap, "%s %lld: dims is null for rank %lld", what, (long long)i,
                  (long long)b->rank);
@@ -425,26 +425,26 @@ static int span_less(const XLA_FFI_ByteSpan* x, const XLA_FFI_ByteSpan* y) {
 }
 
 static int32_t check_attrs(const XLA_FFI_Attrs* a, int depth, char* buf, size_t cap) {
-  if (depth > XRT_MAX_DEPTH)
-    return bad(buf, cap, "attributes nest deeper than the limit %d", XRT_MAX_DEPTH);
+  if (depth > XFD_MAX_DEPTH)
+    return bad(buf, cap, "attributes nest deeper than the limit %d", XFD_MAX_DEPTH);
   if (a->struct_size < XLA_FFI_Attrs_STRUCT_SIZE)
     return bad(buf, cap, "Unexpected XLA_FFI_Attrs size: expected %zu, got %zu",
                (size_t)XLA_FFI_Attrs_STRUCT_SIZE, a->struct_size);
-  if (a->size < 0 || a->size > XRT_MAX_ATTRS)
+  if (a->size < 0 || a->size > XFD_MAX_ATTRS)
     return bad(buf, cap, "attribute count %lld is out of range [0, %d]", (long long)a->size,
-               XRT_MAX_ATTRS);
+               XFD_MAX_ATTRS);
   if (a->size > 0 && (a->types == NULL || a->names == NULL || a->attrs == NULL))
     return bad(buf, cap, "attributes: types, names or attrs is null for %lld attributes",
                (long long)a->size);
   for (int64_t i = 0; i < a->size; i++) {
     const XLA_FFI_ByteSpan* nm = a->names[i];
     if (nm == NULL) return bad(buf, cap, "attribute %lld: name is null", (long long)i);
-    if (nm->len > XRT_MAX_NAME)
+    if (nm->len > XFD_MAX_NAME)
       return bad(buf, cap, "attribute %lld: name length %zu exceeds the limit %d", (long long)i,
-                 nm->len, XRT_MAX_NAME);
+                 nm->len, XFD_MAX_NAME);
     if (nm->len > 0 && nm->ptr == NULL)
       return bad(buf, cap, "attribute %lld: name is null with length %zu", (long long)i, nm->len);
-    if (!xrt_utf8_valid((const unsigned char*)nm->ptr, nm->len))
+    if (!xfd_utf8_valid((const unsigned char*)nm->ptr, nm->len))
       return bad(buf, cap, "attribute %lld: the name is not valid UTF-8", (long long)i);
     if (i > 0 && !span_less(a->names[i - 1], nm))
       return bad(buf, cap, "attribute %lld: name '%.*s' is not after '%.*s' (names must be sorted "
@@ -457,7 +457,7 @@ static int32_t check_attrs(const XLA_FFI_Attrs* a, int depth, char* buf, size_t 
     switch (a->types[i]) {
       case XLA_FFI_AttrType_SCALAR: {
         const XLA_FFI_Scalar* s = v;
-        if (!xrt_dtype_valid(s->dtype))
+        if (!xfd_dtype_valid(s->dtype))
           return bad(buf, cap, "attribute %lld: '%.*s': invalid scalar data type %d",
                      (long long)i, (int)nm->len, nm->ptr, (int)s->dtype);
         if (s->value == NULL)
@@ -467,12 +467,12 @@ static int32_t check_attrs(const XLA_FFI_Attrs* a, int depth, char* buf, size_t 
       }
       case XLA_FFI_AttrType_ARRAY: {
         const XLA_FFI_Array* arr = v;
-        if (!xrt_dtype_valid(arr->dtype))
+        if (!xfd_dtype_valid(arr->dtype))
           return bad(buf, cap, "attribute %lld: '%.*s': invalid array data type %d",
                      (long long)i, (int)nm->len, nm->ptr, (int)arr->dtype);
-        if (arr->size > (size_t)XRT_MAX_ARRAY)
+        if (arr->size > (size_t)XFD_MAX_ARRAY)
           return bad(buf, cap, "attribute %lld: '%.*s': array size %zu exceeds the limit %lld",
-                     (long long)i, (int)nm->len, nm->ptr, arr->size, (long long)XRT_MAX_ARRAY);
+                     (long long)i, (int)nm->len, nm->ptr, arr->size, (long long)XFD_MAX_ARRAY);
         if (arr->size > 0 && arr->data == NULL)
           return bad(buf, cap, "attribute %lld: '%.*s': the array data is null", (long long)i,
                      (int)nm->len, nm->ptr);
@@ -480,9 +480,9 @@ static int32_t check_attrs(const XLA_FFI_Attrs* a, int depth, char* buf, size_t 
       }
       case XLA_FFI_AttrType_STRING: {
         const XLA_FFI_ByteSpan* s = v;
-        if (s->len > (size_t)XRT_MAX_STRING)
+        if (s->len > (size_t)XFD_MAX_STRING)
           return bad(buf, cap, "attribute %lld: '%.*s': string length %zu exceeds the limit %lld",
-                     (long long)i, (int)nm->len, nm->ptr, s->len, (long long)XRT_MAX_STRING);
+                     (long long)i, (int)nm->len, nm->ptr, s->len, (long long)XFD_MAX_STRING);
         if (s->len > 0 && s->ptr == NULL)
           return bad(buf, cap, "attribute %lld: '%.*s': string is null with length %zu",
                      (long long)i, (int)nm->len, nm->ptr, s->len);
@@ -503,15 +503,16 @@ static int32_t check_attrs(const XLA_FFI_Attrs* a, int depth, char* buf, size_t 
 
 int32_t xla_ffi_deno_handler_check_frame(const XLA_FFI_CallFrame* f, char* buf, size_t cap) {
   /* The context is opaque to handlers (the runtime's API functions take it);
-   * the embedded runtime's own contexts are recognisable, so check them. */
-  if (xrt_is_own_api(f->api)) {
+   * the installed runtime's own contexts are recognisable, so check them. */
+  int own = host_own_api(f->api);
+  if (own) {
     if (f->ctx == NULL) return bad(buf, cap, "The call frame's execution context is null");
-    if (f->ctx->magic != XRT_CTX_MAGIC)
+    if (!host_own_ctx(f->ctx))
       return bad(buf, cap, "The call frame's execution context was not created by this runtime");
   }
-  /* Null data with elements: an error under the embedded runtime (as its
+  /* Null data with elements: an error under the installed runtime (as its
    * check has it); other runtimes may pass it, and TS sees an empty view. */
-  int execute = f->stage == XLA_FFI_ExecutionStage_EXECUTE && xrt_is_own_api(f->api);
+  int execute = f->stage == XLA_FFI_ExecutionStage_EXECUTE && own;
   if (f->args.struct_size < XLA_FFI_Args_STRUCT_SIZE)
     return bad(buf, cap, "Unexpected XLA_FFI_Args size: expected %zu, got %zu",
                (size_t)XLA_FFI_Args_STRUCT_SIZE, f->args.struct_size);

@@ -46,7 +46,7 @@
 #include <string.h>
 #include <wchar.h>
 
-#include "runtime_internal.h"
+#include "common.h"
 
 typedef struct py_object PyObject; /* opaque */
 
@@ -381,9 +381,9 @@ static void* worker_main(void* unused) {
 
 /* Starts one more worker (g_pool_mu held); 0 when it cannot. Workers run
  * this library's code for the life of the process, also after Deno closed the
- * library at exit: xrt_thread_start_detached keeps it mapped. */
+ * library at exit: xfd_thread_start_detached keeps it mapped. */
 static int start_worker_locked(void) {
-  if (!xrt_thread_start_detached(worker_main, NULL)) return 0;
+  if (!xfd_thread_start_detached(worker_main, NULL)) return 0;
   g_workers++;
   return 1;
 }

@@ -1,20 +1,18 @@
 /*
- * runtime.c: the embedded XLA FFI runtime. Implements every function of the
- * XLA_FFI_Api table (ABI 0.1) with XLA's semantics and messages, a handler and
- * type registry, per-call execution contexts, futures, handler instances with
- * state, and a pthread pool; plus the entry points the TypeScript side calls.
+ * runtime.c: the embedded XLA FFI runtime's API tables. Implements every
+ * function of the XLA_FFI_Api table of each API version it speaks (0.1, 0.2,
+ * 0.3) with XLA's semantics and messages: errors, execution-context
+ * services, state, device memory, the thread pool's API, futures. The
+ * runtime objects and their pool live in runtime_pool.c, calls in
+ * runtime_call.c, registries in runtime_registry.c, frames in
+ * runtime_frame.c, checks in runtime_guard.c.
  *
  * Copyright 2026 The deno-xla-ffi Authors. Licensed under Apache-2.0.
  */
-#define _GNU_SOURCE
-#include <dlfcn.h>
-#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "runtime_internal.h"
 
@@ -23,11 +21,6 @@ _Atomic int64_t xrt_stats[XRT_STAT_COUNT];
 /* ------------------------------------------------------------------------ */
 /* Errors                                                                    */
 /* ------------------------------------------------------------------------ */
-
-struct XLA_FFI_Error {
-  XLA_FFI_Error_Code code;
-  char* message;
-};
 
 static XLA_FFI_Error* error_from(XLA_FFI_Error_Code code, const char* msg, size_t len) {
   XLA_FFI_Error* e = malloc(sizeof *e);
@@ -59,7 +52,7 @@ XLA_FFI_Error* xrt_error_new(XLA_FFI_Error_Code code, const char* fmt, ...) {
 void xrt_error_free(XLA_FFI_Error* err) {
   if (!err) return;
   if (!xrt_live_remove(err, XRT_LIVE_ERROR)) {
-    xrt_warn("xla_ffi_deno: ignored an XLA_FFI_Error* that is not live (foreign, or already "
+    xfd_warn("xla_ffi_deno: ignored an XLA_FFI_Error* that is not live (foreign, or already "
              "destroyed): %p",
              (void*)err);
     return;
@@ -96,12 +89,12 @@ XLA_FFI_Error* xrt_size_error(const xrt_abi* v, const char* name, size_t expecte
 static int check_size_log(const xrt_abi* v, const char* name, size_t expected,
                           const size_t* actual_p) {
   if (!actual_p) {
-    xrt_warn("%s: the args pointer is null", name);
+    xfd_warn("%s: the args pointer is null", name);
     return 0;
   }
   if (*actual_p < expected) {
     XLA_FFI_Error* e = xrt_size_error(v, name, expected, *actual_p);
-    xrt_warn("%s", e->message);
+    xfd_warn("%s", e->message);
     xrt_error_free(e);
   }
   return 1;
@@ -496,17 +489,6 @@ static XLA_FFI_Error* api_device_ordinal_get(const xrt_abi* v,
 /* Futures: one waiter (the runtime), completed once from any thread         */
 /* ------------------------------------------------------------------------ */
 
-enum { FUT_PENDING = 0, FUT_OK = 1, FUT_ERROR = 2 };
-
-struct XLA_FFI_Future {
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  int state;
-  int orphaned; /* the waiter gave up: the completer frees the future */
-  XLA_FFI_Error* error;
-  void* notify; /* when set: passed to g_notify once the future completes */
-};
-
 /* Called (outside the future's lock) when a future with `notify` completes. */
 typedef void (*xrt_notify_fn)(void* handle);
 static _Atomic(xrt_notify_fn) g_notify;
@@ -514,7 +496,7 @@ static _Atomic(xrt_notify_fn) g_notify;
 /** Sets the completion callback of xrt_call_begin's pending calls. */
 void xrt_set_notify(void* fn) { atomic_store(&g_notify, (xrt_notify_fn)fn); }
 
-static void future_free(XLA_FFI_Future* f) {
+void xrt_future_free(XLA_FFI_Future* f) {
   xrt_live_remove(f, XRT_LIVE_FUTURE);
   xrt_error_free(f->error);
   pthread_mutex_destroy(&f->mu);
@@ -562,7 +544,7 @@ static XLA_FFI_Error* future_complete(XLA_FFI_Future* f, XLA_FFI_Error* error) {
   pthread_mutex_unlock(&f->mu);
   xrt_live_unlock(f);
   if (orphaned) {
-    future_free(f);
+    xrt_future_free(f);
   } else if (notify != NULL) {
     xrt_notify_fn fn = atomic_load(&g_notify);
     if (fn) fn(notify);
@@ -595,18 +577,18 @@ static XLA_FFI_Error* api_future_set_error(const xrt_abi* v,
 }
 
 /* Waits for completion; returns the future's error (owned by the caller). */
-static XLA_FFI_Error* future_wait_take(XLA_FFI_Future* f) {
+XLA_FFI_Error* xrt_future_wait_take(XLA_FFI_Future* f) {
   pthread_mutex_lock(&f->mu);
   while (f->state == FUT_PENDING) pthread_cond_wait(&f->cv, &f->mu);
   XLA_FFI_Error* e = f->error;
   f->error = NULL;
   pthread_mutex_unlock(&f->mu);
-  future_free(f);
+  xrt_future_free(f);
   return e;
 }
 
 /* Takes the result if complete (returns 1), else orphans the future. */
-static int future_take_or_orphan(XLA_FFI_Future* f, XLA_FFI_Error** out) {
+int xrt_future_take_or_orphan(XLA_FFI_Future* f, XLA_FFI_Error** out) {
   pthread_mutex_lock(&f->mu);
   if (f->state == FUT_PENDING) {
     f->orphaned = 1;
@@ -616,7 +598,7 @@ static int future_take_or_orphan(XLA_FFI_Future* f, XLA_FFI_Error** out) {
   *out = f->error;
   f->error = NULL;
   pthread_mutex_unlock(&f->mu);
-  future_free(f);
+  xrt_future_free(f);
   return 1;
 }
 
@@ -629,7 +611,7 @@ static int future_take_or_orphan(XLA_FFI_Future* f, XLA_FFI_Error** out) {
 int32_t xrt_future_release(XLA_FFI_Future* f) {
   if (!xrt_live_has(f, XRT_LIVE_FUTURE)) return -1;
   XLA_FFI_Error* e = NULL;
-  if (future_take_or_orphan(f, &e)) xrt_error_free(e);
+  if (xrt_future_take_or_orphan(f, &e)) xrt_error_free(e);
   return 0;
 }
 
@@ -750,550 +732,28 @@ int xrt_is_own_api(const XLA_FFI_Api* api) {
 /** The runtime's default XLA_FFI_Api table (the newest version). */
 const XLA_FFI_Api* xrt_api(void) { return xrt_api_version(XRT_ABI_NEWEST_MINOR); }
 
-/* ------------------------------------------------------------------------ */
-/* Calling handlers as XLA does (C++ exceptions caught)                      */
-/* ------------------------------------------------------------------------ */
+/* What the TS handler host (handler_host.h) needs to know of this runtime:
+ * its API tables and context tag (TS entry points check its frames'
+ * contexts), and the CUDA context its queued calls need on the JS thread.
+ * Installed when the library loads, before any call. */
+static const XLA_FFI_Api* const g_own_apis[XRT_ABI_COUNT] = {
+    &g_api_v01, (const XLA_FFI_Api*)&g_api_v02, (const XLA_FFI_Api*)&g_api_v03};
+static const xla_ffi_deno_host_hooks g_host_hooks = {
+    .struct_size = sizeof(xla_ffi_deno_host_hooks),
+    .own_apis = g_own_apis,
+    .own_api_count = XRT_ABI_COUNT,
+    .ctx_tag = XRT_CTX_MAGIC,
+    .queued_capture = xrt_cuda_queued_capture,
+    .queued_enter = xrt_cuda_queued_enter,
+    .queued_leave = xrt_cuda_queued_leave,
+};
 
-/* invoke_guard.cc, when its library is loaded: calls h(cf) inside try/catch;
- * returns 1 with the exception's text in msg when one was thrown. */
-typedef int32_t (*xrt_guard_fn)(XLA_FFI_Handler* h, XLA_FFI_CallFrame* cf, XLA_FFI_Error** out,
-                                char* msg, int32_t cap);
-static _Atomic(xrt_guard_fn) g_guard;
-
-/** Installs the exception guard (a function of the invoke_guard library). */
-void xrt_set_invoke_guard(void* fn) { atomic_store(&g_guard, (xrt_guard_fn)fn); }
-
-/** Whether C++ exceptions of handlers are caught (the guard is installed). */
-int32_t xrt_invoke_guarded(void) { return atomic_load(&g_guard) != NULL; }
-
-XLA_FFI_Error* xrt_invoke(XLA_FFI_Handler* h, XLA_FFI_CallFrame* cf, const char* what) {
-  xrt_guard_fn g = atomic_load_explicit(&g_guard, memory_order_relaxed);
-  if (g == NULL) return h(cf);
-  XLA_FFI_Error* out = NULL;
-  char msg[1024];
-  if (g(h, cf, &out, msg, (int32_t)sizeof msg) == 0) return out;
-  /* XLA ffi_api.cc Call: Unknown("XLA FFI call failed: %s", e.what()) */
-  return xrt_error_new(XLA_FFI_Error_Code_UNKNOWN, "%s: %s", what, msg);
+__attribute__((constructor)) static void install_host_hooks(void) {
+  xla_ffi_deno_host_install(&g_host_hooks);
 }
 
 /* ------------------------------------------------------------------------ */
-/* Runtime and thread pool                                                   */
-/* ------------------------------------------------------------------------ */
-
-static void* pool_main(void* arg) {
-  xrt_runtime* rt = arg;
-  pthread_mutex_lock(&rt->mu);
-  for (;;) {
-    while (!rt->head && !rt->stopping) pthread_cond_wait(&rt->cv, &rt->mu);
-    xrt_task* t = rt->head;
-    if (!t) { /* stopping and drained */
-      pthread_mutex_unlock(&rt->mu);
-      return NULL;
-    }
-    rt->head = t->next;
-    if (!rt->head) rt->tail = NULL;
-    rt->running++;
-    pthread_mutex_unlock(&rt->mu);
-    t->fn(t->data);
-    free(t);
-    XRT_COUNT(XRT_STAT_TASKS_RUN);
-    pthread_mutex_lock(&rt->mu);
-    rt->running--;
-    if (rt->stopping && rt->running == 0 && !rt->head) pthread_cond_broadcast(&rt->cv);
-  }
-}
-
-/**
- * Creates a runtime of API version 0.minor (1, 2 or 3): platform 0 = Host,
- * 1 = CUDA; threads < 0 = number of cores, 0 = no pool. Returns NULL if the
- * version is not spoken or a thread cannot be started.
- */
-xrt_runtime* xrt_runtime_new(int32_t platform, int32_t threads, int32_t minor) {
-  const xrt_abi* abi = xrt_abi_for(minor);
-  if (!abi) return NULL;
-  xrt_runtime* rt = calloc(1, sizeof *rt);
-  if (!rt) return NULL;
-  rt->abi = abi;
-  rt->platform = platform;
-  if (threads < 0) { /* the cores this process may run on */
-    cpu_set_t set;
-    long n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set)
-                                                          : sysconf(_SC_NPROCESSORS_ONLN);
-    threads = n > 0 ? (int32_t)n : 1;
-  }
-  if (platform != XRT_PLATFORM_HOST) threads = 0;
-  pthread_mutex_init(&rt->mu, NULL);
-  pthread_cond_init(&rt->cv, NULL);
-  if (threads > 0) {
-    rt->threads = calloc((size_t)threads, sizeof(pthread_t));
-    if (!rt->threads) abort();
-    for (int32_t i = 0; i < threads; i++) {
-      if (pthread_create(&rt->threads[i], NULL, pool_main, rt) != 0) {
-        rt->num_threads = i;
-        pthread_mutex_lock(&rt->mu);
-        rt->stopping = 1;
-        pthread_cond_broadcast(&rt->cv);
-        pthread_mutex_unlock(&rt->mu);
-        for (int32_t j = 0; j < i; j++) pthread_join(rt->threads[j], NULL);
-        free(rt->threads);
-        free(rt);
-        return NULL;
-      }
-    }
-  }
-  rt->num_threads = threads;
-  XRT_COUNT(XRT_STAT_RUNTIMES_CREATED);
-  return rt;
-}
-
-/** Sets the stream handed to handlers on CUDA runtimes. */
-void xrt_runtime_set_stream(xrt_runtime* rt, void* stream) { rt->stream = stream; }
-
-int32_t xrt_runtime_num_threads(xrt_runtime* rt) { return rt->num_threads; }
-
-/** The runtime's API version (minor; the major is 0). */
-int32_t xrt_runtime_api_minor(xrt_runtime* rt) { return rt->abi->minor; }
-
-/** The XLA_FFI_Api table handlers get from this runtime. */
-const XLA_FFI_Api* xrt_runtime_api(xrt_runtime* rt) { return rt->abi->api; }
-
-static void runtime_join_free(xrt_runtime* rt) {
-  for (int32_t i = 0; i < rt->num_threads; i++) pthread_join(rt->threads[i], NULL);
-  free(rt->threads);
-  pthread_mutex_destroy(&rt->mu);
-  pthread_cond_destroy(&rt->cv);
-  free(rt);
-  XRT_COUNT(XRT_STAT_RUNTIMES_DESTROYED);
-}
-
-/* Runtimes whose busy pool a reaper thread still joins, and the handler
- * libraries whose dlclose waits for them (a pool task may still run their
- * code). */
-static pthread_mutex_t g_reap_mu = PTHREAD_MUTEX_INITIALIZER;
-static int32_t g_reapers;
-static void** g_deferred_dlclose;
-static int32_t g_deferred_n, g_deferred_cap;
-
-/** dlclose of a handler library while runtimes are reaped: 1 = deferred. */
-int32_t xrt_defer_dlclose(void* handle) {
-  pthread_mutex_lock(&g_reap_mu);
-  if (g_reapers == 0) {
-    pthread_mutex_unlock(&g_reap_mu);
-    return 0;
-  }
-  if (g_deferred_n == g_deferred_cap) {
-    int32_t cap = g_deferred_cap ? g_deferred_cap * 2 : 8;
-    void** d = realloc(g_deferred_dlclose, (size_t)cap * sizeof(void*));
-    if (!d) abort();
-    g_deferred_dlclose = d;
-    g_deferred_cap = cap;
-  }
-  g_deferred_dlclose[g_deferred_n++] = handle;
-  pthread_mutex_unlock(&g_reap_mu);
-  return 1;
-}
-
-int xrt_thread_start_detached(void* (*fn)(void*), void* arg) {
-  Dl_info info;
-  if (dladdr((void*)fn, &info) && info.dli_fname != NULL)
-    (void)dlopen(info.dli_fname, RTLD_NOW | RTLD_NODELETE | RTLD_NOLOAD);
-  pthread_t t;
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  int rc = pthread_create(&t, &attr, fn, arg);
-  pthread_attr_destroy(&attr);
-  return rc == 0;
-}
-
-static void* reaper_main(void* arg) {
-  runtime_join_free(arg);
-  for (;;) {
-    pthread_mutex_lock(&g_reap_mu);
-    void* h = NULL;
-    if (g_reapers == 1 && g_deferred_n > 0) h = g_deferred_dlclose[--g_deferred_n];
-    if (h == NULL) g_reapers--;
-    pthread_mutex_unlock(&g_reap_mu);
-    if (h == NULL) return NULL;
-    dlclose(h); /* the last reaper closes the libraries whose close waited */
-  }
-}
-
-/**
- * Stops the pool (queued tasks still run) and frees the runtime. When the
- * pool is idle its threads are joined here; while tasks are queued or running
- * (one may wait for the caller's thread, e.g. a TS handler needing the JS
- * thread) a detached thread joins them and frees the runtime afterwards, so
- * the caller never blocks on them. Returns 1 when the free was deferred.
- */
-/* Stops the pool; waits up to grace_ms for its tasks to finish. Returns
- * whether tasks are still queued or running. */
-static int runtime_stop(xrt_runtime* rt, int grace_ms) {
-  xrt_cuda_detach(rt);
-  pthread_mutex_lock(&rt->mu);
-  rt->stopping = 1;
-  pthread_cond_broadcast(&rt->cv);
-  struct timespec until;
-  clock_gettime(CLOCK_REALTIME, &until);
-  until.tv_nsec += (long)grace_ms * 1000000L;
-  until.tv_sec += until.tv_nsec / 1000000000L;
-  until.tv_nsec %= 1000000000L;
-  while ((rt->head != NULL || rt->running > 0) &&
-         pthread_cond_timedwait(&rt->cv, &rt->mu, &until) == 0) {
-  }
-  int busy = rt->head != NULL || rt->running > 0;
-  pthread_mutex_unlock(&rt->mu);
-  return busy;
-}
-
-int32_t xrt_runtime_free(xrt_runtime* rt) {
-  if (!rt) return 0;
-  /* Tasks about to finish are joined here; ones still busy after the grace
-   * (e.g. waiting for the JS thread) are left to a reaper. */
-  if (runtime_stop(rt, 50)) {
-    /* The reaper outlives this call (the library stays mapped for it). */
-    pthread_mutex_lock(&g_reap_mu);
-    g_reapers++;
-    pthread_mutex_unlock(&g_reap_mu);
-    if (xrt_thread_start_detached(reaper_main, rt)) return 1;
-    pthread_mutex_lock(&g_reap_mu);
-    g_reapers--;
-    pthread_mutex_unlock(&g_reap_mu);
-  }
-  runtime_join_free(rt);
-  return 0;
-}
-
-/** Like xrt_runtime_free but always joins the pool here (call it nonblocking). */
-void xrt_runtime_free_join(xrt_runtime* rt) {
-  if (!rt) return;
-  runtime_stop(rt, 0);
-  runtime_join_free(rt);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Instances                                                                 */
-/* ------------------------------------------------------------------------ */
-
-xrt_instance* xrt_instance_new(void) {
-  xrt_instance* in = calloc(1, sizeof *in);
-  if (!in) return NULL;
-  pthread_mutex_init(&in->mu, NULL);
-  XRT_COUNT(XRT_STAT_INSTANCES_CREATED);
-  return in;
-}
-
-/** Whether the instance holds a state of `stage` (instantiate 0, prepare 1,
- * initialize 2) (1) and its type id through *type_id. */
-int32_t xrt_instance_state(xrt_instance* in, int32_t stage, int64_t* type_id) {
-  if (stage < 0 || stage >= XRT_STATE_STAGES) return 0;
-  pthread_mutex_lock(&in->mu);
-  int has = in->states[stage].has;
-  if (type_id) *type_id = in->states[stage].type_id;
-  pthread_mutex_unlock(&in->mu);
-  return has;
-}
-
-/** Runs the states' deleters (if any) and frees the instance. */
-void xrt_instance_free(xrt_instance* in) {
-  if (!in) return;
-  for (int i = XRT_STATE_STAGES - 1; i >= 0; i--) {
-    xrt_state* s = &in->states[i];
-    if (!s->has) continue;
-    if (s->deleter) s->deleter(s->state);
-    XRT_COUNT(XRT_STAT_STATES_DELETED);
-  }
-  pthread_mutex_destroy(&in->mu);
-  free(in);
-  XRT_COUNT(XRT_STAT_INSTANCES_DESTROYED);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Calls                                                                     */
-/* ------------------------------------------------------------------------ */
-
-static XLA_FFI_Error* normalize(XLA_FFI_Error* err) {
-  if (err && !xrt_live_has(err, XRT_LIVE_ERROR))
-    return xrt_error_new(XLA_FFI_Error_Code_INTERNAL,
-                         "The handler returned an XLA_FFI_Error* that is not a live error of "
-                         "this runtime (not created by it, or already destroyed)");
-  if (err && err->code == XLA_FFI_Error_Code_OK) {
-    xrt_error_free(err);
-    return NULL;
-  }
-  return err;
-}
-
-/* A handler that returned an error must not also leave a future; if it did,
- * the runtime still has to own (and eventually free) that future. */
-static void drop_future(XLA_FFI_Future* f) {
-  XLA_FFI_Error* e = NULL;
-  if (future_take_or_orphan(f, &e)) xrt_error_free(e);
-}
-
-/**
- * Calls a handler synchronously on the calling thread with the frame's own
- * call frame and context. A pending future is orphaned and reported as
- * FAILED_PRECONDITION. Returns NULL on success.
- */
-static XLA_FFI_Error* bad_future(XLA_FFI_Error* err) {
-  xrt_error_free(err);
-  return xrt_error_new(XLA_FFI_Error_Code_INTERNAL,
-                       "The handler set XLA_FFI_CallFrame.future to a pointer that is not a "
-                       "live XLA_FFI_Future of this runtime");
-}
-
-static XLA_FFI_Error* call_frame_sync(xrt_runtime* rt, XLA_FFI_Handler* h,
-                                      XLA_FFI_CallFrame* cf) {
-  XRT_COUNT(XRT_STAT_CALLS);
-  cf->future = NULL;
-  xrt_cuda_scope scope;
-  XLA_FFI_Error* err = xrt_cuda_enter(rt, &scope);
-  if (err) return err;
-  int64_t blocked = xla_ffi_deno_js_block_enter();
-  err = normalize(xrt_invoke(h, cf, "XLA FFI call failed"));
-  xla_ffi_deno_js_block_leave(blocked);
-  xrt_cuda_leave(rt, &scope);
-  XLA_FFI_Future* f = cf->future;
-  if (!f) return err;
-  cf->future = NULL;
-  if (!xrt_live_has(f, XRT_LIVE_FUTURE)) return bad_future(err);
-  if (err) {
-    drop_future(f);
-    return err;
-  }
-  XLA_FFI_Error* fe = NULL;
-  if (future_take_or_orphan(f, &fe)) return fe;
-  return xrt_error_new(XLA_FFI_Error_Code_FAILED_PRECONDITION,
-                       "The handler returned a pending XLA_FFI_Future: it completes "
-                       "asynchronously, so call it with Runtime.call (callSync only runs "
-                       "handlers that finish synchronously)");
-}
-
-XLA_FFI_Error* xrt_call_sync(xrt_runtime* rt, XLA_FFI_Handler* h, xrt_frame* fr) {
-  if (!rt || !h || !fr)
-    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
-                         "xrt_call_sync: runtime, handler and frame must not be null");
-  fr->ctx.rt = rt;
-  fr->cf.api = rt->abi->api;
-  return call_frame_sync(rt, h, &fr->cf);
-}
-
-/**
- * Calls a handler on the calling thread with a call frame laid out elsewhere
- * (whose context is one of this runtime's frames), after checking the frame's
- * structure with xrt_check_call_frame: a malformed frame is an
- * INVALID_ARGUMENT error and the handler is not called.
- */
-XLA_FFI_Error* xrt_call_checked(xrt_runtime* rt, XLA_FFI_Handler* h, XLA_FFI_CallFrame* cf) {
-  if (!rt || !h)
-    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
-                         "xrt_call_checked: runtime and handler must not be null");
-  XLA_FFI_Error* bad = xrt_check_call_frame(cf);
-  if (bad) return bad;
-  cf->ctx->rt = rt;
-  return call_frame_sync(rt, h, cf);
-}
-
-/* A snapshot of a frame's header and context, taken on the calling thread so
- * that later changes to the frame's configuration do not affect the call. */
-typedef struct xrt_call {
-  XLA_FFI_CallFrame cf;
-  XLA_FFI_ExecutionContext ctx;
-  int64_t* user;
-  XLA_FFI_Future* future; /* xrt_call_begin: the pending future */
-} xrt_call;
-
-/** Snapshots a frame for xrt_call_run / xrt_call_threads (which free it). */
-xrt_call* xrt_call_new(xrt_runtime* rt, const xrt_frame* fr) {
-  if (!rt || !fr) return NULL;
-  xrt_call* c = malloc(sizeof *c);
-  if (!c) return NULL;
-  c->cf = fr->cf;
-  c->cf.api = rt->abi->api;
-  c->ctx = fr->ctx;
-  c->ctx.rt = rt;
-  c->user = NULL;
-  if (fr->ctx.n_user > 0) {
-    size_t bytes = sizeof(int64_t) * 2 * (size_t)fr->ctx.n_user;
-    c->user = malloc(bytes);
-    if (!c->user) {
-      free(c);
-      return NULL;
-    }
-    memcpy(c->user, fr->ctx.user, bytes);
-  }
-  c->ctx.user = c->user;
-  return c;
-}
-
-static void call_free(xrt_call* c) {
-  free(c->user);
-  free(c);
-}
-
-/* One call on a private copy of the snapshot; waits for the handler's
- * future. Safe to run concurrently from many threads. */
-static XLA_FFI_Error* call_copy(const xrt_call* tmpl, XLA_FFI_Handler* h) {
-  XRT_COUNT(XRT_STAT_CALLS);
-  XLA_FFI_ExecutionContext ctx = tmpl->ctx;
-  XLA_FFI_CallFrame cf = tmpl->cf;
-  cf.ctx = &ctx;
-  cf.future = NULL;
-  xrt_cuda_scope scope;
-  XLA_FFI_Error* err = xrt_cuda_enter(ctx.rt, &scope);
-  if (err) return err;
-  err = normalize(xrt_invoke(h, &cf, "XLA FFI call failed"));
-  xrt_cuda_leave(ctx.rt, &scope);
-  if (!cf.future) return err;
-  if (!xrt_live_has(cf.future, XRT_LIVE_FUTURE)) return bad_future(err);
-  if (err) {
-    /* Keep ctx alive until the stray future completes. */
-    XLA_FFI_Error* fe = future_wait_take(cf.future);
-    xrt_error_free(fe);
-    return err;
-  }
-  return future_wait_take(cf.future);
-}
-
-/**
- * Calls a handler with a snapshot and waits for its future, then frees the
- * snapshot. Meant for a `nonblocking` FFI call: it runs on a thread other
- * than the JavaScript one, so the event loop stays free for handlers that
- * need it.
- */
-XLA_FFI_Error* xrt_call_run(xrt_call* c, XLA_FFI_Handler* h) {
-  if (!c || !h) {
-    if (c) call_free(c);
-    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
-                         "xrt_call_run: call and handler must not be null");
-  }
-  XLA_FFI_Error* e = call_copy(c, h);
-  call_free(c);
-  return e;
-}
-
-/**
- * Calls a handler with a snapshot on the calling thread without waiting for
- * its future: returns 0 when the call is over (its error, or NULL, in *out;
- * the snapshot is freed), or 1 when the handler left a pending future: then
- * the notify callback (xrt_set_notify) gets the snapshot once the future
- * completes, and xrt_call_finish takes the result. For handlers that complete
- * their futures on another thread than the caller's, or whose waiting would
- * block the caller (TS handlers on the JS thread: the Promise settles later).
- */
-int32_t xrt_call_begin(xrt_call* c, XLA_FFI_Handler* h, XLA_FFI_Error** out) {
-  XRT_COUNT(XRT_STAT_CALLS);
-  c->cf.ctx = &c->ctx;
-  c->cf.future = NULL;
-  c->future = NULL;
-  *out = NULL;
-  xrt_cuda_scope scope;
-  XLA_FFI_Error* err = xrt_cuda_enter(c->ctx.rt, &scope);
-  if (err) {
-    *out = err;
-    call_free(c);
-    return 0;
-  }
-  err = normalize(xrt_invoke(h, &c->cf, "XLA FFI call failed"));
-  xrt_cuda_leave(c->ctx.rt, &scope);
-  XLA_FFI_Future* f = c->cf.future;
-  if (f != NULL && !xrt_live_has(f, XRT_LIVE_FUTURE)) {
-    *out = bad_future(err);
-    call_free(c);
-    return 0;
-  }
-  if (f == NULL || err != NULL) {
-    if (f != NULL) drop_future(f);
-    *out = err;
-    call_free(c);
-    return 0;
-  }
-  pthread_mutex_lock(&f->mu);
-  if (f->state != FUT_PENDING) {
-    *out = f->error;
-    f->error = NULL;
-    pthread_mutex_unlock(&f->mu);
-    future_free(f);
-    call_free(c);
-    return 0;
-  }
-  f->notify = c;
-  c->future = f;
-  pthread_mutex_unlock(&f->mu);
-  return 1;
-}
-
-/** After the notify callback: the future's error (or NULL); frees the snapshot. */
-XLA_FFI_Error* xrt_call_finish(xrt_call* c) {
-  XLA_FFI_Error* e = c->future ? future_wait_take(c->future) : NULL;
-  call_free(c);
-  return e;
-}
-
-typedef struct {
-  const xrt_call* tmpl;
-  XLA_FFI_Handler* h;
-  int64_t iterations;
-  pthread_mutex_t* mu;
-  int64_t* out; /* [ok, failed, first error code] */
-  char* msg;
-  int32_t msg_cap;
-} stress_arg;
-
-static void* stress_main(void* p) {
-  stress_arg* a = p;
-  for (int64_t i = 0; i < a->iterations; i++) {
-    XLA_FFI_Error* e = call_copy(a->tmpl, a->h);
-    pthread_mutex_lock(a->mu);
-    if (e) {
-      if (a->out[1]++ == 0) {
-        a->out[2] = e->code;
-        if (a->msg && a->msg_cap > 0) snprintf(a->msg, (size_t)a->msg_cap, "%s", e->message);
-      }
-    } else {
-      a->out[0]++;
-    }
-    pthread_mutex_unlock(a->mu);
-    xrt_error_free(e);
-  }
-  return NULL;
-}
-
-/**
- * Calls a handler `iterations` times on each of `threads` new runtime
- * threads, as XLA calls handlers from its own threads, then frees the
- * snapshot. Writes out[0] = calls that succeeded, out[1] = calls that failed,
- * out[2] = the first failure's code, and its message into msg. Returns 0, or
- * -1 if a thread could not start. Blocks until all calls are done: call it
- * `nonblocking`.
- */
-int32_t xrt_call_threads(xrt_call* c, XLA_FFI_Handler* h, int32_t threads, int64_t iterations,
-                         int64_t* out, char* msg, int32_t msg_cap) {
-  if (!c || !h || !out) {
-    if (c) call_free(c);
-    return -1;
-  }
-  if (threads <= 0) threads = 1;
-  pthread_mutex_t mu;
-  pthread_mutex_init(&mu, NULL);
-  out[0] = out[1] = out[2] = 0;
-  if (msg && msg_cap > 0) msg[0] = '\0';
-  stress_arg a = {c, h, iterations, &mu, out, msg, msg_cap};
-  pthread_t* th = calloc((size_t)threads, sizeof(pthread_t));
-  if (!th) abort();
-  int32_t started = 0;
-  for (; started < threads; started++)
-    if (pthread_create(&th[started], NULL, stress_main, &a) != 0) break;
-  for (int32_t i = 0; i < started; i++) pthread_join(th[i], NULL);
-  free(th);
-  pthread_mutex_destroy(&mu);
-  call_free(c);
-  return started == threads ? 0 : -1;
-}
-
-/* ------------------------------------------------------------------------ */
-/* Entry points for TypeScript: errors, registry, types, metadata, stats     */
+/* Entry points for TypeScript: errors and debug counters                   */
 /* ------------------------------------------------------------------------ */
 
 int32_t xrt_error_code(XLA_FFI_Error* e) {
@@ -1307,96 +767,10 @@ const char* xrt_error_message(XLA_FFI_Error* e) {
 }
 void xrt_error_destroy(XLA_FFI_Error* e) { xrt_error_free(e); }
 
-/** Registers a bundle (4 pointers as u64) through the runtime's Handler_Register. */
-XLA_FFI_Error* xrt_register(xrt_runtime* rt, const char* name, int64_t name_len,
-                            const char* platform, int64_t platform_len, const uint64_t* bundle,
-                            uint32_t traits) {
-  if (!rt || !bundle)
-    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
-                         "xrt_register: runtime and bundle must not be null");
-  XLA_FFI_Handler_Register_Args a;
-  memset(&a, 0, sizeof a);
-  a.struct_size = XLA_FFI_Handler_Register_Args_STRUCT_SIZE;
-  a.name.ptr = name;
-  a.name.len = (size_t)name_len;
-  a.platform.ptr = platform;
-  a.platform.len = (size_t)platform_len;
-  a.bundle.instantiate = (XLA_FFI_Handler*)(uintptr_t)bundle[0];
-  a.bundle.prepare = (XLA_FFI_Handler*)(uintptr_t)bundle[1];
-  a.bundle.initialize = (XLA_FFI_Handler*)(uintptr_t)bundle[2];
-  a.bundle.execute = (XLA_FFI_Handler*)(uintptr_t)bundle[3];
-  a.traits = traits;
-  return rt->abi->api->XLA_FFI_Handler_Register(&a);
-}
-
-/** Looks a registration up in the runtime's registry: out = 4 bundle
- * pointers, the traits and the state type id (6 values). */
-XLA_FFI_Error* xrt_lookup(xrt_runtime* rt, const char* name, int64_t name_len,
-                          const char* platform, int64_t platform_len, uint64_t* out) {
-  if (!rt)
-    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT, "xrt_lookup: runtime is null");
-  XLA_FFI_ByteSpan ns = {name, (size_t)name_len}, ps = {platform, (size_t)platform_len};
-  return xrt_registry_lookup(rt->abi, &ns, &ps, out);
-}
-
-/** The names registered on `platform` in the runtime's registry ('\n'-
- * separated into buf); returns their count. */
-int32_t xrt_registered_names(xrt_runtime* rt, const char* platform, int64_t platform_len,
-                             char* buf, int32_t cap) {
-  if (!rt) return 0;
-  return xrt_registry_names(rt->abi, platform, (size_t)platform_len, buf, cap);
-}
-
-/**
- * Registers a type name through the runtime's TypeId_Register (0.1) or
- * Type_Register (0.2+, with a TypeInfo whose deleter is `deleter`); the id
- * is read from and written to *type_id (0: assign one).
- */
-XLA_FFI_Error* xrt_register_type(xrt_runtime* rt, const char* name, int64_t len,
-                                 XLA_FFI_TypeId* type_id, void* deleter) {
-  if (!rt || !type_id)
-    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
-                         "xrt_register_type: runtime and type_id must not be null");
-  if (rt->abi->minor == 1) {
-    XLA_FFI_TypeId_Register_Args a;
-    memset(&a, 0, sizeof a);
-    a.struct_size = XLA_FFI_TypeId_Register_Args_STRUCT_SIZE;
-    a.name.ptr = name;
-    a.name.len = (size_t)len;
-    a.type_id = type_id;
-    return rt->abi->api->XLA_FFI_TypeId_Register(&a);
-  }
-  XLA_FFI_TypeInfo_V0_2 info = {XLA_FFI_TypeInfo_V0_2_STRUCT_SIZE, NULL,
-                                (void (*)(void*))deleter};
-  XLA_FFI_Type_Register_Args_V0_2 a;
-  memset(&a, 0, sizeof a);
-  a.struct_size = XLA_FFI_Type_Register_Args_V0_2_STRUCT_SIZE;
-  a.name.ptr = name;
-  a.name.len = (size_t)len;
-  a.type_id = type_id;
-  a.type_info = &info;
-  return ((const XLA_FFI_Api_V0_2*)rt->abi->api)->XLA_FFI_Type_Register(&a);
-}
-
-/** Queries a handler's metadata as the runtime does at registration:
- * out = [major, minor, traits, state_type_id]. */
-XLA_FFI_Error* xrt_metadata(xrt_runtime* rt, XLA_FFI_Handler* h, int64_t* out) {
-  if (!rt || !h || !out)
-    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
-                         "xrt_metadata: runtime, handler and out must not be null");
-  XLA_FFI_Metadata_V0_2 md;
-  XLA_FFI_Error* e = xrt_query_metadata(rt->abi, h, &md);
-  if (e) return e;
-  out[0] = md.api_version.major_version;
-  out[1] = md.api_version.minor_version;
-  out[2] = md.traits;
-  out[3] = md.state_type_id.type_id;
-  return NULL;
-}
-
 /** Copies up to n debug counters into out; returns how many exist. */
 int32_t xrt_debug_stats(int64_t* out, int32_t n) {
   for (int32_t i = 0; i < n && i < XRT_STAT_COUNT; i++)
     out[i] = atomic_load_explicit(&xrt_stats[i], memory_order_relaxed);
   return XRT_STAT_COUNT;
 }
+

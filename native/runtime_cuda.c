@@ -263,11 +263,11 @@ void xrt_cuda_detach(xrt_runtime* rt) {
     const char* fn;
     if (make_current(c, &prev, &changed, &fn) == 0) {
       CUresult r = c->cuStreamDestroy_v2(c->alloc_stream);
-      if (r != 0) xrt_warn("deno-xla-ffi: cuStreamDestroy_v2 of the allocation stream failed: %d",
+      if (r != 0) xfd_warn("deno-xla-ffi: cuStreamDestroy_v2 of the allocation stream failed: %d",
                            (int)r);
       if (changed) c->cuCtxSetCurrent(prev);
     } else {
-      xrt_warn("deno-xla-ffi: cannot make the CUDA context current to destroy the runtime's "
+      xfd_warn("deno-xla-ffi: cannot make the CUDA context current to destroy the runtime's "
                "allocation stream");
     }
   }
@@ -291,26 +291,23 @@ XLA_FFI_Error* xrt_cuda_activate(const xrt_runtime* rt, xrt_cuda_scope* s) {
   return NULL;
 }
 
-/**
- * The CUDA runtime of this library a call frame comes from, or NULL (another
- * runtime's frame, a Host runtime). Called on the calling thread, while the
- * frame and its context are alive.
+/*
+ * The handler host's hooks for a TS handler that a runtime thread called and
+ * the JS thread serves (handler_host.h), installed by runtime.c. capture
+ * (on the calling thread): the calling CUDA runtime, or NULL (none, or not a
+ * frame of this runtime). enter (on the JS thread): makes its context
+ * current there; 0, or an XLA FFI error code with the message in msg.
+ * leave: restores the context that was current before.
  */
-const xrt_runtime* xrt_cuda_runtime_of(const XLA_FFI_CallFrame* f) {
+const void* xrt_cuda_queued_capture(const XLA_FFI_CallFrame* f) {
   if (!f || !xrt_is_own_api(f->api) || !f->ctx || f->ctx->magic != XRT_CTX_MAGIC) return NULL;
   const xrt_runtime* r = f->ctx->rt;
   return r && r->cuda ? r : NULL;
 }
 
-/**
- * For a TS handler that a runtime thread called and the JS thread serves:
- * makes the context of `r` (from xrt_cuda_runtime_of; NULL: nothing to do)
- * current on this thread (*rt = the runtime, for xrt_cuda_leave, else NULL).
- * Returns 0, or an XLA FFI error code with the message in msg.
- */
-int32_t xrt_cuda_enter_runtime(const xrt_runtime* r, xrt_cuda_scope* s, const xrt_runtime** rt,
-                               char* msg, size_t cap) {
-  *rt = NULL;
+int32_t xrt_cuda_queued_enter(const void* handle, xla_ffi_deno_host_scope* s, char* msg,
+                              size_t cap) {
+  const xrt_runtime* r = handle;
   s->prev = NULL;
   s->changed = 0;
   const struct xrt_cuda* c = r ? r->cuda : NULL;
@@ -323,8 +320,11 @@ int32_t xrt_cuda_enter_runtime(const xrt_runtime* r, xrt_cuda_scope* s, const xr
     return cuda_code((int)cr);
   }
   s->prev = prev;
-  *rt = r;
   return 0;
+}
+
+void xrt_cuda_queued_leave(const void* handle, const xla_ffi_deno_host_scope* s) {
+  if (s->changed) ((const xrt_runtime*)handle)->cuda->cuCtxSetCurrent((CUcontext)s->prev);
 }
 
 /** Restores the context that was current before xrt_cuda_activate. */

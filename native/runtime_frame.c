@@ -77,7 +77,7 @@ static int build_buffer(builder* b, XLA_FFI_Buffer* buf) {
   if (!h) return 0;
   uint32_t rank = u32_at(h, 1);
   uint32_t dtype = u32_at(h, 0);
-  if (rank > XRT_MAX_RANK || (!xrt_dtype_valid(dtype) && dtype != XLA_FFI_DataType_TOKEN))
+  if (rank > XFD_MAX_RANK || (!xfd_dtype_valid(dtype) && dtype != XLA_FFI_DataType_TOKEN))
     return b->failed = 1, 0;
   double addr;
   memcpy(&addr, h + 8, 8);
@@ -105,7 +105,7 @@ static int build_dict(builder* b, XLA_FFI_Attrs* out, int depth) {
   const uint8_t* h = take(b, 8);
   if (!h) return 0;
   uint32_t n = u32_at(h, 0);
-  if (n > XRT_MAX_ATTRS) return b->failed = 1, 0;
+  if (n > XFD_MAX_ATTRS) return b->failed = 1, 0;
   out->struct_size = XLA_FFI_Attrs_STRUCT_SIZE;
   out->extension_start = NULL;
   out->size = n;
@@ -117,12 +117,12 @@ static int build_dict(builder* b, XLA_FFI_Attrs* out, int depth) {
     const uint8_t* eh = take(b, 8);
     if (!eh) return 0;
     uint32_t type = u32_at(eh, 0), nlen = u32_at(eh, 1);
-    if (nlen > XRT_MAX_NAME) return b->failed = 1, 0;
+    if (nlen > XFD_MAX_NAME) return b->failed = 1, 0;
     const uint8_t* nb = take(b, nlen);
     XLA_FFI_ByteSpan* name = bump(b, sizeof *name);
     char* ncopy = bump(b, (size_t)nlen + 1);
     if (!nb || !name || !ncopy) return 0;
-    if (!xrt_utf8_valid(nb, nlen)) return b->failed = 1, 0;
+    if (!xfd_utf8_valid(nb, nlen)) return b->failed = 1, 0;
     memcpy(ncopy, nb, nlen);
     ncopy[nlen] = '\0';
     name->ptr = ncopy;
@@ -221,7 +221,7 @@ xrt_frame* xrt_frame_build(const uint8_t* desc, int32_t len) {
   builder b = {desc, desc + len, mem + pad8(sizeof(xrt_frame)), mem + cap, 0};
   const uint8_t* h = take(&b, 8);
   uint32_t nargs = u32_at(h, 0), nrets = u32_at(h, 1);
-  if (nargs > XRT_MAX_OPERANDS || nrets > XRT_MAX_OPERANDS) {
+  if (nargs > XFD_MAX_OPERANDS || nrets > XFD_MAX_OPERANDS) {
     free(mem);
     return NULL;
   }

@@ -7,8 +7,7 @@
  *    API function gives an error instead of undefined behaviour;
  *  - xrt_check_call_frame: a structural check of a whole XLA_FFI_CallFrame
  *    (struct sizes, null pointers, counts, ranks, enum values, attribute
- *    names sorted, unique and UTF-8), with documented limits;
- *  - rate-limited warnings for API functions that cannot return an error.
+ *    names sorted, unique and UTF-8), with the documented limits of common.h.
  *
  * What cannot be checked in-process: non-null pointers to unmapped or unrelated
  * memory (wild pointers), function pointers, and buffer data sizes (a call
@@ -143,66 +142,10 @@ int xrt_live_lock(const void* p, int kind) {
 void xrt_live_unlock(const void* p) { pthread_mutex_unlock(&shard_of(p)->mu); }
 
 /* ------------------------------------------------------------------------ */
-/* Rate-limited warnings                                                     */
-/* ------------------------------------------------------------------------ */
-
-static _Atomic int warnings;
-
-void xrt_warn(const char* fmt, ...) {
-  int n = atomic_fetch_add(&warnings, 1);
-  if (n > XRT_MAX_WARNINGS) return;
-  if (n == XRT_MAX_WARNINGS) {
-    fprintf(stderr, "xla_ffi_deno: further warnings suppressed\n");
-    return;
-  }
-  va_list ap;
-  va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
-  va_end(ap);
-  fputc('\n', stderr);
-}
-
-/* ------------------------------------------------------------------------ */
 /* Call frame check                                                          */
 /* ------------------------------------------------------------------------ */
 
-int xrt_dtype_valid(int64_t dt) {
-  return (dt >= XLA_FFI_DataType_PRED && dt <= XLA_FFI_DataType_F8E8M0FNU && dt != 13 &&
-          dt != 14);
-}
-
 #define BAD(...) xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT, __VA_ARGS__)
-
-int xrt_utf8_valid(const unsigned char* s, size_t n) {
-  size_t i = 0;
-  while (i < n) {
-    unsigned c = s[i];
-    size_t k;
-    uint32_t cp;
-    if (c < 0x80) {
-      i++;
-      continue;
-    } else if ((c & 0xE0) == 0xC0) {
-      k = 1, cp = c & 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-      k = 2, cp = c & 0x0F;
-    } else if ((c & 0xF8) == 0xF0) {
-      k = 3, cp = c & 0x07;
-    } else {
-      return 0;
-    }
-    if (n - i <= k) return 0;
-    for (size_t j = 1; j <= k; j++) {
-      if ((s[i + j] & 0xC0) != 0x80) return 0;
-      cp = (cp << 6) | (s[i + j] & 0x3F);
-    }
-    if ((k == 1 && cp < 0x80) || (k == 2 && cp < 0x800) || (k == 3 && cp < 0x10000) ||
-        cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-      return 0;
-    i += k + 1;
-  }
-  return 1;
-}
 
 static XLA_FFI_Error* check_buffer(const XLA_FFI_Buffer* b, const char* what, int64_t i,
                                    int execute) {
@@ -210,11 +153,11 @@ static XLA_FFI_Error* check_buffer(const XLA_FFI_Buffer* b, const char* what, in
   if (b->struct_size < XLA_FFI_Buffer_STRUCT_SIZE)
     return BAD("%s %lld: Unexpected XLA_FFI_Buffer size: expected %zu, got %zu", what,
                (long long)i, (size_t)XLA_FFI_Buffer_STRUCT_SIZE, b->struct_size);
-  if (!xrt_dtype_valid(b->dtype) && b->dtype != XLA_FFI_DataType_TOKEN)
+  if (!xfd_dtype_valid(b->dtype) && b->dtype != XLA_FFI_DataType_TOKEN)
     return BAD("%s %lld: invalid data type %d", what, (long long)i, (int)b->dtype);
-  if (b->rank < 0 || b->rank > XRT_MAX_RANK)
+  if (b->rank < 0 || b->rank > XFD_MAX_RANK)
     return BAD("%s %lld: rank %lld is out of range [0, %d]", what, (long long)i,
-               (long long)b->rank, XRT_MAX_RANK);
+               (long long)b->rank, XFD_MAX_RANK);
   if (b->rank > 0 && !b->dims)
     return BAD("%s %lld: dims is null for rank %lld", what, (long long)i, (long long)b->rank);
   int64_t elements = 1;
@@ -250,24 +193,24 @@ static int span_cmp(const XLA_FFI_ByteSpan* x, const XLA_FFI_ByteSpan* y) {
 }
 
 static XLA_FFI_Error* check_attrs(const XLA_FFI_Attrs* a, int depth) {
-  if (depth > XRT_MAX_DEPTH)
-    return BAD("attributes nest deeper than the limit %d", XRT_MAX_DEPTH);
+  if (depth > XFD_MAX_DEPTH)
+    return BAD("attributes nest deeper than the limit %d", XFD_MAX_DEPTH);
   if (a->struct_size < XLA_FFI_Attrs_STRUCT_SIZE)
     return BAD("Unexpected XLA_FFI_Attrs size: expected %zu, got %zu",
                (size_t)XLA_FFI_Attrs_STRUCT_SIZE, a->struct_size);
-  if (a->size < 0 || a->size > XRT_MAX_ATTRS)
+  if (a->size < 0 || a->size > XFD_MAX_ATTRS)
     return BAD("attribute count %lld is out of range [0, %d]", (long long)a->size,
-               XRT_MAX_ATTRS);
+               XFD_MAX_ATTRS);
   if (a->size > 0 && (!a->types || !a->names || !a->attrs))
     return BAD("attributes: types, names or attrs is null for %lld attributes",
                (long long)a->size);
   for (int64_t i = 0; i < a->size; i++) {
     char where[48];
     snprintf(where, sizeof where, "attribute %lld: ", (long long)i);
-    XLA_FFI_Error* e = check_span(a->names[i], XRT_MAX_NAME, "name", where);
+    XLA_FFI_Error* e = check_span(a->names[i], XFD_MAX_NAME, "name", where);
     if (e) return e;
     const XLA_FFI_ByteSpan* nm = a->names[i];
-    if (!xrt_utf8_valid((const unsigned char*)nm->ptr, nm->len))
+    if (!xfd_utf8_valid((const unsigned char*)nm->ptr, nm->len))
       return BAD("%sthe name is not valid UTF-8", where);
     if (i > 0 && span_cmp(a->names[i - 1], nm) >= 0)
       return BAD("%sname '%.*s' is not after '%.*s' (names must be sorted and unique)", where,
@@ -277,7 +220,7 @@ static XLA_FFI_Error* check_attrs(const XLA_FFI_Attrs* a, int depth) {
     switch (a->types[i]) {
       case XLA_FFI_AttrType_SCALAR: {
         const XLA_FFI_Scalar* s = v;
-        if (!xrt_dtype_valid(s->dtype))
+        if (!xfd_dtype_valid(s->dtype))
           return BAD("%s'%.*s': invalid scalar data type %d", where, (int)nm->len, nm->ptr,
                      (int)s->dtype);
         if (!s->value) return BAD("%s'%.*s': the scalar value is null", where, (int)nm->len,
@@ -286,18 +229,18 @@ static XLA_FFI_Error* check_attrs(const XLA_FFI_Attrs* a, int depth) {
       }
       case XLA_FFI_AttrType_ARRAY: {
         const XLA_FFI_Array* arr = v;
-        if (!xrt_dtype_valid(arr->dtype))
+        if (!xfd_dtype_valid(arr->dtype))
           return BAD("%s'%.*s': invalid array data type %d", where, (int)nm->len, nm->ptr,
                      (int)arr->dtype);
-        if (arr->size > XRT_MAX_ARRAY)
+        if (arr->size > XFD_MAX_ARRAY)
           return BAD("%s'%.*s': array size %zu exceeds the limit %lld", where, (int)nm->len,
-                     nm->ptr, arr->size, (long long)XRT_MAX_ARRAY);
+                     nm->ptr, arr->size, (long long)XFD_MAX_ARRAY);
         if (arr->size > 0 && !arr->data)
           return BAD("%s'%.*s': the array data is null", where, (int)nm->len, nm->ptr);
         break;
       }
       case XLA_FFI_AttrType_STRING: {
-        e = check_span(v, XRT_MAX_STRING, "string", where);
+        e = check_span(v, XFD_MAX_STRING, "string", where);
         if (e) return e;
         break;
       }
@@ -316,7 +259,7 @@ static XLA_FFI_Error* check_attrs(const XLA_FFI_Attrs* a, int depth) {
 /**
  * Checks a call frame's structure; NULL when it is well formed, else an
  * INVALID_ARGUMENT error that names the first problem. The limits are the
- * XRT_MAX_* values in runtime_internal.h (docs/reliability.md, "Guards").
+ * XFD_MAX_* values in common.h (docs/reliability.md, "Guards").
  */
 XLA_FFI_Error* xrt_check_call_frame(const XLA_FFI_CallFrame* cf) {
   if (!cf) return BAD("The call frame is null");
@@ -337,9 +280,9 @@ XLA_FFI_Error* xrt_check_call_frame(const XLA_FFI_CallFrame* cf) {
   if (args->struct_size < XLA_FFI_Args_STRUCT_SIZE)
     return BAD("Unexpected XLA_FFI_Args size: expected %zu, got %zu",
                (size_t)XLA_FFI_Args_STRUCT_SIZE, args->struct_size);
-  if (args->size < 0 || args->size > XRT_MAX_OPERANDS)
+  if (args->size < 0 || args->size > XFD_MAX_OPERANDS)
     return BAD("argument count %lld is out of range [0, %d]", (long long)args->size,
-               XRT_MAX_OPERANDS);
+               XFD_MAX_OPERANDS);
   if (args->size > 0 && (!args->types || !args->args))
     return BAD("args: types or args is null for %lld arguments", (long long)args->size);
   for (int64_t i = 0; i < args->size; i++) {
@@ -352,9 +295,9 @@ XLA_FFI_Error* xrt_check_call_frame(const XLA_FFI_CallFrame* cf) {
   if (rets->struct_size < XLA_FFI_Rets_STRUCT_SIZE)
     return BAD("Unexpected XLA_FFI_Rets size: expected %zu, got %zu",
                (size_t)XLA_FFI_Rets_STRUCT_SIZE, rets->struct_size);
-  if (rets->size < 0 || rets->size > XRT_MAX_OPERANDS)
+  if (rets->size < 0 || rets->size > XFD_MAX_OPERANDS)
     return BAD("result count %lld is out of range [0, %d]", (long long)rets->size,
-               XRT_MAX_OPERANDS);
+               XFD_MAX_OPERANDS);
   if (rets->size > 0 && (!rets->types || !rets->rets))
     return BAD("rets: types or rets is null for %lld results", (long long)rets->size);
   for (int64_t i = 0; i < rets->size; i++) {

@@ -1,6 +1,8 @@
 /*
  * runtime_internal.h: private declarations shared by the embedded runtime's
- * C files (runtime.c, runtime_frame.c, runtime_cuda.c). Not part of the public ABI.
+ * C files (runtime*.c). Not part of the public ABI. The runtime stands on
+ * the TS handler host (handler_host.h: it installs hooks into it and may call
+ * its public functions); the host never includes this header.
  *
  * Copyright 2026 The deno-xla-ffi Authors. Licensed under Apache-2.0.
  */
@@ -11,7 +13,35 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "common.h"
+#include "handler_host.h"
 #include "xla_ffi.h"
+
+/* An error of this runtime (runtime.c). */
+struct XLA_FFI_Error {
+  XLA_FFI_Error_Code code;
+  char* message;
+};
+
+/* A future of this runtime (runtime.c): one waiter (the runtime), completed
+ * once from any thread. */
+enum { FUT_PENDING = 0, FUT_OK = 1, FUT_ERROR = 2 };
+
+struct XLA_FFI_Future {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int state;
+  int orphaned; /* the waiter gave up: the completer frees the future */
+  XLA_FFI_Error* error;
+  void* notify; /* when set: passed to g_notify once the future completes */
+};
+
+/* Frees a future (unregistered first: completers then see it as not live). */
+XFD_INTERNAL void xrt_future_free(XLA_FFI_Future* f);
+/* Waits for completion; returns the future's error (owned by the caller). */
+XFD_INTERNAL XLA_FFI_Error* xrt_future_wait_take(XLA_FFI_Future* f);
+/* Takes the result if complete (returns 1), else orphans the future. */
+XFD_INTERNAL int xrt_future_take_or_orphan(XLA_FFI_Future* f, XLA_FFI_Error** out);
 
 /* Debug counters (xrt_debug_stats). */
 enum {
@@ -58,7 +88,7 @@ XLA_FFI_Error* xrt_size_error(const xrt_abi* v, const char* name, size_t expecte
 
 /* Calls a handler the way XLA does: a C++ exception it throws becomes an
  * UNKNOWN error "<what>: <exception text>" when the exception guard library
- * is installed (runtime.c, invoke_guard.cc). */
+ * is installed (runtime_call.c, invoke_guard.cc). */
 XLA_FFI_Error* xrt_invoke(XLA_FFI_Handler* h, XLA_FFI_CallFrame* cf, const char* what);
 
 typedef struct xrt_task {
@@ -120,30 +150,15 @@ typedef struct xrt_frame {
   XLA_FFI_Error* last_error;
 } xrt_frame;
 
-/* Guards (runtime_guard.c). Limits of xrt_check_call_frame and of the API
- * functions' inputs; documented in docs/reliability.md, "Guards". */
+/* Guards (runtime_guard.c); the limits are common.h's XFD_MAX_*, documented in
+ * docs/reliability.md, "Guards". */
 #define XRT_CTX_MAGIC 0x58525443545856ull /* "VXTCTRX" */
-#define XRT_MAX_OPERANDS 65536          /* args or rets per call frame */
-#define XRT_MAX_RANK 256                /* buffer rank */
-#define XRT_MAX_ATTRS 65536             /* attributes per dictionary */
-#define XRT_MAX_DEPTH 64                /* dictionary nesting */
-#define XRT_MAX_NAME 4096               /* attribute, handler, platform, type names (bytes) */
-#define XRT_MAX_STRING (1ll << 30)      /* string attribute (bytes) */
-#define XRT_MAX_ARRAY (1ll << 31)       /* array attribute elements */
-#define XRT_MAX_WARNINGS 16             /* stderr warnings per process */
 enum { XRT_LIVE_ERROR = 1, XRT_LIVE_FUTURE = 2 };
 void xrt_live_add(const void* p, int kind);
 int xrt_live_remove(const void* p, int kind);
 int xrt_live_has(const void* p, int kind);
 int xrt_live_lock(const void* p, int kind);
 void xrt_live_unlock(const void* p);
-void xrt_warn(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-int xrt_dtype_valid(int64_t dtype);
-int xrt_utf8_valid(const unsigned char* s, size_t n);
-/* Starts a detached thread running fn(arg) and pins the library holding fn
- * first, so that the thread never outlives the code it runs (Deno closes
- * libraries at exit). 1 when the thread started, else 0. */
-int xrt_thread_start_detached(void* (*fn)(void*), void* arg);
 XLA_FFI_Error* xrt_check_call_frame(const XLA_FFI_CallFrame* cf);
 
 XLA_FFI_Error* xrt_error_new(XLA_FFI_Error_Code code, const char* fmt, ...)
@@ -175,12 +190,13 @@ XLA_FFI_Error* xrt_cuda_allocate(const xrt_runtime* rt, size_t size, void** data
 XLA_FFI_Error* xrt_cuda_free(const xrt_runtime* rt, size_t size, void* data);
 int32_t xrt_cuda_device(const xrt_runtime* rt);
 void xrt_cuda_detach(xrt_runtime* rt);
-/* A queued TS handler served on the JS thread: the calling CUDA runtime,
- * found on the calling thread (NULL: none), whose context is made current
- * for it there (handler.c; leave with xrt_cuda_leave(*rt, s)). */
-const xrt_runtime* xrt_cuda_runtime_of(const XLA_FFI_CallFrame* f);
-int32_t xrt_cuda_enter_runtime(const xrt_runtime* r, xrt_cuda_scope* s, const xrt_runtime** rt,
-                               char* msg, size_t cap);
+/* The handler host's hooks for queued calls (handler_host.h), installed by
+ * runtime.c: the calling CUDA runtime's context made current on the JS
+ * thread for a TS handler it called from one of its threads. */
+const void* xrt_cuda_queued_capture(const XLA_FFI_CallFrame* f);
+int32_t xrt_cuda_queued_enter(const void* handle, xla_ffi_deno_host_scope* s, char* msg,
+                              size_t cap);
+void xrt_cuda_queued_leave(const void* handle, const xla_ffi_deno_host_scope* s);
 
 /* Registries (runtime_registry.c). */
 size_t xrt_canonical_platform(const char* p, size_t n, char* out, size_t cap);
@@ -196,11 +212,5 @@ XLA_FFI_Error* xrt_type_register(const xrt_abi* v, const XLA_FFI_ByteSpan* name,
                                  XLA_FFI_TypeId* type_id, void (*deleter)(void*));
 XLA_FFI_Error* xrt_type_deleter(const xrt_abi* v, int64_t id, void (**deleter)(void*));
 int32_t xrt_error_code(XLA_FFI_Error* e);
-
-/* handler.c: marks the JS thread as blocked in a native handler (deadlock guard). */
-int64_t xla_ffi_deno_js_block_enter(void);
-/* handler.c: the slot of a released TS entry point `h`, or -1 (not one, or live). */
-int32_t xla_ffi_deno_handler_released_slot(void* h);
-void xla_ffi_deno_js_block_leave(int64_t saved);
 
 #endif /* DENO_XLA_FFI_RUNTIME_INTERNAL_H_ */

@@ -34,12 +34,12 @@ size_t xrt_canonical_platform(const char* p, size_t n, char* out, size_t cap) {
   return k;
 }
 
-/* A name's ByteSpan: not null with a length, at most XRT_MAX_NAME bytes. */
+/* A name's ByteSpan: not null with a length, at most XFD_MAX_NAME bytes. */
 XLA_FFI_Error* xrt_check_name(const XLA_FFI_ByteSpan* s, const char* what) {
-  if (s->len > XRT_MAX_NAME)
+  if (s->len > XFD_MAX_NAME)
     return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
                          "The %s is %zu bytes long: the limit is %d", what, s->len,
-                         XRT_MAX_NAME);
+                         XFD_MAX_NAME);
   if (!s->ptr && s->len > 0)
     return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
                          "The %s is null with length %zu", what, s->len);
@@ -140,7 +140,7 @@ XLA_FFI_Error* xrt_registry_register(const xrt_abi* v, const XLA_FFI_Handler_Reg
   int nl = (int)args->name.len;
   const char* plat = args->platform.ptr ? args->platform.ptr : "";
   int pl = (int)args->platform.len;
-  char canon[XRT_MAX_NAME + 8];
+  char canon[XFD_MAX_NAME + 8];
   size_t cl = xrt_canonical_platform(plat, (size_t)pl, canon, sizeof canon);
   /* XLA ffi_registry.cc RegisterHandler:
    * "FFI handler for %s on a platform %s must provide an execute implementation" */
@@ -255,7 +255,7 @@ XLA_FFI_Error* xrt_registry_lookup(const xrt_abi* v, const XLA_FFI_ByteSpan* ns,
   const char* name = ns->ptr ? ns->ptr : "";
   const char* platform = ps->ptr ? ps->ptr : "";
   int nl = (int)ns->len, pl = (int)ps->len;
-  char canon[XRT_MAX_NAME + 8];
+  char canon[XFD_MAX_NAME + 8];
   size_t cl = xrt_canonical_platform(platform, ps->len, canon, sizeof canon);
   pthread_mutex_lock(&reg_mu);
   for (reg_entry* e = reg_head[v->index]; e; e = e->next) {
@@ -286,7 +286,7 @@ XLA_FFI_Error* xrt_registry_lookup(const xrt_abi* v, const XLA_FFI_ByteSpan* ns,
  */
 int32_t xrt_registry_names(const xrt_abi* v, const char* platform, size_t platform_len,
                            char* buf, int32_t cap) {
-  char canon[XRT_MAX_NAME + 8];
+  char canon[XFD_MAX_NAME + 8];
   size_t cl = xrt_canonical_platform(platform ? platform : "", platform_len, canon, sizeof canon);
   int32_t n = 0;
   size_t used = 0;
@@ -394,4 +394,95 @@ XLA_FFI_Error* xrt_type_deleter(const xrt_abi* v, int64_t id, void (**deleter)(v
    * "Type id %d is not registered with a static registry" */
   return xrt_error_new(XLA_FFI_Error_Code_INTERNAL,
                        "Type id %lld is not registered with a static registry", (long long)id);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Entry points for TypeScript: registration, lookup, types, metadata        */
+/* ------------------------------------------------------------------------ */
+
+/** Registers a bundle (4 pointers as u64) through the runtime's Handler_Register. */
+XLA_FFI_Error* xrt_register(xrt_runtime* rt, const char* name, int64_t name_len,
+                            const char* platform, int64_t platform_len, const uint64_t* bundle,
+                            uint32_t traits) {
+  if (!rt || !bundle)
+    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
+                         "xrt_register: runtime and bundle must not be null");
+  XLA_FFI_Handler_Register_Args a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = XLA_FFI_Handler_Register_Args_STRUCT_SIZE;
+  a.name.ptr = name;
+  a.name.len = (size_t)name_len;
+  a.platform.ptr = platform;
+  a.platform.len = (size_t)platform_len;
+  a.bundle.instantiate = (XLA_FFI_Handler*)(uintptr_t)bundle[0];
+  a.bundle.prepare = (XLA_FFI_Handler*)(uintptr_t)bundle[1];
+  a.bundle.initialize = (XLA_FFI_Handler*)(uintptr_t)bundle[2];
+  a.bundle.execute = (XLA_FFI_Handler*)(uintptr_t)bundle[3];
+  a.traits = traits;
+  return rt->abi->api->XLA_FFI_Handler_Register(&a);
+}
+
+/** Looks a registration up in the runtime's registry: out = 4 bundle
+ * pointers, the traits and the state type id (6 values). */
+XLA_FFI_Error* xrt_lookup(xrt_runtime* rt, const char* name, int64_t name_len,
+                          const char* platform, int64_t platform_len, uint64_t* out) {
+  if (!rt)
+    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT, "xrt_lookup: runtime is null");
+  XLA_FFI_ByteSpan ns = {name, (size_t)name_len}, ps = {platform, (size_t)platform_len};
+  return xrt_registry_lookup(rt->abi, &ns, &ps, out);
+}
+
+/** The names registered on `platform` in the runtime's registry ('\n'-
+ * separated into buf); returns their count. */
+int32_t xrt_registered_names(xrt_runtime* rt, const char* platform, int64_t platform_len,
+                             char* buf, int32_t cap) {
+  if (!rt) return 0;
+  return xrt_registry_names(rt->abi, platform, (size_t)platform_len, buf, cap);
+}
+
+/**
+ * Registers a type name through the runtime's TypeId_Register (0.1) or
+ * Type_Register (0.2+, with a TypeInfo whose deleter is `deleter`); the id
+ * is read from and written to *type_id (0: assign one).
+ */
+XLA_FFI_Error* xrt_register_type(xrt_runtime* rt, const char* name, int64_t len,
+                                 XLA_FFI_TypeId* type_id, void* deleter) {
+  if (!rt || !type_id)
+    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
+                         "xrt_register_type: runtime and type_id must not be null");
+  if (rt->abi->minor == 1) {
+    XLA_FFI_TypeId_Register_Args a;
+    memset(&a, 0, sizeof a);
+    a.struct_size = XLA_FFI_TypeId_Register_Args_STRUCT_SIZE;
+    a.name.ptr = name;
+    a.name.len = (size_t)len;
+    a.type_id = type_id;
+    return rt->abi->api->XLA_FFI_TypeId_Register(&a);
+  }
+  XLA_FFI_TypeInfo_V0_2 info = {XLA_FFI_TypeInfo_V0_2_STRUCT_SIZE, NULL,
+                                (void (*)(void*))deleter};
+  XLA_FFI_Type_Register_Args_V0_2 a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = XLA_FFI_Type_Register_Args_V0_2_STRUCT_SIZE;
+  a.name.ptr = name;
+  a.name.len = (size_t)len;
+  a.type_id = type_id;
+  a.type_info = &info;
+  return ((const XLA_FFI_Api_V0_2*)rt->abi->api)->XLA_FFI_Type_Register(&a);
+}
+
+/** Queries a handler's metadata as the runtime does at registration:
+ * out = [major, minor, traits, state_type_id]. */
+XLA_FFI_Error* xrt_metadata(xrt_runtime* rt, XLA_FFI_Handler* h, int64_t* out) {
+  if (!rt || !h || !out)
+    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
+                         "xrt_metadata: runtime, handler and out must not be null");
+  XLA_FFI_Metadata_V0_2 md;
+  XLA_FFI_Error* e = xrt_query_metadata(rt->abi, h, &md);
+  if (e) return e;
+  out[0] = md.api_version.major_version;
+  out[1] = md.api_version.minor_version;
+  out[2] = md.traits;
+  out[3] = md.state_type_id.type_id;
+  return NULL;
 }

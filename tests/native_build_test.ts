@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
-import { buildSharedLibrary, findCompiler, nativeLibraryPath } from "../build.ts";
+import {
+  buildSharedLibrary,
+  findCompiler,
+  HANDLER_HOST_SOURCES,
+  nativeLibraryPath,
+} from "../build.ts";
 import { native } from "../src/native/lib.ts";
 import { ErrorCode } from "../src/abi/enums.ts";
 import { FfiError } from "../src/errors.ts";
@@ -10,6 +15,28 @@ Deno.test("native library builds, is cached and reports its ABI version", () => 
   assert.equal(first, second);
   assert.ok(Deno.statSync(first).isFile);
   assert.equal(native().xla_ffi_deno_abi_version(), 1);
+});
+
+Deno.test("the TS handler host builds and links alone: it uses nothing of the embedded runtime", () => {
+  // The host's sources name no runtime symbol or header...
+  for (const rel of HANDLER_HOST_SOURCES) {
+    const text = Deno.readTextFileSync(new URL(`../${rel}`, import.meta.url));
+    assert.doesNotMatch(text, /\bxrt_|runtime_internal/, rel);
+  }
+  // ...and link with every symbol resolved (the runtime's files left out).
+  const path = buildSharedLibrary({
+    name: "xla_ffi_deno_host_only",
+    sources: HANDLER_HOST_SOURCES,
+    linkFlags: ["-Wl,--no-undefined", "-ldl"],
+  });
+  const lib = Deno.dlopen(path, {
+    xla_ffi_deno_handler_slot_count: { parameters: [], result: "i32" },
+  });
+  try {
+    assert.equal(lib.symbols.xla_ffi_deno_handler_slot_count(), 1024);
+  } finally {
+    lib.close();
+  }
 });
 
 Deno.test("a compile failure shows the compiler's output", () => {

@@ -282,7 +282,7 @@ static XLA_FFI_ByteSpan pick_name(int* ok) {
   *ok = 1;
   switch (below(10)) {
     case 0: s.ptr = NULL; s.len = 1 + below(100); *ok = 0; break;
-    case 1: s.len = (size_t)1 << (13 + below(40)); *ok = 0; break; /* > XRT_MAX_NAME */
+    case 1: s.len = (size_t)1 << (13 + below(40)); *ok = 0; break; /* > XFD_MAX_NAME */
     case 2: s.ptr = NULL; s.len = 0; break; /* the empty name */
     case 3: {
       size_t len = strlen(F.bad_name);

@@ -1,0 +1,46 @@
+/*
+ * common.h: limits and small utilities shared by every part of the native
+ * library: the TS handler host (handler*.c), the embedded runtime
+ * (runtime*.c) and the Python host (python_host.c). It depends on nothing
+ * but the ABI header, so that each part can be read and built on its own
+ * terms. Not part of the public ABI.
+ *
+ * Copyright 2026 The deno-xla-ffi Authors. Licensed under Apache-2.0.
+ */
+#ifndef DENO_XLA_FFI_COMMON_H_
+#define DENO_XLA_FFI_COMMON_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "xla_ffi.h"
+
+/* Internal functions and data shared between the library's own C files:
+ * bound at link time, never exported (no PLT or GOT indirection). */
+#define XFD_INTERNAL __attribute__((visibility("hidden")))
+
+/* Limits of the call-frame checks (the embedded runtime's frame check and
+ * the TS entry points' check) and of the runtime API functions' inputs;
+ * documented in docs/reliability.md, "Guards". */
+#define XFD_MAX_OPERANDS 65536     /* args or rets per call frame */
+#define XFD_MAX_RANK 256           /* buffer rank */
+#define XFD_MAX_ATTRS 65536        /* attributes per dictionary */
+#define XFD_MAX_DEPTH 64           /* dictionary nesting */
+#define XFD_MAX_NAME 4096          /* attribute, handler, platform, type names (bytes) */
+#define XFD_MAX_STRING (1ll << 30) /* string attribute (bytes) */
+#define XFD_MAX_ARRAY (1ll << 31)  /* array attribute elements */
+#define XFD_MAX_WARNINGS 16        /* stderr warnings per process */
+
+/* A warning on stderr (a newline is added); after XFD_MAX_WARNINGS of them
+ * in a process, one note that further warnings are suppressed. */
+XFD_INTERNAL void xfd_warn(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Whether dtype is a data type of the ABI (TOKEN excluded). */
+XFD_INTERNAL int xfd_dtype_valid(int64_t dtype);
+/* Whether the n bytes at s are valid UTF-8. */
+XFD_INTERNAL int xfd_utf8_valid(const unsigned char* s, size_t n);
+/* Starts a detached thread running fn(arg) and pins the library holding fn
+ * first, so that the thread never outlives the code it runs (Deno closes
+ * libraries at exit). 1 when the thread started, else 0. */
+XFD_INTERNAL int xfd_thread_start_detached(void* (*fn)(void*), void* arg);
+
+#endif /* DENO_XLA_FFI_COMMON_H_ */

@@ -1,0 +1,562 @@
+/*
+ * handler_queue.c: calls of TS handlers from threads other than the JS
+ * thread. Deno runs JS only on the JS thread: a synchronous call is queued
+ * and its caller waits for the JS thread to serve it; an asynchronous one is
+ * flattened at once, returns a future and is served later. What the calling
+ * runtime needs current on the JS thread for the call (a CUDA context) comes
+ * from its hooks (handler_host.h).
+ *
+ * Copyright 2026 The deno-xla-ffi Authors. Licensed under Apache-2.0.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "handler_internal.h"
+
+#define SPIN_NS 50000   /* how long a caller spins for its result before it sleeps */
+#define YIELD_NS 5000   /* how long a caller that does not spin yields before it sleeps */
+
+void xla_ffi_deno_handler_job_done(int32_t status);
+
+_Atomic(thread_cb_t) g_thread_cb;
+static _Atomic int64_t g_wakeups, g_foreign_calls;
+
+/* Copies the result TS wrote into the flat buffer into a thread's result. */
+void xla_ffi_deno_handler_put_result(void* result) {
+  call_result* r = (call_result*)result;
+  if (r == NULL || g_flat == NULL) return;
+  const int32_t* h = (const int32_t*)g_flat;
+  r->code = h[0];
+  r->len = h[2];
+  r->token = h[4];
+  if (r->len < 0) r->len = 0;
+  if (r->len > MSG_CAP - 1) r->len = MSG_CAP - 1;
+  memcpy(r->msg, g_msg, (size_t)r->len);
+  r->msg[r->len] = 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The JS thread blocked in a native handler                               */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * While the JS thread runs a native handler synchronously (Runtime.callSync),
+ * it cannot serve calls from other threads. If that handler waits for such a
+ * call (e.g. it runs a TS handler on a thread of its own and joins it), both
+ * would wait forever. g_js_blocked holds the epoch of the blocking call (0:
+ * none; inline TS handlers clear it, since the JS thread then runs JS): a
+ * foreign caller still queued after BLOCK_GRACE_NS of one blocking call fails
+ * with FAILED_PRECONDITION instead.
+ */
+#define BLOCK_GRACE_NS 500000000LL
+_Atomic int64_t g_js_blocked;
+static _Atomic int64_t g_js_block_seq;
+
+/* Called by the runtime around a synchronous call; returns what to restore. */
+int64_t xla_ffi_deno_js_block_enter(void) {
+  if (!atomic_load_explicit(&g_js_thread_set, memory_order_relaxed) ||
+      !pthread_equal(pthread_self(), g_js_thread))
+    return -1;
+  int64_t e = atomic_fetch_add(&g_js_block_seq, 1) + 1;
+  return atomic_exchange(&g_js_blocked, e);
+}
+
+void xla_ffi_deno_js_block_leave(int64_t saved) {
+  if (saved >= 0) atomic_store(&g_js_blocked, saved);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Calls from other threads: a native queue drained by the JS thread       */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * Foreign calls go into one queue. At most one "drainer" is active: the
+ * first caller that finds no drainer calls the thread-safe JS callback
+ * (blocking itself), and that callback serves every queued call, including
+ * those that arrive while it runs, until the queue is empty. Other callers
+ * only wait for their own call: one costly wake-up of the JS thread serves
+ * many calls. Async calls never wait: the dispatcher thread wakes the JS
+ * thread for them when no drainer is active.
+ *
+ * A synchronous caller waits for its result without locks: the JS thread
+ * completes a job with one atomic operation on its state and makes no system
+ * call while some caller spins. At most one caller per spare CPU (the CPUs
+ * less the JS thread's) spins; the others yield the CPU for a few
+ * microseconds, then sleep on a futex, since spinning callers beyond that
+ * would take CPU time from the JS thread. A sleeping
+ * caller's completed job goes to a relay list that the spinning caller
+ * drains with the wake-up calls; only when no caller spins does the JS thread
+ * wake a sleeper itself.
+ */
+enum { JOB_WAITING = 0, JOB_SLEEPING = 1, JOB_RELAY = 2, JOB_DONE = 3 };
+
+typedef struct job {
+  struct job* next;
+  int32_t slot;
+  uint32_t generation;
+  int32_t async;
+  XLA_FFI_CallFrame* frame;
+  const XLA_FFI_Api* api;
+  XLA_FFI_Future* future; /* async jobs */
+  int64_t* flat;          /* async jobs: the frame flattened by the caller (NULL: too large) */
+  int32_t flat_n;         /* slots in flat */
+  const void* context;    /* what the calling runtime needs current (its hook), or NULL */
+  int32_t taken;          /* the JS thread took it from the queue (under g_q_mu) */
+  _Atomic int32_t state;  /* sync jobs: JOB_*; the caller returns on JOB_DONE */
+  struct job* relay_next; /* in g_relay */
+  call_result* result;    /* sync jobs: the caller's */
+} job;
+
+int32_t g_spare_cpus = 1;           /* callers that may spin at once */
+static _Atomic int32_t g_spinners;  /* callers spinning now */
+static _Atomic(job*) g_relay;       /* completed jobs whose callers sleep */
+
+static void futex_wake(_Atomic int32_t* addr) {
+  syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static void futex_wait(_Atomic int32_t* addr, int32_t value, int64_t ns) {
+  struct timespec t = {(time_t)(ns / 1000000000LL), (long)(ns % 1000000000LL)};
+  syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, value, &t, NULL, 0);
+}
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ volatile("yield");
+#endif
+}
+
+/* Wakes the callers of every job in the relay list. */
+static void relay_wakes(void) {
+  if (atomic_load(&g_relay) == NULL) return;
+  job* j = atomic_exchange(&g_relay, NULL);
+  while (j != NULL) {
+    job* next = j->relay_next;
+    atomic_store_explicit(&j->state, JOB_DONE, memory_order_release);
+    /* The caller may return as soon as it sees JOB_DONE: j is not read again
+     * (a wake-up of a stack slot it left is a harmless spurious wake-up). */
+    futex_wake(&j->state);
+    j = next;
+  }
+}
+
+/* The JS thread (or a failing drainer): j's result is written; release its caller. */
+static void release_caller(job* j) {
+  int32_t s = JOB_WAITING;
+  if (atomic_compare_exchange_strong(&j->state, &s, JOB_DONE)) return; /* it spins */
+  /* It sleeps (or is about to): it returns only on JOB_DONE, so j stays valid
+   * until the relay has woken it. */
+  atomic_store(&j->state, JOB_RELAY);
+  job* head = atomic_load(&g_relay);
+  do j->relay_next = head;
+  while (!atomic_compare_exchange_weak(&g_relay, &head, j));
+  if (atomic_load(&g_spinners) == 0) relay_wakes(); /* no caller spins to relay it */
+}
+
+static pthread_mutex_t g_q_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_q_cv = PTHREAD_COND_INITIALIZER; /* dispatcher wake-up */
+static job* g_q_head;
+static job* g_q_tail;
+static int g_q_active; /* a drainer is inside the JS callback */
+static int g_dispatcher_started;
+static job* g_cur_job; /* JS thread only */
+/* JS thread only: the calling runtime's context made current for g_cur_job
+ * (its queued_enter hook), left with the hooks that entered it. */
+static const xla_ffi_deno_host_hooks* g_cur_hooks;
+static const void* g_cur_context;
+static xla_ffi_deno_host_scope g_cur_scope;
+
+static void leave_job_context(void) {
+  if (g_cur_hooks == NULL) return;
+  g_cur_hooks->queued_leave(g_cur_context, &g_cur_scope);
+  g_cur_hooks = NULL;
+}
+
+/* JS thread: makes what job j's runtime needs current (0, or an XLA error
+ * code with the message in g_msg). */
+static int32_t enter_job_context(const job* j) {
+  const xla_ffi_deno_host_hooks* h = host_hooks();
+  if (j->context == NULL || h == NULL || h->queued_enter == NULL) return 0;
+  g_cur_scope.prev = NULL;
+  g_cur_scope.changed = 0;
+  int32_t code = h->queued_enter(j->context, &g_cur_scope, (char*)g_msg, MSG_CAP);
+  if (code != 0) return code;
+  if (h->queued_leave != NULL) {
+    g_cur_hooks = h;
+    g_cur_context = j->context;
+  }
+  return 0;
+}
+
+/* The calling thread: what job j needs current on the JS thread (the
+ * calling runtime's queued_capture hook), or NULL. */
+static const void* capture_context(const XLA_FFI_CallFrame* f) {
+  const xla_ffi_deno_host_hooks* h = host_hooks();
+  return h != NULL && h->queued_capture != NULL ? h->queued_capture(f) : NULL;
+}
+
+static void finish_async(job* j, int32_t status, const call_result* r) {
+  char buf[MSG_CAP];
+  if (status == 2) {
+    host_token_register(r->token, j->api, j->future);
+    return;
+  }
+  int32_t code = status == 0 ? 0 : status == 1 ? r->code : XLA_FFI_Error_Code_INTERNAL;
+  const char* msg = status == 1 ? r->msg : "TS handler dispatch failed (no handler host)";
+  if (host_complete_future(j->api, j->future, code, msg, buf, sizeof buf))
+    host_report_failure("Failed to signal XLA_FFI_Future completion", buf);
+}
+
+/* Runs the JS drainer; returns when the queue was found empty. */
+static void drain(void) {
+  thread_cb_t cb = atomic_load(&g_thread_cb);
+  int32_t rc;
+  /* 1: JS served its budget of calls and yields to its event loop; go on. */
+  do {
+    atomic_fetch_add(&g_wakeups, 1);
+    rc = cb ? cb() : -1;
+  } while (rc == 1);
+  if (rc != 0) {
+    /* No JS host: fail whatever is queued so no caller waits forever. */
+    call_result r;
+    memset(&r, 0, offsetof(call_result, msg));
+    for (;;) {
+      pthread_mutex_lock(&g_q_mu);
+      job* j = g_q_head;
+      if (j == NULL) {
+        g_q_active = 0;
+        pthread_mutex_unlock(&g_q_mu);
+        return;
+      }
+      g_q_head = j->next;
+      if (g_q_head == NULL) g_q_tail = NULL;
+      if (j->async) {
+        pthread_mutex_unlock(&g_q_mu);
+        finish_async(j, -1, &r);
+        free(j->flat);
+        free(j);
+      } else {
+        j->taken = 1;
+        pthread_mutex_unlock(&g_q_mu);
+        j->result->code = XLA_FFI_Error_Code_INTERNAL;
+        j->result->status = -1;
+        release_caller(j);
+      }
+    }
+  }
+}
+
+/*
+ * JS thread: takes the next queued call, flattens its frame into the flat
+ * buffer and returns its slot; -1 when the queue is empty (the drainer then
+ * ends). A frame too large for the flat buffer is failed here.
+ */
+static int64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* When the JS thread last completed a synchronous foreign call with its
+ * result rather than a future (JS thread only). */
+static int64_t g_last_sync_done;
+
+/*
+ * done_status >= 0: the current call returned it (as job_done); then the
+ * next, waiting up to linger_ns for one when the queue is empty. A negative
+ * linger_ns (a Promise of this batch is pending, and its future completes
+ * only after the drainer returns) waits only up to -linger_ns after the last
+ * synchronous call completed with its result: its caller is likely to come
+ * back, while one given a future waits for the drainer to return.
+ */
+int32_t xla_ffi_deno_handler_next_job(int32_t done_status, int32_t linger_ns) {
+  if (done_status >= 0 && g_cur_job != NULL) xla_ffi_deno_handler_job_done(done_status);
+  leave_job_context(); /* a job left without job_done */
+  for (;;) {
+    /* Linger briefly for the next call before giving up the wake-up: callers
+     * in a loop come back within microseconds, and a fresh wake-up of the JS
+     * thread costs tens of them. */
+    if (linger_ns != 0 && __atomic_load_n(&g_q_head, __ATOMIC_ACQUIRE) == NULL) {
+      int64_t now = mono_ns();
+      int64_t until = linger_ns > 0 ? now + linger_ns : g_last_sync_done - linger_ns;
+      for (unsigned k = 1; until > now && __atomic_load_n(&g_q_head, __ATOMIC_ACQUIRE) == NULL;
+           k++) {
+        cpu_relax();
+        if ((k & 63) == 0 && mono_ns() >= until) break;
+      }
+    }
+    pthread_mutex_lock(&g_q_mu);
+    job* j = g_q_head;
+    if (j == NULL) {
+      g_q_active = 0;
+      pthread_mutex_unlock(&g_q_mu);
+      g_cur_job = NULL;
+      return -1;
+    }
+    g_q_head = j->next;
+    if (g_q_head == NULL) g_q_tail = NULL;
+    j->taken = 1;
+    pthread_mutex_unlock(&g_q_mu);
+    g_cur_job = j;
+    atomic_fetch_add(&g_foreign_calls, 1);
+    if (atomic_load(&g_slots[j->slot].generation) != j->generation) {
+      char text[128];
+      int n = snprintf(text, sizeof text, "TS handler entry point %d was released", (int)j->slot);
+      memcpy(g_msg, text, (size_t)n);
+      ((int32_t*)g_flat)[0] = XLA_FFI_Error_Code_FAILED_PRECONDITION;
+      ((int32_t*)g_flat)[2] = n;
+      xla_ffi_deno_handler_job_done(1);
+      continue;
+    }
+    /* A CUDA runtime's call runs with its context current, as on its own thread. */
+    int32_t code = enter_job_context(j);
+    if (code != 0) {
+      ((int32_t*)g_flat)[0] = code;
+      ((int32_t*)g_flat)[2] = (int32_t)strnlen((const char*)g_msg, MSG_CAP);
+      xla_ffi_deno_handler_job_done(1);
+      continue;
+    }
+    if (j->async) {
+      /* The caller's frame is gone (it returned a future): use its flat copy. */
+      if (j->flat != NULL && j->flat_n <= g_flat_cap) {
+        memcpy(g_flat, j->flat, (size_t)j->flat_n * sizeof(int64_t));
+        return j->slot;
+      }
+    } else if (xla_ffi_deno_handler_flatten_into(j->frame, g_flat, g_flat_cap) >= 0) {
+      return j->slot;
+    }
+    static const char too_big[] = "The call frame is too large for the TS handler flat buffer";
+    memcpy(g_msg, too_big, sizeof too_big - 1);
+    ((int32_t*)g_flat)[0] = XLA_FFI_Error_Code_RESOURCE_EXHAUSTED;
+    ((int32_t*)g_flat)[2] = (int32_t)(sizeof too_big - 1);
+    xla_ffi_deno_handler_job_done(1);
+  }
+}
+
+/* JS thread: the current call returned `status` (result in the flat buffer). */
+void xla_ffi_deno_handler_job_done(int32_t status) {
+  job* j = g_cur_job;
+  g_cur_job = NULL;
+  leave_job_context(); /* before the caller learns the call is over */
+  if (j == NULL) return;
+  if (j->async) {
+    call_result* r = malloc(sizeof(call_result));
+    if (r == NULL) {
+      host_report_failure("Failed to signal XLA_FFI_Future completion", "out of memory");
+      free(j->flat);
+      free(j);
+      return;
+    }
+    r->status = status;
+    xla_ffi_deno_handler_put_result(r);
+    finish_async(j, status, r);
+    free(r);
+    free(j->flat);
+    free(j);
+    return;
+  }
+  xla_ffi_deno_handler_put_result(j->result);
+  j->result->status = status;
+  release_caller(j);
+  /* A caller that got its result (not a future to wait on) comes back soon. */
+  if (status != 2) g_last_sync_done = mono_ns();
+}
+
+static void* dispatcher_main(void* unused) {
+  (void)unused;
+  for (;;) {
+    pthread_mutex_lock(&g_q_mu);
+    while (g_q_head == NULL || g_q_active) pthread_cond_wait(&g_q_cv, &g_q_mu);
+    g_q_active = 1;
+    pthread_mutex_unlock(&g_q_mu);
+    drain();
+  }
+  return NULL;
+}
+
+static void push_locked(job* j) {
+  j->next = NULL;
+  if (g_q_tail) g_q_tail->next = j; else __atomic_store_n(&g_q_head, j, __ATOMIC_RELEASE);
+  g_q_tail = j;
+}
+
+/* Starts the dispatcher thread once; returns 0 when it cannot start. */
+static int ensure_dispatcher_locked(void) {
+  if (g_dispatcher_started) return 1;
+  /* The dispatcher thread lives as long as the process (its library stays
+   * mapped: closing it, as Deno does at exit, never unmaps code it runs). */
+  if (!xfd_thread_start_detached(dispatcher_main, NULL)) return 0;
+  g_dispatcher_started = 1;
+  return 1;
+}
+
+XLA_FFI_Error* host_call_async_foreign(int32_t slot, XLA_FFI_CallFrame* f) {
+  const XLA_FFI_Api* api = f->api;
+  if (api == NULL || api->XLA_FFI_Future_Create == NULL)
+    return host_make_error(api, XLA_FFI_Error_Code_UNIMPLEMENTED,
+                      "The runtime does not support futures (no Future_Create)");
+  job* j = calloc(1, sizeof(job));
+  if (j == NULL) return host_make_error(api, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, "Out of memory");
+  /* The frame is valid only during this call (XLA builds it, and the execution
+   * context, on its stack): flatten it now; the JS thread decodes the copy. */
+  int64_t small[512];
+  memset(small, 0, FLAT_HEADER_SLOTS * sizeof(int64_t)); /* the result area, copied too */
+  int32_t used = xla_ffi_deno_handler_flatten_into(f, small, 512);
+  const int64_t* src = small;
+  int64_t* big = NULL;
+  if (used < 0 && g_flat_cap > 512) {
+    big = calloc((size_t)g_flat_cap, sizeof(int64_t));
+    if (big != NULL) used = xla_ffi_deno_handler_flatten_into(f, big, g_flat_cap);
+    src = big;
+  }
+  if (used >= 0) {
+    j->flat = malloc((size_t)used * sizeof(int64_t));
+    if (j->flat == NULL) {
+      free(big);
+      free(j);
+      return host_make_error(api, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, "Out of memory");
+    }
+    memcpy(j->flat, src, (size_t)used * sizeof(int64_t));
+    j->flat_n = used;
+  }
+  free(big);
+  XLA_FFI_Future_Create_Args a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = XLA_FFI_Future_Create_Args_STRUCT_SIZE;
+  XLA_FFI_Error* err = api->XLA_FFI_Future_Create(&a);
+  if (err != NULL) {
+    free(j->flat);
+    free(j);
+    return err;
+  }
+  j->slot = slot;
+  j->generation = atomic_load(&g_slots[slot].generation);
+  j->async = 1;
+  j->frame = f;
+  j->context = capture_context(f);
+  j->api = api;
+  j->future = a.future;
+  f->future = a.future;
+  pthread_mutex_lock(&g_q_mu);
+  if (!ensure_dispatcher_locked()) {
+    pthread_mutex_unlock(&g_q_mu);
+    free(j->flat);
+    free(j);
+    char buf[MSG_CAP];
+    if (host_complete_future(api, a.future, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED,
+                        "Cannot start the TS handler dispatcher thread", buf, sizeof buf))
+      host_report_failure("Failed to signal XLA_FFI_Future completion", buf);
+    return NULL;
+  }
+  push_locked(j);
+  if (!g_q_active) pthread_cond_signal(&g_q_cv);
+  pthread_mutex_unlock(&g_q_mu);
+  return NULL;
+}
+
+/* The caller's wait for a queued synchronous call; false when it was taken
+ * back from the queue (the JS thread stayed blocked, see g_js_blocked). */
+static int wait_for_job(job* j) {
+  /* Spin while a spare CPU is left for it, relaying wake-ups meanwhile. */
+  if (atomic_fetch_add(&g_spinners, 1) < g_spare_cpus) {
+    int64_t until = mono_ns() + SPIN_NS;
+    for (unsigned k = 1; atomic_load_explicit(&j->state, memory_order_acquire) != JOB_DONE; k++) {
+      cpu_relax();
+      if ((k & 63) == 0) {
+        relay_wakes();
+        if (mono_ns() >= until) break;
+      }
+    }
+  }
+  atomic_fetch_sub(&g_spinners, 1);
+  relay_wakes(); /* what was queued for this caller to relay while it spun */
+  /* Not spinning: yield the CPU a few times before sleeping. A call queued
+   * behind a few others completes within microseconds, and a futex sleep
+   * and wake-up cost more than that on this side. */
+  int64_t until = mono_ns() + YIELD_NS;
+  while (atomic_load_explicit(&j->state, memory_order_acquire) != JOB_DONE && mono_ns() < until)
+    sched_yield();
+  int64_t seen = 0, since = 0;
+  for (;;) {
+    int32_t s = JOB_WAITING;
+    if (!atomic_compare_exchange_strong(&j->state, &s, JOB_SLEEPING) && s == JOB_DONE) return 1;
+    if (s == JOB_WAITING) s = JOB_SLEEPING;
+    futex_wait(&j->state, s, 50000000LL);
+    if (atomic_load_explicit(&j->state, memory_order_acquire) == JOB_DONE) return 1;
+    /* Still queued while the JS thread stays blocked in one native call? */
+    int64_t b = atomic_load(&g_js_blocked);
+    if (b == 0 || b != seen) {
+      seen = b;
+      since = mono_ns();
+      continue;
+    }
+    if (mono_ns() - since < BLOCK_GRACE_NS) continue;
+    pthread_mutex_lock(&g_q_mu);
+    if (j->taken) {
+      pthread_mutex_unlock(&g_q_mu);
+      continue; /* the JS thread has it now: it completes it */
+    }
+    job** pp = &g_q_head;
+    job* prev = NULL;
+    while (*pp != NULL && *pp != j) {
+      prev = *pp;
+      pp = &(*pp)->next;
+    }
+    if (*pp == j) {
+      *pp = j->next;
+      if (g_q_tail == j) g_q_tail = prev;
+    }
+    pthread_mutex_unlock(&g_q_mu);
+    return 0;
+  }
+}
+
+XLA_FFI_Error* host_call_sync_foreign(int32_t slot, XLA_FFI_CallFrame* f) {
+  call_result r;
+  memset(&r, 0, offsetof(call_result, msg));
+  r.msg[0] = 0;
+  r.status = -1;
+  job j;
+  memset(&j, 0, sizeof j);
+  j.slot = slot;
+  j.generation = atomic_load(&g_slots[slot].generation);
+  j.frame = f;
+  j.context = capture_context(f);
+  j.api = f->api;
+  j.result = &r;
+  pthread_mutex_lock(&g_q_mu);
+  if (!ensure_dispatcher_locked()) {
+    pthread_mutex_unlock(&g_q_mu);
+    return host_make_error(f->api, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED,
+                      "Cannot start the TS handler dispatcher thread");
+  }
+  push_locked(&j);
+  if (!g_q_active) pthread_cond_signal(&g_q_cv);
+  pthread_mutex_unlock(&g_q_mu);
+  if (!wait_for_job(&j)) {
+    r.status = 1;
+    r.code = XLA_FFI_Error_Code_FAILED_PRECONDITION;
+    snprintf(r.msg, MSG_CAP, "%s",
+             "A TS handler called from another thread cannot run: the JS thread is blocked in a "
+             "native handler called with Runtime.callSync, which waits for it. Call that "
+             "handler with Runtime.call so the JS thread stays free");
+  }
+  return host_finish(f, r.status, r.code, r.msg, r.token);
+}
+
+/* Foreign calls served and wake-ups of the JS thread they needed. */
+void xla_ffi_deno_handler_foreign_stats(double* out) {
+  out[0] = (double)atomic_load(&g_foreign_calls);
+  out[1] = (double)atomic_load(&g_wakeups);
+}

@@ -1,0 +1,326 @@
+/*
+ * runtime_call.c: how the embedded runtime calls handlers, as XLA does: on
+ * the calling thread with the runtime's CUDA context current, C++
+ * exceptions caught (the exception guard library), a returned error or
+ * future checked to be the runtime's own; synchronously (Runtime.callSync,
+ * with the JS-thread guard of handler_host.h), from a snapshot on another
+ * thread (Runtime.call), without waiting for a pending future, or from many
+ * threads at once (Runtime.callOnThreads).
+ *
+ * Copyright 2026 The deno-xla-ffi Authors. Licensed under Apache-2.0.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime_internal.h"
+
+/* ------------------------------------------------------------------------ */
+/* Calling handlers as XLA does (C++ exceptions caught)                      */
+/* ------------------------------------------------------------------------ */
+
+/* invoke_guard.cc, when its library is loaded: calls h(cf) inside try/catch;
+ * returns 1 with the exception's text in msg when one was thrown. */
+typedef int32_t (*xrt_guard_fn)(XLA_FFI_Handler* h, XLA_FFI_CallFrame* cf, XLA_FFI_Error** out,
+                                char* msg, int32_t cap);
+static _Atomic(xrt_guard_fn) g_guard;
+
+/** Installs the exception guard (a function of the invoke_guard library). */
+void xrt_set_invoke_guard(void* fn) { atomic_store(&g_guard, (xrt_guard_fn)fn); }
+
+/** Whether C++ exceptions of handlers are caught (the guard is installed). */
+int32_t xrt_invoke_guarded(void) { return atomic_load(&g_guard) != NULL; }
+
+XLA_FFI_Error* xrt_invoke(XLA_FFI_Handler* h, XLA_FFI_CallFrame* cf, const char* what) {
+  xrt_guard_fn g = atomic_load_explicit(&g_guard, memory_order_relaxed);
+  if (g == NULL) return h(cf);
+  XLA_FFI_Error* out = NULL;
+  char msg[1024];
+  if (g(h, cf, &out, msg, (int32_t)sizeof msg) == 0) return out;
+  /* XLA ffi_api.cc Call: Unknown("XLA FFI call failed: %s", e.what()) */
+  return xrt_error_new(XLA_FFI_Error_Code_UNKNOWN, "%s: %s", what, msg);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Calls                                                                     */
+/* ------------------------------------------------------------------------ */
+
+static XLA_FFI_Error* normalize(XLA_FFI_Error* err) {
+  if (err && !xrt_live_has(err, XRT_LIVE_ERROR))
+    return xrt_error_new(XLA_FFI_Error_Code_INTERNAL,
+                         "The handler returned an XLA_FFI_Error* that is not a live error of "
+                         "this runtime (not created by it, or already destroyed)");
+  if (err && err->code == XLA_FFI_Error_Code_OK) {
+    xrt_error_free(err);
+    return NULL;
+  }
+  return err;
+}
+
+/* A handler that returned an error must not also leave a future; if it did,
+ * the runtime still has to own (and eventually free) that future. */
+static void drop_future(XLA_FFI_Future* f) {
+  XLA_FFI_Error* e = NULL;
+  if (xrt_future_take_or_orphan(f, &e)) xrt_error_free(e);
+}
+
+/**
+ * Calls a handler synchronously on the calling thread with the frame's own
+ * call frame and context. A pending future is orphaned and reported as
+ * FAILED_PRECONDITION. Returns NULL on success.
+ */
+static XLA_FFI_Error* bad_future(XLA_FFI_Error* err) {
+  xrt_error_free(err);
+  return xrt_error_new(XLA_FFI_Error_Code_INTERNAL,
+                       "The handler set XLA_FFI_CallFrame.future to a pointer that is not a "
+                       "live XLA_FFI_Future of this runtime");
+}
+
+static XLA_FFI_Error* call_frame_sync(xrt_runtime* rt, XLA_FFI_Handler* h,
+                                      XLA_FFI_CallFrame* cf) {
+  XRT_COUNT(XRT_STAT_CALLS);
+  cf->future = NULL;
+  xrt_cuda_scope scope;
+  XLA_FFI_Error* err = xrt_cuda_enter(rt, &scope);
+  if (err) return err;
+  int64_t blocked = xla_ffi_deno_js_block_enter();
+  err = normalize(xrt_invoke(h, cf, "XLA FFI call failed"));
+  xla_ffi_deno_js_block_leave(blocked);
+  xrt_cuda_leave(rt, &scope);
+  XLA_FFI_Future* f = cf->future;
+  if (!f) return err;
+  cf->future = NULL;
+  if (!xrt_live_has(f, XRT_LIVE_FUTURE)) return bad_future(err);
+  if (err) {
+    drop_future(f);
+    return err;
+  }
+  XLA_FFI_Error* fe = NULL;
+  if (xrt_future_take_or_orphan(f, &fe)) return fe;
+  return xrt_error_new(XLA_FFI_Error_Code_FAILED_PRECONDITION,
+                       "The handler returned a pending XLA_FFI_Future: it completes "
+                       "asynchronously, so call it with Runtime.call (callSync only runs "
+                       "handlers that finish synchronously)");
+}
+
+XLA_FFI_Error* xrt_call_sync(xrt_runtime* rt, XLA_FFI_Handler* h, xrt_frame* fr) {
+  if (!rt || !h || !fr)
+    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
+                         "xrt_call_sync: runtime, handler and frame must not be null");
+  fr->ctx.rt = rt;
+  fr->cf.api = rt->abi->api;
+  return call_frame_sync(rt, h, &fr->cf);
+}
+
+/**
+ * Calls a handler on the calling thread with a call frame laid out elsewhere
+ * (whose context is one of this runtime's frames), after checking the frame's
+ * structure with xrt_check_call_frame: a malformed frame is an
+ * INVALID_ARGUMENT error and the handler is not called.
+ */
+XLA_FFI_Error* xrt_call_checked(xrt_runtime* rt, XLA_FFI_Handler* h, XLA_FFI_CallFrame* cf) {
+  if (!rt || !h)
+    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
+                         "xrt_call_checked: runtime and handler must not be null");
+  XLA_FFI_Error* bad = xrt_check_call_frame(cf);
+  if (bad) return bad;
+  cf->ctx->rt = rt;
+  return call_frame_sync(rt, h, cf);
+}
+
+/* A snapshot of a frame's header and context, taken on the calling thread so
+ * that later changes to the frame's configuration do not affect the call. */
+typedef struct xrt_call {
+  XLA_FFI_CallFrame cf;
+  XLA_FFI_ExecutionContext ctx;
+  int64_t* user;
+  XLA_FFI_Future* future; /* xrt_call_begin: the pending future */
+} xrt_call;
+
+/** Snapshots a frame for xrt_call_run / xrt_call_threads (which free it). */
+xrt_call* xrt_call_new(xrt_runtime* rt, const xrt_frame* fr) {
+  if (!rt || !fr) return NULL;
+  xrt_call* c = malloc(sizeof *c);
+  if (!c) return NULL;
+  c->cf = fr->cf;
+  c->cf.api = rt->abi->api;
+  c->ctx = fr->ctx;
+  c->ctx.rt = rt;
+  c->user = NULL;
+  if (fr->ctx.n_user > 0) {
+    size_t bytes = sizeof(int64_t) * 2 * (size_t)fr->ctx.n_user;
+    c->user = malloc(bytes);
+    if (!c->user) {
+      free(c);
+      return NULL;
+    }
+    memcpy(c->user, fr->ctx.user, bytes);
+  }
+  c->ctx.user = c->user;
+  return c;
+}
+
+static void call_free(xrt_call* c) {
+  free(c->user);
+  free(c);
+}
+
+/* One call on a private copy of the snapshot; waits for the handler's
+ * future. Safe to run concurrently from many threads. */
+static XLA_FFI_Error* call_copy(const xrt_call* tmpl, XLA_FFI_Handler* h) {
+  XRT_COUNT(XRT_STAT_CALLS);
+  XLA_FFI_ExecutionContext ctx = tmpl->ctx;
+  XLA_FFI_CallFrame cf = tmpl->cf;
+  cf.ctx = &ctx;
+  cf.future = NULL;
+  xrt_cuda_scope scope;
+  XLA_FFI_Error* err = xrt_cuda_enter(ctx.rt, &scope);
+  if (err) return err;
+  err = normalize(xrt_invoke(h, &cf, "XLA FFI call failed"));
+  xrt_cuda_leave(ctx.rt, &scope);
+  if (!cf.future) return err;
+  if (!xrt_live_has(cf.future, XRT_LIVE_FUTURE)) return bad_future(err);
+  if (err) {
+    /* Keep ctx alive until the stray future completes. */
+    XLA_FFI_Error* fe = xrt_future_wait_take(cf.future);
+    xrt_error_free(fe);
+    return err;
+  }
+  return xrt_future_wait_take(cf.future);
+}
+
+/**
+ * Calls a handler with a snapshot and waits for its future, then frees the
+ * snapshot. Meant for a `nonblocking` FFI call: it runs on a thread other
+ * than the JavaScript one, so the event loop stays free for handlers that
+ * need it.
+ */
+XLA_FFI_Error* xrt_call_run(xrt_call* c, XLA_FFI_Handler* h) {
+  if (!c || !h) {
+    if (c) call_free(c);
+    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
+                         "xrt_call_run: call and handler must not be null");
+  }
+  XLA_FFI_Error* e = call_copy(c, h);
+  call_free(c);
+  return e;
+}
+
+/**
+ * Calls a handler with a snapshot on the calling thread without waiting for
+ * its future: returns 0 when the call is over (its error, or NULL, in *out;
+ * the snapshot is freed), or 1 when the handler left a pending future: then
+ * the notify callback (xrt_set_notify) gets the snapshot once the future
+ * completes, and xrt_call_finish takes the result. For handlers that complete
+ * their futures on another thread than the caller's, or whose waiting would
+ * block the caller (TS handlers on the JS thread: the Promise settles later).
+ */
+int32_t xrt_call_begin(xrt_call* c, XLA_FFI_Handler* h, XLA_FFI_Error** out) {
+  XRT_COUNT(XRT_STAT_CALLS);
+  c->cf.ctx = &c->ctx;
+  c->cf.future = NULL;
+  c->future = NULL;
+  *out = NULL;
+  xrt_cuda_scope scope;
+  XLA_FFI_Error* err = xrt_cuda_enter(c->ctx.rt, &scope);
+  if (err) {
+    *out = err;
+    call_free(c);
+    return 0;
+  }
+  err = normalize(xrt_invoke(h, &c->cf, "XLA FFI call failed"));
+  xrt_cuda_leave(c->ctx.rt, &scope);
+  XLA_FFI_Future* f = c->cf.future;
+  if (f != NULL && !xrt_live_has(f, XRT_LIVE_FUTURE)) {
+    *out = bad_future(err);
+    call_free(c);
+    return 0;
+  }
+  if (f == NULL || err != NULL) {
+    if (f != NULL) drop_future(f);
+    *out = err;
+    call_free(c);
+    return 0;
+  }
+  pthread_mutex_lock(&f->mu);
+  if (f->state != FUT_PENDING) {
+    *out = f->error;
+    f->error = NULL;
+    pthread_mutex_unlock(&f->mu);
+    xrt_future_free(f);
+    call_free(c);
+    return 0;
+  }
+  f->notify = c;
+  c->future = f;
+  pthread_mutex_unlock(&f->mu);
+  return 1;
+}
+
+/** After the notify callback: the future's error (or NULL); frees the snapshot. */
+XLA_FFI_Error* xrt_call_finish(xrt_call* c) {
+  XLA_FFI_Error* e = c->future ? xrt_future_wait_take(c->future) : NULL;
+  call_free(c);
+  return e;
+}
+
+typedef struct {
+  const xrt_call* tmpl;
+  XLA_FFI_Handler* h;
+  int64_t iterations;
+  pthread_mutex_t* mu;
+  int64_t* out; /* [ok, failed, first error code] */
+  char* msg;
+  int32_t msg_cap;
+} stress_arg;
+
+static void* stress_main(void* p) {
+  stress_arg* a = p;
+  for (int64_t i = 0; i < a->iterations; i++) {
+    XLA_FFI_Error* e = call_copy(a->tmpl, a->h);
+    pthread_mutex_lock(a->mu);
+    if (e) {
+      if (a->out[1]++ == 0) {
+        a->out[2] = e->code;
+        if (a->msg && a->msg_cap > 0) snprintf(a->msg, (size_t)a->msg_cap, "%s", e->message);
+      }
+    } else {
+      a->out[0]++;
+    }
+    pthread_mutex_unlock(a->mu);
+    xrt_error_free(e);
+  }
+  return NULL;
+}
+
+/**
+ * Calls a handler `iterations` times on each of `threads` new runtime
+ * threads, as XLA calls handlers from its own threads, then frees the
+ * snapshot. Writes out[0] = calls that succeeded, out[1] = calls that failed,
+ * out[2] = the first failure's code, and its message into msg. Returns 0, or
+ * -1 if a thread could not start. Blocks until all calls are done: call it
+ * `nonblocking`.
+ */
+int32_t xrt_call_threads(xrt_call* c, XLA_FFI_Handler* h, int32_t threads, int64_t iterations,
+                         int64_t* out, char* msg, int32_t msg_cap) {
+  if (!c || !h || !out) {
+    if (c) call_free(c);
+    return -1;
+  }
+  if (threads <= 0) threads = 1;
+  pthread_mutex_t mu;
+  pthread_mutex_init(&mu, NULL);
+  out[0] = out[1] = out[2] = 0;
+  if (msg && msg_cap > 0) msg[0] = '\0';
+  stress_arg a = {c, h, iterations, &mu, out, msg, msg_cap};
+  pthread_t* th = calloc((size_t)threads, sizeof(pthread_t));
+  if (!th) abort();
+  int32_t started = 0;
+  for (; started < threads; started++)
+    if (pthread_create(&th[started], NULL, stress_main, &a) != 0) break;
+  for (int32_t i = 0; i < started; i++) pthread_join(th[i], NULL);
+  free(th);
+  pthread_mutex_destroy(&mu);
+  call_free(c);
+  return started == threads ? 0 : -1;
+}

@@ -1,0 +1,179 @@
+/**
+ * `@deno-xla/ffi/build`: handler libraries built from a user's folder (a
+ * temporary one outside the module, paths relative to it) and called through
+ * the embedded runtime.
+ */
+import assert from "node:assert/strict";
+import { buildHandlerLibrary } from "../src/build/mod.ts";
+import { findCxxCompiler } from "../build.ts";
+import { ErrorCode } from "../src/abi/enums.ts";
+import { FfiError } from "../src/errors.ts";
+import { CallFrameBuilder } from "../src/runtime/call_frame.ts";
+import { HandlerLibrary } from "../src/runtime/handler_library.ts";
+import { Runtime } from "../src/runtime/runtime.ts";
+import { jaxlibHeaders } from "./_jax.ts";
+
+/** A temporary user folder with `files` (paths relative to it); removed after `fn`. */
+function inUserFolder(files: Record<string, string>, fn: (dir: string) => void): void {
+  const dir = Deno.makeTempDirSync({ prefix: "deno-xla-ffi-user-" });
+  try {
+    for (const [rel, text] of Object.entries(files)) {
+      Deno.mkdirSync(`${dir}/${rel}`.replace(/\/[^/]*$/, ""), { recursive: true });
+      Deno.writeTextFileSync(`${dir}/${rel}`, text);
+    }
+    fn(dir);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+}
+
+function isFfi(code: ErrorCode, pattern: RegExp) {
+  return (e: unknown) => {
+    assert.ok(e instanceof FfiError, String(e));
+    assert.equal(e.code, code, e.message);
+    assert.match(e.message, pattern);
+    return true;
+  };
+}
+
+/** Calls `symbol` of the library at `path` with out = f32[n]; returns out. */
+function callFill(path: string, symbol: string, n: number): number[] {
+  using lib = HandlerLibrary.open(path);
+  using rt = new Runtime({ threads: 0 });
+  const out = new Float32Array(n);
+  using frame = new CallFrameBuilder().ret(out).build();
+  rt.callSync(lib.handler(symbol), frame);
+  return [...out];
+}
+
+const FILL_C = `#include "xla_ffi.h"
+#include "fill_value.h"
+
+XLA_FFI_Error* fill(XLA_FFI_CallFrame* f) {
+  if (f->extension_start != NULL) return NULL;
+  XLA_FFI_Buffer* out = (XLA_FFI_Buffer*)f->rets.rets[0];
+  for (int64_t i = 0; i < out->dims[0]; i++) ((float*)out->data)[i] = FILL_VALUE;
+  return NULL;
+}
+`;
+
+Deno.test("build: a C handler from the working directory's relative paths; headers key the cache", () => {
+  inUserFolder(
+    { "src/fill.c": FILL_C, "include/fill_value.h": "#define FILL_VALUE 7.0f\n" },
+    (dir) => {
+      const cwd = Deno.cwd();
+      Deno.chdir(dir);
+      try {
+        const options = {
+          name: "fill",
+          sources: ["src/fill.c"],
+          includeDirs: ["include"],
+          outDir: "out",
+        };
+        const first = buildHandlerLibrary(options);
+        assert.ok(first.startsWith("out/"), first);
+        assert.equal(buildHandlerLibrary(options), first); // cached
+        assert.deepEqual(callFill(first, "fill", 3), [7, 7, 7]);
+        // A changed header is a new build, though no source changed.
+        Deno.writeTextFileSync("include/fill_value.h", "#define FILL_VALUE 9.0f\n");
+        const second = buildHandlerLibrary(options);
+        assert.notEqual(second, first);
+        assert.deepEqual(callFill(second, "fill", 2), [9, 9]);
+      } finally {
+        Deno.chdir(cwd);
+      }
+    },
+  );
+});
+
+const TWICE_CC = `#include <cstddef>
+#include "xla/ffi/api/ffi.h"
+
+namespace ffi = xla::ffi;
+
+static ffi::Error Twice(ffi::Buffer<ffi::F32> x, ffi::ResultBuffer<ffi::F32> y, float bias) {
+  if (x.element_count() != y->element_count())
+    return ffi::Error(ffi::ErrorCode::kInvalidArgument, "twice: sizes differ");
+  for (size_t i = 0; i < x.element_count(); ++i)
+    y->typed_data()[i] = 2 * x.typed_data()[i] + bias;
+  return ffi::Error::Success();
+}
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(twice, Twice,
+                              ffi::Ffi::Bind()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Ret<ffi::Buffer<ffi::F32>>()
+                                  .Attr<float>("bias"));
+`;
+
+const jax = jaxlibHeaders();
+const cxxReason = findCxxCompiler() === undefined ? "no C++ compiler" : undefined;
+const ffiReason = jax.reason ?? cxxReason;
+
+Deno.test({
+  name: "build: a C++ handler written with jaxlib's ffi.h runs in the embedded runtime" +
+    (ffiReason ? ` (ignored: ${ffiReason})` : ""),
+  ignore: ffiReason !== undefined,
+  fn: async () => {
+    const { scalar } = await import("../src/runtime/attributes.ts");
+    const { DataType } = await import("../src/abi/enums.ts");
+    inUserFolder({ "handlers/twice.cc": TWICE_CC }, (dir) => {
+      // -Wall -Wextra -Werror on the user's code; jaxlib's headers (which
+      // have sign-compare warnings) through -isystem.
+      const path = buildHandlerLibrary({
+        name: "twice",
+        root: dir,
+        sources: ["handlers/twice.cc"],
+        ffiHeaders: "jaxlib",
+        outDir: `${dir}/out`,
+      });
+      using lib = HandlerLibrary.open(path);
+      using rt = new Runtime({ threads: 0 });
+      assert.equal(rt.metadata(lib.handler("twice")).apiVersion.major, 0);
+      const x = new Float32Array([1, 2, 3]), y = new Float32Array(3);
+      using frame = new CallFrameBuilder().arg(x).ret(y).attr("bias", scalar(DataType.F32, 0.5))
+        .build();
+      rt.callSync(lib.handler("twice"), frame);
+      assert.deepEqual([...y], [2.5, 4.5, 6.5]);
+      // ffi.h's own decoding errors reach the caller.
+      using noAttr = new CallFrameBuilder().arg(x).ret(y).build();
+      assert.throws(() => rt.callSync(lib.handler("twice"), noAttr), /attribute/i);
+    });
+  },
+});
+
+Deno.test("build: a compile error names the compiler's first error line", () => {
+  inUserFolder({ "broken.c": '#include "xla_ffi.h"\nint f(void) { return missing; }\n' }, (dir) => {
+    assert.throws(
+      () => buildHandlerLibrary({ name: "broken", root: dir, sources: ["broken.c"], outDir: dir }),
+      isFfi(
+        ErrorCode.INTERNAL,
+        /^Compiling libbroken\.so failed: \S*broken\.c:2:\d+: error: .*missing/,
+      ),
+    );
+  });
+});
+
+Deno.test("build: bad input gets a clear error before any compile", () => {
+  inUserFolder({ "a.c": "int a;\n", "b.cc": "int b;\n", "notes.txt": "" }, (dir) => {
+    const build = (o: Partial<Parameters<typeof buildHandlerLibrary>[0]>) => () =>
+      buildHandlerLibrary({ name: "x", sources: ["a.c"], root: dir, outDir: dir, ...o });
+    assert.throws(
+      build({ sources: ["nope.c"] }),
+      isFfi(ErrorCode.NOT_FOUND, /'nope\.c' not found/),
+    );
+    assert.throws(build({ sources: [] }), isFfi(ErrorCode.INVALID_ARGUMENT, /at least one/));
+    assert.throws(build({ sources: ["a.c", "b.cc"] }), isFfi(ErrorCode.INVALID_ARGUMENT, /mix C/));
+    assert.throws(build({ sources: ["notes.txt"] }), isFfi(ErrorCode.INVALID_ARGUMENT, /not a C/));
+    assert.throws(build({ name: "../x" }), isFfi(ErrorCode.INVALID_ARGUMENT, /name must be/));
+    assert.throws(
+      build({ ffiHeaders: "no/such/dir" }),
+      isFfi(ErrorCode.NOT_FOUND, /FFI header folder 'no\/such\/dir' not found/),
+    );
+    assert.throws(
+      build({ ffiHeaders: "jaxlib", python: `${dir}/no-python` }),
+      isFfi(ErrorCode.UNAVAILABLE, /Cannot run the Python interpreter/),
+    );
+    assert.throws(build({ includeDirs: ["a.c"] }), isFfi(ErrorCode.NOT_FOUND, /Include folder/));
+  });
+});
