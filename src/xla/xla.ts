@@ -23,6 +23,13 @@ import {
 } from "./_codec.ts";
 import { _hostPython, _request } from "./_host.ts";
 import { findPython, probePython, type PythonInfo } from "./python.ts";
+import {
+  _checkReachable,
+  _distributedRequest,
+  type DistributedInfo,
+  type DistributedOptions,
+} from "./_distributed.ts";
+import { _checkFfiApi } from "./_ffi_api.ts";
 
 /** Options of {@link Xla.open}. */
 export interface XlaOptions {
@@ -40,10 +47,23 @@ export interface XlaOptions {
    * `cpu` unless set here or in the environment.
    */
   env?: Readonly<Record<string, string>>;
+  /**
+   * The backend jax starts: `"cpu"` (the default, unless `JAX_PLATFORMS` is
+   * set), `"cuda"` (XLA:GPU through jax's CUDA plugin: docs/xla-gpu.md), or
+   * `"auto"` (jax's own choice: a GPU when its plugin finds one, else the
+   * CPU). Sets `JAX_PLATFORMS` for the hosted Python.
+   */
+  platform?: "cpu" | "cuda" | "auto";
   /** 64-bit types in jax (`jax_enable_x64`); default true, so F64/S64/U64 arrays stay 64-bit. */
   x64?: boolean;
   /** Also print the traceback of every Python error to stderr (default false). */
   tracebacks?: boolean;
+  /**
+   * Join a job of several processes running one jax program
+   * (`jax.distributed.initialize`; docs/distributed.md). Only the first
+   * `open` of a process can join; later ones share its job.
+   */
+  distributed?: DistributedOptions;
 }
 
 /** Versions of what an {@link Xla} host runs. */
@@ -60,7 +80,10 @@ export interface XlaVersion {
 
 /** Options of {@link Xla.register}. */
 export interface XlaRegisterOptions {
-  /** The platform (default `"cpu"`, the one jaxlib's CPU backend runs). */
+  /**
+   * The platform: `"cpu"` or `"CUDA"` (XLA:GPU); default the host's
+   * (`"CUDA"` when {@link Xla.platform} is `"gpu"`, else `"cpu"`).
+   */
   platform?: string;
   /** Handler traits passed to the registration (e.g. COMMAND_BUFFER_COMPATIBLE). */
   traits?: number;
@@ -280,6 +303,8 @@ export class Xla {
   readonly xlaFlags: string;
   /** The hosted interpreter. */
   readonly interpreter: PythonInfo;
+  /** This process's place in its distributed job, or null outside one. */
+  readonly distributed: DistributedInfo | null;
   readonly #host: number;
   #open = true;
 
@@ -296,6 +321,7 @@ export class Xla {
     this.platform = String(info.platform);
     this.xlaFlags = String(info.xlaFlags ?? "");
     this.interpreter = python;
+    this.distributed = (info.distributed ?? null) as DistributedInfo | null;
   }
 
   /**
@@ -304,6 +330,16 @@ export class Xla {
    * FfiError UNAVAILABLE when there is no usable Python or no jax.
    */
   static async open(options: XlaOptions = {}): Promise<Xla> {
+    const platform = options.platform;
+    if (platform !== undefined && !["cpu", "cuda", "auto"].includes(platform)) {
+      throw new FfiError(
+        ErrorCode.INVALID_ARGUMENT,
+        `platform must be "cpu", "cuda" or "auto", got ${JSON.stringify(platform)}`,
+      );
+    }
+    const distributed = options.distributed === undefined
+      ? null
+      : _distributedRequest(options.distributed);
     const info = await probePython(findPython(options.python));
     if (info.jax === null) {
       throw new FfiError(
@@ -313,9 +349,12 @@ export class Xla {
           `python option) at a Python that has it`,
       );
     }
+    if (distributed !== null) await _checkReachable(distributed);
     await _hostPython(info);
     const env: Record<string, string> = { ...options.env };
-    if (env.JAX_PLATFORMS === undefined && Deno.env.get("JAX_PLATFORMS") === undefined) {
+    if (platform !== undefined) {
+      env.JAX_PLATFORMS = platform === "auto" ? "" : platform;
+    } else if (env.JAX_PLATFORMS === undefined && Deno.env.get("JAX_PLATFORMS") === undefined) {
       env.JAX_PLATFORMS = "cpu";
     }
     const r = await _request({
@@ -326,8 +365,15 @@ export class Xla {
       tracebacks: options.tracebacks ?? false,
       sysPath: info.sysPath,
       executable: info.executable,
+      distributed,
     });
     const h = r.header!;
+    try {
+      _checkFfiApi(h.ffiApi as [number | null, number | null], String(h.jaxlib));
+    } catch (e) {
+      await _request({ op: "release", host: h.host }).catch(() => {});
+      throw e;
+    }
     return new Xla(Number(h.host), h, info);
   }
 
@@ -386,7 +432,7 @@ export class Xla {
       op: "register",
       name,
       stages,
-      platform: options.platform ?? "cpu",
+      platform: options.platform ?? (this.platform === "gpu" ? "CUDA" : "cpu"),
       traits: options.traits ?? 0,
     });
     for (const p of pointers) keepForXla(p);
