@@ -181,6 +181,18 @@ function isStages(t: HandlerRef | HandlerStages): t is HandlerStages {
   return typeof t === "object" && t !== null && "execute" in t && !("pointer" in t);
 }
 
+/** jax's own error when its CUDA backend cannot start is often a bare AssertionError. */
+function _cudaBackendError(e: unknown, python: string): unknown {
+  if (!(e instanceof FfiError)) return e;
+  return new FfiError(
+    ErrorCode.UNAVAILABLE,
+    `jax could not start its CUDA backend in ${python} (${e.message}): install jax's CUDA ` +
+      `plugin there (pip install "jax[cuda13]"), and check that the GPU and its driver are ` +
+      `visible (nvidia-smi)`,
+    { cause: e },
+  );
+}
+
 const STABLEHLO = /^\s*(?:\/\/[^\n]*\n\s*)*(?:module\b|func\.func\b|#loc)/;
 
 /**
@@ -366,6 +378,8 @@ export class Xla {
       sysPath: info.sysPath,
       executable: info.executable,
       distributed,
+    }).catch((e) => {
+      throw platform === "cuda" ? _cudaBackendError(e, info.executable) : e;
     });
     const h = r.header!;
     try {
