@@ -191,22 +191,22 @@ Deno.test({
     }
     assert.match(
       die.stdout,
-      /^  worker 1: exit code 3 after \d+\.\d s: leaving the job on purpose \(--fault die\)$/m,
+      /^ {2}worker 1: exit code 3 after \d+\.\d s: leaving the job on purpose \(--fault die\)$/m,
       die.context,
     );
     assert.match(
       die.stdout,
-      /^  worker 0: exit code \d+ \(SIGABRT\) after \d+\.\d s: jax's coordination service ended the process: [A-Z_]+: /m,
+      /^ {2}worker 0: exit code \d+ \(SIGABRT\) after \d+\.\d s: jax's coordination service ended the process: [A-Z_]+: /m,
       die.context,
     );
     assert.match(
       mismatch.stdout,
-      /^  worker 1: exit code \d+ \(SIGABRT\) after \d+\.\d s: jax's coordination service ended the process: INVALID_ARGUMENT: Unexpected task registered with task=2/m,
+      /^ {2}worker 1: exit code \d+ \(SIGABRT\) after \d+\.\d s: jax's coordination service ended the process: INVALID_ARGUMENT: Unexpected task registered with task=2/m,
       mismatch.context,
     );
     assert.match(
       mismatch.stdout,
-      /^  worker 0: exit code \d+ \(SIGABRT\) after \d+\.\d s: jax's coordination service ended the process: DEADLINE_EXCEEDED/m,
+      /^ {2}worker 0: exit code \d+ \(SIGABRT\) after \d+\.\d s: jax's coordination service ended the process: DEADLINE_EXCEEDED/m,
       mismatch.context,
     );
   },
