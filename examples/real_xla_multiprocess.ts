@@ -26,7 +26,7 @@
  *
  * @module
  */
-import { DataType, Ffi } from "../mod.ts";
+import { DataType, Ffi, type FfiError } from "../mod.ts";
 import { Xla } from "../src/xla/mod.ts";
 
 const PERMISSIONS = [
@@ -54,6 +54,7 @@ interface Report {
   total: number;
   want: number;
   maxDiff: number;
+  jobs: string;
 }
 
 async function worker(id: number, processes: number, coordinator: string, timeoutMs: number) {
@@ -71,6 +72,13 @@ async function worker(id: number, processes: number, coordinator: string, timeou
     console.error(`worker ${id}: leaving the job on purpose (--fault die)`);
     Deno.exit(3);
   }
+  // The job is process-wide: a later open shares it, one asking for another job is refused.
+  await using again = await Xla.open();
+  let otherJob = "accepted";
+  await Xla.open({ distributed: { coordinator, numProcesses: processes + 1, processId: id } })
+    .then((h) => h.close(), (e: FfiError) => otherJob = e.codeName);
+  const jobs = `a second host shares the job (process ${again.distributed?.processIndex}); ` +
+    `another job: ${otherJob}`;
   let calls = 0;
   let shard: number[] = [];
   using affine = Ffi.bind().arg(DataType.F32).ret(DataType.F32).attr("alpha", "f32")
@@ -112,6 +120,7 @@ result = {"total": float(total), "want": want,
     devices: xla.distributed!.globalDeviceCount,
     calls,
     shard,
+    jobs,
     ...r,
   };
   console.log(JSON.stringify(report));
@@ -217,7 +226,7 @@ async function parent(processes: number, timeoutMs: number): Promise<number> {
   for (const r of reports) {
     console.log(
       `process ${r.process} of ${r.processes}: the TS handler ran ${r.calls}x on its shard ` +
-        `[${r.shard[0]} .. ${r.shard.at(-1)}]; psum = ${r.total} (jnp: ${r.want})`,
+        `[${r.shard[0]} .. ${r.shard.at(-1)}]; psum = ${r.total} (jnp: ${r.want}); ${r.jobs}`,
     );
   }
   const same = reports.every((r) => r.total === reports[0]!.total && r.maxDiff === 0);

@@ -152,12 +152,12 @@ Deno.test({
     assert.equal(r.code, 0, r.context);
     assert.match(
       r.stdout,
-      /^process 0 of 2: the TS handler ran 1x on its shard \[0 \.\. 7\]; psum = 446 \(jnp: 446\)$/m,
+      /^process 0 of 2: the TS handler ran 1x on its shard \[0 \.\. 7\]; psum = 446 \(jnp: 446\); a second host shares the job \(process \d\); another job: FAILED_PRECONDITION$/m,
       r.context,
     );
     assert.match(
       r.stdout,
-      /^process 1 of 2: the TS handler ran 1x on its shard \[8 \.\. 15\]; psum = 446 \(jnp: 446\)$/m,
+      /^process 1 of 2: the TS handler ran 1x on its shard \[8 \.\. 15\]; psum = 446 \(jnp: 446\); a second host shares the job \(process \d\); another job: FAILED_PRECONDITION$/m,
       r.context,
     );
     assert.match(

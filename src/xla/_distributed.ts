@@ -172,6 +172,18 @@ function netError(e: unknown, what: string): FfiError | undefined {
   return undefined;
 }
 
+let joined = false;
+
+/** Records that this process joined a job (its Python decides what a later open may do). */
+export function _markJoined(): void {
+  joined = true;
+}
+
+/** Whether this process already joined a job (then its port is its own service's). */
+export function _inJob(): boolean {
+  return joined;
+}
+
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /**

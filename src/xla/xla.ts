@@ -26,6 +26,8 @@ import { findPython, probePython, type PythonInfo } from "./python.ts";
 import {
   _checkReachable,
   _distributedRequest,
+  _inJob,
+  _markJoined,
   type DistributedInfo,
   type DistributedOptions,
 } from "./_distributed.ts";
@@ -361,7 +363,7 @@ export class Xla {
           `python option) at a Python that has it`,
       );
     }
-    if (distributed !== null) await _checkReachable(distributed);
+    if (distributed !== null && !_inJob()) await _checkReachable(distributed);
     await _hostPython(info);
     const env: Record<string, string> = { ...options.env };
     if (platform !== undefined) {
@@ -388,6 +390,7 @@ export class Xla {
       await _request({ op: "release", host: h.host }).catch(() => {});
       throw e;
     }
+    if (h.distributed) _markJoined();
     return new Xla(Number(h.host), h, info);
   }
 
