@@ -110,6 +110,60 @@ Deno.test({
   },
 });
 
+/** Opens a host as one process of a job at `port`; resolves to the error it fails with. */
+function joinFails(port: number, numProcesses: number, processId: number, timeoutMs = 20_000) {
+  return Xla.open({
+    distributed: { coordinator: `127.0.0.1:${port}`, numProcesses, processId, timeoutMs },
+  }).then(
+    async (xla) => {
+      await xla.close();
+      assert.fail(`process ${processId} of ${numProcesses} joined`);
+    },
+    (e: unknown) => e,
+  );
+}
+
+Deno.test({
+  name: xlaName(
+    "distributed: the handshake: two processes with one id, a missing process, a stranger",
+  ),
+  ignore,
+  async fn() {
+    // Two processes say they are process 1 of 3: every process is told, before any jax runs.
+    const port = freePort();
+    const errors = await Promise.all([
+      joinFails(port, 3, 0),
+      joinFails(port, 3, 1),
+      new Promise((r) => setTimeout(r, 300)).then(() => joinFails(port, 3, 1)),
+    ]);
+    for (const e of errors) {
+      isFfi(ErrorCode.INVALID_ARGUMENT, /^distributed: two processes say they are process 1 of 3$/)(
+        e,
+      );
+    }
+    // Process 0 alone: DEADLINE_EXCEEDED naming the missing process, after the timeout.
+    const t0 = performance.now();
+    isFfi(
+      ErrorCode.DEADLINE_EXCEEDED,
+      /^distributed: only 1 of 2 processes joined within 1 s \(missing process 1\): start every process with the same coordinator and numProcesses/,
+    )(await joinFails(freePort(), 2, 0, 1000));
+    assert.ok(performance.now() - t0 < 10_000);
+    // Something that is not process 0 of a job at the coordinator's address.
+    using stranger = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const accepted = (async () => {
+      for await (const conn of stranger) {
+        conn.close();
+        break;
+      }
+    })();
+    isFfi(
+      ErrorCode.UNAVAILABLE,
+      /^distributed: the coordinator at 127\.0\.0\.1:\d+ did not answer the job handshake \(process 1 of 2\)/,
+    )(await joinFails((stranger.addr as Deno.NetAddr).port, 2, 1, 2000));
+    await accepted;
+  },
+});
+
 /** Runs the example's parent with these arguments; returns its outcome and wall time. */
 async function runJob(args: string[], boundMs: number) {
   const t0 = performance.now();
@@ -174,7 +228,7 @@ Deno.test({
   ),
   ignore,
   async fn() {
-    // Both jobs at once (their waits overlap); each process's bound: 3 x 8 s + 60 s.
+    // Both jobs at once; each process's bound: 3 x 8 s + 60 s.
     const [die, mismatch] = await Promise.all([
       runJob(["--timeout-ms", "8000", "--fault", "die"], 120_000),
       runJob(["--timeout-ms", "8000", "--fault", "mismatch"], 120_000),
@@ -199,15 +253,17 @@ Deno.test({
       /^ {2}worker 0: exit code \d+ \(SIGABRT\) after \d+\.\d s: jax's coordination service ended the process: [A-Z_]+: /m,
       die.context,
     );
-    assert.match(
-      mismatch.stdout,
-      /^ {2}worker 1: exit code \d+ \(SIGABRT\) after \d+\.\d s: jax's coordination service ended the process: INVALID_ARGUMENT: Unexpected task registered with task=2/m,
-      mismatch.context,
-    );
-    assert.match(
-      mismatch.stdout,
-      /^ {2}worker 0: exit code \d+ \(SIGABRT\) after \d+\.\d s: jax's coordination service ended the process: DEADLINE_EXCEEDED/m,
-      mismatch.context,
-    );
+    // Caught by the handshake before jax starts: an error in both processes, no crash.
+    for (const id of [0, 1]) {
+      assert.match(
+        mismatch.stdout,
+        new RegExp(
+          `^ {2}worker ${id}: exit code 1 after \\d+\\.\\d s: distributed: the processes disagree ` +
+            "about the job: process 2 says numProcesses 3, process 0 says 2$",
+          "m",
+        ),
+        mismatch.context,
+      );
+    }
   },
 });

@@ -24,10 +24,10 @@ import {
 import { _hostPython, _request } from "./_host.ts";
 import { findPython, probePython, type PythonInfo } from "./python.ts";
 import {
-  _checkReachable,
   _distributedRequest,
   _inJob,
   _markJoined,
+  _rendezvous,
   type DistributedInfo,
   type DistributedOptions,
 } from "./_distributed.ts";
@@ -363,7 +363,7 @@ export class Xla {
           `python option) at a Python that has it`,
       );
     }
-    if (distributed !== null && !_inJob()) await _checkReachable(distributed);
+    if (distributed !== null && !_inJob()) await _rendezvous(distributed);
     await _hostPython(info);
     const env: Record<string, string> = { ...options.env };
     if (platform !== undefined) {
