@@ -340,8 +340,12 @@ export class Xla {
 
   /**
    * Finds the interpreter (`python`, `$DENO_XLA_PYTHON`, `python3`), hosts it
-   * in this process (once), imports jax and starts its CPU backend. Throws
-   * FfiError UNAVAILABLE when there is no usable Python or no jax.
+   * in this process (once), imports jax and starts its backend (CPU unless
+   * `platform` says otherwise), after joining a job of several processes when
+   * `distributed` is given (docs/distributed.md). Throws FfiError UNAVAILABLE
+   * when there is no usable Python, no jax or no CUDA backend for `"cuda"`;
+   * INVALID_ARGUMENT for bad options; UNIMPLEMENTED for a jaxlib of another
+   * XLA FFI API major version.
    */
   static async open(options: XlaOptions = {}): Promise<Xla> {
     const platform = options.platform;
