@@ -110,6 +110,63 @@ Deno.test({
   },
 });
 
+Deno.test({
+  name: xlaName("distributed: without --allow-net, PERMISSION_DENIED naming the flag"),
+  ignore,
+  async fn() {
+    const dir = Deno.makeTempDirSync();
+    try {
+      const script = `${dir}/no_net.ts`;
+      const mod = new URL("../src/xla/mod.ts", import.meta.url).href;
+      Deno.writeTextFileSync(
+        script,
+        `import { Xla } from ${JSON.stringify(mod)};
+for (const processId of [0, 1]) {
+  await Xla.open({ distributed: { coordinator: "127.0.0.1:12399", numProcesses: 2, processId } })
+    .then(() => console.log("joined"), (e) => console.log(e.codeName + " " + e.message));
+}
+`,
+      );
+      const r = await new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          "--no-prompt",
+          "--allow-ffi",
+          "--allow-read",
+          "--allow-write",
+          "--allow-run",
+          "--allow-env",
+          script,
+        ],
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+        signal: AbortSignal.timeout(60_000),
+      }).output();
+      const out = new TextDecoder().decode(r.stdout);
+      const context = childContext("no --allow-net", {
+        code: r.code,
+        stdout: out,
+        stderr: new TextDecoder().decode(r.stderr),
+      });
+      assert.equal(r.code, 0, context);
+      const lines = out.trim().split("\n");
+      assert.match(
+        lines[0]!,
+        /^PERMISSION_DENIED distributed: binding 127\.0\.0\.1:12399 needs --allow-net \(/,
+        context,
+      );
+      assert.match(
+        lines[1]!,
+        /^PERMISSION_DENIED distributed: connecting to 127\.0\.0\.1:12399 needs --allow-net \(/,
+        context,
+      );
+    } finally {
+      Deno.removeSync(dir, { recursive: true });
+    }
+  },
+});
+
 /** Opens a host as one process of a job at `port`; resolves to the error it fails with. */
 function joinFails(port: number, numProcesses: number, processId: number, timeoutMs = 20_000) {
   return Xla.open({
