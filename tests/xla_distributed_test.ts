@@ -285,10 +285,10 @@ Deno.test({
   ),
   ignore,
   async fn() {
-    // Both jobs at once; each process's bound: 3 x 8 s + 60 s.
+    // Both jobs at once; each process's bound: 3 x 5 s + 60 s.
     const [die, mismatch] = await Promise.all([
-      runJob(["--timeout-ms", "8000", "--fault", "die"], 120_000),
-      runJob(["--timeout-ms", "8000", "--fault", "mismatch"], 120_000),
+      runJob(["--timeout-ms", "5000", "--fault", "die"], 120_000),
+      runJob(["--timeout-ms", "5000", "--fault", "mismatch"], 120_000),
     ]);
     for (const r of [die, mismatch]) {
       assert.equal(r.code, 1, r.context);
