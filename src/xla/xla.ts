@@ -21,7 +21,7 @@ import {
   type XlaArray,
   type XlaArraySpec,
 } from "./_codec.ts";
-import { _hostPython, _request } from "./_host.ts";
+import { _hostPython, _request, PythonError } from "./_host.ts";
 import { findPython, probePython, type PythonInfo } from "./python.ts";
 import {
   _distributedRequest,
@@ -185,7 +185,8 @@ function isStages(t: HandlerRef | HandlerStages): t is HandlerStages {
 
 /** jax's own error when its CUDA backend cannot start is often a bare AssertionError. */
 function _cudaBackendError(e: unknown, python: string): unknown {
-  if (!(e instanceof FfiError)) return e;
+  if (!(e instanceof PythonError)) return e;
+  if (e.pythonType !== "AssertionError" && !/backend|cuda|plugin/i.test(e.message)) return e;
   return new FfiError(
     ErrorCode.UNAVAILABLE,
     `jax could not start its CUDA backend in ${python} (${e.message}): install jax's CUDA ` +
