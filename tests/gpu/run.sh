@@ -13,7 +13,7 @@
 # NVRTC: the usual search (XLA_FFI_DENO_NVRTC, /usr/local/cuda/lib64, ...),
 # else the nvidia/*/lib folders of python3's site-packages.
 #
-# --gpu-only (about a minute; every step has a time limit, 7 minutes in all):
+# --gpu-only (a minute or two; every step has a time limit, 9 minutes at most in all):
 #   the GPU tests only (test names starting "GPU: "), examples/cuda_saxpy.ts,
 #   XLA:GPU calling a TS handler (tests/_xla_gpu_case.ts, with the jax of
 #   $DENO_XLA_PYTHON or python3 when it has the CUDA plugin; else reported as
