@@ -6,6 +6,8 @@
  * kernel on a CUDA runtime's stream, which reports `skipped: <reason>`
  * without a driver, and (when jax is importable) real XLA calling TS and C
  * handlers; without jax the demo prints one line saying how to install it.
+ * Last, it names examples/real_xla_multiprocess.ts (a job of several
+ * processes, started on its own).
  *
  * Run: deno run --allow-ffi --allow-read --allow-write --allow-run --allow-env examples/demo.ts
  *
@@ -83,5 +85,9 @@ if (import.meta.main) {
       failed++;
     }
   }
+  console.log(
+    "\nMore: one jax program over several Deno processes (docs/distributed.md): deno run " +
+      `${PERMISSIONS.join(" ")} --allow-net=127.0.0.1 examples/real_xla_multiprocess.ts`,
+  );
   if (failed > 0) Deno.exit(1);
 }

@@ -165,6 +165,11 @@ Deno.test({
     assert.ok(tests && Number(tests[1]) >= 15, all);
     assert.match(r.err, /FAILED: 1 GPU test\(s\) ignored:\nGPU: NVRTC compiles/);
     assert.match(r.out, /- examples\/cuda_saxpy\.ts: all results correct \(exit 0\)/);
+    // No jax CUDA plugin here: the XLA:GPU case is reported as skipped, with the reason.
+    assert.match(
+      r.out,
+      /- XLA:GPU, TS handler on XLA's stream: skipped: no jax with the CUDA plugin for \S+ \(exit 0\)/,
+    );
     const block = r.out.slice(r.out.indexOf("===== GPU figures"));
     for (const m of ["h2d_gbps", "d2h_gbps", "d2d_gbps", "launch_empty_us", "launch_saxpy_us"]) {
       assert.match(

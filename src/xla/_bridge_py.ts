@@ -222,11 +222,14 @@ def _deno_xla_bridge():
             jax = jax_module
             import jax.numpy, jax.ffi, jax.extend  # noqa: F401
             jax.config.update("jax_enable_x64", bool(h["x64"]))
+            # A distributed job is joined before the backend starts (src/xla/_distributed.ts).
+            _deno_xla_distributed_join(jax, h.get("distributed"), False)
             jax.devices()  # start the backend: registrations then apply at once
             load_dtypes()
             S["flags"] = flags
             S["x64"] = bool(h["x64"])
         else:
+            _deno_xla_distributed_join(jax, h.get("distributed"), True)
             if h["xlaFlags"] and flags != S["flags"]:
                 raise Fail(9, "jax was already imported in this process with XLA_FLAGS=%r; "
                               "XLA flags apply only before the first import (asked for %r)"
@@ -251,6 +254,7 @@ def _deno_xla_bridge():
         except OSError:
             pass
         return {"host": hid, "jax": jax.__version__, "jaxlib": jaxlib.__version__, "ffiApi": api,
+                "distributed": _deno_xla_distributed_info(jax, hid),
                 "python": sys.version.split()[0], "devices": len(jax.devices()),
                 "platform": jax.devices()[0].platform, "xlaFlags": S["flags"], "x64": S["x64"]}
 
@@ -398,6 +402,8 @@ def _deno_xla_bridge():
             st["programs"].clear()
             st["ffi"].clear()
             st["ns"].clear()
+            gc.collect()
+            _deno_xla_distributed_leave(jax, h["host"])
         for t in h.get("tokens") or ():
             S["pending"].pop(t, None)
         gc.collect()

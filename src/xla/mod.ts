@@ -45,5 +45,6 @@ export {
   type XlaVersion,
 } from "./xla.ts";
 export { PythonError } from "./_host.ts";
+export type { CpuCollectives, DistributedInfo, DistributedOptions } from "./_distributed.ts";
 export { findPython, probePython, type PythonInfo } from "./python.ts";
 export type { XlaArg, XlaArray, XlaArrayInput, XlaArraySpec } from "./_codec.ts";

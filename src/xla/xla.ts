@@ -37,10 +37,19 @@ import {
   type XlaArray,
   type XlaArraySpec,
 } from "./_codec.ts";
-import { _hostPython, _request } from "./_host.ts";
+import { _hostPython, _request, PythonError } from "./_host.ts";
 import { _pin } from "../handler/host.ts";
 import { _register, _unregister } from "../_resources.ts";
 import { findPython, probePython, type PythonInfo } from "./python.ts";
+import {
+  _distributedRequest,
+  _inJob,
+  _markJoined,
+  _rendezvous,
+  type DistributedInfo,
+  type DistributedOptions,
+} from "./_distributed.ts";
+import { _checkFfiApi } from "./_ffi_api.ts";
 
 /** Options of {@link Xla.open}. */
 export interface XlaOptions {
@@ -58,10 +67,23 @@ export interface XlaOptions {
    * `cpu` unless set here or in the environment.
    */
   env?: Readonly<Record<string, string>>;
+  /**
+   * The backend jax starts: `"cpu"` (the default, unless `JAX_PLATFORMS` is
+   * set), `"cuda"` (XLA:GPU through jax's CUDA plugin: docs/xla-gpu.md), or
+   * `"auto"` (jax's own choice: a GPU when its plugin finds one, else the
+   * CPU). Sets `JAX_PLATFORMS` for the hosted Python.
+   */
+  platform?: "cpu" | "cuda" | "auto";
   /** 64-bit types in jax (`jax_enable_x64`); default true, so F64/S64/U64 arrays stay 64-bit. */
   x64?: boolean;
   /** Also print the traceback of every Python error to stderr (default false). */
   tracebacks?: boolean;
+  /**
+   * Join a job of several processes running one jax program
+   * (`jax.distributed.initialize`; docs/distributed.md). Only the first
+   * `open` of a process can join; later ones share its job.
+   */
+  distributed?: DistributedOptions;
 }
 
 /** Versions of what an {@link Xla} host runs. */
@@ -78,7 +100,10 @@ export interface XlaVersion {
 
 /** Options of {@link Xla.register}. */
 export interface XlaRegisterOptions {
-  /** The platform (default `"cpu"`, the one jaxlib's CPU backend runs). */
+  /**
+   * The platform: `"cpu"` or `"CUDA"` (XLA:GPU); default the host's
+   * (`"CUDA"` when {@link Xla.platform} is `"gpu"`, else `"cpu"`).
+   */
   platform?: string;
   /** Handler traits passed to the registration (e.g. COMMAND_BUFFER_COMPATIBLE). */
   traits?: number;
@@ -162,6 +187,19 @@ function closedError(what: string): FfiError {
 
 function isStages(t: HandlerRef | HandlerStages): t is HandlerStages {
   return typeof t === "object" && t !== null && "execute" in t && !("pointer" in t);
+}
+
+/** jax's own error when its CUDA backend cannot start is often a bare AssertionError. */
+function _cudaBackendError(e: unknown, python: string): unknown {
+  if (!(e instanceof PythonError)) return e;
+  if (e.pythonType !== "AssertionError" && !/backend|cuda|plugin/i.test(e.message)) return e;
+  return new FfiError(
+    ErrorCode.UNAVAILABLE,
+    `jax could not start its CUDA backend in ${python} (${e.message}): install jax's CUDA ` +
+      `plugin there (pip install "jax[cuda13]"), and check that the GPU and its driver are ` +
+      `visible (nvidia-smi)`,
+    { cause: e },
+  );
 }
 
 const STABLEHLO = /^\s*(?:\/\/[^\n]*\n\s*)*(?:module\b|func\.func\b|#loc)/;
@@ -310,6 +348,8 @@ export class Xla implements FfiHost {
   readonly xlaFlags: string;
   /** The hosted interpreter. */
   readonly interpreter: PythonInfo;
+  /** This process's place in its distributed job, or null outside one. */
+  readonly distributed: DistributedInfo | null;
   readonly #host: number;
   #open = true;
 
@@ -327,14 +367,29 @@ export class Xla implements FfiHost {
     this.platform = String(info.platform);
     this.xlaFlags = String(info.xlaFlags ?? "");
     this.interpreter = python;
+    this.distributed = (info.distributed ?? null) as DistributedInfo | null;
   }
 
   /**
    * Finds the interpreter (`python`, `$DENO_XLA_PYTHON`, `python3`), hosts it
-   * in this process (once), imports jax and starts its CPU backend. Throws
-   * FfiError UNAVAILABLE when there is no usable Python or no jax.
+   * in this process (once), imports jax and starts its backend (CPU unless
+   * `platform` says otherwise), after joining a job of several processes when
+   * `distributed` is given (docs/distributed.md). Throws FfiError UNAVAILABLE
+   * when there is no usable Python, no jax or no CUDA backend for `"cuda"`;
+   * INVALID_ARGUMENT for bad options; UNIMPLEMENTED for a jaxlib of another
+   * XLA FFI API major version.
    */
   static async open(options: XlaOptions = {}): Promise<Xla> {
+    const platform = options.platform;
+    if (platform !== undefined && !["cpu", "cuda", "auto"].includes(platform)) {
+      throw new FfiError(
+        ErrorCode.INVALID_ARGUMENT,
+        `platform must be "cpu", "cuda" or "auto", got ${JSON.stringify(platform)}`,
+      );
+    }
+    const distributed = options.distributed === undefined
+      ? null
+      : _distributedRequest(options.distributed);
     const info = await probePython(findPython(options.python));
     if (info.jax === null) {
       throw new FfiError(
@@ -344,9 +399,12 @@ export class Xla implements FfiHost {
           `python option) at a Python that has it`,
       );
     }
+    if (distributed !== null && !_inJob()) await _rendezvous(distributed);
     await _hostPython(info);
     const env: Record<string, string> = { ...options.env };
-    if (env.JAX_PLATFORMS === undefined && Deno.env.get("JAX_PLATFORMS") === undefined) {
+    if (platform !== undefined) {
+      env.JAX_PLATFORMS = platform === "auto" ? "" : platform;
+    } else if (env.JAX_PLATFORMS === undefined && Deno.env.get("JAX_PLATFORMS") === undefined) {
       env.JAX_PLATFORMS = "cpu";
     }
     const r = await _request({
@@ -357,8 +415,18 @@ export class Xla implements FfiHost {
       tracebacks: options.tracebacks ?? false,
       sysPath: info.sysPath,
       executable: info.executable,
+      distributed,
+    }).catch((e) => {
+      throw platform === "cuda" ? _cudaBackendError(e, info.executable) : e;
     });
     const h = r.header!;
+    try {
+      _checkFfiApi(h.ffiApi as [number | null, number | null], String(h.jaxlib));
+    } catch (e) {
+      await _request({ op: "release", host: h.host }).catch(() => {});
+      throw e;
+    }
+    if (h.distributed) _markJoined();
     return new Xla(Number(h.host), h, info);
   }
 
@@ -417,7 +485,7 @@ export class Xla implements FfiHost {
       op: "register",
       name,
       stages,
-      platform: options.platform ?? "cpu",
+      platform: options.platform ?? (this.platform === "gpu" ? "CUDA" : "cpu"),
       traits: options.traits ?? 0,
     });
     for (const p of pointers) keepForXla(p);

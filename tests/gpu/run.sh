@@ -13,9 +13,11 @@
 # NVRTC: the usual search (XLA_FFI_DENO_NVRTC, /usr/local/cuda/lib64, ...),
 # else the nvidia/*/lib folders of python3's site-packages.
 #
-# --gpu-only (about a minute; every step has a time limit, 5 minutes in all):
-#   the GPU tests only (test names starting "GPU: "), examples/cuda_saxpy.ts
-#   and the C-vs-TS benches. It fails when CUDA is unavailable (a GPU present
+# --gpu-only (a minute or two; every step has a time limit, 9 minutes at most in all):
+#   the GPU tests only (test names starting "GPU: "), examples/cuda_saxpy.ts,
+#   XLA:GPU calling a TS handler (tests/_xla_gpu_case.ts, with the jax of
+#   $DENO_XLA_PYTHON or python3 when it has the CUDA plugin; else reported as
+#   skipped) and the C-vs-TS benches. It fails when CUDA is unavailable (a GPU present
 #   or not), when any GPU test fails or is ignored, or when the example does
 #   not check its results; then prints every figure and ratio as one block to
 #   paste into docs/cuda.md ("The GPU run").
@@ -152,6 +154,28 @@ run_example() {
   fi
 }
 
+# XLA:GPU: jax's CUDA backend hosted in Deno runs a jitted program whose custom call is a TS
+# handler launching a kernel on XLA's stream (tests/_xla_gpu_case.ts; tests/xla_gpu_test.ts runs
+# it in the suite). Runs when the Python (DENO_XLA_PYTHON, else python3) has jax's CUDA plugin.
+xla_gpu_status=0 xla_gpu_line=""
+run_xla_gpu() {
+  echo "== XLA:GPU: tests/_xla_gpu_case.ts"
+  local py=${DENO_XLA_PYTHON:-python3} out
+  if ! "$py" -c "import importlib.util as u, sys; sys.exit(0 if u.find_spec('jax') and any(u.find_spec(n) for n in ('jax_cuda13_plugin', 'jax_cuda12_plugin')) else 1)" \
+    >/dev/null 2>&1; then
+    xla_gpu_line="skipped: no jax with the CUDA plugin for $py"
+    echo "$xla_gpu_line"
+    return
+  fi
+  out=$(limit 150 "$DENO" run "${PERMS[@]}" tests/_xla_gpu_case.ts 2>&1)
+  xla_gpu_status=$?
+  echo "$out" | grep -vE '^(WARNING|I0000|E0000|W0000)' | tail -n 30
+  xla_gpu_line=$(grep -m 1 -E '^XLA:GPU: |XLA:GPU case failed' <<<"$out")
+  if [ "$xla_gpu_status" -ne 0 ]; then
+    echo "tests/_xla_gpu_case.ts failed (exit ${xla_gpu_status})" >&2
+  fi
+}
+
 # The C and the TS benches in one run; writes the ratio table to $work/ratios.md.
 bench_status=0
 run_benches() {
@@ -240,6 +264,8 @@ if [ "$gpu_only" -eq 1 ]; then
 
   run_example
   [ "$example_status" -eq 0 ] || status=1
+  run_xla_gpu
+  [ "$xla_gpu_status" -eq 0 ] || status=1
   run_benches
 
   echo
@@ -248,6 +274,7 @@ if [ "$gpu_only" -eq 1 ]; then
   echo
   echo "- GPU tests: ${passed} passed, ${failed} failed, ${ignored} ignored"
   echo "- examples/cuda_saxpy.ts: ${example_line:-no result} (exit ${example_status})"
+  echo "- XLA:GPU, TS handler on XLA's stream: ${xla_gpu_line:-no result} (exit ${xla_gpu_status})"
   echo
   if [ -s "$work/ratios.md" ]; then cat "$work/ratios.md"; else echo "(no bench figures)"; fi
   echo "====="
