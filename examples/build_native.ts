@@ -1,8 +1,9 @@
 /**
- * Building your own XLA FFI handler library from C with build.ts's
- * `buildSharedLibrary`: compiled once, cached by the hash of the sources,
- * compiler and flags (`-std=c11 -O2 -Wall -Wextra -Werror -fPIC -pthread`),
- * with `native/` (our `xla_ffi.h`) on the include path.
+ * Building your own XLA FFI handler library from C with
+ * `@deno-xla/ffi/build`'s `buildHandlerLibrary`: sources relative to your
+ * folder (`root`, default the working directory), the module's C header
+ * `xla_ffi.h` on the include path (or jaxlib's `ffi.h` with
+ * `ffiHeaders: "jaxlib"`), compiled once and cached by content.
  *
  * Without Deno, the same library builds with a plain compiler:
  *
@@ -13,13 +14,14 @@
  *
  * @module
  */
-import { buildSharedLibrary } from "../build.ts";
+import { buildHandlerLibrary } from "../src/build/mod.ts";
 
 /** Builds (or finds in the cache) examples/native/demo_handlers.c; returns the .so path. */
 export function buildDemoLibrary(): string {
-  return buildSharedLibrary({
+  return buildHandlerLibrary({
     name: "demo_handlers",
-    sources: [new URL("./native/demo_handlers.c", import.meta.url)],
+    sources: ["native/demo_handlers.c"],
+    root: new URL("./", import.meta.url), // this folder, wherever the script is started
   });
 }
 

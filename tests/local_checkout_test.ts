@@ -45,14 +45,23 @@ async function run(cwd: string, args: string[]) {
 Deno.test("a local checkout through an import map entry in the project's deno.json", async () => {
   const dir = Deno.makeTempDirSync({ prefix: "project" });
   try {
-    // The README's entries, with the checkout's path.
-    const imports = {
-      "@deno-xla/ffi": `${ROOT}/mod.ts`,
-      "@deno-xla/ffi/abi": `${ROOT}/src/abi/mod.ts`,
-      "@deno-xla/ffi/npy": `${ROOT}/src/npy.ts`,
-      "@deno-xla/ffi/cuda": `${ROOT}/src/cuda/mod.ts`,
-      "@deno-xla/ffi/cli": `${ROOT}/cli.ts`,
-    };
+    // The README's import map, with the checkout's path: it names every export of deno.json.
+    const readme = Deno.readTextFileSync(`${ROOT}/README.md`);
+    const block = readme.match(/```json\n(\{\n {2}"imports"[\s\S]*?)```/);
+    assert.ok(block, "the README shows an import map");
+    const shown = JSON.parse(block[1]!).imports as Record<string, string>;
+    const exports = JSON.parse(Deno.readTextFileSync(`${ROOT}/deno.json`)).exports;
+    assert.deepEqual(
+      Object.keys(shown).sort(),
+      Object.keys(exports).map((k) => k === "." ? "@deno-xla/ffi" : `@deno-xla/ffi${k.slice(1)}`)
+        .sort(),
+    );
+    const imports = Object.fromEntries(
+      Object.entries(shown).map(([k, v]) => [k, v.replace("../deno-xla-ffi", ROOT)]),
+    );
+    for (const [k, v] of Object.entries(imports)) {
+      assert.ok(Deno.statSync(v).isFile, `${k} → ${v}`);
+    }
     Deno.writeTextFileSync(`${dir}/deno.json`, JSON.stringify({ imports }, null, 2));
     Deno.writeTextFileSync(`${dir}/main.ts`, SCRIPT);
     const r = await run(dir, ["run", ...CHILD_PERMISSIONS, "main.ts"]);
