@@ -26,6 +26,19 @@ export function isFfi(code: ErrorCode, message?: string | RegExp): (e: unknown) 
   };
 }
 
+/**
+ * Values a handler throws, with the code and message the caller gets: an
+ * FfiError keeps its code, anything else is UNKNOWN "XLA FFI call failed: …"
+ * (as XLA maps a C++ handler's exception).
+ */
+export const THROWN_CASES: readonly (readonly [unknown, ErrorCode, string])[] = [
+  [new FfiError(ErrorCode.INTERNAL, "Test error"), ErrorCode.INTERNAL, "Test error"],
+  [new TypeError("bad type"), ErrorCode.UNKNOWN, "XLA FFI call failed: bad type"],
+  [new RangeError("bad range"), ErrorCode.UNKNOWN, "XLA FFI call failed: bad range"],
+  [new Error("Ooops!"), ErrorCode.UNKNOWN, "XLA FFI call failed: Ooops!"],
+  ["a string", ErrorCode.UNKNOWN, "XLA FFI call failed: a string"],
+];
+
 /** True for an FfiError with code INVALID_ARGUMENT (any message). */
 export function isInvalidArgument(e: unknown): boolean {
   return e instanceof FfiError && e.code === ErrorCode.INVALID_ARGUMENT;

@@ -5,7 +5,9 @@
  *
  * @module
  */
+import assert from "node:assert/strict";
 import { buildSharedLibrary, findCxxCompiler } from "../build.ts";
+import { ErrorCode, FfiError } from "../mod.ts";
 import { jaxlibHeaders } from "./_jax.ts";
 
 /** Path of the C fault handlers, built with `extraFlags` (e.g. `-fsanitize=address`). */
@@ -35,4 +37,14 @@ export function ffiHFaultHandlersPath(): string {
     baseFlags: ["-std=c++17", "-O2", "-fPIC", "-pthread", "-w"],
     includeDirs: [jaxlibHeaders().includeDir!],
   });
+}
+
+/** A validator: an FfiError with `code` whose message matches `pattern`. */
+export function isFault(code: ErrorCode, pattern: RegExp): (e: unknown) => true {
+  return (e: unknown) => {
+    assert.ok(e instanceof FfiError, String(e));
+    assert.equal(e.codeName, ErrorCode[code], e.message);
+    assert.match(e.message, pattern);
+    return true;
+  };
 }

@@ -21,7 +21,7 @@ import {
   Runtime,
   toFfiError,
 } from "../mod.ts";
-import { isFfi } from "./_assert.ts";
+import { isFfi, THROWN_CASES } from "./_assert.ts";
 import { jaxlibHeaders } from "./_jax.ts";
 import { thrownValues } from "./_thrown_values.ts";
 
@@ -102,14 +102,7 @@ Deno.test("origin: a rejected value is the cause; an FfiError thrown keeps code 
 Deno.test("codes: TypeError, RangeError, Error and non-Errors are UNKNOWN 'XLA FFI call failed: …'", async () => {
   using rt = new Runtime({ threads: 1 });
   using f = new CallFrameBuilder().build();
-  const cases: [unknown, ErrorCode, string][] = [
-    [new FfiError(ErrorCode.INTERNAL, "Test error"), ErrorCode.INTERNAL, "Test error"],
-    [new TypeError("bad type"), ErrorCode.UNKNOWN, "XLA FFI call failed: bad type"],
-    [new RangeError("bad range"), ErrorCode.UNKNOWN, "XLA FFI call failed: bad range"],
-    [new Error("Ooops!"), ErrorCode.UNKNOWN, "XLA FFI call failed: Ooops!"],
-    ["a string", ErrorCode.UNKNOWN, "XLA FFI call failed: a string"],
-  ];
-  for (const [thrown, code, message] of cases) {
+  for (const [thrown, code, message] of THROWN_CASES) {
     using h = Ffi.bind().to(() => {
       throw thrown;
     });

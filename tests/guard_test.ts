@@ -4,24 +4,13 @@
  * past a result's end or into an argument.
  */
 import assert from "node:assert/strict";
+import { CallFrameBuilder, DataType, ErrorCode, HandlerLibrary, Runtime } from "../mod.ts";
 import {
-  CallFrameBuilder,
-  DataType,
-  ErrorCode,
-  FfiError,
-  HandlerLibrary,
-  Runtime,
-} from "../mod.ts";
-import { faultHandlersPath, ffiHFaultHandlersPath, ffiHFaultsSkip } from "./_fault_handlers.ts";
-
-function isFault(code: ErrorCode, pattern: RegExp) {
-  return (e: unknown) => {
-    assert.ok(e instanceof FfiError, String(e));
-    assert.equal(e.codeName, ErrorCode[code], e.message);
-    assert.match(e.message, pattern);
-    return true;
-  };
-}
+  faultHandlersPath,
+  ffiHFaultHandlersPath,
+  ffiHFaultsSkip,
+  isFault,
+} from "./_fault_handlers.ts";
 
 Deno.test("a guarded frame reports a write one element past a result's end", () => {
   using lib = HandlerLibrary.open(faultHandlersPath());

@@ -21,7 +21,7 @@ import {
   scalar,
 } from "../mod.ts";
 import { runDeno } from "./_child.ts";
-import { isFfi } from "./_assert.ts";
+import { isFfi, THROWN_CASES } from "./_assert.ts";
 
 const D = DataType;
 
@@ -373,13 +373,7 @@ function empty() {
 Deno.test("errors: FfiError keeps its code, else UNKNOWN 'XLA FFI call failed: …' (as XLA)", async () => {
   using rt = new Runtime({ threads: 1 });
   using f = empty();
-  const cases: [unknown, ErrorCode, string][] = [
-    [new FfiError(ErrorCode.INTERNAL, "Test error"), ErrorCode.INTERNAL, "Test error"],
-    [new TypeError("bad type"), ErrorCode.UNKNOWN, "XLA FFI call failed: bad type"],
-    [new Error("Ooops!"), ErrorCode.UNKNOWN, "XLA FFI call failed: Ooops!"],
-    ["a string", ErrorCode.UNKNOWN, "XLA FFI call failed: a string"],
-  ];
-  for (const [thrown, code, message] of cases) {
+  for (const [thrown, code, message] of THROWN_CASES) {
     using h = Ffi.bind().to(() => {
       throw thrown;
     });

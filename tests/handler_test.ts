@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
+import { THROWN_CASES } from "./_assert.ts";
 import { DataType, ErrorCode, ExecutionStage, HandlerTraits } from "../src/abi/enums.ts";
-import { FfiError } from "../src/errors.ts";
 import { Ffi, type FfiBuffer } from "../src/handler/mod.ts";
 import { call, frame, metadata } from "./_handler_harness.ts";
 
@@ -39,14 +39,7 @@ Deno.test({
   name: "errors thrown by a handler keep their code or map to UNKNOWN 'XLA FFI call failed: …'",
   ...opts,
   fn: async () => {
-    const cases: [unknown, number, string][] = [
-      [new FfiError(ErrorCode.INTERNAL, "Test error"), ErrorCode.INTERNAL, "Test error"],
-      [new TypeError("bad type"), ErrorCode.UNKNOWN, "XLA FFI call failed: bad type"],
-      [new RangeError("bad range"), ErrorCode.UNKNOWN, "XLA FFI call failed: bad range"],
-      [new Error("Ooops!"), ErrorCode.UNKNOWN, "XLA FFI call failed: Ooops!"],
-      ["a string", ErrorCode.UNKNOWN, "XLA FFI call failed: a string"],
-    ];
-    for (const [thrown, code, message] of cases) {
+    for (const [thrown, code, message] of THROWN_CASES) {
       using h = Ffi.bind().to(() => {
         throw thrown;
       });

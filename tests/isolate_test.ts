@@ -4,27 +4,15 @@
  * FfiError naming them; the caller lives on and the next call works.
  */
 import assert from "node:assert/strict";
+import { CallFrameBuilder, DataType, ErrorCode, HandlerLibrary, Runtime, scalar } from "../mod.ts";
 import {
-  CallFrameBuilder,
-  DataType,
-  ErrorCode,
-  FfiError,
-  HandlerLibrary,
-  Runtime,
-  scalar,
-} from "../mod.ts";
-import { faultHandlersPath, ffiHFaultHandlersPath, ffiHFaultsSkip } from "./_fault_handlers.ts";
+  faultHandlersPath,
+  ffiHFaultHandlersPath,
+  ffiHFaultsSkip,
+  isFault,
+} from "./_fault_handlers.ts";
 import { testHandlersPath } from "./_runtime_handlers.ts";
 import { CHILD_PERMISSIONS } from "./_child.ts";
-
-function isFault(code: ErrorCode, pattern: RegExp) {
-  return (e: unknown) => {
-    assert.ok(e instanceof FfiError, String(e));
-    assert.equal(e.codeName, ErrorCode[code], e.message);
-    assert.match(e.message, pattern);
-    return true;
-  };
-}
 
 const died = (handler: string, signal: string) =>
   isFault(
