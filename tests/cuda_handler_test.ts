@@ -11,7 +11,7 @@
  * - Without any driver: UNAVAILABLE, and the example reports why it skipped.
  */
 import assert from "node:assert/strict";
-import { buildSharedLibrary, findCompiler } from "../build.ts";
+import { standinDriver } from "./_cuda_standin.ts";
 import {
   CallFrameBuilder,
   DataType,
@@ -52,16 +52,7 @@ const gpuName = (name: string) =>
 const hasCuda = gpuReason === undefined;
 if (!hasCuda) console.log(`CUDA TS-handler GPU tests skipped: ${gpuReason}`);
 
-let standinPath: string | undefined;
-try {
-  findCompiler();
-  standinPath = buildSharedLibrary({
-    name: "cuda_standin",
-    sources: ["native/tests/cuda_standin.c"],
-  });
-} catch (e) {
-  console.log(`CUDA TS-handler stand-in tests skipped: ${(e as Error).message}`);
-}
+const standinPath = standinDriver("CUDA TS-handler stand-in tests").path;
 
 /** Test hooks of the stand-in (the same loaded copy the bindings and the runtime use). */
 const standin = standinPath ? Deno.dlopen(standinPath, STANDIN_HOOKS).symbols : undefined;

@@ -10,7 +10,8 @@
  *   bindings' marshalling and error plumbing are exercised for real.
  */
 import assert from "node:assert/strict";
-import { buildPtx, buildSharedLibrary, findCompiler, findNvcc } from "../build.ts";
+import { standinDriver } from "./_cuda_standin.ts";
+import { buildPtx, buildSharedLibrary, findNvcc } from "../build.ts";
 import { ErrorCode } from "../src/abi/enums.ts";
 import { FfiError } from "../src/errors.ts";
 import { _sym, _useDriverLibrary } from "../src/cuda/driver.ts";
@@ -54,18 +55,7 @@ const hasCuda = gpuReason === undefined;
 const noDriver = !hasCuda && /cannot load the CUDA driver/.test(gpuReason ?? "");
 if (!hasCuda) console.log(`CUDA GPU tests skipped: ${gpuReason}`);
 
-let standinPath: string | undefined;
-let standinReason = "";
-try {
-  findCompiler();
-  standinPath = buildSharedLibrary({
-    name: "cuda_standin",
-    sources: ["native/tests/cuda_standin.c"],
-  });
-} catch (e) {
-  standinReason = (e as Error).message;
-  console.log(`stand-in driver tests skipped: ${standinReason}`);
-}
+const standinPath = standinDriver("stand-in driver tests").path;
 
 let nvrtcStandinPath: string | undefined;
 if (standinPath) {

@@ -12,7 +12,8 @@
  * - With a CUDA device: the scenarios run on the GPU.
  */
 import assert from "node:assert/strict";
-import { buildSharedLibrary, findCompiler } from "../build.ts";
+import { standinDriver } from "./_cuda_standin.ts";
+import { buildSharedLibrary } from "../build.ts";
 import {
   CallFrameBuilder,
   DataType,
@@ -43,17 +44,8 @@ const gpuName = (name: string) =>
 const hasCuda = gpuReason === undefined;
 if (!hasCuda) console.log(`CUDA runtime GPU tests skipped: ${gpuReason}`);
 
-let standinPath: string | undefined;
+const standinPath = standinDriver("CUDA runtime stand-in tests").path;
 let handlersPath: string | undefined;
-try {
-  findCompiler();
-  standinPath = buildSharedLibrary({
-    name: "cuda_standin",
-    sources: ["native/tests/cuda_standin.c"],
-  });
-} catch (e) {
-  console.log(`CUDA runtime stand-in tests skipped: ${(e as Error).message}`);
-}
 try {
   // Compiled here, or prebuilt (XLA_FFI_DENO_PREBUILT) on a GPU machine without a compiler.
   handlersPath = buildSharedLibrary({

@@ -6,23 +6,15 @@
  * call made is freed.
  */
 import assert from "node:assert/strict";
-import { buildSharedLibrary, findCompiler } from "../build.ts";
+import { standinDriver } from "./_cuda_standin.ts";
 import { DataType, Ffi, Runtime } from "../mod.ts";
 import { _useDriverLibrary } from "../src/cuda/driver.ts";
 import { cudaAvailable, DeviceMemory, init, Stream } from "../src/cuda/mod.ts";
 import { assertArrayEqual, like } from "../src/testing/mod.ts";
 
-let standinPath: string | undefined;
-let reason: string | undefined;
-try {
-  findCompiler();
-  standinPath = buildSharedLibrary({
-    name: "cuda_standin",
-    sources: ["native/tests/cuda_standin.c"],
-  });
-} catch (e) {
-  reason = `no stand-in CUDA driver: ${(e as Error).message}`;
-}
+const standinBuild = standinDriver();
+const standinPath = standinBuild.path;
+const reason = standinBuild.reason && `no stand-in CUDA driver: ${standinBuild.reason}`;
 const standin = standinPath
   ? Deno.dlopen(standinPath, { standin_live_allocations: { parameters: [], result: "i64" } })
     .symbols
