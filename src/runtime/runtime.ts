@@ -6,10 +6,10 @@
  * @module
  */
 import { type DataType, ErrorCode, ExecutionStage, type HandlerTraits } from "../abi/enums.ts";
-import { byteWidth, type DataTypedArray, dataTypeOf, viewAs } from "../abi/dtype.ts";
+import { byteWidth, type DataTypedArray, viewAs } from "../abi/dtype.ts";
 import { _errorCode, _withOrigin, FfiError } from "../errors.ts";
 import { native } from "../native/lib.ts";
-import { _check, _cString, _takeError, _utf8 } from "./_native_error.ts";
+import { _check, _takeError, _utf8 } from "./_native_error.ts";
 import { _apiMinor, type ApiVersion, NEWEST_API_VERSION } from "../abi/version.ts";
 import { type CallFrame, CallFrameBuilder } from "./call_frame.ts";
 import type { AttrDictionary } from "./attributes.ts";
@@ -35,11 +35,8 @@ import {
   NativeHandler,
   TypeIdRef,
 } from "./handler_library.ts";
-import { Context } from "../cuda/context.ts";
-import { _driverLibraryPath } from "../cuda/driver.ts";
-import { DeviceMemory } from "../cuda/memory.ts";
-import { Stream } from "../cuda/stream.ts";
-import { _bufferBytes, DeviceBuffer } from "./device_buffer.ts";
+import type { Stream } from "../cuda/stream.ts";
+import type { DeviceBuffer } from "./device_buffer.ts";
 import { _withAttrHint } from "./_hints.ts";
 import { _closest } from "../_closest.ts";
 import { _pin } from "../handler/host.ts";
@@ -47,6 +44,14 @@ import { _register, _unregister } from "../_resources.ts";
 import type { _FrameGuard } from "./_guard.ts";
 import { type _IsolatedContext, _OP_CALL, _OP_THREADS } from "./isolate.ts";
 import { _newInstance, type Instance } from "./instance.ts";
+import {
+  _attachCuda,
+  type _CudaParts,
+  _deviceArg,
+  _deviceBuffer,
+  _releaseCuda,
+  _toHost,
+} from "./_cuda_runtime.ts";
 
 /** Options of {@link Runtime}. */
 export interface RuntimeOptions {
@@ -255,57 +260,6 @@ function _afterGuarded(
   }
 }
 
-/** What a CUDA runtime holds: the retained primary context and its stream. */
-interface CudaParts {
-  context: Context;
-  stream: Stream;
-  /** Whether close() closes the stream (owned, or a wrapper made here). */
-  closeStream: boolean;
-}
-
-function deviceOrdinal(device: number | undefined): number {
-  const d = device ?? 0;
-  if (!Number.isInteger(d) || d < 0 || d > 2147483647) {
-    throw new FfiError(ErrorCode.INVALID_ARGUMENT, `Invalid device ordinal ${d}`);
-  }
-  return d;
-}
-
-/** Retains the context, sets up the stream and attaches both to a CUDA runtime. */
-function attachCuda(ptr: Deno.PointerObject, options: RuntimeOptions): CudaParts {
-  const device = deviceOrdinal(options.device);
-  const context = Context.primary(device); // UNAVAILABLE without a driver
-  let stream: Stream | undefined;
-  let closeStream = false;
-  try {
-    const s = options.stream;
-    if (s === undefined) {
-      stream = Stream.create();
-      closeStream = true;
-    } else if (s instanceof Stream) {
-      stream = s;
-    } else {
-      stream = Stream.wrap(s);
-      closeStream = true;
-    }
-    const handle = stream.handle;
-    if (handle === null) {
-      throw new FfiError(
-        ErrorCode.INVALID_ARGUMENT,
-        "A CUDA runtime needs a stream: the legacy default stream (0) cannot be handed to handlers",
-      );
-    }
-    const sym = native();
-    sym.xrt_runtime_set_stream(ptr, handle);
-    _check(sym.xrt_runtime_set_cuda(ptr, _cString(_driverLibraryPath()), context.handle, device));
-    return { context, stream, closeStream };
-  } catch (e) {
-    if (closeStream) stream?.close();
-    context.close();
-    throw e;
-  }
-}
-
 function stageHandler(bundle: HandlerStages, stage: ExecutionStage): HandlerRef | null {
   switch (stage) {
     case ExecutionStage.INSTANTIATE:
@@ -365,7 +319,7 @@ export class Runtime implements FfiHost {
   readonly platform: "Host" | "CUDA";
   /** The thread-pool size. */
   readonly threads: number;
-  #cuda: CudaParts | null = null;
+  #cuda: _CudaParts | null = null;
 
   /** Creates a runtime; see {@link RuntimeOptions}. */
   constructor(options?: RuntimeOptions) {
@@ -396,7 +350,7 @@ export class Runtime implements FfiHost {
     }
     if (p === 1) {
       try {
-        this.#cuda = attachCuda(ptr, options);
+        this.#cuda = _attachCuda(ptr, options);
       } catch (e) {
         sym.xrt_runtime_free(ptr);
         throw e;
@@ -427,7 +381,7 @@ export class Runtime implements FfiHost {
     return this.#cuda?.stream;
   }
 
-  #gpu(what: string): CudaParts {
+  #gpu(what: string): _CudaParts {
     this.#live();
     const c = this.#cuda;
     if (c === null) {
@@ -453,17 +407,7 @@ export class Runtime implements FfiHost {
    * ```
    */
   deviceBuffer(dtype: DataType, dims: readonly number[]): DeviceBuffer {
-    const c = this.#gpu("deviceBuffer");
-    const bytes = _bufferBytes(dtype, dims, "Runtime.deviceBuffer");
-    const mem = DeviceMemory.alloc(Math.max(bytes, 1));
-    try {
-      mem.fill(0, c.stream);
-      c.stream.synchronize();
-    } catch (e) {
-      mem.close();
-      throw e;
-    }
-    return DeviceBuffer._owning(mem, dtype, dims);
+    return _deviceBuffer(this.#gpu("deviceBuffer").stream, dtype, dims);
   }
 
   /**
@@ -480,30 +424,7 @@ export class Runtime implements FfiHost {
    * ```
    */
   deviceArg(data: ArrayBufferView, dims?: readonly number[], dtype?: DataType): DeviceBuffer {
-    const c = this.#gpu("deviceArg");
-    if (!ArrayBuffer.isView(data)) {
-      throw new FfiError(ErrorCode.INVALID_ARGUMENT, "Runtime.deviceArg: expected a typed array");
-    }
-    const dt = dtype ?? dataTypeOf(data);
-    const d = dims ?? [data.byteLength / _bufferBytes(dt, [], "Runtime.deviceArg")];
-    const bytes = _bufferBytes(dt, d, "Runtime.deviceArg");
-    if (bytes !== data.byteLength) {
-      throw new FfiError(
-        ErrorCode.INVALID_ARGUMENT,
-        `Runtime.deviceArg: dims [${
-          d.join(", ")
-        }] need ${bytes} bytes but the array has ${data.byteLength}`,
-      );
-    }
-    const mem = DeviceMemory.alloc(Math.max(bytes, 1));
-    try {
-      if (bytes > 0) mem.copyFromHostAsync(data, c.stream);
-      c.stream.synchronize();
-    } catch (e) {
-      mem.close();
-      throw e;
-    }
-    return DeviceBuffer._owning(mem, dt, d);
+    return _deviceArg(this.#gpu("deviceArg").stream, data, dims, dtype);
   }
 
   /**
@@ -520,20 +441,7 @@ export class Runtime implements FfiHost {
    * ```
    */
   toHost<T extends ArrayBufferView = DataTypedArray>(buffer: DeviceBuffer, out?: T): T {
-    const c = this.#gpu("toHost");
-    if (!(buffer instanceof DeviceBuffer)) {
-      throw new FfiError(ErrorCode.INVALID_ARGUMENT, "Runtime.toHost: expected a DeviceBuffer");
-    }
-    if (out !== undefined && out.byteLength !== buffer.bytes) {
-      throw new FfiError(
-        ErrorCode.INVALID_ARGUMENT,
-        `Runtime.toHost: the output has ${out.byteLength} bytes, the buffer ${buffer.bytes}`,
-      );
-    }
-    const dst = out ?? viewAs(buffer.dtype, new Uint8Array(buffer.bytes)) as unknown as T;
-    if (buffer.bytes > 0) buffer.memory.copyToHostAsync(dst, c.stream);
-    c.stream.synchronize();
-    return dst;
+    return _toHost(this.#gpu("toHost").stream, buffer, out);
   }
 
   /** Waits for all work queued on the runtime's stream (no-op on Host). */
@@ -1335,14 +1243,7 @@ export class Runtime implements FfiHost {
     const c = this.#cuda;
     if (c === null) return;
     this.#cuda = null;
-    try {
-      if (c.closeStream) {
-        c.context.setCurrent();
-        c.stream.close();
-      }
-    } finally {
-      c.context.close();
-    }
+    _releaseCuda(c);
   }
 
   /** Same as {@link close}. */
@@ -1384,17 +1285,8 @@ export class Runtime implements FfiHost {
  * thread (no call can be in flight: a call keeps its runtime reachable), then
  * a CUDA runtime's stream and context are released.
  */
-function reclaimRuntime(held: { ptr: Deno.PointerObject; cuda: CudaParts | null }): void {
+function reclaimRuntime(held: { ptr: Deno.PointerObject; cuda: _CudaParts | null }): void {
   native().xrt_runtime_free_async(held.ptr).catch(() => {}).finally(() => {
-    const c = held.cuda;
-    if (c === null) return;
-    try {
-      if (c.closeStream) {
-        c.context.setCurrent();
-        c.stream.close();
-      }
-    } finally {
-      c.context.close();
-    }
+    if (held.cuda !== null) _releaseCuda(held.cuda);
   });
 }
