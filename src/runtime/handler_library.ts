@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { ErrorCode } from "../abi/enums.ts";
+import { ErrorCode, ExecutionStage } from "../abi/enums.ts";
 import { FfiError } from "../errors.ts";
 import { native } from "../native/lib.ts";
 import { _cString } from "./_native_error.ts";
@@ -248,6 +248,20 @@ export interface HandlerStages {
   readonly initialize?: HandlerRef | null;
   /** Execute stage (required). */
   readonly execute: HandlerRef;
+}
+
+/** A bundle's handler for `stage` (null when the bundle has none: XLA skips the stage). */
+export function _stageHandler(bundle: HandlerStages, stage: ExecutionStage): HandlerRef | null {
+  switch (stage) {
+    case ExecutionStage.INSTANTIATE:
+      return bundle.instantiate ?? null;
+    case ExecutionStage.PREPARE:
+      return bundle.prepare ?? null;
+    case ExecutionStage.INITIALIZE:
+      return bundle.initialize ?? null;
+    default:
+      return bundle.execute;
+  }
 }
 
 /** What keeps a library loaded while something taken from it is reachable. */

@@ -30,6 +30,7 @@ import {
   _asHandler,
   _asHandlerOrStages,
   _checkHandler,
+  _stageHandler,
   type HandlerRef,
   type HandlerStages,
   NativeHandler,
@@ -52,6 +53,15 @@ import {
   _releaseCuda,
   _toHost,
 } from "./_cuda_runtime.ts";
+import {
+  _isolatedContext,
+  _isolatedMetadata,
+  _isolatedNames,
+  _isolatedScope,
+  _isolatedTarget,
+  _isolatedThreadResult,
+  _recordIsolated,
+} from "./_isolated_dispatch.ts";
 
 /** Options of {@link Runtime}. */
 export interface RuntimeOptions {
@@ -229,13 +239,6 @@ function awaitBegun(snap: Deno.PointerObject): Promise<void> {
   });
 }
 
-/**
- * Names registered (through {@link Runtime.register}) for handlers of
- * isolated libraries, by API version, platform and name, as the native
- * registry scopes them: calls by such a name go to the library's process.
- */
-const _isolatedNames = new Map<string, HandlerStages>();
-
 /** A call target's name for messages: the handler's name or the registered name. */
 function _targetName(target: HandlerTarget): string {
   if (typeof target === "string") return target;
@@ -257,19 +260,6 @@ function _afterGuarded(
   } catch (e) {
     if (err !== null) _takeError(err);
     throw e;
-  }
-}
-
-function stageHandler(bundle: HandlerStages, stage: ExecutionStage): HandlerRef | null {
-  switch (stage) {
-    case ExecutionStage.INSTANTIATE:
-      return bundle.instantiate ?? null;
-    case ExecutionStage.PREPARE:
-      return bundle.prepare ?? null;
-    case ExecutionStage.INITIALIZE:
-      return bundle.initialize ?? null;
-    default:
-      return bundle.execute;
   }
 }
 
@@ -320,6 +310,8 @@ export class Runtime implements FfiHost {
   /** The thread-pool size. */
   readonly threads: number;
   #cuda: _CudaParts | null = null;
+  /** The registry scope of names registered for isolated libraries' handlers. */
+  readonly #isolatedScope: string;
 
   /** Creates a runtime; see {@link RuntimeOptions}. */
   constructor(options?: RuntimeOptions) {
@@ -361,6 +353,7 @@ export class Runtime implements FfiHost {
     this.platform = p === 0 ? "Host" : "CUDA";
     this.threads = sym.xrt_runtime_num_threads(ptr);
     this.apiVersion = `0.${minor}` as ApiVersion;
+    this.#isolatedScope = _isolatedScope(this.apiVersion, p);
   }
 
   /** The XLA FFI API version this runtime speaks. */
@@ -516,10 +509,8 @@ export class Runtime implements FfiHost {
     // is never reused for another handler (after close() it reports an error).
     for (let i = 0; i < 4; i++) if (ptrs[i]) _pin(ptrs[i]!.pointer);
     this.#cache.delete(name);
-    if (ptrs.some((h) => (h as NativeHandler | null | undefined)?._isolated !== undefined)) {
-      const platform = runtimePlatform(options.platform ?? this.platform);
-      _isolatedNames.set(`${this.apiVersion}\0${platform}\0${name}`, bundle);
-    }
+    const platform = runtimePlatform(options.platform ?? this.platform);
+    _recordIsolated(_isolatedScope(this.apiVersion, platform), name, bundle);
   }
 
   /**
@@ -599,17 +590,8 @@ export class Runtime implements FfiHost {
   metadata(handler: HandlerRef): HandlerMetadata {
     const rt = this.#live();
     handler = _asHandler(handler, "Runtime.metadata");
-    const iso = (handler as NativeHandler)._isolated;
-    if (iso !== undefined) {
-      const [major, minor, traits, stateTypeId] = iso.metadata(
-        (handler as NativeHandler).name,
-        Number(this.apiVersion.slice(2)),
-      );
-      return {
-        apiVersion: { major: major!, minor: minor! },
-        traits: traits!,
-        stateTypeId: stateTypeId!,
-      };
+    if ((handler as NativeHandler)._isolated !== undefined) {
+      return _isolatedMetadata(handler as NativeHandler, this.apiVersion);
     }
     _checkHandler(handler.pointer, handler.name);
     const out = new BigInt64Array(4);
@@ -690,7 +672,7 @@ export class Runtime implements FfiHost {
     } else {
       bundle = target;
     }
-    const h = stageHandler(bundle, stage);
+    const h = _stageHandler(bundle, stage);
     if (h === null) return null;
     _checkHandler(h.pointer, h.name);
     return h.pointer;
@@ -753,52 +735,9 @@ export class Runtime implements FfiHost {
     frame._dirty = true;
   }
 
-  /**
-   * The isolated library's handler a call targets (directly, or through a
-   * name {@link register} recorded), or undefined for an in-process call.
-   */
-  #isolatedTarget(
-    target: HandlerTarget,
-    options: CallOptions | undefined,
-  ): NativeHandler | undefined {
-    if (typeof target === "string") {
-      if (_isolatedNames.size === 0) return undefined;
-      const key = `${this.apiVersion}\0${runtimePlatform(this.platform)}\0${target}`;
-      const stages = _isolatedNames.get(key);
-      if (stages === undefined) return undefined;
-      const h = stageHandler(stages, options?.stage ?? ExecutionStage.EXECUTE);
-      return h === null ? undefined : (h as NativeHandler);
-    }
-    if (typeof target !== "object" || target === null) return undefined;
-    if ((target as NativeHandler)._isolated !== undefined) return target as NativeHandler;
-    return undefined;
-  }
-
   /** What of a call's options crosses to an isolated library's process. */
   #isolation(frame: CallFrame, options: CallOptions | undefined): _IsolatedContext {
-    frame._live();
-    if (this.#cuda !== null) {
-      throw new FfiError(
-        ErrorCode.UNIMPLEMENTED,
-        "Isolated handler libraries run on Host runtimes only (their process has no CUDA context)",
-      );
-    }
-    if (options?.userData !== undefined || options?.instance !== undefined) {
-      throw new FfiError(
-        ErrorCode.UNIMPLEMENTED,
-        "userData and instance are pointers into this process: an isolated handler cannot use them",
-      );
-    }
-    const ordinal = options?.deviceOrdinal ?? -1;
-    if (!Number.isInteger(ordinal) || ordinal < -2147483648 || ordinal > 2147483647) {
-      throw new FfiError(ErrorCode.INVALID_ARGUMENT, `Invalid device ordinal ${ordinal}`);
-    }
-    return {
-      minor: Number(this.apiVersion.slice(2)),
-      stage: options?.stage ?? ExecutionStage.EXECUTE,
-      runId: BigInt(options?.runId ?? -1),
-      deviceOrdinal: ordinal,
-    };
+    return _isolatedContext(frame, options, this.apiVersion, this.#cuda !== null);
   }
 
   /** An asynchronous call of an isolated library's handler, counted in flight. */
@@ -844,7 +783,7 @@ export class Runtime implements FfiHost {
       target != null &&
       ((target as NativeHandler)._isolated !== undefined || _isolatedNames.size !== 0)
     ) {
-      const iso = this.#isolatedTarget(target, options);
+      const iso = _isolatedTarget(target, options, this.#isolatedScope);
       if (iso !== undefined) {
         iso._isolated!.callSync(iso.name, iso.name, frame, this.#isolation(frame, options));
         return;
@@ -880,7 +819,7 @@ export class Runtime implements FfiHost {
     hint: "builder" | "attrs",
   ): Promise<void> {
     const rt = this.#live();
-    const iso = this.#isolatedTarget(target, options);
+    const iso = _isolatedTarget(target, options, this.#isolatedScope);
     if (iso !== undefined) {
       await this.#isolated(iso, _OP_CALL, frame, this.#isolation(frame, options));
       return;
@@ -937,18 +876,10 @@ export class Runtime implements FfiHost {
     if (!Number.isInteger(iterations) || iterations < 0) {
       throw new FfiError(ErrorCode.INVALID_ARGUMENT, `Invalid iteration count ${iterations}`);
     }
-    const iso = this.#isolatedTarget(target, options);
+    const iso = _isolatedTarget(target, options, this.#isolatedScope);
     if (iso !== undefined) {
       const ctx = { ...this.#isolation(frame, options), threads, iterations };
-      const r = await this.#isolated(iso, _OP_THREADS, frame, ctx);
-      const result: ThreadCallResult = { ok: r!.ok, failed: r!.failed };
-      if (r!.failed > 0) {
-        result.firstError = new FfiError(
-          r!.code in ErrorCode ? r!.code : ErrorCode.UNKNOWN,
-          r!.message,
-        );
-      }
-      return result;
+      return _isolatedThreadResult((await this.#isolated(iso, _OP_THREADS, frame, ctx))!);
     }
     const fn = this.#resolve(target, options.stage ?? ExecutionStage.EXECUTE);
     this.#configure(frame, options);
@@ -1054,7 +985,7 @@ export class Runtime implements FfiHost {
     }
     const run = async (frame: CallFrame) => {
       for (const stage of [ExecutionStage.PREPARE, ExecutionStage.INITIALIZE] as const) {
-        if (stageHandler(bundle, stage) === null) continue;
+        if (_stageHandler(bundle, stage) === null) continue;
         await this.#call(target, frame, { stage, instance }, "attrs");
       }
       await this.#call(target, frame, instance ? { instance } : undefined, "attrs");
