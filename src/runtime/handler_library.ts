@@ -250,6 +250,11 @@ export interface HandlerStages {
   readonly execute: HandlerRef;
 }
 
+/** Whether a handler target is a bundle of stages (else one handler). */
+export function _isStages(target: HandlerRef | HandlerStages): target is HandlerStages {
+  return "execute" in target;
+}
+
 /** A bundle's handler for `stage` (null when the bundle has none: XLA skips the stage). */
 export function _stageHandler(bundle: HandlerStages, stage: ExecutionStage): HandlerRef | null {
   switch (stage) {

@@ -6,30 +6,18 @@
  * @module
  */
 import { type DataType, ErrorCode, ExecutionStage, type HandlerTraits } from "../abi/enums.ts";
-import { byteWidth, type DataTypedArray, viewAs } from "../abi/dtype.ts";
+import type { DataTypedArray } from "../abi/dtype.ts";
 import { _errorCode, _withOrigin, FfiError } from "../errors.ts";
 import { native } from "../native/lib.ts";
 import { _check, _takeError, _utf8 } from "./_native_error.ts";
 import { _apiMinor, type ApiVersion, NEWEST_API_VERSION } from "../abi/version.ts";
-import { type CallFrame, CallFrameBuilder } from "./call_frame.ts";
-import type { AttrDictionary } from "./attributes.ts";
-import {
-  _attrsKey,
-  _checkAliases,
-  _checkCallOptions,
-  _identity,
-  _normaliseArg,
-  _normaliseSpec,
-  _resultStorage,
-  type ArrayInput,
-  type FfiCallOptions,
-  type FfiCallTarget,
-  type FfiHost,
-} from "./ffi_call.ts";
+import type { CallFrame } from "./call_frame.ts";
+import type { FfiCallOptions, FfiCallTarget, FfiHost } from "./ffi_call.ts";
 import {
   _asHandler,
   _asHandlerOrStages,
   _checkHandler,
+  _isStages,
   _stageHandler,
   type HandlerRef,
   type HandlerStages,
@@ -62,6 +50,7 @@ import {
   _isolatedThreadResult,
   _recordIsolated,
 } from "./_isolated_dispatch.ts";
+import { _FfiCalls } from "./_runtime_ffi_call.ts";
 
 /** Options of {@link Runtime}. */
 export interface RuntimeOptions {
@@ -179,10 +168,6 @@ export interface ThreadCallResult {
 
 /** A handler, a registered bundle's name, or a bundle. */
 export type HandlerTarget = HandlerRef | HandlerStages | string;
-
-function isStages(target: HandlerRef | HandlerStages): target is HandlerStages {
-  return "execute" in target;
-}
 
 /** The platform a runtime can run: XLA's canonical name (lower case, cpu → host, gpu → cuda). */
 function runtimePlatform(name: string): number | undefined {
@@ -304,7 +289,8 @@ export class Runtime implements FfiHost {
   #inflight = 0;
   #lookupOut = new BigUint64Array(6);
   #cache = new Map<string, HandlerStages>();
-  #ffiInstances = new Map<string, Instance>();
+  /** What ffiCall keeps: handler instances per signature (made on first use). */
+  #ffi: _FfiCalls | null = null;
   /** The canonical platform: "Host" or "CUDA". */
   readonly platform: "Host" | "CUDA";
   /** The thread-pool size. */
@@ -483,7 +469,7 @@ export class Runtime implements FfiHost {
     options ??= {};
     this.#live();
     handler = _asHandlerOrStages(handler, "Runtime.register");
-    const bundle: HandlerStages = isStages(handler) ? handler : { execute: handler };
+    const bundle: HandlerStages = _isStages(handler) ? handler : { execute: handler };
     const b = new BigUint64Array(4);
     const ptrs = [bundle.instantiate, bundle.prepare, bundle.initialize, bundle.execute];
     for (let i = 0; i < 4; i++) {
@@ -657,7 +643,7 @@ export class Runtime implements FfiHost {
         target = _asHandlerOrStages(target, "A runtime call", true);
       }
     }
-    if (typeof target !== "string" && !isStages(target)) {
+    if (typeof target !== "string" && !_isStages(target)) {
       _checkHandler(target.pointer, target.name);
       return target.pointer;
     }
@@ -961,137 +947,23 @@ export class Runtime implements FfiHost {
    * console.log(total); // Float32Array(1) [ 6 ]
    * ```
    */
-  async ffiCall(target: FfiCallTarget, options: FfiCallOptions): Promise<DataTypedArray[]> {
-    this.#live();
-    _checkCallOptions(options);
-    const args = (options.args ?? []).map((a, i) => _normaliseArg(a, `argument ${i}`));
-    const specs = options.results.map((r, i) => _normaliseSpec(r, `result ${i}`));
-    const aliases = _checkAliases(options.inputOutputAliases, args, specs);
-    const bundle = this.#ffiBundle(target);
-    let instance: Instance | undefined;
-    if (bundle.instantiate) {
-      const key = JSON.stringify([
-        typeof target === "string" ? target : _identity(target),
-        args.map((a) => [a.dtype, a.shape]),
-        specs,
-        _attrsKey(options.attrs),
-        aliases,
-      ]);
-      instance = this.#ffiInstances.get(key);
-      if (instance === undefined) {
-        instance = await this.#ffiInstantiate(target, options.attrs);
-        this.#ffiInstances.set(key, instance);
-      }
-    }
-    const run = async (frame: CallFrame) => {
-      for (const stage of [ExecutionStage.PREPARE, ExecutionStage.INITIALIZE] as const) {
-        if (_stageHandler(bundle, stage) === null) continue;
-        await this.#call(target, frame, { stage, instance }, "attrs");
-      }
-      await this.#call(target, frame, instance ? { instance } : undefined, "attrs");
-    };
-    if (this.#cuda !== null) return await this.#ffiCallCuda(args, specs, aliases, options, run);
-    const outs = specs.map((r) =>
-      viewAs(r.dtype, _resultStorage(r.shape.reduce((a, b) => a * b, 1) * byteWidth(r.dtype)))
-    );
-    const inputs: ArrayInput[] = args.map((a) => ({
-      data: a.bytes,
-      shape: a.shape,
-      dtype: a.dtype,
-    }));
-    for (const [a, r] of aliases) {
-      const out = outs[r]!;
-      new Uint8Array(out.buffer, out.byteOffset, out.byteLength).set(args[a]!.bytes);
-      inputs[a] = { data: out, shape: args[a]!.shape, dtype: args[a]!.dtype };
-    }
-    using frame = this.#ffiFrame(inputs, outs, specs, options.attrs, options.guard === true);
-    await run(frame);
-    return outs;
-  }
-
-  /**
-   * ffiCall on CUDA: arguments copied to device buffers, results allocated
-   * there (an aliased one is its argument's copy), copied back after the
-   * call once the runtime's stream is done.
-   */
-  async #ffiCallCuda(
-    args: readonly { dtype: DataType; shape: number[]; bytes: Uint8Array }[],
-    specs: readonly { dtype: number; shape: number[] }[],
-    aliases: readonly [number, number][],
-    options: FfiCallOptions,
-    run: (frame: CallFrame) => Promise<void>,
-  ): Promise<DataTypedArray[]> {
-    const owned: DeviceBuffer[] = [];
-    try {
-      const inputs = args.map((a) => {
-        const d = this.deviceArg(a.bytes, a.shape, a.dtype);
-        owned.push(d);
-        return d;
-      });
-      const aliasOf = new Map(aliases.map(([a, r]) => [r, a]));
-      const rets = specs.map((r, i) => {
-        const a = aliasOf.get(i);
-        if (a !== undefined) return inputs[a]!;
-        const d = this.deviceBuffer(r.dtype, r.shape);
-        owned.push(d);
-        return d;
-      });
-      using frame = this.#ffiFrame(inputs, rets, specs, options.attrs, options.guard === true);
-      await run(frame);
-      return rets.map((d) => this.toHost(d));
-    } finally {
-      for (const d of owned) d.close();
-    }
-  }
-
-  /** The stages ffiCall calls: a registered name's bundle, a bundle, or one handler. */
-  #ffiBundle(target: FfiCallTarget): HandlerStages {
-    if (typeof target === "string") {
-      let b = this.#cache.get(target);
-      if (!b) {
-        b = this.lookup(target).bundle;
-        this.#cache.set(target, b);
-      }
-      return b;
-    }
-    const t = _asHandlerOrStages(target, "Runtime.ffiCall");
-    return isStages(t) ? t : { execute: t };
-  }
-
-  /** The one place ffiCall builds its call frames. */
-  #ffiFrame(
-    args: readonly (ArrayInput | DeviceBuffer)[],
-    rets: readonly (DataTypedArray | DeviceBuffer)[],
-    specs: readonly { dtype: number; shape: readonly number[] }[],
-    attrs: AttrDictionary | undefined,
-    guard: boolean,
-  ): CallFrame {
-    const b = new CallFrameBuilder({ guard });
-    for (const a of args) b.arg(a);
-    for (let i = 0; i < rets.length; i++) b.ret(rets[i]!, specs[i]!.shape, specs[i]!.dtype);
-    if (attrs !== undefined) b.attrs(attrs);
-    return b.build();
-  }
-
-  /** Runs a bundle's instantiate stage with the attributes only, as XLA does once per call site. */
-  async #ffiInstantiate(
-    target: FfiCallTarget,
-    attrs: AttrDictionary | undefined,
-  ): Promise<Instance> {
-    const inst = _newInstance();
-    try {
-      using frame = this.#ffiFrame([], [], [], attrs, false);
-      await this.#call(
-        target,
-        frame,
-        { stage: ExecutionStage.INSTANTIATE, instance: inst },
-        "attrs",
-      );
-    } catch (e) {
-      inst.close();
-      throw e;
-    }
-    return inst;
+  ffiCall(target: FfiCallTarget, options: FfiCallOptions): Promise<DataTypedArray[]> {
+    this.#ffi ??= new _FfiCalls({
+      live: () => {
+        this.#live();
+      },
+      named: (name) => {
+        let b = this.#cache.get(name);
+        if (!b) {
+          b = this.lookup(name).bundle;
+          this.#cache.set(name, b);
+        }
+        return b;
+      },
+      call: (target, frame, options) => this.#call(target, frame, options, "attrs"),
+      cuda: this.#cuda !== null ? this : null,
+    });
+    return this.#ffi.call(target, options);
   }
 
   /**
@@ -1108,17 +980,7 @@ export class Runtime implements FfiHost {
    * ```
    */
   clearCache(): void {
-    for (const inst of this.#ffiInstances.values()) {
-      if (inst._inflight > 0) {
-        throw new FfiError(
-          ErrorCode.FAILED_PRECONDITION,
-          "An ffiCall in flight uses a kept handler instance; await it before clearCache()",
-        );
-      }
-    }
-    const kept = [...this.#ffiInstances.values()];
-    this.#ffiInstances.clear();
-    for (const inst of kept) inst.close();
+    this.#ffi?.clear();
   }
 
   /**
