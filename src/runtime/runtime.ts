@@ -30,7 +30,8 @@ import { _withAttrHint } from "./_hints.ts";
 import { _closest } from "../_closest.ts";
 import { _pin } from "../handler/host.ts";
 import { _register, _unregister } from "../_resources.ts";
-import type { _FrameGuard } from "./_guard.ts";
+import { _afterGuarded } from "./_guard.ts";
+import { _awaitBegun, _isTsEntry } from "./_begun_calls.ts";
 import { type _IsolatedContext, _OP_CALL, _OP_THREADS } from "./isolate.ts";
 import { _newInstance, type Instance } from "./instance.ts";
 import {
@@ -178,75 +179,8 @@ function runtimePlatform(name: string): number | undefined {
 }
 
 const NO_USER = new BigInt64Array(0);
-
-/** Names registered through {@link Runtime.register} in this realm, by canonical platform. */
-
-/** Whether an address is a TS handler entry point (fixed per address). */
-const tsEntry = new Map<number | bigint, boolean>();
-
-function isTsEntry(fn: Deno.PointerObject): boolean {
-  const a = Deno.UnsafePointer.value(fn);
-  let v = tsEntry.get(a);
-  if (v === undefined) {
-    v = native().xla_ffi_deno_handler_slot_of(fn) >= 0;
-    tsEntry.set(a, v);
-  }
-  return v;
-}
-
-/** Calls of `call` waiting for their future, by snapshot address. */
-const waiting = new Map<number | bigint, () => void>();
-let notifyCb:
-  | Deno.UnsafeCallback<{ readonly parameters: ["pointer"]; readonly result: "void" }>
-  | undefined;
+/** `xrt_call_begin`'s out-parameter: the error of a call that completed at once. */
 const beginOut = new BigUint64Array(1);
-
-/** Waits for the future of a call begun with xrt_call_begin. */
-function awaitBegun(snap: Deno.PointerObject): Promise<void> {
-  if (notifyCb === undefined) {
-    notifyCb = new Deno.UnsafeCallback(
-      { parameters: ["pointer"], result: "void" } as const,
-      (handle) => {
-        const k = Deno.UnsafePointer.value(handle);
-        const resolve = waiting.get(k);
-        if (resolve === undefined) return;
-        waiting.delete(k);
-        if (waiting.size === 0) notifyCb!.unref();
-        resolve();
-      },
-    );
-    notifyCb.unref();
-    native().xrt_set_notify(notifyCb.pointer);
-  }
-  return new Promise<void>((resolve) => {
-    if (waiting.size === 0) notifyCb!.ref();
-    waiting.set(Deno.UnsafePointer.value(snap), resolve);
-  });
-}
-
-/** A call target's name for messages: the handler's name or the registered name. */
-function _targetName(target: HandlerTarget): string {
-  if (typeof target === "string") return target;
-  if ("execute" in target) return target.execute?.name ?? "handler";
-  return target.name ?? "handler";
-}
-
-/**
- * After a call with a guarded frame: the guard's checks; a fault found wins
- * over the handler's own error (`err`, then destroyed).
- */
-function _afterGuarded(
-  guard: _FrameGuard,
-  target: HandlerTarget,
-  err: Deno.PointerObject | null,
-): void {
-  try {
-    guard.after(_targetName(target));
-  } catch (e) {
-    if (err !== null) _takeError(err);
-    throw e;
-  }
-}
 
 /**
  * The embedded XLA FFI runtime: every `XLA_FFI_Api` function, a thread pool
@@ -824,9 +758,9 @@ export class Runtime implements FfiHost {
     try {
       if (guard !== null) guard.before();
       const sym = native();
-      if (isTsEntry(fn) && sym.xla_ffi_deno_handler_is_host() === 1) {
+      if (_isTsEntry(fn) && sym.xla_ffi_deno_handler_is_host() === 1) {
         if (sym.xrt_call_begin(snap, fn, beginOut) === 1) {
-          await awaitBegun(snap);
+          await _awaitBegun(snap);
           err = sym.xrt_call_finish(snap);
         } else {
           err = Deno.UnsafePointer.create(beginOut[0]!);
