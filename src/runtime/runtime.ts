@@ -9,7 +9,7 @@ import { type DataType, ErrorCode, ExecutionStage, type HandlerTraits } from "..
 import type { DataTypedArray } from "../abi/dtype.ts";
 import { _errorCode, _withOrigin, FfiError } from "../errors.ts";
 import { native } from "../native/lib.ts";
-import { _check, _takeError, _utf8 } from "./_native_error.ts";
+import { _takeError } from "./_native_error.ts";
 import { _apiMinor, type ApiVersion, NEWEST_API_VERSION } from "../abi/version.ts";
 import type { CallFrame } from "./call_frame.ts";
 import type { FfiCallOptions, FfiCallTarget, FfiHost } from "./ffi_call.ts";
@@ -21,14 +21,13 @@ import {
   _stageHandler,
   type HandlerRef,
   type HandlerStages,
-  NativeHandler,
-  TypeIdRef,
+  type NativeHandler,
+  type TypeIdRef,
 } from "./handler_library.ts";
 import type { Stream } from "../cuda/stream.ts";
 import type { DeviceBuffer } from "./device_buffer.ts";
 import { _withAttrHint } from "./_hints.ts";
 import { _closest } from "../_closest.ts";
-import { _pin } from "../handler/host.ts";
 import { _register, _unregister } from "../_resources.ts";
 import { _afterGuarded } from "./_guard.ts";
 import { _awaitBegun, _isTsEntry } from "./_begun_calls.ts";
@@ -52,6 +51,13 @@ import {
   _recordIsolated,
 } from "./_isolated_dispatch.ts";
 import { _FfiCalls } from "./_runtime_ffi_call.ts";
+import {
+  _lookup,
+  _metadata,
+  _registerBundle,
+  _registeredNames,
+  _registerType,
+} from "./_registry.ts";
 
 /** Options of {@link Runtime}. */
 export interface RuntimeOptions {
@@ -401,33 +407,10 @@ export class Runtime implements FfiHost {
    */
   register(name: string, handler: HandlerRef | HandlerStages, options?: RegisterOptions): void {
     options ??= {};
-    this.#live();
+    const rt = this.#live();
     handler = _asHandlerOrStages(handler, "Runtime.register");
     const bundle: HandlerStages = _isStages(handler) ? handler : { execute: handler };
-    const b = new BigUint64Array(4);
-    const ptrs = [bundle.instantiate, bundle.prepare, bundle.initialize, bundle.execute];
-    for (let i = 0; i < 4; i++) {
-      const h = ptrs[i];
-      if (h) _checkHandler(h.pointer, h.name);
-      b[i] = h ? Deno.UnsafePointer.value(h.pointer) : 0n;
-    }
-    const n = _utf8(name);
-    const p = _utf8(options.platform ?? this.platform);
-    const sym = native();
-    _check(
-      sym.xrt_register(
-        this.#live(),
-        n,
-        BigInt(n.length),
-        p,
-        BigInt(p.length),
-        b,
-        options.traits ?? 0,
-      ),
-    );
-    // A registration lasts as long as the process: a TS entry point it names
-    // is never reused for another handler (after close() it reports an error).
-    for (let i = 0; i < 4; i++) if (ptrs[i]) _pin(ptrs[i]!.pointer);
+    _registerBundle(rt, name, bundle, options.platform ?? this.platform, options.traits ?? 0);
     this.#cache.delete(name);
     const platform = runtimePlatform(options.platform ?? this.platform);
     _recordIsolated(_isolatedScope(this.apiVersion, platform), name, bundle);
@@ -442,20 +425,8 @@ export class Runtime implements FfiHost {
     platform?: string,
   ): { bundle: HandlerStages; traits: number; stateTypeId: number } {
     const rt = this.#live();
-    const n = _utf8(name);
-    const p = _utf8(platform ?? this.platform);
-    const out = this.#lookupOut;
-    const err = native().xrt_lookup(rt, n, BigInt(n.length), p, BigInt(p.length), out);
-    if (err !== null) throw this.#notFound(_takeError(err), name, platform ?? this.platform);
-    const h = (i: number) => {
-      const v = out[i]!;
-      return v === 0n ? null : new NativeHandler(Deno.UnsafePointer.create(v)!, name);
-    };
-    return {
-      bundle: { instantiate: h(0), prepare: h(1), initialize: h(2), execute: h(3)! },
-      traits: Number(out[4]),
-      stateTypeId: Number(BigInt.asIntN(64, out[5]!)),
-    };
+    const p = platform ?? this.platform;
+    return _lookup(rt, name, p, this.#lookupOut, (e) => this.#notFound(e, name, p));
   }
 
   /** A lookup's NOT_FOUND with the closest registered name, as a suggestion. */
@@ -487,19 +458,7 @@ export class Runtime implements FfiHost {
    * ```
    */
   registeredNames(platform?: string): string[] {
-    const rt = this.#live();
-    const p = _utf8(platform ?? this.platform);
-    const sym = native();
-    let cap = 4096;
-    for (;;) {
-      const buf = new Uint8Array(cap);
-      const n = sym.xrt_registered_names(rt, p, BigInt(p.length), buf, cap);
-      const end = buf.indexOf(0);
-      const text = new TextDecoder().decode(buf.subarray(0, end < 0 ? cap : end));
-      const names = text.length === 0 ? [] : text.slice(0, -1).split("\n");
-      if (names.length >= n || cap >= 1 << 26) return names;
-      cap *= 8;
-    }
+    return _registeredNames(this.#live(), platform ?? this.platform);
   }
 
   /**
@@ -513,14 +472,7 @@ export class Runtime implements FfiHost {
     if ((handler as NativeHandler)._isolated !== undefined) {
       return _isolatedMetadata(handler as NativeHandler, this.apiVersion);
     }
-    _checkHandler(handler.pointer, handler.name);
-    const out = new BigInt64Array(4);
-    _check(native().xrt_metadata(rt, handler.pointer, out));
-    return {
-      apiVersion: { major: Number(out[0]), minor: Number(out[1]) },
-      traits: Number(out[2]),
-      stateTypeId: Number(out[3]),
-    };
+    return _metadata(rt, handler);
   }
 
   /**
@@ -547,25 +499,7 @@ export class Runtime implements FfiHost {
   ): number {
     id ??= 0;
     options ??= {};
-    const rt = this.#live();
-    const n = _utf8(name);
-    let deleter: Deno.PointerValue = null;
-    if (options.typeInfo !== undefined) {
-      if (options.typeInfo === null) {
-        throw new FfiError(ErrorCode.INVALID_ARGUMENT, "registerType: typeInfo is null");
-      }
-      // XLA_FFI_TypeInfo {struct_size, extension_start, deleter}: the deleter at 16.
-      deleter = new Deno.UnsafePointerView(options.typeInfo).getPointer(16);
-    }
-    if (id instanceof TypeIdRef) {
-      _check(native().xrt_register_type(rt, n, BigInt(n.length), id.pointer, deleter));
-      return Number(id.value);
-    }
-    const io = new BigInt64Array([BigInt(id)]);
-    _check(
-      native().xrt_register_type(rt, n, BigInt(n.length), Deno.UnsafePointer.of(io), deleter),
-    );
-    return Number(io[0]);
+    return _registerType(this.#live(), name, id, options);
   }
 
   #resolve(target: HandlerTarget, stage: ExecutionStage): Deno.PointerObject | null {
