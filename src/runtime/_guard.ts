@@ -2,7 +2,8 @@
  * Guarded buffers in the caller's process: each result of a guarded frame is
  * backed by a shadow followed by canary bytes, and each argument is compared
  * with a copy taken before the call. No inaccessible page is used here: a
- * write into one would end the caller's process (see docs/faults.md).
+ * write into one would end the caller's process (see docs/faults.md). After
+ * a guarded call, the guard's findings win over the handler's own error.
  * Private to the runtime.
  *
  * @module

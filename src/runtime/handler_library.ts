@@ -1,6 +1,7 @@
 /**
- * Handlers as values (`XLA_FFI_Handler*` with a name) and loading them from a
- * user's shared library by symbol name.
+ * Handlers as values (`XLA_FFI_Handler*` with a name), bundles of a
+ * handler per stage, and loading handlers from a user's shared library by
+ * symbol name.
  *
  * @module
  */

@@ -1,7 +1,10 @@
 /**
- * The embedded XLA runtime: registration, metadata, type ids, synchronous and
- * asynchronous calls, calls from runtime threads, handler instances, and the
- * CUDA platform (a device's context and stream, device buffers, copies).
+ * The embedded XLA runtime: the Runtime class and its options (construction,
+ * registration, metadata, type ids, synchronous and asynchronous calls, calls
+ * from runtime threads, instantiation, `ffiCall`, device buffers, closing)
+ * and its call paths. Parts with a concern of their own live beside it, each
+ * private to the runtime: `_registry.ts`, `_cuda_runtime.ts`,
+ * `_isolated_dispatch.ts`, `_runtime_ffi_call.ts`, `_begun_calls.ts`.
  *
  * @module
  */
