@@ -514,7 +514,7 @@ export class Runtime implements FfiHost {
         target = _asHandlerOrStages(target, "A runtime call", true);
       }
     }
-    if (typeof target !== "string" && !_isStages(target)) {
+    if (typeof target !== "string" && !("execute" in target)) {
       _checkHandler(target.pointer, target.name);
       return target.pointer;
     }
