@@ -87,7 +87,6 @@ export {
   type CallOptions,
   type HandlerMetadata,
   type HandlerTarget,
-  Instance,
   type RegisterOptions,
   type RegisterTypeOptions,
   Runtime,
@@ -95,6 +94,7 @@ export {
   type ThreadCallOptions,
   type ThreadCallResult,
 } from "./src/runtime/runtime.ts";
+export { Instance } from "./src/runtime/instance.ts";
 export type {
   ArrayArg,
   ArrayInput,

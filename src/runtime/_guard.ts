@@ -2,13 +2,16 @@
  * Guarded buffers in the caller's process: each result of a guarded frame is
  * backed by a shadow followed by canary bytes, and each argument is compared
  * with a copy taken before the call. No inaccessible page is used here: a
- * write into one would end the caller's process (see docs/faults.md).
+ * write into one would end the caller's process (see docs/faults.md). After
+ * a guarded call, the guard's findings win over the handler's own error.
  * Private to the runtime.
  *
  * @module
  */
 import { ErrorCode } from "../abi/enums.ts";
 import { FfiError } from "../errors.ts";
+import { _takeError } from "./_native_error.ts";
+import type { HandlerTarget } from "./runtime.ts";
 
 /** Canary bytes after each result's shadow (and its alignment slack). */
 export const _CANARY_BYTES = 64;
@@ -156,4 +159,28 @@ export function _argWrite(handler: string, i: number, offset: number, how: strin
     `Handler '${handler}' wrote into argument ${i} at byte offset ${offset} ` +
       `(arguments are read-only; found by ${how})`,
   );
+}
+
+/** A call target's name for messages: the handler's name or the registered name. */
+function targetName(target: HandlerTarget): string {
+  if (typeof target === "string") return target;
+  if ("execute" in target) return target.execute?.name ?? "handler";
+  return target.name ?? "handler";
+}
+
+/**
+ * After a call with a guarded frame: the guard's checks; a fault found wins
+ * over the handler's own error (`err`, then destroyed).
+ */
+export function _afterGuarded(
+  guard: _FrameGuard,
+  target: HandlerTarget,
+  err: Deno.PointerObject | null,
+): void {
+  try {
+    guard.after(targetName(target));
+  } catch (e) {
+    if (err !== null) _takeError(err);
+    throw e;
+  }
 }

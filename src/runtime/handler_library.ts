@@ -1,10 +1,11 @@
 /**
- * Handlers as values (`XLA_FFI_Handler*` with a name) and loading them from a
- * user's shared library by symbol name.
+ * Handlers as values (`XLA_FFI_Handler*` with a name), bundles of a
+ * handler per stage, and loading handlers from a user's shared library by
+ * symbol name.
  *
  * @module
  */
-import { ErrorCode } from "../abi/enums.ts";
+import { ErrorCode, ExecutionStage } from "../abi/enums.ts";
 import { FfiError } from "../errors.ts";
 import { native } from "../native/lib.ts";
 import { _cString } from "./_native_error.ts";
@@ -248,6 +249,25 @@ export interface HandlerStages {
   readonly initialize?: HandlerRef | null;
   /** Execute stage (required). */
   readonly execute: HandlerRef;
+}
+
+/** Whether a handler target is a bundle of stages (else one handler). */
+export function _isStages(target: HandlerRef | HandlerStages): target is HandlerStages {
+  return "execute" in target;
+}
+
+/** A bundle's handler for `stage` (null when the bundle has none: XLA skips the stage). */
+export function _stageHandler(bundle: HandlerStages, stage: ExecutionStage): HandlerRef | null {
+  switch (stage) {
+    case ExecutionStage.INSTANTIATE:
+      return bundle.instantiate ?? null;
+    case ExecutionStage.PREPARE:
+      return bundle.prepare ?? null;
+    case ExecutionStage.INITIALIZE:
+      return bundle.initialize ?? null;
+    default:
+      return bundle.execute;
+  }
 }
 
 /** What keeps a library loaded while something taken from it is reachable. */

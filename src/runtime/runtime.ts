@@ -1,51 +1,66 @@
 /**
- * The embedded XLA runtime: registration, metadata, type ids, synchronous and
- * asynchronous calls, calls from runtime threads, handler instances, and the
- * CUDA platform (a device's context and stream, device buffers, copies).
+ * The embedded XLA runtime: the Runtime class and its options (construction,
+ * registration, metadata, type ids, synchronous and asynchronous calls, calls
+ * from runtime threads, instantiation, `ffiCall`, device buffers, closing)
+ * and its call paths. Parts with a concern of their own live beside it, each
+ * private to the runtime: `_registry.ts`, `_cuda_runtime.ts`,
+ * `_isolated_dispatch.ts`, `_runtime_ffi_call.ts`, `_begun_calls.ts`.
  *
  * @module
  */
 import { type DataType, ErrorCode, ExecutionStage, type HandlerTraits } from "../abi/enums.ts";
-import { byteWidth, type DataTypedArray, dataTypeOf, viewAs } from "../abi/dtype.ts";
+import type { DataTypedArray } from "../abi/dtype.ts";
 import { _errorCode, _withOrigin, FfiError } from "../errors.ts";
 import { native } from "../native/lib.ts";
-import { _check, _cString, _takeError, _utf8 } from "./_native_error.ts";
+import { _takeError } from "./_native_error.ts";
 import { _apiMinor, type ApiVersion, NEWEST_API_VERSION } from "../abi/version.ts";
-import { type CallFrame, CallFrameBuilder } from "./call_frame.ts";
-import type { AttrDictionary } from "./attributes.ts";
-import {
-  _attrsKey,
-  _checkAliases,
-  _checkCallOptions,
-  _identity,
-  _normaliseArg,
-  _normaliseSpec,
-  _resultStorage,
-  type ArrayInput,
-  type FfiCallOptions,
-  type FfiCallTarget,
-  type FfiHost,
-} from "./ffi_call.ts";
+import type { CallFrame } from "./call_frame.ts";
+import type { FfiCallOptions, FfiCallTarget, FfiHost } from "./ffi_call.ts";
 import {
   _asHandler,
   _asHandlerOrStages,
   _checkHandler,
+  _isStages,
+  _stageHandler,
   type HandlerRef,
   type HandlerStages,
-  NativeHandler,
-  TypeIdRef,
+  type NativeHandler,
+  type TypeIdRef,
 } from "./handler_library.ts";
-import { Context } from "../cuda/context.ts";
-import { _driverLibraryPath } from "../cuda/driver.ts";
-import { DeviceMemory } from "../cuda/memory.ts";
-import { Stream } from "../cuda/stream.ts";
-import { _bufferBytes, DeviceBuffer } from "./device_buffer.ts";
+import type { Stream } from "../cuda/stream.ts";
+import type { DeviceBuffer } from "./device_buffer.ts";
 import { _withAttrHint } from "./_hints.ts";
 import { _closest } from "../_closest.ts";
-import { _pin } from "../handler/host.ts";
 import { _register, _unregister } from "../_resources.ts";
-import type { _FrameGuard } from "./_guard.ts";
+import { _afterGuarded } from "./_guard.ts";
+import { _awaitBegun, _isTsEntry } from "./_begun_calls.ts";
 import { type _IsolatedContext, _OP_CALL, _OP_THREADS } from "./isolate.ts";
+import { _newInstance, type Instance } from "./instance.ts";
+import {
+  _attachCuda,
+  type _CudaParts,
+  _deviceArg,
+  _deviceBuffer,
+  _releaseCuda,
+  _toHost,
+} from "./_cuda_runtime.ts";
+import {
+  _isolatedContext,
+  _isolatedMetadata,
+  _isolatedNames,
+  _isolatedScope,
+  _isolatedTarget,
+  _isolatedThreadResult,
+  _recordIsolated,
+} from "./_isolated_dispatch.ts";
+import { _FfiCalls } from "./_runtime_ffi_call.ts";
+import {
+  _lookup,
+  _metadata,
+  _registerBundle,
+  _registeredNames,
+  _registerType,
+} from "./_registry.ts";
 
 /** Options of {@link Runtime}. */
 export interface RuntimeOptions {
@@ -164,10 +179,6 @@ export interface ThreadCallResult {
 /** A handler, a registered bundle's name, or a bundle. */
 export type HandlerTarget = HandlerRef | HandlerStages | string;
 
-function isStages(target: HandlerRef | HandlerStages): target is HandlerStages {
-  return "execute" in target;
-}
-
 /** The platform a runtime can run: XLA's canonical name (lower case, cpu → host, gpu → cuda). */
 function runtimePlatform(name: string): number | undefined {
   const canonical = name.toLowerCase();
@@ -177,209 +188,8 @@ function runtimePlatform(name: string): number | undefined {
 }
 
 const NO_USER = new BigInt64Array(0);
-
-/** Names registered through {@link Runtime.register} in this realm, by canonical platform. */
-
-/** Whether an address is a TS handler entry point (fixed per address). */
-const tsEntry = new Map<number | bigint, boolean>();
-
-function isTsEntry(fn: Deno.PointerObject): boolean {
-  const a = Deno.UnsafePointer.value(fn);
-  let v = tsEntry.get(a);
-  if (v === undefined) {
-    v = native().xla_ffi_deno_handler_slot_of(fn) >= 0;
-    tsEntry.set(a, v);
-  }
-  return v;
-}
-
-/** Calls of `call` waiting for their future, by snapshot address. */
-const waiting = new Map<number | bigint, () => void>();
-let notifyCb:
-  | Deno.UnsafeCallback<{ readonly parameters: ["pointer"]; readonly result: "void" }>
-  | undefined;
+/** `xrt_call_begin`'s out-parameter: the error of a call that completed at once. */
 const beginOut = new BigUint64Array(1);
-
-/** Waits for the future of a call begun with xrt_call_begin. */
-function awaitBegun(snap: Deno.PointerObject): Promise<void> {
-  if (notifyCb === undefined) {
-    notifyCb = new Deno.UnsafeCallback(
-      { parameters: ["pointer"], result: "void" } as const,
-      (handle) => {
-        const k = Deno.UnsafePointer.value(handle);
-        const resolve = waiting.get(k);
-        if (resolve === undefined) return;
-        waiting.delete(k);
-        if (waiting.size === 0) notifyCb!.unref();
-        resolve();
-      },
-    );
-    notifyCb.unref();
-    native().xrt_set_notify(notifyCb.pointer);
-  }
-  return new Promise<void>((resolve) => {
-    if (waiting.size === 0) notifyCb!.ref();
-    waiting.set(Deno.UnsafePointer.value(snap), resolve);
-  });
-}
-
-/**
- * Names registered (through {@link Runtime.register}) for handlers of
- * isolated libraries, by API version, platform and name, as the native
- * registry scopes them: calls by such a name go to the library's process.
- */
-const _isolatedNames = new Map<string, HandlerStages>();
-
-/** A call target's name for messages: the handler's name or the registered name. */
-function _targetName(target: HandlerTarget): string {
-  if (typeof target === "string") return target;
-  if ("execute" in target) return target.execute?.name ?? "handler";
-  return target.name ?? "handler";
-}
-
-/**
- * After a call with a guarded frame: the guard's checks; a fault found wins
- * over the handler's own error (`err`, then destroyed).
- */
-function _afterGuarded(
-  guard: _FrameGuard,
-  target: HandlerTarget,
-  err: Deno.PointerObject | null,
-): void {
-  try {
-    guard.after(_targetName(target));
-  } catch (e) {
-    if (err !== null) _takeError(err);
-    throw e;
-  }
-}
-
-/** What a CUDA runtime holds: the retained primary context and its stream. */
-interface CudaParts {
-  context: Context;
-  stream: Stream;
-  /** Whether close() closes the stream (owned, or a wrapper made here). */
-  closeStream: boolean;
-}
-
-function deviceOrdinal(device: number | undefined): number {
-  const d = device ?? 0;
-  if (!Number.isInteger(d) || d < 0 || d > 2147483647) {
-    throw new FfiError(ErrorCode.INVALID_ARGUMENT, `Invalid device ordinal ${d}`);
-  }
-  return d;
-}
-
-/** Retains the context, sets up the stream and attaches both to a CUDA runtime. */
-function attachCuda(ptr: Deno.PointerObject, options: RuntimeOptions): CudaParts {
-  const device = deviceOrdinal(options.device);
-  const context = Context.primary(device); // UNAVAILABLE without a driver
-  let stream: Stream | undefined;
-  let closeStream = false;
-  try {
-    const s = options.stream;
-    if (s === undefined) {
-      stream = Stream.create();
-      closeStream = true;
-    } else if (s instanceof Stream) {
-      stream = s;
-    } else {
-      stream = Stream.wrap(s);
-      closeStream = true;
-    }
-    const handle = stream.handle;
-    if (handle === null) {
-      throw new FfiError(
-        ErrorCode.INVALID_ARGUMENT,
-        "A CUDA runtime needs a stream: the legacy default stream (0) cannot be handed to handlers",
-      );
-    }
-    const sym = native();
-    sym.xrt_runtime_set_stream(ptr, handle);
-    _check(sym.xrt_runtime_set_cuda(ptr, _cString(_driverLibraryPath()), context.handle, device));
-    return { context, stream, closeStream };
-  } catch (e) {
-    if (closeStream) stream?.close();
-    context.close();
-    throw e;
-  }
-}
-
-function stageHandler(bundle: HandlerStages, stage: ExecutionStage): HandlerRef | null {
-  switch (stage) {
-    case ExecutionStage.INSTANTIATE:
-      return bundle.instantiate ?? null;
-    case ExecutionStage.PREPARE:
-      return bundle.prepare ?? null;
-    case ExecutionStage.INITIALIZE:
-      return bundle.initialize ?? null;
-    default:
-      return bundle.execute;
-  }
-}
-
-/**
- * A handler instance (XLA's per-call-site execution state): created by
- * {@link Runtime.instantiate}; closing it runs the state's deleter.
- *
- * @example
- * ```ts ignore
- * await using inst = await rt.instantiate(bundle, frame);
- * rt.callSync(bundle, frame, { instance: inst });
- * ```
- */
-export class Instance {
-  /** @internal */
-  _ptr: Deno.PointerObject | null;
-  /** @internal calls in flight that use this instance. */
-  _inflight = 0;
-
-  /** @internal use {@link Runtime.instantiate}. */
-  constructor(ptr: Deno.PointerObject) {
-    this._ptr = ptr;
-  }
-
-  /** @internal */
-  _live(): Deno.PointerObject {
-    if (this._ptr === null) {
-      throw new FfiError(ErrorCode.FAILED_PRECONDITION, "The handler instance is closed");
-    }
-    return this._ptr;
-  }
-
-  /** The instantiate stage's state type id, or `undefined` when no state is set. */
-  get stateTypeId(): number | undefined {
-    return this.stateTypeIdOf(ExecutionStage.INSTANTIATE);
-  }
-
-  /**
-   * The type id of the state a stage set (instantiate; prepare and initialize
-   * under API 0.3), or `undefined` when it set none.
-   */
-  stateTypeIdOf(stage: ExecutionStage): number | undefined {
-    const out = new BigInt64Array(1);
-    const has = native().xrt_instance_state(this._live(), stage, out);
-    return has ? Number(out[0]) : undefined;
-  }
-
-  /** Runs the state's deleter and frees the instance. Fails while a call uses it. */
-  close(): void {
-    if (this._ptr === null) return;
-    if (this._inflight > 0) {
-      throw new FfiError(
-        ErrorCode.FAILED_PRECONDITION,
-        `The handler instance is used by ${this._inflight} call(s) in flight; await them first`,
-      );
-    }
-    native().xrt_instance_free(this._ptr);
-    this._ptr = null;
-  }
-
-  /** Same as {@link close}. */
-  [Symbol.dispose](): void {
-    this.close();
-  }
-}
 
 /**
  * The embedded XLA FFI runtime: every `XLA_FFI_Api` function, a thread pool
@@ -422,12 +232,15 @@ export class Runtime implements FfiHost {
   #inflight = 0;
   #lookupOut = new BigUint64Array(6);
   #cache = new Map<string, HandlerStages>();
-  #ffiInstances = new Map<string, Instance>();
+  /** What ffiCall keeps: handler instances per signature (made on first use). */
+  #ffi: _FfiCalls | null = null;
   /** The canonical platform: "Host" or "CUDA". */
   readonly platform: "Host" | "CUDA";
   /** The thread-pool size. */
   readonly threads: number;
-  #cuda: CudaParts | null = null;
+  #cuda: _CudaParts | null = null;
+  /** The registry scope of names registered for isolated libraries' handlers. */
+  readonly #isolatedScope: string;
 
   /** Creates a runtime; see {@link RuntimeOptions}. */
   constructor(options?: RuntimeOptions) {
@@ -458,7 +271,7 @@ export class Runtime implements FfiHost {
     }
     if (p === 1) {
       try {
-        this.#cuda = attachCuda(ptr, options);
+        this.#cuda = _attachCuda(ptr, options);
       } catch (e) {
         sym.xrt_runtime_free(ptr);
         throw e;
@@ -469,6 +282,7 @@ export class Runtime implements FfiHost {
     this.platform = p === 0 ? "Host" : "CUDA";
     this.threads = sym.xrt_runtime_num_threads(ptr);
     this.apiVersion = `0.${minor}` as ApiVersion;
+    this.#isolatedScope = _isolatedScope(this.apiVersion, p);
   }
 
   /** The XLA FFI API version this runtime speaks. */
@@ -489,7 +303,7 @@ export class Runtime implements FfiHost {
     return this.#cuda?.stream;
   }
 
-  #gpu(what: string): CudaParts {
+  #gpu(what: string): _CudaParts {
     this.#live();
     const c = this.#cuda;
     if (c === null) {
@@ -515,17 +329,7 @@ export class Runtime implements FfiHost {
    * ```
    */
   deviceBuffer(dtype: DataType, dims: readonly number[]): DeviceBuffer {
-    const c = this.#gpu("deviceBuffer");
-    const bytes = _bufferBytes(dtype, dims, "Runtime.deviceBuffer");
-    const mem = DeviceMemory.alloc(Math.max(bytes, 1));
-    try {
-      mem.fill(0, c.stream);
-      c.stream.synchronize();
-    } catch (e) {
-      mem.close();
-      throw e;
-    }
-    return DeviceBuffer._owning(mem, dtype, dims);
+    return _deviceBuffer(this.#gpu("deviceBuffer").stream, dtype, dims);
   }
 
   /**
@@ -542,30 +346,7 @@ export class Runtime implements FfiHost {
    * ```
    */
   deviceArg(data: ArrayBufferView, dims?: readonly number[], dtype?: DataType): DeviceBuffer {
-    const c = this.#gpu("deviceArg");
-    if (!ArrayBuffer.isView(data)) {
-      throw new FfiError(ErrorCode.INVALID_ARGUMENT, "Runtime.deviceArg: expected a typed array");
-    }
-    const dt = dtype ?? dataTypeOf(data);
-    const d = dims ?? [data.byteLength / _bufferBytes(dt, [], "Runtime.deviceArg")];
-    const bytes = _bufferBytes(dt, d, "Runtime.deviceArg");
-    if (bytes !== data.byteLength) {
-      throw new FfiError(
-        ErrorCode.INVALID_ARGUMENT,
-        `Runtime.deviceArg: dims [${
-          d.join(", ")
-        }] need ${bytes} bytes but the array has ${data.byteLength}`,
-      );
-    }
-    const mem = DeviceMemory.alloc(Math.max(bytes, 1));
-    try {
-      if (bytes > 0) mem.copyFromHostAsync(data, c.stream);
-      c.stream.synchronize();
-    } catch (e) {
-      mem.close();
-      throw e;
-    }
-    return DeviceBuffer._owning(mem, dt, d);
+    return _deviceArg(this.#gpu("deviceArg").stream, data, dims, dtype);
   }
 
   /**
@@ -582,20 +363,7 @@ export class Runtime implements FfiHost {
    * ```
    */
   toHost<T extends ArrayBufferView = DataTypedArray>(buffer: DeviceBuffer, out?: T): T {
-    const c = this.#gpu("toHost");
-    if (!(buffer instanceof DeviceBuffer)) {
-      throw new FfiError(ErrorCode.INVALID_ARGUMENT, "Runtime.toHost: expected a DeviceBuffer");
-    }
-    if (out !== undefined && out.byteLength !== buffer.bytes) {
-      throw new FfiError(
-        ErrorCode.INVALID_ARGUMENT,
-        `Runtime.toHost: the output has ${out.byteLength} bytes, the buffer ${buffer.bytes}`,
-      );
-    }
-    const dst = out ?? viewAs(buffer.dtype, new Uint8Array(buffer.bytes)) as unknown as T;
-    if (buffer.bytes > 0) buffer.memory.copyToHostAsync(dst, c.stream);
-    c.stream.synchronize();
-    return dst;
+    return _toHost(this.#gpu("toHost").stream, buffer, out);
   }
 
   /** Waits for all work queued on the runtime's stream (no-op on Host). */
@@ -642,38 +410,13 @@ export class Runtime implements FfiHost {
    */
   register(name: string, handler: HandlerRef | HandlerStages, options?: RegisterOptions): void {
     options ??= {};
-    this.#live();
+    const rt = this.#live();
     handler = _asHandlerOrStages(handler, "Runtime.register");
-    const bundle: HandlerStages = isStages(handler) ? handler : { execute: handler };
-    const b = new BigUint64Array(4);
-    const ptrs = [bundle.instantiate, bundle.prepare, bundle.initialize, bundle.execute];
-    for (let i = 0; i < 4; i++) {
-      const h = ptrs[i];
-      if (h) _checkHandler(h.pointer, h.name);
-      b[i] = h ? Deno.UnsafePointer.value(h.pointer) : 0n;
-    }
-    const n = _utf8(name);
-    const p = _utf8(options.platform ?? this.platform);
-    const sym = native();
-    _check(
-      sym.xrt_register(
-        this.#live(),
-        n,
-        BigInt(n.length),
-        p,
-        BigInt(p.length),
-        b,
-        options.traits ?? 0,
-      ),
-    );
-    // A registration lasts as long as the process: a TS entry point it names
-    // is never reused for another handler (after close() it reports an error).
-    for (let i = 0; i < 4; i++) if (ptrs[i]) _pin(ptrs[i]!.pointer);
+    const bundle: HandlerStages = _isStages(handler) ? handler : { execute: handler };
+    _registerBundle(rt, name, bundle, options.platform ?? this.platform, options.traits ?? 0);
     this.#cache.delete(name);
-    if (ptrs.some((h) => (h as NativeHandler | null | undefined)?._isolated !== undefined)) {
-      const platform = runtimePlatform(options.platform ?? this.platform);
-      _isolatedNames.set(`${this.apiVersion}\0${platform}\0${name}`, bundle);
-    }
+    const platform = runtimePlatform(options.platform ?? this.platform);
+    _recordIsolated(_isolatedScope(this.apiVersion, platform), name, bundle);
   }
 
   /**
@@ -685,20 +428,8 @@ export class Runtime implements FfiHost {
     platform?: string,
   ): { bundle: HandlerStages; traits: number; stateTypeId: number } {
     const rt = this.#live();
-    const n = _utf8(name);
-    const p = _utf8(platform ?? this.platform);
-    const out = this.#lookupOut;
-    const err = native().xrt_lookup(rt, n, BigInt(n.length), p, BigInt(p.length), out);
-    if (err !== null) throw this.#notFound(_takeError(err), name, platform ?? this.platform);
-    const h = (i: number) => {
-      const v = out[i]!;
-      return v === 0n ? null : new NativeHandler(Deno.UnsafePointer.create(v)!, name);
-    };
-    return {
-      bundle: { instantiate: h(0), prepare: h(1), initialize: h(2), execute: h(3)! },
-      traits: Number(out[4]),
-      stateTypeId: Number(BigInt.asIntN(64, out[5]!)),
-    };
+    const p = platform ?? this.platform;
+    return _lookup(rt, name, p, this.#lookupOut, (e) => this.#notFound(e, name, p));
   }
 
   /** A lookup's NOT_FOUND with the closest registered name, as a suggestion. */
@@ -730,19 +461,7 @@ export class Runtime implements FfiHost {
    * ```
    */
   registeredNames(platform?: string): string[] {
-    const rt = this.#live();
-    const p = _utf8(platform ?? this.platform);
-    const sym = native();
-    let cap = 4096;
-    for (;;) {
-      const buf = new Uint8Array(cap);
-      const n = sym.xrt_registered_names(rt, p, BigInt(p.length), buf, cap);
-      const end = buf.indexOf(0);
-      const text = new TextDecoder().decode(buf.subarray(0, end < 0 ? cap : end));
-      const names = text.length === 0 ? [] : text.slice(0, -1).split("\n");
-      if (names.length >= n || cap >= 1 << 26) return names;
-      cap *= 8;
-    }
+    return _registeredNames(this.#live(), platform ?? this.platform);
   }
 
   /**
@@ -753,26 +472,10 @@ export class Runtime implements FfiHost {
   metadata(handler: HandlerRef): HandlerMetadata {
     const rt = this.#live();
     handler = _asHandler(handler, "Runtime.metadata");
-    const iso = (handler as NativeHandler)._isolated;
-    if (iso !== undefined) {
-      const [major, minor, traits, stateTypeId] = iso.metadata(
-        (handler as NativeHandler).name,
-        Number(this.apiVersion.slice(2)),
-      );
-      return {
-        apiVersion: { major: major!, minor: minor! },
-        traits: traits!,
-        stateTypeId: stateTypeId!,
-      };
+    if ((handler as NativeHandler)._isolated !== undefined) {
+      return _isolatedMetadata(handler as NativeHandler, this.apiVersion);
     }
-    _checkHandler(handler.pointer, handler.name);
-    const out = new BigInt64Array(4);
-    _check(native().xrt_metadata(rt, handler.pointer, out));
-    return {
-      apiVersion: { major: Number(out[0]), minor: Number(out[1]) },
-      traits: Number(out[2]),
-      stateTypeId: Number(out[3]),
-    };
+    return _metadata(rt, handler);
   }
 
   /**
@@ -799,25 +502,7 @@ export class Runtime implements FfiHost {
   ): number {
     id ??= 0;
     options ??= {};
-    const rt = this.#live();
-    const n = _utf8(name);
-    let deleter: Deno.PointerValue = null;
-    if (options.typeInfo !== undefined) {
-      if (options.typeInfo === null) {
-        throw new FfiError(ErrorCode.INVALID_ARGUMENT, "registerType: typeInfo is null");
-      }
-      // XLA_FFI_TypeInfo {struct_size, extension_start, deleter}: the deleter at 16.
-      deleter = new Deno.UnsafePointerView(options.typeInfo).getPointer(16);
-    }
-    if (id instanceof TypeIdRef) {
-      _check(native().xrt_register_type(rt, n, BigInt(n.length), id.pointer, deleter));
-      return Number(id.value);
-    }
-    const io = new BigInt64Array([BigInt(id)]);
-    _check(
-      native().xrt_register_type(rt, n, BigInt(n.length), Deno.UnsafePointer.of(io), deleter),
-    );
-    return Number(io[0]);
+    return _registerType(this.#live(), name, id, options);
   }
 
   #resolve(target: HandlerTarget, stage: ExecutionStage): Deno.PointerObject | null {
@@ -829,7 +514,7 @@ export class Runtime implements FfiHost {
         target = _asHandlerOrStages(target, "A runtime call", true);
       }
     }
-    if (typeof target !== "string" && !isStages(target)) {
+    if (typeof target !== "string" && !("execute" in target)) {
       _checkHandler(target.pointer, target.name);
       return target.pointer;
     }
@@ -844,7 +529,7 @@ export class Runtime implements FfiHost {
     } else {
       bundle = target;
     }
-    const h = stageHandler(bundle, stage);
+    const h = _stageHandler(bundle, stage);
     if (h === null) return null;
     _checkHandler(h.pointer, h.name);
     return h.pointer;
@@ -907,52 +592,9 @@ export class Runtime implements FfiHost {
     frame._dirty = true;
   }
 
-  /**
-   * The isolated library's handler a call targets (directly, or through a
-   * name {@link register} recorded), or undefined for an in-process call.
-   */
-  #isolatedTarget(
-    target: HandlerTarget,
-    options: CallOptions | undefined,
-  ): NativeHandler | undefined {
-    if (typeof target === "string") {
-      if (_isolatedNames.size === 0) return undefined;
-      const key = `${this.apiVersion}\0${runtimePlatform(this.platform)}\0${target}`;
-      const stages = _isolatedNames.get(key);
-      if (stages === undefined) return undefined;
-      const h = stageHandler(stages, options?.stage ?? ExecutionStage.EXECUTE);
-      return h === null ? undefined : (h as NativeHandler);
-    }
-    if (typeof target !== "object" || target === null) return undefined;
-    if ((target as NativeHandler)._isolated !== undefined) return target as NativeHandler;
-    return undefined;
-  }
-
   /** What of a call's options crosses to an isolated library's process. */
   #isolation(frame: CallFrame, options: CallOptions | undefined): _IsolatedContext {
-    frame._live();
-    if (this.#cuda !== null) {
-      throw new FfiError(
-        ErrorCode.UNIMPLEMENTED,
-        "Isolated handler libraries run on Host runtimes only (their process has no CUDA context)",
-      );
-    }
-    if (options?.userData !== undefined || options?.instance !== undefined) {
-      throw new FfiError(
-        ErrorCode.UNIMPLEMENTED,
-        "userData and instance are pointers into this process: an isolated handler cannot use them",
-      );
-    }
-    const ordinal = options?.deviceOrdinal ?? -1;
-    if (!Number.isInteger(ordinal) || ordinal < -2147483648 || ordinal > 2147483647) {
-      throw new FfiError(ErrorCode.INVALID_ARGUMENT, `Invalid device ordinal ${ordinal}`);
-    }
-    return {
-      minor: Number(this.apiVersion.slice(2)),
-      stage: options?.stage ?? ExecutionStage.EXECUTE,
-      runId: BigInt(options?.runId ?? -1),
-      deviceOrdinal: ordinal,
-    };
+    return _isolatedContext(frame, options, this.apiVersion, this.#cuda !== null);
   }
 
   /** An asynchronous call of an isolated library's handler, counted in flight. */
@@ -998,7 +640,7 @@ export class Runtime implements FfiHost {
       target != null &&
       ((target as NativeHandler)._isolated !== undefined || _isolatedNames.size !== 0)
     ) {
-      const iso = this.#isolatedTarget(target, options);
+      const iso = _isolatedTarget(target, options, this.#isolatedScope);
       if (iso !== undefined) {
         iso._isolated!.callSync(iso.name, iso.name, frame, this.#isolation(frame, options));
         return;
@@ -1034,7 +676,7 @@ export class Runtime implements FfiHost {
     hint: "builder" | "attrs",
   ): Promise<void> {
     const rt = this.#live();
-    const iso = this.#isolatedTarget(target, options);
+    const iso = _isolatedTarget(target, options, this.#isolatedScope);
     if (iso !== undefined) {
       await this.#isolated(iso, _OP_CALL, frame, this.#isolation(frame, options));
       return;
@@ -1053,9 +695,9 @@ export class Runtime implements FfiHost {
     try {
       if (guard !== null) guard.before();
       const sym = native();
-      if (isTsEntry(fn) && sym.xla_ffi_deno_handler_is_host() === 1) {
+      if (_isTsEntry(fn) && sym.xla_ffi_deno_handler_is_host() === 1) {
         if (sym.xrt_call_begin(snap, fn, beginOut) === 1) {
-          await awaitBegun(snap);
+          await _awaitBegun(snap);
           err = sym.xrt_call_finish(snap);
         } else {
           err = Deno.UnsafePointer.create(beginOut[0]!);
@@ -1091,18 +733,10 @@ export class Runtime implements FfiHost {
     if (!Number.isInteger(iterations) || iterations < 0) {
       throw new FfiError(ErrorCode.INVALID_ARGUMENT, `Invalid iteration count ${iterations}`);
     }
-    const iso = this.#isolatedTarget(target, options);
+    const iso = _isolatedTarget(target, options, this.#isolatedScope);
     if (iso !== undefined) {
       const ctx = { ...this.#isolation(frame, options), threads, iterations };
-      const r = await this.#isolated(iso, _OP_THREADS, frame, ctx);
-      const result: ThreadCallResult = { ok: r!.ok, failed: r!.failed };
-      if (r!.failed > 0) {
-        result.firstError = new FfiError(
-          r!.code in ErrorCode ? r!.code : ErrorCode.UNKNOWN,
-          r!.message,
-        );
-      }
-      return result;
+      return _isolatedThreadResult((await this.#isolated(iso, _OP_THREADS, frame, ctx))!);
     }
     const fn = this.#resolve(target, options.stage ?? ExecutionStage.EXECUTE);
     this.#configure(frame, options);
@@ -1184,139 +818,23 @@ export class Runtime implements FfiHost {
    * console.log(total); // Float32Array(1) [ 6 ]
    * ```
    */
-  async ffiCall(target: FfiCallTarget, options: FfiCallOptions): Promise<DataTypedArray[]> {
-    this.#live();
-    _checkCallOptions(options);
-    const args = (options.args ?? []).map((a, i) => _normaliseArg(a, `argument ${i}`));
-    const specs = options.results.map((r, i) => _normaliseSpec(r, `result ${i}`));
-    const aliases = _checkAliases(options.inputOutputAliases, args, specs);
-    const bundle = this.#ffiBundle(target);
-    let instance: Instance | undefined;
-    if (bundle.instantiate) {
-      const key = JSON.stringify([
-        typeof target === "string" ? target : _identity(target),
-        args.map((a) => [a.dtype, a.shape]),
-        specs,
-        _attrsKey(options.attrs),
-        aliases,
-      ]);
-      instance = this.#ffiInstances.get(key);
-      if (instance === undefined) {
-        instance = await this.#ffiInstantiate(target, options.attrs);
-        this.#ffiInstances.set(key, instance);
-      }
-    }
-    const run = async (frame: CallFrame) => {
-      for (const stage of [ExecutionStage.PREPARE, ExecutionStage.INITIALIZE] as const) {
-        if (stageHandler(bundle, stage) === null) continue;
-        await this.#call(target, frame, { stage, instance }, "attrs");
-      }
-      await this.#call(target, frame, instance ? { instance } : undefined, "attrs");
-    };
-    if (this.#cuda !== null) return await this.#ffiCallCuda(args, specs, aliases, options, run);
-    const outs = specs.map((r) =>
-      viewAs(r.dtype, _resultStorage(r.shape.reduce((a, b) => a * b, 1) * byteWidth(r.dtype)))
-    );
-    const inputs: ArrayInput[] = args.map((a) => ({
-      data: a.bytes,
-      shape: a.shape,
-      dtype: a.dtype,
-    }));
-    for (const [a, r] of aliases) {
-      const out = outs[r]!;
-      new Uint8Array(out.buffer, out.byteOffset, out.byteLength).set(args[a]!.bytes);
-      inputs[a] = { data: out, shape: args[a]!.shape, dtype: args[a]!.dtype };
-    }
-    using frame = this.#ffiFrame(inputs, outs, specs, options.attrs, options.guard === true);
-    await run(frame);
-    return outs;
-  }
-
-  /**
-   * ffiCall on CUDA: arguments copied to device buffers, results allocated
-   * there (an aliased one is its argument's copy), copied back after the
-   * call once the runtime's stream is done.
-   */
-  async #ffiCallCuda(
-    args: readonly { dtype: DataType; shape: number[]; bytes: Uint8Array }[],
-    specs: readonly { dtype: number; shape: number[] }[],
-    aliases: readonly [number, number][],
-    options: FfiCallOptions,
-    run: (frame: CallFrame) => Promise<void>,
-  ): Promise<DataTypedArray[]> {
-    const owned: DeviceBuffer[] = [];
-    try {
-      const inputs = args.map((a) => {
-        const d = this.deviceArg(a.bytes, a.shape, a.dtype);
-        owned.push(d);
-        return d;
-      });
-      const aliasOf = new Map(aliases.map(([a, r]) => [r, a]));
-      const rets = specs.map((r, i) => {
-        const a = aliasOf.get(i);
-        if (a !== undefined) return inputs[a]!;
-        const d = this.deviceBuffer(r.dtype, r.shape);
-        owned.push(d);
-        return d;
-      });
-      using frame = this.#ffiFrame(inputs, rets, specs, options.attrs, options.guard === true);
-      await run(frame);
-      return rets.map((d) => this.toHost(d));
-    } finally {
-      for (const d of owned) d.close();
-    }
-  }
-
-  /** The stages ffiCall calls: a registered name's bundle, a bundle, or one handler. */
-  #ffiBundle(target: FfiCallTarget): HandlerStages {
-    if (typeof target === "string") {
-      let b = this.#cache.get(target);
-      if (!b) {
-        b = this.lookup(target).bundle;
-        this.#cache.set(target, b);
-      }
-      return b;
-    }
-    const t = _asHandlerOrStages(target, "Runtime.ffiCall");
-    return isStages(t) ? t : { execute: t };
-  }
-
-  /** The one place ffiCall builds its call frames. */
-  #ffiFrame(
-    args: readonly (ArrayInput | DeviceBuffer)[],
-    rets: readonly (DataTypedArray | DeviceBuffer)[],
-    specs: readonly { dtype: number; shape: readonly number[] }[],
-    attrs: AttrDictionary | undefined,
-    guard: boolean,
-  ): CallFrame {
-    const b = new CallFrameBuilder({ guard });
-    for (const a of args) b.arg(a);
-    for (let i = 0; i < rets.length; i++) b.ret(rets[i]!, specs[i]!.shape, specs[i]!.dtype);
-    if (attrs !== undefined) b.attrs(attrs);
-    return b.build();
-  }
-
-  /** Runs a bundle's instantiate stage with the attributes only, as XLA does once per call site. */
-  async #ffiInstantiate(
-    target: FfiCallTarget,
-    attrs: AttrDictionary | undefined,
-  ): Promise<Instance> {
-    const ptr = native().xrt_instance_new();
-    if (ptr === null) throw new FfiError(ErrorCode.RESOURCE_EXHAUSTED, "Out of memory");
-    const inst = new Instance(ptr);
-    try {
-      using frame = this.#ffiFrame([], [], [], attrs, false);
-      await this.#call(
-        target,
-        frame,
-        { stage: ExecutionStage.INSTANTIATE, instance: inst },
-        "attrs",
-      );
-    } catch (e) {
-      inst.close();
-      throw e;
-    }
-    return inst;
+  ffiCall(target: FfiCallTarget, options: FfiCallOptions): Promise<DataTypedArray[]> {
+    this.#ffi ??= new _FfiCalls({
+      live: () => {
+        this.#live();
+      },
+      named: (name) => {
+        let b = this.#cache.get(name);
+        if (!b) {
+          b = this.lookup(name).bundle;
+          this.#cache.set(name, b);
+        }
+        return b;
+      },
+      call: (target, frame, options) => this.#call(target, frame, options, "attrs"),
+      cuda: this.#cuda !== null ? this : null,
+    });
+    return this.#ffi.call(target, options);
   }
 
   /**
@@ -1333,17 +851,7 @@ export class Runtime implements FfiHost {
    * ```
    */
   clearCache(): void {
-    for (const inst of this.#ffiInstances.values()) {
-      if (inst._inflight > 0) {
-        throw new FfiError(
-          ErrorCode.FAILED_PRECONDITION,
-          "An ffiCall in flight uses a kept handler instance; await it before clearCache()",
-        );
-      }
-    }
-    const kept = [...this.#ffiInstances.values()];
-    this.#ffiInstances.clear();
-    for (const inst of kept) inst.close();
+    this.#ffi?.clear();
   }
 
   /**
@@ -1356,9 +864,7 @@ export class Runtime implements FfiHost {
     options?: Omit<CallOptions, "stage" | "instance">,
   ): Promise<Instance> {
     this.#live();
-    const ptr = native().xrt_instance_new();
-    if (ptr === null) throw new FfiError(ErrorCode.RESOURCE_EXHAUSTED, "Out of memory");
-    const inst = new Instance(ptr);
+    const inst = _newInstance();
     try {
       await this.call(target, frame, {
         ...options,
@@ -1401,14 +907,7 @@ export class Runtime implements FfiHost {
     const c = this.#cuda;
     if (c === null) return;
     this.#cuda = null;
-    try {
-      if (c.closeStream) {
-        c.context.setCurrent();
-        c.stream.close();
-      }
-    } finally {
-      c.context.close();
-    }
+    _releaseCuda(c);
   }
 
   /** Same as {@link close}. */
@@ -1450,17 +949,8 @@ export class Runtime implements FfiHost {
  * thread (no call can be in flight: a call keeps its runtime reachable), then
  * a CUDA runtime's stream and context are released.
  */
-function reclaimRuntime(held: { ptr: Deno.PointerObject; cuda: CudaParts | null }): void {
+function reclaimRuntime(held: { ptr: Deno.PointerObject; cuda: _CudaParts | null }): void {
   native().xrt_runtime_free_async(held.ptr).catch(() => {}).finally(() => {
-    const c = held.cuda;
-    if (c === null) return;
-    try {
-      if (c.closeStream) {
-        c.context.setCurrent();
-        c.stream.close();
-      }
-    } finally {
-      c.context.close();
-    }
+    if (held.cuda !== null) _releaseCuda(held.cuda);
   });
 }

@@ -1,0 +1,52 @@
+/**
+ * Calls of TS handlers that `Runtime.call` begins on the JS thread, which
+ * hosts them: which entry points are TS handlers, and the wait for a begun
+ * call's future (the runtime notifies per call snapshot). Private to the
+ * runtime.
+ *
+ * @module
+ */
+import { native } from "../native/lib.ts";
+
+/** Whether an address is a TS handler entry point (fixed per address). */
+const tsEntry = new Map<number | bigint, boolean>();
+
+/** Whether `fn` is a TS handler's entry point (asked once per address). */
+export function _isTsEntry(fn: Deno.PointerObject): boolean {
+  const a = Deno.UnsafePointer.value(fn);
+  let v = tsEntry.get(a);
+  if (v === undefined) {
+    v = native().xla_ffi_deno_handler_slot_of(fn) >= 0;
+    tsEntry.set(a, v);
+  }
+  return v;
+}
+
+/** Calls of `call` waiting for their future, by snapshot address. */
+const waiting = new Map<number | bigint, () => void>();
+let notifyCb:
+  | Deno.UnsafeCallback<{ readonly parameters: ["pointer"]; readonly result: "void" }>
+  | undefined;
+
+/** Waits for the future of a call begun with xrt_call_begin. */
+export function _awaitBegun(snap: Deno.PointerObject): Promise<void> {
+  if (notifyCb === undefined) {
+    notifyCb = new Deno.UnsafeCallback(
+      { parameters: ["pointer"], result: "void" } as const,
+      (handle) => {
+        const k = Deno.UnsafePointer.value(handle);
+        const resolve = waiting.get(k);
+        if (resolve === undefined) return;
+        waiting.delete(k);
+        if (waiting.size === 0) notifyCb!.unref();
+        resolve();
+      },
+    );
+    notifyCb.unref();
+    native().xrt_set_notify(notifyCb.pointer);
+  }
+  return new Promise<void>((resolve) => {
+    if (waiting.size === 0) notifyCb!.ref();
+    waiting.set(Deno.UnsafePointer.value(snap), resolve);
+  });
+}
