@@ -40,6 +40,8 @@ const DRAIN_BUDGET = 4096; // foreign calls served per wake-up of the JS thread
 // mode); a caller given a future waits for the drainer to return instead.
 const LINGER_NS = 30_000;
 const LINGER_PENDING_NS = -5_000;
+/** The longest settle wait a binding may ask for (`HandlerOptions.settleWaitUs`), in ns. */
+export const MAX_SETTLE_WAIT_NS = 1_000_000;
 
 let lib: Native | undefined;
 let msgBytes: Uint8Array;
@@ -90,21 +92,11 @@ function init(): void {
     { parameters: [], result: "i32" } as const,
     () => {
       // Serve queued calls from other threads; yield to the event loop after a budget.
-      // Once a Promise of this batch is pending, linger less (LINGER_PENDING_NS): its
-      // completion runs after this callback returns. One crossing per call:
-      // next_job completes the previous call, then takes the next.
       if (draining) {
         draining = false;
         _holdLoop(-1);
       }
-      let linger = LINGER_NS, status = -1;
-      for (let n = 0; n < DRAIN_BUDGET; n++) {
-        const slot = l.xla_ffi_deno_handler_next_job(status, linger);
-        if (slot < 0) return 0;
-        status = dispatch(slot);
-        if (status === 2) linger = LINGER_PENDING_NS;
-      }
-      l.xla_ffi_deno_handler_job_done(status);
+      if (serve(l)) return 0;
       // The drainer calls again at once for the calls still queued: keep the loop alive till then.
       draining = true;
       _holdLoop(1);
@@ -127,6 +119,59 @@ function init(): void {
 let auxBytes: Uint8Array;
 let loopHolds = 0;
 let draining = false;
+/** This thread serves queued calls now (the drainer, or a chain continuing it). */
+let serving = false;
+
+/**
+ * Serves queued calls from other threads as the drainer: true when the queue
+ * was found empty (the role ended), false after DRAIN_BUDGET calls (the role
+ * is kept; the last call is completed). Once a Promise of this batch is
+ * pending, linger less (LINGER_PENDING_NS; none while its caller waits for
+ * it): its completion runs after this returns. One crossing per call:
+ * next_job completes the previous call, then takes the next.
+ */
+function serve(l: Native): boolean {
+  serving = true;
+  try {
+    let linger = LINGER_NS, status = -1;
+    for (let n = 0; n < DRAIN_BUDGET; n++) {
+      const slot = l.xla_ffi_deno_handler_next_job(status, linger);
+      if (slot < 0) return true;
+      status = dispatch(slot);
+      if (status === 2) linger = LINGER_PENDING_NS;
+    }
+    l.xla_ffi_deno_handler_job_done(status);
+    return false;
+  } finally {
+    serving = false;
+  }
+}
+
+/**
+ * A Promise reaction just completed a call from another thread (handed its
+ * waiting caller the result, or completed its future): that caller, and
+ * others in a loop, come back within microseconds, while the drainer that
+ * served the call has returned (its Promise could settle only then) and a
+ * fresh wake-up of the JS thread costs tens of microseconds. So this
+ * reaction takes over as the drainer when none is active, lingering for the
+ * next call as the drainer does. Never throws.
+ */
+function continueServing(): void {
+  if (serving) return;
+  const l = lib!;
+  let claimed = false;
+  try {
+    if (l.xla_ffi_deno_handler_drain_claim(1) !== 1) return;
+    claimed = true;
+    if (serve(l)) claimed = false; // the queue was empty: next_job ended the role
+  } catch (err) {
+    // dispatch never throws; a failure here would be the host's own.
+    console.error("deno-xla-ffi: serving queued TS handler calls failed:", err);
+  } finally {
+    // After a budget of calls (or a failure): give the role back to the dispatcher.
+    if (claimed) l.xla_ffi_deno_handler_drain_claim(0);
+  }
+}
 
 /**
  * @internal Keeps the event loop alive while `holds` > 0 (by ref'ing the
@@ -421,7 +466,8 @@ function complete(token: number, failed: boolean, error: unknown): void {
   const rc = lib!.xla_ffi_deno_handler_complete(token, code, completeBytes, written);
   // rc -2: the native side counted it and printed "Failed to signal XLA_FFI_Future
   // completion: <runtime message>" on stderr (it does so for every thread).
-  if (rc === -1) {
+  if (rc === 3) continueServing();
+  else if (rc === -1) {
     failedCompletions++;
     console.error(`deno-xla-ffi: completion of an unknown TS handler future (token ${token})`);
   }
@@ -433,6 +479,7 @@ export function _acquire(
   version: readonly [number, number],
   traits: number,
   isAsync: boolean,
+  settleWaitNs = 0,
 ): number {
   const l = _lib();
   if (liveHandlers === 0) host(l);
@@ -441,7 +488,8 @@ export function _acquire(
     version[0],
     version[1],
     traits >>> 0,
-    isAsync ? 1 : 0,
+    // 0: synchronous; else 1 + how long a foreign caller waits for the Promise (ns).
+    isAsync ? 1 + Math.max(0, Math.min(settleWaitNs | 0, MAX_SETTLE_WAIT_NS)) : 0,
   );
   if (slot < 0) {
     throw new FfiError(
@@ -494,7 +542,8 @@ export function _slotPointer(slot: number): Deno.PointerObject {
  * Statistics of the handler host: live handlers, TS states held for the
  * runtime, future completions that failed (each also reported on stderr),
  * calls served from other threads and the wake-ups of the JS thread they
- * needed, and entry points kept out of reuse because a runtime registered
+ * needed, async calls from other threads whose Promise settled while the
+ * caller waited (`settledEarly`: it got an available future), and entry points kept out of reuse because a runtime registered
  * them by name (`registeredEntryPoints`).
  *
  * @example
@@ -509,9 +558,10 @@ export function handlerHostStats(): {
   failedCompletions: number;
   foreignCalls: number;
   wakeups: number;
+  settledEarly: number;
   registeredEntryPoints: number;
 } {
-  const foreign = new Float64Array(2);
+  const foreign = new Float64Array(3);
   if (lib !== undefined) {
     drainDeadStates();
     lib.xla_ffi_deno_handler_foreign_stats(foreign);
@@ -524,6 +574,7 @@ export function handlerHostStats(): {
     failedCompletions: failedCompletions + nativeFailed,
     foreignCalls: foreign[0]!,
     wakeups: foreign[1]!,
+    settledEarly: foreign[2]!,
     registeredEntryPoints: native().xla_ffi_deno_handler_pinned_count(),
   };
 }
