@@ -23,6 +23,9 @@
 #include "handler_internal.h"
 
 #define SPIN_NS 50000   /* how long a caller spins for its result before it sleeps */
+/* Of which the first PAUSE_NS with pause, the rest yielding the CPU at each
+ * turn: on a busy machine the JS thread may be waiting for this very CPU. */
+#define PAUSE_NS 3000
 #define YIELD_NS 5000   /* how long a caller that does not spin yields before it sleeps */
 
 void xla_ffi_deno_handler_job_done(int32_t status);
@@ -90,7 +93,9 @@ void xla_ffi_deno_js_block_leave(int64_t saved) {
  * A synchronous caller waits for its result without locks: the JS thread
  * completes a job with one atomic operation on its state and makes no system
  * call while some caller spins. At most one caller per spare CPU (the CPUs
- * less the JS thread's) spins; the others yield the CPU for a few
+ * less the JS thread's) spins, with pause for a few microseconds, then
+ * yielding the CPU at each turn (on a busy machine the JS thread may be
+ * waiting for that CPU); the others yield the CPU for a few
  * microseconds, then sleep on a futex, since spinning callers beyond that
  * would take CPU time from the JS thread. A sleeping
  * caller's completed job goes to a relay list that the spinning caller
@@ -319,6 +324,37 @@ static int64_t mono_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/*
+ * The drainer's linger for the next call: it spins for LINGER_SPIN_NS (a
+ * caller in a loop is usually back by then), then sleeps on g_q_seq until
+ * `until` or the next push, which wakes it. Sleeping leaves the CPU to the
+ * callers: on a busy machine a spinning JS thread took the CPU from the very
+ * thread that was about to make the next call, and calls then cost the
+ * whole linger.
+ */
+#define LINGER_SPIN_NS 10000
+static _Atomic int32_t g_q_seq;         /* bumped by every push */
+static _Atomic int32_t g_linger_sleeps; /* the drainer sleeps on g_q_seq: wake it */
+
+static void linger(int64_t now, int64_t until) {
+  int64_t spin_until = now + LINGER_SPIN_NS < until ? now + LINGER_SPIN_NS : until;
+  for (unsigned k = 1; spin_until > now && __atomic_load_n(&g_q_head, __ATOMIC_ACQUIRE) == NULL;
+       k++) {
+    cpu_relax();
+    if ((k & 63) == 0 && (now = mono_ns()) >= spin_until) break;
+  }
+  while (__atomic_load_n(&g_q_head, __ATOMIC_ACQUIRE) == NULL) {
+    now = mono_ns();
+    if (now >= until) return;
+    int32_t seq = atomic_load(&g_q_seq);
+    atomic_store(&g_linger_sleeps, 1);
+    /* A push after the seq was read changes it: the wait returns at once. */
+    if (__atomic_load_n(&g_q_head, __ATOMIC_ACQUIRE) == NULL)
+      futex_wait(&g_q_seq, seq, until - now);
+    atomic_store(&g_linger_sleeps, 0);
+  }
+}
+
 /* When the JS thread last completed a synchronous foreign call with its
  * result rather than a future (JS thread only). */
 static int64_t g_last_sync_done;
@@ -345,11 +381,7 @@ int32_t xla_ffi_deno_handler_next_job(int32_t done_status, int32_t linger_ns) {
     if (linger_ns != 0 && __atomic_load_n(&g_q_head, __ATOMIC_ACQUIRE) == NULL) {
       int64_t now = mono_ns();
       int64_t until = linger_ns > 0 ? now + linger_ns : g_last_sync_done - linger_ns;
-      for (unsigned k = 1; until > now && __atomic_load_n(&g_q_head, __ATOMIC_ACQUIRE) == NULL;
-           k++) {
-        cpu_relax();
-        if ((k & 63) == 0 && mono_ns() >= until) break;
-      }
+      linger(now, until);
     }
     pthread_mutex_lock(&g_q_mu);
     job* j = g_q_head;
@@ -468,6 +500,8 @@ static void push_locked(job* j) {
   j->next = NULL;
   if (g_q_tail) g_q_tail->next = j; else __atomic_store_n(&g_q_head, j, __ATOMIC_RELEASE);
   g_q_tail = j;
+  atomic_fetch_add(&g_q_seq, 1);
+  if (atomic_load(&g_linger_sleeps)) futex_wake(&g_q_seq); /* a lingering drainer sleeps */
 }
 
 /* Starts the dispatcher thread once; returns 0 when it cannot start. */
@@ -483,21 +517,24 @@ static int ensure_dispatcher_locked(void) {
 /*
  * The settled-early path, on the calling thread: waits up to `ns` for the
  * JS side to hand over the result of job j (never longer: the JS thread may
- * be busy, or the Promise may wait for I/O). Spins while a spare CPU is left
- * for it (relaying sleeping callers' wake-ups, as a spinning synchronous
- * caller does), else yields. Then completes the future with the result, or
+ * be busy, or the Promise may wait for I/O). Spins briefly while a spare CPU
+ * is left for it, then yields (relaying sleeping callers' wake-ups, as a
+ * spinning synchronous caller does). Then completes the future with the result, or
  * leaves it pending for the JS side.
  */
 static XLA_FFI_Error* early_wait(job* j, int64_t ns) {
   int spin = atomic_fetch_add(&g_spinners, 1) < g_spare_cpus;
-  int64_t until = mono_ns() + ns;
+  int64_t now = mono_ns(), until = now + ns, pause_until = spin ? now + PAUSE_NS : now;
+  int pausing = spin;
   for (unsigned k = 1; atomic_load_explicit(&j->early, memory_order_acquire) == EARLY_WAITING;
        k++) {
-    if (spin) cpu_relax();
+    if (pausing) cpu_relax();
     else sched_yield();
-    if ((k & 63) == 0 || !spin) {
+    if ((k & 63) == 0 || !pausing) {
       relay_wakes();
-      if (mono_ns() >= until) break;
+      now = mono_ns();
+      if (now >= until) break;
+      pausing = now < pause_until;
     }
   }
   atomic_fetch_sub(&g_spinners, 1);
@@ -586,12 +623,16 @@ XLA_FFI_Error* host_call_async_foreign(int32_t slot, XLA_FFI_CallFrame* f) {
 static int wait_for_job(job* j) {
   /* Spin while a spare CPU is left for it, relaying wake-ups meanwhile. */
   if (atomic_fetch_add(&g_spinners, 1) < g_spare_cpus) {
-    int64_t until = mono_ns() + SPIN_NS;
+    int64_t now = mono_ns(), until = now + SPIN_NS, pause_until = now + PAUSE_NS;
+    int pausing = 1;
     for (unsigned k = 1; atomic_load_explicit(&j->state, memory_order_acquire) != JOB_DONE; k++) {
-      cpu_relax();
-      if ((k & 63) == 0) {
+      if (pausing) cpu_relax();
+      else sched_yield();
+      if ((k & 63) == 0 || !pausing) {
         relay_wakes();
-        if (mono_ns() >= until) break;
+        now = mono_ns();
+        if (now >= until) break;
+        pausing = now < pause_until;
       }
     }
   }
