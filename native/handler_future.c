@@ -260,6 +260,27 @@ int64_t xla_ffi_deno_handler_failed_completions(void) {
 /* Finishing a call                                                        */
 /* ---------------------------------------------------------------------- */
 
+XLA_FFI_Error* host_pending_future(XLA_FFI_CallFrame* f, int32_t token, void* waiter) {
+  const XLA_FFI_Api* api = f->api;
+  if (api == NULL || api->XLA_FFI_Future_Create == NULL) {
+    token_abandon(token);
+    return host_make_error(api, XLA_FFI_Error_Code_UNIMPLEMENTED,
+                           "The runtime does not support futures (no Future_Create)");
+  }
+  XLA_FFI_Future_Create_Args a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = XLA_FFI_Future_Create_Args_STRUCT_SIZE;
+  XLA_FFI_Error* err = api->XLA_FFI_Future_Create(&a);
+  if (err != NULL) {
+    token_abandon(token);
+    return err;
+  }
+  f->future = a.future;
+  if (waiter != NULL) host_token_register_waiter(token, api, a.future, waiter, 1);
+  else host_token_register(token, api, a.future);
+  return NULL;
+}
+
 XLA_FFI_Error* host_finish(XLA_FFI_CallFrame* f, int32_t status, int32_t code, const char* msg,
                              int32_t token) {
   const XLA_FFI_Api* api = f->api;
@@ -268,24 +289,8 @@ XLA_FFI_Error* host_finish(XLA_FFI_CallFrame* f, int32_t status, int32_t code, c
       return NULL;
     case 1:
       return host_make_error(api, code, msg);
-    case 2: {
-      if (api == NULL || api->XLA_FFI_Future_Create == NULL) {
-        token_abandon(token);
-        return host_make_error(api, XLA_FFI_Error_Code_UNIMPLEMENTED,
-                          "The runtime does not support futures (no Future_Create)");
-      }
-      XLA_FFI_Future_Create_Args a;
-      memset(&a, 0, sizeof a);
-      a.struct_size = XLA_FFI_Future_Create_Args_STRUCT_SIZE;
-      XLA_FFI_Error* err = api->XLA_FFI_Future_Create(&a);
-      if (err != NULL) {
-        token_abandon(token);
-        return err;
-      }
-      f->future = a.future;
-      host_token_register(token, api, a.future);
-      return NULL;
-    }
+    case 2:
+      return host_pending_future(f, token, NULL);
     default:
       return host_make_error(api, XLA_FFI_Error_Code_INTERNAL,
                         "TS handler dispatch failed (no handler host)");

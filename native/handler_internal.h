@@ -106,6 +106,11 @@ XFD_INTERNAL void host_token_register_waiter(int32_t token, const XLA_FFI_Api* a
  * may still wait. 1: the caller took it (it completes the future); 0: the
  * caller had stopped waiting (the waiter is freed): complete the future. */
 XFD_INTERNAL int32_t host_early_settle(void* waiter, int32_t code, const char* msg);
+/* A pending call's future, created with f's api and joined to `token` (and
+ * its waiting caller, when waiter is not NULL: host_token_register_waiter);
+ * NULL, or the error to return (the token is then abandoned). */
+XFD_INTERNAL XLA_FFI_Error* host_pending_future(XLA_FFI_CallFrame* f, int32_t token,
+                                               void* waiter);
 /* What a call returns to its runtime for a TS result: status 0 ok, 1 error
  * (code, msg), 2 pending (a future completed through `token`), else no host. */
 XFD_INTERNAL XLA_FFI_Error* host_finish(XLA_FFI_CallFrame* f, int32_t status, int32_t code,

@@ -457,6 +457,8 @@ void xla_ffi_deno_handler_job_done(int32_t status) {
   }
   xla_ffi_deno_handler_put_result(j->result);
   j->result->status = status;
+  /* Its caller will wait for the Promise (the settled-early path): do not linger. */
+  if (status == 2 && g_slots[j->slot].settle_ns > 0) g_early_pending = 1;
   release_caller(j);
   /* A caller that got its result (not a future to wait on) comes back soon. */
   if (status != 2) g_last_sync_done = mono_ns();
@@ -708,6 +710,21 @@ XLA_FFI_Error* host_call_sync_foreign(int32_t slot, XLA_FFI_CallFrame* f) {
              "A TS handler called from another thread cannot run: the JS thread is blocked in a "
              "native handler called with Runtime.callSync, which waits for it. Call that "
              "handler with Runtime.call so the JS thread stays free");
+  }
+  int64_t settle_ns = g_slots[slot].settle_ns;
+  job* w;
+  if (r.status == 2 && settle_ns > 0 && (w = calloc(1, sizeof(job))) != NULL) {
+    /* The handler returned a Promise: wait for it as an async call does. */
+    w->async = 1;
+    atomic_store(&w->early, EARLY_WAITING);
+    XLA_FFI_Error* err = host_pending_future(f, r.token, w);
+    if (err != NULL || f->future == NULL) {
+      free(w);
+      return err;
+    }
+    w->api = f->api;
+    w->future = f->future;
+    return early_wait(w, settle_ns);
   }
   return host_finish(f, r.status, r.code, r.msg, r.token);
 }

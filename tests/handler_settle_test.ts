@@ -72,3 +72,22 @@ Deno.test("settleWaitUs 0 never waits; out-of-range waits are refused", async ()
   assert.throws(() => Ffi.bind().to(async () => {}, { settleWaitUs: 1001 }), RangeError);
   assert.throws(() => Ffi.bind().to(async () => {}, { settleWaitUs: NaN }), RangeError);
 });
+
+Deno.test("a synchronous handler's Promise settles early too; errors keep their code", async () => {
+  using rt = new Runtime({ threads: 1 });
+  let fail = false;
+  using h = Ffi.bind().to(
+    () => fail ? Promise.reject(new FfiError(ErrorCode.ABORTED, "rejected")) : Promise.resolve(),
+    { settleWaitUs: 1000 },
+  );
+  using f = new CallFrameBuilder().build();
+  const before = settledEarly();
+  const ok = await rt.callOnThreads(h, f, { threads: 1, iterations: 100 });
+  assert.equal(ok.ok, 100);
+  assert.ok(settledEarly() - before >= 50, `settled early: ${settledEarly() - before} of 100`);
+  fail = true;
+  const bad = await rt.callOnThreads(h, f, { threads: 1, iterations: 10 });
+  assert.equal(bad.failed, 10);
+  assert.equal(bad.firstError?.code, ErrorCode.ABORTED);
+  assert.equal(bad.firstError?.message, "rejected");
+});

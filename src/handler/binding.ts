@@ -63,15 +63,15 @@ export interface HandlerOptions {
    */
   async?: boolean;
   /**
-   * The settled-early path of an async handler called from another thread
-   * (XLA's): how long, in microseconds, that thread waits for the handler's
-   * Promise to settle before it takes a pending future. A Promise settled
-   * within it returns XLA an available future (as a C++ handler returning a
-   * ready `ffi::Future` does), which XLA continues on at once; one that takes
-   * longer returns the pending future, completed when it settles, so XLA's
-   * thread never waits longer than this. 0: never wait (always a pending
-   * future). Default 50; at most 1000. Calls on
-   * the JS thread itself are not affected.
+   * The settled-early path of a handler that returns a Promise (or a
+   * `Future`) when called from another thread (XLA's): how long, in
+   * microseconds, that thread waits for it to settle before it takes a
+   * pending future. One settled within it returns XLA an available future
+   * (as a C++ handler returning a ready `ffi::Future` does), which XLA
+   * continues on at once; one that takes longer returns the pending future,
+   * completed when it settles, so the calling thread never waits longer than
+   * this for it. 0: never wait. Default 50; at most 1000. Calls on the JS
+   * thread itself are not affected.
    */
   settleWaitUs?: number;
 }

@@ -466,7 +466,8 @@ function complete(token: number, failed: boolean, error: unknown): void {
   const rc = lib!.xla_ffi_deno_handler_complete(token, code, completeBytes, written);
   // rc -2: the native side counted it and printed "Failed to signal XLA_FFI_Future
   // completion: <runtime message>" on stderr (it does so for every thread).
-  if (rc === 3) continueServing();
+  // 3: a foreign call's result; 1: kept for a foreign caller still registering its future.
+  if (rc === 3 || rc === 1) continueServing();
   else if (rc === -1) {
     failedCompletions++;
     console.error(`deno-xla-ffi: completion of an unknown TS handler future (token ${token})`);
@@ -488,8 +489,8 @@ export function _acquire(
     version[0],
     version[1],
     traits >>> 0,
-    // 0: synchronous; else 1 + how long a foreign caller waits for the Promise (ns).
-    isAsync ? 1 + Math.max(0, Math.min(settleWaitNs | 0, MAX_SETTLE_WAIT_NS)) : 0,
+    // Bit 0: async; above it, how long a foreign caller waits for the Promise (ns).
+    (Math.max(0, Math.min(settleWaitNs | 0, MAX_SETTLE_WAIT_NS)) * 2) | (isAsync ? 1 : 0),
   );
   if (slot < 0) {
     throw new FfiError(
