@@ -58,8 +58,9 @@ export interface HandlerOptions {
    */
   apiVersion?: ApiVersion | readonly [number, number];
   /**
-   * Calls from threads other than the JS thread get a future at once instead
-   * of blocking until JS ran. Default: true for `async` functions.
+   * Calls from threads other than the JS thread get a future within the
+   * settle wait (`settleWaitUs`) instead of blocking until JS ran. Default:
+   * true for `async` functions.
    */
   async?: boolean;
   /**
