@@ -8,7 +8,7 @@
  * first shows what the wait gains, the second what it costs when a Promise
  * is slow (each call pays the whole bound before its pending future).
  *
- * Run: deno run -A bench/settle_wait.ts [--rounds N]
+ * Run: deno run -A bench/settle_wait.ts [--rounds N] (BOUNDS=0,20,50 for other bounds)
  *
  * @module
  */
@@ -16,7 +16,7 @@ import { DataType, Ffi, handlerHostStats } from "../mod.ts";
 import { findPython, probePython, Xla } from "../src/xla/mod.ts";
 
 const ROUNDS = Number(Deno.args[Deno.args.indexOf("--rounds") + 1] ?? 0) || 5;
-const BOUNDS = [0, 5, 10, 20, 50, 100];
+const BOUNDS = (Deno.env.get("BOUNDS") ?? "0,5,10,20,50,100").split(",").map(Number);
 const CALLS = 1000;
 const SLOW_CALLS = 100;
 

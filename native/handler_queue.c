@@ -326,13 +326,15 @@ static int64_t mono_ns(void) {
 
 /*
  * The drainer's linger for the next call: it spins for LINGER_SPIN_NS (a
- * caller in a loop is usually back by then), then sleeps on g_q_seq until
+ * caller in a loop is usually back by then: XLA's next call of a jitted
+ * program comes 5-15 µs after the last returned; a 10 µs spin left a tail of
+ * calls paying a futex wake-up, 30 µs cost the most under load), then sleeps on g_q_seq until
  * `until` or the next push, which wakes it. Sleeping leaves the CPU to the
  * callers: on a busy machine a spinning JS thread took the CPU from the very
  * thread that was about to make the next call, and calls then cost the
  * whole linger.
  */
-#define LINGER_SPIN_NS 10000
+#define LINGER_SPIN_NS 20000
 static _Atomic int32_t g_q_seq;         /* bumped by every push */
 static _Atomic int32_t g_linger_sleeps; /* the drainer sleeps on g_q_seq: wake it */
 
