@@ -121,6 +121,8 @@ let loopHolds = 0;
 let draining = false;
 /** This thread serves queued calls now (the drainer, or a chain continuing it). */
 let serving = false;
+/** A handler's Promise or Future is being given its completion callbacks (inside its call). */
+let attaching = false;
 
 /**
  * Serves queued calls from other threads as the drainer: true when the queue
@@ -157,7 +159,8 @@ function serve(l: Native): boolean {
  * next call as the drainer does. Never throws.
  */
 function continueServing(): void {
-  if (serving) return;
+  // Only from a Promise reaction: never inside a call (its frame still uses the flat buffer).
+  if (serving || attaching) return;
   const l = lib!;
   let claimed = false;
   try {
@@ -319,6 +322,8 @@ function settle(
     // (held before the callbacks are attached: an already complete future runs them at once).
     _holdLoop(1);
     const use = tokenUses[token] = nextUse = (nextUse + 1) >>> 0 || 1;
+    // A completion while attaching (a complete Future, a throwing `then`) runs inside this call.
+    attaching = true;
     try {
       if (result instanceof Future) {
         result.onReady((err) => finish(token, use, scratch, err !== undefined, err));
@@ -331,6 +336,8 @@ function settle(
     } catch (err) {
       // `then` threw: the future completes with that (the native side keeps an early completion).
       finish(token, use, scratch, true, err);
+    } finally {
+      attaching = false;
     }
     flatI32[4] = token;
     return 2;
