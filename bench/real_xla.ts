@@ -231,7 +231,7 @@ for k, ts in times.items():
     }\` ` +
     `(${ROUNDS} rounds; ${SIZES.map((n) => `${callsOf(n)} calls of ${n} elements`).join(", ")} ` +
     `per contender per round; ${seconds.toFixed(1)} s).`,
-    `The TS handlers were called ${tsCalls} times (half of them async) from XLA's calling thread ` +
+    `The TS handlers were called ${tsCalls} times (two thirds of them async) from XLA's calling thread ` +
     `and woke the JS thread ${wakeups} times (${(wakeups / tsCalls).toFixed(3)} per call): ` +
     `a call finds the JS thread still serving (or lingering after) the previous one unless it woke it.`,
   ];
