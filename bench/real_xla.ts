@@ -2,8 +2,13 @@
  * Real XLA, side by side: the same jitted program `y = alpha * x` (F32, 8 and
  * 64Ki elements) with the multiply done by
  *   - a TS handler (`Ffi.bind()…to(fn)`, synchronous),
- *   - the same TS handler `async` (`await null` first),
- *   - a C handler (bench/native/scale.c),
+ *   - the same TS handler `async` (`await null` first), with the settled-early
+ *     path (the default settle wait) and without it (`settleWaitUs: 0`),
+ *   - a C handler (bench/native/scale.c, against this module's header),
+ *   - the floors: C++ handlers built at bench time against jaxlib's own
+ *     `ffi.h` (bench/native/scale_jaxlib.cc): synchronous, returning an
+ *     already available `ffi::Future`, and returning a future that a worker
+ *     thread completes,
  *   - `jax.pure_callback` running the same body in NumPy,
  *   - plain `jnp` (no custom call: XLA's own code).
  * Each call is timed inside the hosted Python (`time.perf_counter` around
@@ -14,19 +19,22 @@
  * Writes its table into bench/results.md (between the bench:real_xla
  * markers) unless `--no-write`. Needs jax (docs/real-xla.md).
  *
- * Run: deno run --allow-ffi --allow-read --allow-write --allow-run --allow-env bench/real_xla.ts [--rounds N] [--no-write]
+ * Run: deno run --allow-ffi --allow-read --allow-write --allow-run --allow-env bench/real_xla.ts [--rounds N] [--sizes 8,65536] [--no-write]
  *
  * @module
  */
 import { buildSharedLibrary } from "../build.ts";
 import { DataType, Ffi, handlerHostStats, HandlerLibrary } from "../mod.ts";
+import { buildHandlerLibrary } from "../src/build/mod.ts";
 import { findPython, probePython, Xla } from "../src/xla/mod.ts";
 
 const ROUNDS = Number(Deno.args[Deno.args.indexOf("--rounds") + 1] ?? 0) || 5;
 const WRITE = !Deno.args.includes("--no-write");
-const SIZES = [8, 65536];
+const SIZES_ARG = Deno.args.indexOf("--sizes");
+const SIZES = SIZES_ARG >= 0 ? Deno.args[SIZES_ARG + 1]!.split(",").map(Number) : [8, 65536];
 /** Calls per contender per round, by size. */
 const CALLS: Record<number, number> = { 8: 2000, 65536: 300 };
+const callsOf = (n: number) => CALLS[n] ?? 300;
 
 interface Stat {
   median: number;
@@ -37,7 +45,11 @@ interface Stat {
 const CONTENDERS = [
   ["ts", "TS handler"],
   ["ts_async", "TS handler, async (`await null`)"],
+  ["ts_async_pending", "TS async, `settleWaitUs: 0` (always a pending future)"],
   ["c", "C handler"],
+  ["cc_sync", "C++ `ffi.h`, sync"],
+  ["cc_ready", "C++ `ffi.h`, available future"],
+  ["cc_thread", "C++ `ffi.h`, future completed by a thread"],
   ["pure_callback", "`jax.pure_callback` (NumPy body)"],
   ["jnp", "plain `jnp` (no custom call)"],
 ] as const;
@@ -67,25 +79,46 @@ async function main(): Promise<void> {
   };
   using ts = Ffi.bind().arg(DataType.F32).ret(DataType.F32).attr("alpha", "f32")
     .to((x, y, alpha) => scale(x.typed(), y.typed(), alpha));
+  const asyncBody = async (
+    x: { typed(): Float32Array },
+    y: { typed(): Float32Array },
+    alpha: number,
+  ) => {
+    await null;
+    scale(x.typed(), y.typed(), alpha);
+  };
   using tsAsync = Ffi.bind().arg(DataType.F32).ret(DataType.F32).attr("alpha", "f32")
-    .to(async (x, y, alpha) => {
-      await null;
-      scale(x.typed(), y.typed(), alpha);
-    });
+    .to(asyncBody);
+  using tsAsyncPending = Ffi.bind().arg(DataType.F32).ret(DataType.F32).attr("alpha", "f32")
+    .to(asyncBody, { async: true, settleWaitUs: 0 });
   using lib = HandlerLibrary.open(buildSharedLibrary({
     name: "bench_scale",
     sources: [new URL("./native/scale.c", import.meta.url)],
   }));
+  using floors = HandlerLibrary.open(buildHandlerLibrary({
+    name: "bench_scale_jaxlib",
+    sources: ["native/scale_jaxlib.cc"],
+    root: new URL(".", import.meta.url),
+    ffiHeaders: "jaxlib",
+  }));
   await xla.register("bench.ts", ts);
   await xla.register("bench.ts_async", tsAsync);
+  await xla.register("bench.ts_async_pending", tsAsyncPending);
   await xla.register("bench.c", lib.handler("bench_scale"));
+  for (const name of ["sync", "ready", "thread"]) {
+    await xla.register(`bench.cc_${name}`, floors.handler(`bench_cc_${name}`));
+  }
 
   const call = (target: string) =>
     `ffi.ffi_call("${target}", jax.ShapeDtypeStruct(x.shape, x.dtype))(x, alpha=np.float32(2))`;
   const bodies: Record<Id, string> = {
     ts: call("bench.ts"),
     ts_async: call("bench.ts_async"),
+    ts_async_pending: call("bench.ts_async_pending"),
     c: call("bench.c"),
+    cc_sync: call("bench.cc_sync"),
+    cc_ready: call("bench.cc_ready"),
+    cc_thread: call("bench.cc_thread"),
     pure_callback:
       "jax.pure_callback(lambda v: np.float32(2) * v, jax.ShapeDtypeStruct(x.shape, x.dtype), x)",
     jnp: "np.float32(2) * x",
@@ -114,9 +147,9 @@ async function main(): Promise<void> {
 import time
 pc = time.perf_counter
 programs = ${JSON.stringify(programs)}
-calls = ${JSON.stringify(CALLS)}
+calls = ${JSON.stringify(Object.fromEntries(SIZES.map((n) => [n, callsOf(n)])))}
 times = {k: [] for k in programs}
-inputs = {n: jnp.asarray(np.arange(n, dtype=np.float32)) for n in (${SIZES.join(", ")})}
+inputs = {n: jnp.asarray(np.arange(n, dtype=np.float32)) for n in [${SIZES.join(", ")}]}
 for k, pid in programs.items():            # warm-up
     f, n = program(pid), int(k.split(":")[1])
     for _ in range(50):
@@ -138,7 +171,9 @@ for k, ts in times.items():
   const seconds = (performance.now() - t0) / 1e3;
   const after = handlerHostStats();
   const tsCalls = SIZES.reduce(
-    (a, n) => a + result[`ts:${n}`]!.calls + result[`ts_async:${n}`]!.calls,
+    (a, n) =>
+      a + result[`ts:${n}`]!.calls + result[`ts_async:${n}`]!.calls +
+      result[`ts_async_pending:${n}`]!.calls,
     0,
   );
   const wakeups = after.wakeups - before.wakeups;
@@ -147,29 +182,38 @@ for k, ts in times.items():
   const lines: string[] = [];
   rows.push(
     "| elements | " + CONTENDERS.map(([, label]) => label).join(" | ") +
-      " | TS − C | pure_callback / TS | TS / jnp |",
+      " | TS − C++ sync | async TS − TS | async TS − C++ thread | pending async TS − C++ thread |" +
+      " pure_callback / TS |",
   );
-  rows.push("|---:|" + CONTENDERS.map(() => "---:").join("|") + "|---:|---:|---:|");
+  rows.push("|---:|" + CONTENDERS.map(() => "---:").join("|") + "|---:|---:|---:|---:|---:|");
   for (const n of SIZES) {
     const s = (id: Id) => result[`${id}:${n}`]!;
     const cell = (id: Id) => `${fmt(s(id).median)} (${fmt(s(id).p10)}–${fmt(s(id).p90)})`;
+    const us = (id: Id) => s(id).median * 1e6;
+    const d = (a: Id, b: Id) =>
+      `${us(a) - us(b) >= 0 ? "+" : "−"}${Math.abs(us(a) - us(b)).toFixed(2)} µs`;
     rows.push(
-      `| ${n} | ${CONTENDERS.map(([id]) => cell(id)).join(" | ")} | ${
-        fmt(s("ts").median - s("c").median)
-      } | ${(s("pure_callback").median / s("ts").median).toFixed(1)}× | ${
-        (s("ts").median / s("jnp").median).toFixed(2)
+      `| ${n} | ${CONTENDERS.map(([id]) => cell(id)).join(" | ")} | ${d("ts", "cc_sync")} | ${
+        d("ts_async", "ts")
+      } | ${d("ts_async", "cc_thread")} | ${d("ts_async_pending", "cc_thread")} | ${
+        (s("pure_callback").median / s("ts").median).toFixed(1)
       }× |`,
     );
-    const over = (s("ts").median - s("c").median) * 1e6;
+    const target = (what: string, over: number, limit: number) =>
+      `${what}: ${over <= limit ? "met" : `missed by ${(over - limit).toFixed(2)} µs`} (${
+        over >= 0 ? "+" : "−"
+      }${Math.abs(over).toFixed(2)} µs)`;
     lines.push(
-      `${n} elements: TS ≤ C + 1.5 µs: ${
-        over <= 1.5 ? "met" : `missed by ${(over - 1.5).toFixed(2)} µs`
-      }` +
-        ` (TS − C = ${over.toFixed(2)} µs); TS ≥ 20× faster than pure_callback: ${
-          s("pure_callback").median / s("ts").median >= 20 ? "met" : "missed"
-        } (${(s("pure_callback").median / s("ts").median).toFixed(1)}×); async TS ≤ 15 µs: ${
-          s("ts_async").median * 1e6 <= 15 ? "met" : "missed"
-        } (${fmt(s("ts_async").median)})`,
+      `${n} elements: ` + [
+        target("TS ≤ C++ sync + 1.0 µs", us("ts") - us("cc_sync"), 1.0),
+        target("async TS ≤ C++ thread floor + 3 µs", us("ts_async") - us("cc_thread"), 3),
+        target("async TS (`await null`) ≤ sync TS + 2 µs", us("ts_async") - us("ts"), 2),
+        target(
+          "async TS without the settled-early path ≤ C++ thread floor + 3 µs",
+          us("ts_async_pending") - us("cc_thread"),
+          3,
+        ),
+      ].join("; "),
     );
   }
   const load = (await xla.runPython(
@@ -185,13 +229,11 @@ for k, ts in times.items():
     `Command: \`deno run -A bench/real_xla.ts${
       Deno.args.length ? " " + Deno.args.join(" ") : ""
     }\` ` +
-    `(${ROUNDS} rounds; ${
-      Object.entries(CALLS).map(([n, c]) => `${c} calls of ${n} elements`).join(", ")
-    } ` +
+    `(${ROUNDS} rounds; ${SIZES.map((n) => `${callsOf(n)} calls of ${n} elements`).join(", ")} ` +
     `per contender per round; ${seconds.toFixed(1)} s).`,
-    `The TS handlers were called ${tsCalls} times (half of them async) from XLA's calling thread ` +
+    `The TS handlers were called ${tsCalls} times (two thirds of them async) from XLA's calling thread ` +
     `and woke the JS thread ${wakeups} times (${(wakeups / tsCalls).toFixed(3)} per call): ` +
-    `synchronous calls find the JS thread still serving the previous one, each async call wakes it.`,
+    `a call finds the JS thread still serving (or lingering after) the previous one unless it woke it.`,
   ];
   console.log([...header, "", ...rows, "", ...lines].join("\n"));
   if (WRITE) {
@@ -199,11 +241,12 @@ for k, ts in times.items():
     const text = Deno.readTextFileSync(url);
     const section = [
       START,
-      "## Real XLA: the same jitted program with the multiply in a TS, async TS or C handler",
+      "## Real XLA: the same jitted program with the multiply in a TS, async TS, C or C++ (`ffi.h`) handler",
       "",
       "`y = alpha * x` (F32) jitted by jax on its CPU backend, in the Deno process",
       "(`@deno-xla/ffi/xla`); per-call median (p10–p90) of `compiled(x).block_until_ready()`",
       "timed inside Python. `pure_callback` runs `np.float32(2) * v`; plain `jnp` has no custom call.",
+      "The C++ rows are XLA's own floors, built against jaxlib's `ffi.h` (bench/native/scale_jaxlib.cc).",
       "",
       ...header,
       "",

@@ -264,7 +264,10 @@ int32_t xla_ffi_deno_handler_slot_acquire(int32_t stage, int32_t major, int32_t 
     s->major = major;
     s->minor = minor;
     s->traits = traits;
-    s->async = async;
+    /* async: bit 0 asynchronous; above it, how long (ns) a caller on another
+     * thread waits for the handler's Promise to settle (the settled-early path). */
+    s->async = async & 1;
+    s->settle_ns = async >> 1;
     atomic_store(&s->in_use, 1);
     g_slot_cursor = (i + 1) % SLOT_COUNT;
     return i;

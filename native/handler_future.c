@@ -75,6 +75,8 @@ typedef struct {
   int32_t state;
   const XLA_FFI_Api* api;
   XLA_FFI_Future* future;
+  void* waiter; /* a call whose caller may still wait for the result (host_early_settle) */
+  int32_t foreign; /* the call came from another thread */
   int32_t code;
   char* msg;
 } token_entry;
@@ -138,8 +140,16 @@ int host_complete_future(const XLA_FFI_Api* api, XLA_FFI_Future* fut, int32_t co
   return 0;
 }
 
-/* Called on the calling thread once the future exists. */
-void host_token_register(int32_t token, const XLA_FFI_Api* api, XLA_FFI_Future* fut) {
+/* Completes a future with a result, reporting a failure loudly. */
+static void complete_or_report(const XLA_FFI_Api* api, XLA_FFI_Future* fut, int32_t code,
+                               const char* msg) {
+  char buf[MSG_CAP];
+  if (host_complete_future(api, fut, code, msg, buf, sizeof buf))
+    host_report_failure("Failed to signal XLA_FFI_Future completion", buf);
+}
+
+void host_token_register_waiter(int32_t token, const XLA_FFI_Api* api, XLA_FFI_Future* fut,
+                                void* waiter, int32_t foreign) {
   pthread_mutex_lock(&g_token_mu);
   token_entry* e = &g_tokens[token];
   if (e->state == TOKEN_EARLY) {
@@ -148,16 +158,22 @@ void host_token_register(int32_t token, const XLA_FFI_Api* api, XLA_FFI_Future* 
     e->msg = NULL;
     e->state = TOKEN_FREE;
     pthread_mutex_unlock(&g_token_mu);
-    char buf[MSG_CAP];
-    if (host_complete_future(api, fut, code, msg ? msg : "", buf, sizeof buf))
-      host_report_failure("Failed to signal XLA_FFI_Future completion", buf);
+    if (waiter == NULL || !host_early_settle(waiter, code, msg ? msg : ""))
+      complete_or_report(api, fut, code, msg ? msg : "");
     free(msg);
     return;
   }
   e->state = TOKEN_REGISTERED;
   e->api = api;
   e->future = fut;
+  e->waiter = waiter;
+  e->foreign = foreign;
   pthread_mutex_unlock(&g_token_mu);
+}
+
+/* Called on the calling thread once the future exists. */
+void host_token_register(int32_t token, const XLA_FFI_Api* api, XLA_FFI_Future* fut) {
+  host_token_register_waiter(token, api, fut, NULL, 0);
 }
 
 static void token_abandon(int32_t token) {
@@ -176,7 +192,9 @@ static void token_abandon(int32_t token) {
 /*
  * Called by TS when a handler's Promise settled. Returns 0 completed, 1 kept
  * until the calling thread registers the future, 2 dropped (future creation
- * had failed and was reported to the caller), -1 unknown token, -2 the
+ * had failed and was reported to the caller), 3 the result of a call from
+ * another thread: handed to its caller, which was still waiting for it (the
+ * settled-early path), or its future completed; -1 unknown token, -2 the
  * completion failed (message in aux).
  */
 int32_t xla_ffi_deno_handler_complete(int32_t token, int32_t code, const uint8_t* msg,
@@ -203,8 +221,16 @@ int32_t xla_ffi_deno_handler_complete(int32_t token, int32_t code, const uint8_t
     case TOKEN_REGISTERED: {
       const XLA_FFI_Api* api = e->api;
       XLA_FFI_Future* fut = e->future;
+      void* waiter = e->waiter;
+      int32_t foreign = e->foreign;
+      e->waiter = NULL;
+      e->foreign = 0;
       e->state = TOKEN_FREE;
       pthread_mutex_unlock(&g_token_mu);
+      if (waiter != NULL && host_early_settle(waiter, code, text)) {
+        free(text);
+        return 3;
+      }
       char buf[MSG_CAP];
       int rc = host_complete_future(api, fut, code, text, buf, sizeof buf);
       free(text);
@@ -217,7 +243,7 @@ int32_t xla_ffi_deno_handler_complete(int32_t token, int32_t code, const uint8_t
         }
         return -2;
       }
-      return 0;
+      return foreign ? 3 : 0;
     }
     default:
       pthread_mutex_unlock(&g_token_mu);
@@ -234,6 +260,27 @@ int64_t xla_ffi_deno_handler_failed_completions(void) {
 /* Finishing a call                                                        */
 /* ---------------------------------------------------------------------- */
 
+XLA_FFI_Error* host_pending_future(XLA_FFI_CallFrame* f, int32_t token, void* waiter) {
+  const XLA_FFI_Api* api = f->api;
+  if (api == NULL || api->XLA_FFI_Future_Create == NULL) {
+    token_abandon(token);
+    return host_make_error(api, XLA_FFI_Error_Code_UNIMPLEMENTED,
+                           "The runtime does not support futures (no Future_Create)");
+  }
+  XLA_FFI_Future_Create_Args a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = XLA_FFI_Future_Create_Args_STRUCT_SIZE;
+  XLA_FFI_Error* err = api->XLA_FFI_Future_Create(&a);
+  if (err != NULL) {
+    token_abandon(token);
+    return err;
+  }
+  f->future = a.future;
+  if (waiter != NULL) host_token_register_waiter(token, api, a.future, waiter, 1);
+  else host_token_register(token, api, a.future);
+  return NULL;
+}
+
 XLA_FFI_Error* host_finish(XLA_FFI_CallFrame* f, int32_t status, int32_t code, const char* msg,
                              int32_t token) {
   const XLA_FFI_Api* api = f->api;
@@ -242,24 +289,8 @@ XLA_FFI_Error* host_finish(XLA_FFI_CallFrame* f, int32_t status, int32_t code, c
       return NULL;
     case 1:
       return host_make_error(api, code, msg);
-    case 2: {
-      if (api == NULL || api->XLA_FFI_Future_Create == NULL) {
-        token_abandon(token);
-        return host_make_error(api, XLA_FFI_Error_Code_UNIMPLEMENTED,
-                          "The runtime does not support futures (no Future_Create)");
-      }
-      XLA_FFI_Future_Create_Args a;
-      memset(&a, 0, sizeof a);
-      a.struct_size = XLA_FFI_Future_Create_Args_STRUCT_SIZE;
-      XLA_FFI_Error* err = api->XLA_FFI_Future_Create(&a);
-      if (err != NULL) {
-        token_abandon(token);
-        return err;
-      }
-      f->future = a.future;
-      host_token_register(token, api, a.future);
-      return NULL;
-    }
+    case 2:
+      return host_pending_future(f, token, NULL);
     default:
       return host_make_error(api, XLA_FFI_Error_Code_INTERNAL,
                         "TS handler dispatch failed (no handler host)");

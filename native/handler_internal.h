@@ -35,6 +35,7 @@ typedef struct {
   int32_t minor;
   uint32_t traits;
   int32_t async;
+  int32_t settle_ns;           /* async: how long a foreign caller waits for the Promise (0: not) */
   _Atomic uint32_t generation; /* bumped on release: queued calls of a released handler fail */
   _Atomic int32_t pinned;      /* registered by name: never reused, even after release */
 } slot_config;
@@ -96,6 +97,20 @@ XFD_INTERNAL int host_complete_future(const XLA_FFI_Api* api, XLA_FFI_Future* fu
 /* Called on the calling thread once the future of a pending call exists. */
 XFD_INTERNAL void host_token_register(int32_t token, const XLA_FFI_Api* api,
                                       XLA_FFI_Future* fut);
+/* The same for a call from another thread (foreign), whose caller may still
+ * wait for the result (waiter, the settled-early path: the result goes to
+ * host_early_settle(waiter, ...)) or not (NULL). */
+XFD_INTERNAL void host_token_register_waiter(int32_t token, const XLA_FFI_Api* api,
+                                             XLA_FFI_Future* fut, void* waiter, int32_t foreign);
+/* handler_queue.c: hands a settled result to the call `waiter` whose caller
+ * may still wait. 1: the caller took it (it completes the future); 0: the
+ * caller had stopped waiting (the waiter is freed): complete the future. */
+XFD_INTERNAL int32_t host_early_settle(void* waiter, int32_t code, const char* msg);
+/* A pending call's future, created with f's api and joined to `token` (and
+ * its waiting caller, when waiter is not NULL: host_token_register_waiter);
+ * NULL, or the error to return (the token is then abandoned). */
+XFD_INTERNAL XLA_FFI_Error* host_pending_future(XLA_FFI_CallFrame* f, int32_t token,
+                                               void* waiter);
 /* What a call returns to its runtime for a TS result: status 0 ok, 1 error
  * (code, msg), 2 pending (a future completed through `token`), else no host. */
 XFD_INTERNAL XLA_FFI_Error* host_finish(XLA_FFI_CallFrame* f, int32_t status, int32_t code,

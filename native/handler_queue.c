@@ -23,12 +23,15 @@
 #include "handler_internal.h"
 
 #define SPIN_NS 50000   /* how long a caller spins for its result before it sleeps */
+/* Of which the first PAUSE_NS with pause, the rest yielding the CPU at each
+ * turn: on a busy machine the JS thread may be waiting for this very CPU. */
+#define PAUSE_NS 3000
 #define YIELD_NS 5000   /* how long a caller that does not spin yields before it sleeps */
 
 void xla_ffi_deno_handler_job_done(int32_t status);
 
 _Atomic(thread_cb_t) g_thread_cb;
-static _Atomic int64_t g_wakeups, g_foreign_calls;
+static _Atomic int64_t g_wakeups, g_foreign_calls, g_settled_early;
 
 /* Copies the result TS wrote into the flat buffer into a thread's result. */
 void xla_ffi_deno_handler_put_result(void* result) {
@@ -90,7 +93,9 @@ void xla_ffi_deno_js_block_leave(int64_t saved) {
  * A synchronous caller waits for its result without locks: the JS thread
  * completes a job with one atomic operation on its state and makes no system
  * call while some caller spins. At most one caller per spare CPU (the CPUs
- * less the JS thread's) spins; the others yield the CPU for a few
+ * less the JS thread's) spins, with pause for a few microseconds, then
+ * yielding the CPU at each turn (on a busy machine the JS thread may be
+ * waiting for that CPU); the others yield the CPU for a few
  * microseconds, then sleep on a futex, since spinning callers beyond that
  * would take CPU time from the JS thread. A sleeping
  * caller's completed job goes to a relay list that the spinning caller
@@ -114,7 +119,22 @@ typedef struct job {
   _Atomic int32_t state;  /* sync jobs: JOB_*; the caller returns on JOB_DONE */
   struct job* relay_next; /* in g_relay */
   call_result* result;    /* sync jobs: the caller's */
+  _Atomic int32_t early;  /* async jobs: EARLY_* (the settled-early path) */
+  int32_t early_code;     /* EARLY_DONE: the result (code 0: success) */
+  char* early_msg;        /* EARLY_DONE with an error: its message (malloc'ed), or NULL */
 } job;
+
+/*
+ * The settled-early path: an async call from another thread whose slot has a
+ * settle bound waits up to that bound for the handler's Promise. The JS side
+ * hands the result over with one compare-and-swap (EARLY_WAITING ->
+ * EARLY_DONE) and the caller completes its future before returning it (XLA
+ * then finds it available); a caller whose bound passed first swaps
+ * EARLY_WAITING -> EARLY_GONE and returns the pending future, and the JS side
+ * completes it when the Promise settles. Whoever loses the swap owns the job
+ * afterwards: the caller frees it on EARLY_DONE, the JS side on EARLY_GONE.
+ */
+enum { EARLY_NONE = 0, EARLY_WAITING = 1, EARLY_DONE = 2, EARLY_GONE = 3 };
 
 int32_t g_spare_cpus = 1;           /* callers that may spin at once */
 static _Atomic int32_t g_spinners;  /* callers spinning now */
@@ -206,15 +226,53 @@ static const void* capture_context(const XLA_FFI_CallFrame* f) {
   return h != NULL && h->queued_capture != NULL ? h->queued_capture(f) : NULL;
 }
 
+static void free_job(job* j) {
+  free(j->early_msg);
+  free(j->flat);
+  free(j);
+}
+
+int32_t host_early_settle(void* waiter, int32_t code, const char* msg) {
+  job* j = (job*)waiter;
+  if (code != 0) {
+    size_t n = strnlen(msg, MSG_CAP - 1);
+    j->early_msg = malloc(n + 1);
+    if (j->early_msg != NULL) {
+      memcpy(j->early_msg, msg, n);
+      j->early_msg[n] = 0;
+    }
+  }
+  j->early_code = code;
+  int32_t s = EARLY_WAITING;
+  if (atomic_compare_exchange_strong(&j->early, &s, EARLY_DONE)) return 1;
+  free_job(j); /* the caller returned the pending future: it completes below */
+  return 0;
+}
+
+/* An async job's result; frees the job unless its waiting caller took it
+ * (or, pending, the token keeps it for its waiting caller). */
 static void finish_async(job* j, int32_t status, const call_result* r) {
   char buf[MSG_CAP];
+  int early = atomic_load(&j->early) != EARLY_NONE;
   if (status == 2) {
-    host_token_register(r->token, j->api, j->future);
+    if (early) {
+      host_token_register_waiter(r->token, j->api, j->future, j, 1);
+      return;
+    }
+    host_token_register_waiter(r->token, j->api, j->future, NULL, 1);
+    free_job(j);
     return;
   }
   int32_t code = status == 0 ? 0 : status == 1 ? r->code : XLA_FFI_Error_Code_INTERNAL;
   const char* msg = status == 1 ? r->msg : "TS handler dispatch failed (no handler host)";
-  if (host_complete_future(j->api, j->future, code, msg, buf, sizeof buf))
+  const XLA_FFI_Api* api = j->api;
+  XLA_FFI_Future* fut = j->future;
+  if (early) {
+    if (host_early_settle(j, code, msg)) return;
+  } else {
+    free_job(j);
+  }
+  if (host_complete_future(api, fut, code, msg, buf, sizeof buf))
     host_report_failure("Failed to signal XLA_FFI_Future completion", buf);
 }
 
@@ -244,8 +302,6 @@ static void drain(void) {
       if (j->async) {
         pthread_mutex_unlock(&g_q_mu);
         finish_async(j, -1, &r);
-        free(j->flat);
-        free(j);
       } else {
         j->taken = 1;
         pthread_mutex_unlock(&g_q_mu);
@@ -268,9 +324,45 @@ static int64_t mono_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/*
+ * The drainer's linger for the next call: it spins for LINGER_SPIN_NS (a
+ * caller in a loop is usually back by then: XLA's next call of a jitted
+ * program comes 5-15 µs after the last returned; a 10 µs spin left a tail of
+ * calls paying a futex wake-up, 30 µs cost the most under load), then sleeps on g_q_seq until
+ * `until` or the next push, which wakes it. Sleeping leaves the CPU to the
+ * callers: on a busy machine a spinning JS thread took the CPU from the very
+ * thread that was about to make the next call, and calls then cost the
+ * whole linger.
+ */
+#define LINGER_SPIN_NS 20000
+static _Atomic int32_t g_q_seq;         /* bumped by every push */
+static _Atomic int32_t g_linger_sleeps; /* the drainer sleeps on g_q_seq: wake it */
+
+static void linger(int64_t now, int64_t until) {
+  int64_t spin_until = now + LINGER_SPIN_NS < until ? now + LINGER_SPIN_NS : until;
+  for (unsigned k = 1; spin_until > now && __atomic_load_n(&g_q_head, __ATOMIC_ACQUIRE) == NULL;
+       k++) {
+    cpu_relax();
+    if ((k & 63) == 0 && (now = mono_ns()) >= spin_until) break;
+  }
+  while (__atomic_load_n(&g_q_head, __ATOMIC_ACQUIRE) == NULL) {
+    now = mono_ns();
+    if (now >= until) return;
+    int32_t seq = atomic_load(&g_q_seq);
+    atomic_store(&g_linger_sleeps, 1);
+    /* A push after the seq was read changes it: the wait returns at once. */
+    if (__atomic_load_n(&g_q_head, __ATOMIC_ACQUIRE) == NULL)
+      futex_wait(&g_q_seq, seq, until - now);
+    atomic_store(&g_linger_sleeps, 0);
+  }
+}
+
 /* When the JS thread last completed a synchronous foreign call with its
  * result rather than a future (JS thread only). */
 static int64_t g_last_sync_done;
+/* JS thread only: a caller waits for a Promise of this batch (next_job then
+ * does not linger). */
+static int g_early_pending;
 
 /*
  * done_status >= 0: the current call returned it (as job_done); then the
@@ -283,6 +375,7 @@ static int64_t g_last_sync_done;
 int32_t xla_ffi_deno_handler_next_job(int32_t done_status, int32_t linger_ns) {
   if (done_status >= 0 && g_cur_job != NULL) xla_ffi_deno_handler_job_done(done_status);
   leave_job_context(); /* a job left without job_done */
+  if (g_early_pending) linger_ns = 0;
   for (;;) {
     /* Linger briefly for the next call before giving up the wake-up: callers
      * in a loop come back within microseconds, and a fresh wake-up of the JS
@@ -290,11 +383,7 @@ int32_t xla_ffi_deno_handler_next_job(int32_t done_status, int32_t linger_ns) {
     if (linger_ns != 0 && __atomic_load_n(&g_q_head, __ATOMIC_ACQUIRE) == NULL) {
       int64_t now = mono_ns();
       int64_t until = linger_ns > 0 ? now + linger_ns : g_last_sync_done - linger_ns;
-      for (unsigned k = 1; until > now && __atomic_load_n(&g_q_head, __ATOMIC_ACQUIRE) == NULL;
-           k++) {
-        cpu_relax();
-        if ((k & 63) == 0 && mono_ns() >= until) break;
-      }
+      linger(now, until);
     }
     pthread_mutex_lock(&g_q_mu);
     job* j = g_q_head;
@@ -302,6 +391,7 @@ int32_t xla_ffi_deno_handler_next_job(int32_t done_status, int32_t linger_ns) {
       g_q_active = 0;
       pthread_mutex_unlock(&g_q_mu);
       g_cur_job = NULL;
+      g_early_pending = 0;
       return -1;
     }
     g_q_head = j->next;
@@ -353,24 +443,49 @@ void xla_ffi_deno_handler_job_done(int32_t status) {
   if (j->async) {
     call_result* r = malloc(sizeof(call_result));
     if (r == NULL) {
+      /* The job stays (a waiting caller may still read it): its future never
+       * completes, reported loudly. */
       host_report_failure("Failed to signal XLA_FFI_Future completion", "out of memory");
-      free(j->flat);
-      free(j);
       return;
     }
     r->status = status;
     xla_ffi_deno_handler_put_result(r);
+    /* A waiting caller's Promise is pending: serve what is queued, but do not
+     * linger, so the Promise can settle (its reactions run once JS returns). */
+    if (status == 2 && atomic_load(&j->early) == EARLY_WAITING) g_early_pending = 1;
     finish_async(j, status, r);
     free(r);
-    free(j->flat);
-    free(j);
     return;
   }
   xla_ffi_deno_handler_put_result(j->result);
   j->result->status = status;
+  /* Its caller will wait for the Promise (the settled-early path): do not linger. */
+  if (status == 2 && g_slots[j->slot].settle_ns > 0) g_early_pending = 1;
   release_caller(j);
   /* A caller that got its result (not a future to wait on) comes back soon. */
   if (status != 2) g_last_sync_done = mono_ns();
+}
+
+/*
+ * JS thread, outside the thread-safe callback (a Promise reaction that just
+ * handed a waiting caller its result): claim 1 makes this thread the drainer
+ * when none is active (returns 1; it then serves with next_job as the
+ * callback does, and the role ends when next_job returns -1); claim 0 gives
+ * the role up after a budget of calls, waking the dispatcher for what is
+ * still queued. Returns 0 when a drainer is already active.
+ */
+int32_t xla_ffi_deno_handler_drain_claim(int32_t claim) {
+  pthread_mutex_lock(&g_q_mu);
+  int32_t rc = 0;
+  if (claim) {
+    if (!g_q_active) g_q_active = rc = 1;
+  } else {
+    g_q_active = 0;
+    g_early_pending = 0;
+    if (g_q_head != NULL) pthread_cond_signal(&g_q_cv);
+  }
+  pthread_mutex_unlock(&g_q_mu);
+  return rc;
 }
 
 static void* dispatcher_main(void* unused) {
@@ -389,6 +504,8 @@ static void push_locked(job* j) {
   j->next = NULL;
   if (g_q_tail) g_q_tail->next = j; else __atomic_store_n(&g_q_head, j, __ATOMIC_RELEASE);
   g_q_tail = j;
+  atomic_fetch_add(&g_q_seq, 1);
+  if (atomic_load(&g_linger_sleeps)) futex_wake(&g_q_seq); /* a lingering drainer sleeps */
 }
 
 /* Starts the dispatcher thread once; returns 0 when it cannot start. */
@@ -399,6 +516,43 @@ static int ensure_dispatcher_locked(void) {
   if (!xfd_thread_start_detached(dispatcher_main, NULL)) return 0;
   g_dispatcher_started = 1;
   return 1;
+}
+
+/*
+ * The settled-early path, on the calling thread: waits up to `ns` for the
+ * JS side to hand over the result of job j (never longer: the JS thread may
+ * be busy, or the Promise may wait for I/O). Spins briefly while a spare CPU
+ * is left for it, then yields (relaying sleeping callers' wake-ups, as a
+ * spinning synchronous caller does). Then completes the future with the result, or
+ * leaves it pending for the JS side.
+ */
+static XLA_FFI_Error* early_wait(job* j, int64_t ns) {
+  int spin = atomic_fetch_add(&g_spinners, 1) < g_spare_cpus;
+  int64_t now = mono_ns(), until = now + ns, pause_until = spin ? now + PAUSE_NS : now;
+  int pausing = spin;
+  for (unsigned k = 1; atomic_load_explicit(&j->early, memory_order_acquire) == EARLY_WAITING;
+       k++) {
+    if (pausing) cpu_relax();
+    else sched_yield();
+    if ((k & 63) == 0 || !pausing) {
+      relay_wakes();
+      now = mono_ns();
+      if (now >= until) break;
+      pausing = now < pause_until;
+    }
+  }
+  atomic_fetch_sub(&g_spinners, 1);
+  relay_wakes();
+  int32_t s = EARLY_WAITING;
+  if (atomic_compare_exchange_strong(&j->early, &s, EARLY_GONE)) return NULL; /* pending */
+  /* EARLY_DONE: the job is ours again. */
+  atomic_fetch_add_explicit(&g_settled_early, 1, memory_order_relaxed);
+  char buf[MSG_CAP];
+  if (host_complete_future(j->api, j->future, j->early_code,
+                           j->early_msg != NULL ? j->early_msg : "", buf, sizeof buf))
+    host_report_failure("Failed to signal XLA_FFI_Future completion", buf);
+  free_job(j);
+  return NULL;
 }
 
 XLA_FFI_Error* host_call_async_foreign(int32_t slot, XLA_FFI_CallFrame* f) {
@@ -459,9 +613,12 @@ XLA_FFI_Error* host_call_async_foreign(int32_t slot, XLA_FFI_CallFrame* f) {
       host_report_failure("Failed to signal XLA_FFI_Future completion", buf);
     return NULL;
   }
+  int64_t settle_ns = g_slots[slot].settle_ns;
+  if (settle_ns > 0) atomic_store(&j->early, EARLY_WAITING);
   push_locked(j);
   if (!g_q_active) pthread_cond_signal(&g_q_cv);
   pthread_mutex_unlock(&g_q_mu);
+  if (settle_ns > 0) return early_wait(j, settle_ns);
   return NULL;
 }
 
@@ -470,12 +627,16 @@ XLA_FFI_Error* host_call_async_foreign(int32_t slot, XLA_FFI_CallFrame* f) {
 static int wait_for_job(job* j) {
   /* Spin while a spare CPU is left for it, relaying wake-ups meanwhile. */
   if (atomic_fetch_add(&g_spinners, 1) < g_spare_cpus) {
-    int64_t until = mono_ns() + SPIN_NS;
+    int64_t now = mono_ns(), until = now + SPIN_NS, pause_until = now + PAUSE_NS;
+    int pausing = 1;
     for (unsigned k = 1; atomic_load_explicit(&j->state, memory_order_acquire) != JOB_DONE; k++) {
-      cpu_relax();
-      if ((k & 63) == 0) {
+      if (pausing) cpu_relax();
+      else sched_yield();
+      if ((k & 63) == 0 || !pausing) {
         relay_wakes();
-        if (mono_ns() >= until) break;
+        now = mono_ns();
+        if (now >= until) break;
+        pausing = now < pause_until;
       }
     }
   }
@@ -552,11 +713,28 @@ XLA_FFI_Error* host_call_sync_foreign(int32_t slot, XLA_FFI_CallFrame* f) {
              "native handler called with Runtime.callSync, which waits for it. Call that "
              "handler with Runtime.call so the JS thread stays free");
   }
+  int64_t settle_ns = g_slots[slot].settle_ns;
+  job* w;
+  if (r.status == 2 && settle_ns > 0 && (w = calloc(1, sizeof(job))) != NULL) {
+    /* The handler returned a Promise: wait for it as an async call does. */
+    w->async = 1;
+    atomic_store(&w->early, EARLY_WAITING);
+    XLA_FFI_Error* err = host_pending_future(f, r.token, w);
+    if (err != NULL || f->future == NULL) {
+      free(w);
+      return err;
+    }
+    w->api = f->api;
+    w->future = f->future;
+    return early_wait(w, settle_ns);
+  }
   return host_finish(f, r.status, r.code, r.msg, r.token);
 }
 
-/* Foreign calls served and wake-ups of the JS thread they needed. */
+/* Foreign calls served, wake-ups of the JS thread they needed, and async
+ * calls whose caller got the settled result (the settled-early path). */
 void xla_ffi_deno_handler_foreign_stats(double* out) {
   out[0] = (double)atomic_load(&g_foreign_calls);
   out[1] = (double)atomic_load(&g_wakeups);
+  out[2] = (double)atomic_load(&g_settled_early);
 }

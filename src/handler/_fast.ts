@@ -6,7 +6,7 @@
  * accepts a frame that decodes cleanly: anything unexpected (a count, type,
  * dtype, rank, name or value a binding does not accept) returns
  * {@link MISMATCH}, and the caller decodes the frame again with the complete
- * decoder (host.ts), which writes ffi.h's diagnostics. So every message comes
+ * decoder (_decode.ts), which writes ffi.h's diagnostics. So every message comes
  * from one place, and this file holds no error text.
  *
  * Reuse across calls (the rule): a value handed to a handler never changes

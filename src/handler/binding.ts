@@ -58,11 +58,27 @@ export interface HandlerOptions {
    */
   apiVersion?: ApiVersion | readonly [number, number];
   /**
-   * Calls from threads other than the JS thread get a future at once instead
-   * of blocking until JS ran. Default: true for `async` functions.
+   * Calls from threads other than the JS thread get a future within the
+   * settle wait (`settleWaitUs`) instead of blocking until JS ran. Default:
+   * true for `async` functions.
    */
   async?: boolean;
+  /**
+   * The settled-early path of a handler that returns a Promise (or a
+   * `Future`) when called from another thread (XLA's): how long, in
+   * microseconds, that thread waits for it to settle before it takes a
+   * pending future. One settled within it returns XLA an available future
+   * (as a C++ handler returning a ready `ffi::Future` does), which XLA
+   * continues on at once; one that takes longer returns the pending future,
+   * completed when it settles, so the calling thread never waits longer than
+   * this for it. 0: never wait. Default 50; at most 1000. Calls on the JS
+   * thread itself are not affected.
+   */
+  settleWaitUs?: number;
 }
+
+/** The default of HandlerOptions.settleWaitUs (µs; docs/threading.md says how it was chosen). */
+const DEFAULT_SETTLE_WAIT_US = 50;
 
 /**
  * A TS function exposed as an `XLA_FFI_Handler*`. Close it when no runtime
@@ -400,7 +416,11 @@ export class Binding<P extends unknown[] = []> {
       version,
     );
     const isAsync = options.async ?? fn.constructor?.name === "AsyncFunction";
-    const slot = _acquire(entry, version, options.traits ?? 0, isAsync);
+    const wait = options.settleWaitUs ?? DEFAULT_SETTLE_WAIT_US;
+    if (!(wait >= 0 && wait <= 1000)) {
+      throw new RangeError(`settleWaitUs must be 0 to 1000 µs, got ${wait}`);
+    }
+    const slot = _acquire(entry, version, options.traits ?? 0, isAsync, Math.round(wait * 1000));
     return new Handler(slot, this.#stage);
   }
 }

@@ -20,6 +20,7 @@ export const HANDLER_SYMBOLS = {
   xla_ffi_deno_handler_flatten: { parameters: ["pointer"], result: "i32" },
   xla_ffi_deno_handler_next_job: { parameters: ["i32", "i32"], result: "i32" },
   xla_ffi_deno_handler_job_done: { parameters: ["i32"], result: "void" },
+  xla_ffi_deno_handler_drain_claim: { parameters: ["i32"], result: "i32" },
   xla_ffi_deno_handler_token_alloc: { parameters: [], result: "i32" },
   xla_ffi_deno_handler_complete: {
     parameters: ["i32", "i32", "buffer", "i32"],

@@ -1,0 +1,112 @@
+/**
+ * How long should a call from XLA's thread wait for a TS handler's Promise
+ * (`HandlerOptions.settleWaitUs`)? Inside real XLA (jitted `y = alpha * x`,
+ * 8 f32, as bench/real_xla.ts), per-call medians for several bounds of
+ *   - an `await null` handler (settles within microseconds once it runs),
+ *   - a handler that awaits a timer (`setTimeout(0)`: never settles in time),
+ * beside the synchronous TS handler; contenders interleaved in rounds. The
+ * first shows what the wait gains, the second what it costs when a Promise
+ * is slow (each call pays the whole bound before its pending future).
+ *
+ * Run: deno run -A bench/settle_wait.ts [--rounds N] (BOUNDS=0,20,50 for other bounds)
+ *
+ * @module
+ */
+import { DataType, Ffi, handlerHostStats } from "../mod.ts";
+import { findPython, probePython, Xla } from "../src/xla/mod.ts";
+
+const ROUNDS = Number(Deno.args[Deno.args.indexOf("--rounds") + 1] ?? 0) || 5;
+const BOUNDS = (Deno.env.get("BOUNDS") ?? "0,5,10,20,50,100").split(",").map(Number);
+const CALLS = 1000;
+const SLOW_CALLS = 100;
+
+async function main(): Promise<void> {
+  const info = await probePython(findPython()).catch((e) => e as Error);
+  if (info instanceof Error || info.jax === null) {
+    console.log("skipped: no jax (docs/real-xla.md)");
+    return;
+  }
+  await using xla = await Xla.open();
+  const scale = (x: Float32Array, y: Float32Array, alpha: number) => {
+    for (let i = 0; i < y.length; i++) y[i] = alpha * x[i]!;
+  };
+  const bind = () => Ffi.bind().arg(DataType.F32).ret(DataType.F32).attr("alpha", "f32");
+  const handlers: { close(): void }[] = [];
+  const programs: Record<string, number> = {};
+  const keep: { close(): Promise<void> }[] = [];
+  const add = async (key: string, h: ReturnType<ReturnType<typeof bind>["to"]>) => {
+    handlers.push(h);
+    await xla.register(`settle.${key}`, h);
+    const p = await xla.jit(
+      `def f(x):\n    return ffi.ffi_call("settle.${key}", ` +
+        `jax.ShapeDtypeStruct(x.shape, x.dtype))(x, alpha=np.float32(2))\n`,
+      { args: [{ dtype: DataType.F32, shape: [8] }] },
+    );
+    keep.push(p);
+    programs[key] = p.id;
+  };
+  await add("sync", bind().to((x, y, a) => scale(x.typed(), y.typed(), a)));
+  for (const b of BOUNDS) {
+    await add(
+      `null_${b}`,
+      bind().to(async (x, y, a) => {
+        await null;
+        scale(x.typed(), y.typed(), a);
+      }, { settleWaitUs: b }),
+    );
+    await add(
+      `timer_${b}`,
+      bind().to(async (x, y, a) => {
+        await new Promise((r) => setTimeout(r, 0));
+        scale(x.typed(), y.typed(), a);
+      }, { settleWaitUs: b }),
+    );
+  }
+  const before = handlerHostStats();
+  const result = await xla.runPython(`
+import time
+pc = time.perf_counter
+programs = ${JSON.stringify(programs)}
+times = {k: [] for k in programs}
+x = jnp.asarray(np.arange(8, dtype=np.float32))
+for k, pid in programs.items():
+    f = program(pid)
+    for _ in range(20):
+        f(x).block_until_ready()
+for r in range(${ROUNDS}):
+    for k, pid in programs.items():
+        f, ts = program(pid), times[k]
+        for _ in range(${SLOW_CALLS} if k.startswith("timer") else ${CALLS}):
+            t = pc()
+            f(x).block_until_ready()
+            ts.append(pc() - t)
+result = {}
+for k, ts in times.items():
+    ts.sort()
+    result[k] = ts[len(ts) // 2]
+`) as Record<string, number>;
+  const after = handlerHostStats();
+  const us = (k: string) => (result[k]! * 1e6).toFixed(2);
+  const load = await xla.runPython(
+    "import os\nresult = ' '.join('%.2f' % v for v in os.getloadavg())",
+  );
+  console.log(
+    `${new Date().toISOString().slice(0, 16)} UTC; load ${load}; ${ROUNDS} rounds; ` +
+      `settled early: ${after.settledEarly - before.settledEarly} calls`,
+  );
+  console.log(`sync TS handler: ${us("sync")} µs`);
+  console.log("| settleWaitUs | `await null` | − sync | timer (`setTimeout(0)`) |");
+  console.log("|---:|---:|---:|---:|");
+  for (const b of BOUNDS) {
+    const d = (result[`null_${b}`]! - result.sync!) * 1e6;
+    console.log(
+      `| ${b} | ${us(`null_${b}`)} µs | ${d >= 0 ? "+" : "−"}${Math.abs(d).toFixed(2)} µs | ${
+        us(`timer_${b}`)
+      } µs |`,
+    );
+  }
+  for (const p of keep) await p.close();
+  for (const h of handlers) h.close();
+}
+
+if (import.meta.main) await main();
