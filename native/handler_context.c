@@ -47,115 +47,90 @@ static int32_t aux_error(const XLA_FFI_Api* api, XLA_FFI_Error* err) {
     if ((api)->fn == NULL) return aux_text("the runtime does not implement " #fn); \
   } while (0)
 
+/* The runtime's XLA_FFI_<fn>: `a` is its zeroed args with struct_size and ctx
+ * set (ARGS); CALL calls it and returns a failure as the aux error. */
+#define ARGS(api, fn, a)                           \
+  NEED(api, XLA_FFI_##fn);                         \
+  XLA_FFI_##fn##_Args a;                           \
+  memset(&a, 0, sizeof a);                         \
+  a.struct_size = XLA_FFI_##fn##_Args_STRUCT_SIZE; \
+  a.ctx = CTX(ctx)
+
+#define CALL(api, fn, a)                               \
+  do {                                                 \
+    XLA_FFI_Error* e_ = (api)->XLA_FFI_##fn(&(a));     \
+    if (e_) return aux_error(api, e_);                 \
+  } while (0)
+
 int32_t xla_ffi_deno_ctx_run_id(double api_d, double ctx) {
   const XLA_FFI_Api* api = API(api_d);
-  NEED(api, XLA_FFI_RunId_Get);
-  XLA_FFI_RunId_Get_Args a;
-  memset(&a, 0, sizeof a);
-  a.struct_size = XLA_FFI_RunId_Get_Args_STRUCT_SIZE;
-  a.ctx = CTX(ctx);
-  XLA_FFI_Error* e = api->XLA_FFI_RunId_Get(&a);
-  if (e) return aux_error(api, e);
+  ARGS(api, RunId_Get, a);
+  CALL(api, RunId_Get, a);
   aux_value((double)a.run_id);
   return 0;
 }
 
 int32_t xla_ffi_deno_ctx_device_ordinal(double api_d, double ctx) {
   const XLA_FFI_Api* api = API(api_d);
-  NEED(api, XLA_FFI_DeviceOrdinal_Get);
-  XLA_FFI_DeviceOrdinal_Get_Args a;
-  memset(&a, 0, sizeof a);
-  a.struct_size = XLA_FFI_DeviceOrdinal_Get_Args_STRUCT_SIZE;
-  a.ctx = CTX(ctx);
-  XLA_FFI_Error* e = api->XLA_FFI_DeviceOrdinal_Get(&a);
-  if (e) return aux_error(api, e);
+  ARGS(api, DeviceOrdinal_Get, a);
+  CALL(api, DeviceOrdinal_Get, a);
   aux_value((double)a.device_ordinal);
   return 0;
 }
 
 int32_t xla_ffi_deno_ctx_stream(double api_d, double ctx) {
   const XLA_FFI_Api* api = API(api_d);
-  NEED(api, XLA_FFI_Stream_Get);
-  XLA_FFI_Stream_Get_Args a;
-  memset(&a, 0, sizeof a);
-  a.struct_size = XLA_FFI_Stream_Get_Args_STRUCT_SIZE;
-  a.ctx = CTX(ctx);
-  XLA_FFI_Error* e = api->XLA_FFI_Stream_Get(&a);
-  if (e) return aux_error(api, e);
+  ARGS(api, Stream_Get, a);
+  CALL(api, Stream_Get, a);
   aux_value((double)(uintptr_t)a.stream);
   return 0;
 }
 
 int32_t xla_ffi_deno_ctx_user_data(double api_d, double ctx, double type_id) {
   const XLA_FFI_Api* api = API(api_d);
-  NEED(api, XLA_FFI_ExecutionContext_Get);
   XLA_FFI_TypeId id = {(int64_t)type_id};
-  XLA_FFI_ExecutionContext_Get_Args a;
-  memset(&a, 0, sizeof a);
-  a.struct_size = XLA_FFI_ExecutionContext_Get_Args_STRUCT_SIZE;
-  a.ctx = CTX(ctx);
+  ARGS(api, ExecutionContext_Get, a);
   a.type_id = &id;
-  XLA_FFI_Error* e = api->XLA_FFI_ExecutionContext_Get(&a);
-  if (e) return aux_error(api, e);
+  CALL(api, ExecutionContext_Get, a);
   aux_value((double)(uintptr_t)a.data);
   return 0;
 }
 
 int32_t xla_ffi_deno_ctx_scratch_alloc(double api_d, double ctx, double size, double align) {
   const XLA_FFI_Api* api = API(api_d);
-  NEED(api, XLA_FFI_DeviceMemory_Allocate);
-  XLA_FFI_DeviceMemory_Allocate_Args a;
-  memset(&a, 0, sizeof a);
-  a.struct_size = XLA_FFI_DeviceMemory_Allocate_Args_STRUCT_SIZE;
-  a.ctx = CTX(ctx);
+  ARGS(api, DeviceMemory_Allocate, a);
   a.size = (size_t)size;
   a.alignment = (size_t)align;
-  XLA_FFI_Error* e = api->XLA_FFI_DeviceMemory_Allocate(&a);
-  if (e) return aux_error(api, e);
+  CALL(api, DeviceMemory_Allocate, a);
   aux_value((double)(uintptr_t)a.data);
   return 0;
 }
 
 int32_t xla_ffi_deno_ctx_scratch_free(double api_d, double ctx, double size, double data) {
   const XLA_FFI_Api* api = API(api_d);
-  NEED(api, XLA_FFI_DeviceMemory_Free);
-  XLA_FFI_DeviceMemory_Free_Args a;
-  memset(&a, 0, sizeof a);
-  a.struct_size = XLA_FFI_DeviceMemory_Free_Args_STRUCT_SIZE;
-  a.ctx = CTX(ctx);
+  ARGS(api, DeviceMemory_Free, a);
   a.size = (size_t)size;
   a.data = (void*)(uintptr_t)data;
-  XLA_FFI_Error* e = api->XLA_FFI_DeviceMemory_Free(&a);
-  if (e) return aux_error(api, e);
+  CALL(api, DeviceMemory_Free, a);
   return 0;
 }
 
 int32_t xla_ffi_deno_ctx_num_threads(double api_d, double ctx) {
   const XLA_FFI_Api* api = API(api_d);
-  NEED(api, XLA_FFI_ThreadPool_NumThreads);
   int64_t n = 0;
-  XLA_FFI_ThreadPool_NumThreads_Args a;
-  memset(&a, 0, sizeof a);
-  a.struct_size = XLA_FFI_ThreadPool_NumThreads_Args_STRUCT_SIZE;
-  a.ctx = CTX(ctx);
+  ARGS(api, ThreadPool_NumThreads, a);
   a.num_threads = &n;
-  XLA_FFI_Error* e = api->XLA_FFI_ThreadPool_NumThreads(&a);
-  if (e) return aux_error(api, e);
+  CALL(api, ThreadPool_NumThreads, a);
   aux_value((double)n);
   return 0;
 }
 
 int32_t xla_ffi_deno_ctx_schedule(double api_d, double ctx, double task, double data) {
   const XLA_FFI_Api* api = API(api_d);
-  NEED(api, XLA_FFI_ThreadPool_Schedule);
-  XLA_FFI_ThreadPool_Schedule_Args a;
-  memset(&a, 0, sizeof a);
-  a.struct_size = XLA_FFI_ThreadPool_Schedule_Args_STRUCT_SIZE;
-  a.ctx = CTX(ctx);
+  ARGS(api, ThreadPool_Schedule, a);
   a.task = (XLA_FFI_Task*)(uintptr_t)task;
   a.data = (void*)(uintptr_t)data;
-  XLA_FFI_Error* e = api->XLA_FFI_ThreadPool_Schedule(&a);
-  if (e) return aux_error(api, e);
+  CALL(api, ThreadPool_Schedule, a);
   return 0;
 }
 
