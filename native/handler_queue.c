@@ -519,19 +519,15 @@ static int ensure_dispatcher_locked(void) {
 }
 
 /*
- * The settled-early path, on the calling thread: waits up to `ns` for the
- * JS side to hand over the result of job j (never longer: the JS thread may
- * be busy, or the Promise may wait for I/O). Spins briefly while a spare CPU
- * is left for it, then yields (relaying sleeping callers' wake-ups, as a
- * spinning synchronous caller does). Then completes the future with the result, or
- * leaves it pending for the JS side.
+ * A caller's busy wait on `*w` for at most `ns`: while `*w == v` (until_equal
+ * 0) or `*w != v` (until_equal 1). With `pause`, it spins with cpu_relax for
+ * the first PAUSE_NS, then yields the CPU at each turn; without, it yields
+ * from the start. Relays sleeping callers' wake-ups as it goes.
  */
-static XLA_FFI_Error* early_wait(job* j, int64_t ns) {
-  int spin = atomic_fetch_add(&g_spinners, 1) < g_spare_cpus;
-  int64_t now = mono_ns(), until = now + ns, pause_until = spin ? now + PAUSE_NS : now;
-  int pausing = spin;
-  for (unsigned k = 1; atomic_load_explicit(&j->early, memory_order_acquire) == EARLY_WAITING;
-       k++) {
+static void wait_word(_Atomic int32_t* w, int32_t v, int until_equal, int64_t ns, int pause) {
+  int64_t now = mono_ns(), until = now + ns, pause_until = pause ? now + PAUSE_NS : now;
+  int pausing = pause;
+  for (unsigned k = 1; (atomic_load_explicit(w, memory_order_acquire) == v) != until_equal; k++) {
     if (pausing) cpu_relax();
     else sched_yield();
     if ((k & 63) == 0 || !pausing) {
@@ -541,6 +537,19 @@ static XLA_FFI_Error* early_wait(job* j, int64_t ns) {
       pausing = now < pause_until;
     }
   }
+}
+
+/*
+ * The settled-early path, on the calling thread: waits up to `ns` for the
+ * JS side to hand over the result of job j (never longer: the JS thread may
+ * be busy, or the Promise may wait for I/O). Spins briefly while a spare CPU
+ * is left for it, then yields (relaying sleeping callers' wake-ups, as a
+ * spinning synchronous caller does). Then completes the future with the result, or
+ * leaves it pending for the JS side.
+ */
+static XLA_FFI_Error* early_wait(job* j, int64_t ns) {
+  int spin = atomic_fetch_add(&g_spinners, 1) < g_spare_cpus;
+  wait_word(&j->early, EARLY_WAITING, 0, ns, spin);
   atomic_fetch_sub(&g_spinners, 1);
   relay_wakes();
   int32_t s = EARLY_WAITING;
@@ -626,20 +635,7 @@ XLA_FFI_Error* host_call_async_foreign(int32_t slot, XLA_FFI_CallFrame* f) {
  * back from the queue (the JS thread stayed blocked, see g_js_blocked). */
 static int wait_for_job(job* j) {
   /* Spin while a spare CPU is left for it, relaying wake-ups meanwhile. */
-  if (atomic_fetch_add(&g_spinners, 1) < g_spare_cpus) {
-    int64_t now = mono_ns(), until = now + SPIN_NS, pause_until = now + PAUSE_NS;
-    int pausing = 1;
-    for (unsigned k = 1; atomic_load_explicit(&j->state, memory_order_acquire) != JOB_DONE; k++) {
-      if (pausing) cpu_relax();
-      else sched_yield();
-      if ((k & 63) == 0 || !pausing) {
-        relay_wakes();
-        now = mono_ns();
-        if (now >= until) break;
-        pausing = now < pause_until;
-      }
-    }
-  }
+  if (atomic_fetch_add(&g_spinners, 1) < g_spare_cpus) wait_word(&j->state, JOB_DONE, 1, SPIN_NS, 1);
   atomic_fetch_sub(&g_spinners, 1);
   relay_wakes(); /* what was queued for this caller to relay while it spun */
   /* Not spinning: yield the CPU a few times before sleeping. A call queued
