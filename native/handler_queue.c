@@ -546,6 +546,12 @@ static void wait_word(_Atomic int32_t* w, int32_t v, int until_equal, int64_t ns
  * is left for it, then yields (relaying sleeping callers' wake-ups, as a
  * spinning synchronous caller does). Then completes the future with the result, or
  * leaves it pending for the JS side.
+ *
+ * Why an available future is enough: XLA takes the call frame's future as an
+ * AsyncValueRef (xla/ffi/ffi_api.cc, CallAsync -> TakeFuture; Call blocks in
+ * BlockUntilReady), so a future completed before the handler returns costs
+ * XLA what a synchronous return does, as a C++ handler returning an already
+ * available ffi::Future does.
  */
 static XLA_FFI_Error* early_wait(job* j, int64_t ns) {
   int spin = atomic_fetch_add(&g_spinners, 1) < g_spare_cpus;
