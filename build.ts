@@ -316,7 +316,7 @@ function isDirectory(path: string): boolean {
 function cacheRoot(outDir?: string): string {
   if (outDir) return outDir;
   if (HERE.protocol === "file:") {
-    const local = new URL(".build/", HERE).pathname;
+    const local = new URL(".build", HERE).pathname;
     // An existing cache needs no write permission.
     if (isDirectory(local)) return local;
     try {
