@@ -103,7 +103,7 @@ Deno.test({
   },
 });
 
-Deno.test("ffiCall({ guard: true }) reports a write past a result's end; unguarded results match", async () => {
+Deno.test("ffiCall({ guard: true }) reports a write past a result's end and a write into an argument", async () => {
   using lib = HandlerLibrary.open(faultHandlersPath());
   using rt = new Runtime({ threads: 0 });
   await assert.rejects(
