@@ -154,9 +154,18 @@ static XLA_FFI_Error* slot_entry(int32_t n, XLA_FFI_CallFrame* f) {
     if (stop == 2) return NULL;
     /* The JS thread runs JS now (only this thread writes g_js_blocked). */
     int64_t blocked = atomic_load_explicit(&g_js_blocked, memory_order_relaxed);
+    /* XLA runs this program inline on the JS thread (Python runs here): a
+     * pending future would be waited for on this thread, where the Promise
+     * can never settle. An async handler is refused before it runs: once
+     * the call failed, XLA frees its buffers, which the rest of the handler
+     * would write. */
+    int python = blocked && atomic_load_explicit(&g_js_block_kind, memory_order_relaxed) ==
+                                XFD_JS_BLOCK_PYTHON;
+    if (python && s->async) return host_refuse_pending(f, 0);
     if (blocked) atomic_store(&g_js_blocked, 0);
     int32_t status = cb(n);
     if (blocked) atomic_store(&g_js_blocked, blocked);
+    if (status == 2 && python) return host_refuse_pending(f, ((const int32_t*)g_flat)[4]);
     const int32_t* h = (const int32_t*)g_flat;
     if (status == 1) {
       int32_t len = h[2];

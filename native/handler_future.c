@@ -281,6 +281,16 @@ XLA_FFI_Error* host_pending_future(XLA_FFI_CallFrame* f, int32_t token, void* wa
   return NULL;
 }
 
+XLA_FFI_Error* host_refuse_pending(XLA_FFI_CallFrame* f, int32_t token) {
+  if (token > 0) token_abandon(token);
+  return host_make_error(
+      f->api, XLA_FFI_Error_Code_FAILED_PRECONDITION,
+      "An async TS handler (or one that returned a Promise) cannot be called by XLA on the JS "
+      "thread during a synchronous run (Xla.runPythonSync or XlaProgram.runSync): its Promise "
+      "cannot settle before that run returns, and XLA would wait for it on this thread. Run the "
+      "program with run() (or runPython()), or make the handler synchronous");
+}
+
 XLA_FFI_Error* host_finish(XLA_FFI_CallFrame* f, int32_t status, int32_t code, const char* msg,
                              int32_t token) {
   const XLA_FFI_Api* api = f->api;

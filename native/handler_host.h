@@ -56,8 +56,14 @@ int32_t xla_ffi_deno_host_install(const xla_ffi_deno_host_hooks* hooks);
 /* The JS-thread guard: a runtime that calls a handler synchronously on the
  * JS thread marks the thread as blocked in native code for the call, so that
  * TS handlers called meanwhile from other threads fail instead of waiting
- * forever. enter returns what leave restores (-1: not the JS thread). */
+ * forever. enter returns what leave restores (-1: not the JS thread).
+ * enter_as says what blocks it (the messages name it): a native handler
+ * called synchronously (enter), or Python run on the JS thread, which also
+ * makes a TS handler XLA calls inline fail when it returns a Promise (XLA
+ * would wait for it on this very thread). */
+enum { XFD_JS_BLOCK_CALL = 1, XFD_JS_BLOCK_PYTHON = 2 };
 int64_t xla_ffi_deno_js_block_enter(void);
+int64_t xla_ffi_deno_js_block_enter_as(int32_t kind);
 void xla_ffi_deno_js_block_leave(int64_t saved);
 
 /* The slot of a released TS entry point `h`, or -1 (not one, or live). */

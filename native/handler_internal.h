@@ -111,6 +111,11 @@ XFD_INTERNAL int32_t host_early_settle(void* waiter, int32_t code, const char* m
  * NULL, or the error to return (the token is then abandoned). */
 XFD_INTERNAL XLA_FFI_Error* host_pending_future(XLA_FFI_CallFrame* f, int32_t token,
                                                void* waiter);
+/* A Promise that cannot settle before its caller needs it (a TS handler
+ * called inline while the JS thread runs Python synchronously): abandons the
+ * token (0: an async handler refused before it ran, no token) and returns
+ * FAILED_PRECONDITION. */
+XFD_INTERNAL XLA_FFI_Error* host_refuse_pending(XLA_FFI_CallFrame* f, int32_t token);
 /* What a call returns to its runtime for a TS result: status 0 ok, 1 error
  * (code, msg), 2 pending (a future completed through `token`), else no host. */
 XFD_INTERNAL XLA_FFI_Error* host_finish(XLA_FFI_CallFrame* f, int32_t status, int32_t code,
@@ -118,6 +123,7 @@ XFD_INTERNAL XLA_FFI_Error* host_finish(XLA_FFI_CallFrame* f, int32_t status, in
 
 /* Calls from other threads (handler_queue.c). */
 XFD_INTERNAL extern _Atomic int64_t g_js_blocked; /* the JS-thread guard (handler_host.h) */
+XFD_INTERNAL extern _Atomic int32_t g_js_block_kind; /* XFD_JS_BLOCK_* of g_js_blocked */
 XFD_INTERNAL extern _Atomic(thread_cb_t) g_thread_cb;
 XFD_INTERNAL extern int32_t g_spare_cpus; /* callers that may spin at once */
 XFD_INTERNAL XLA_FFI_Error* host_call_async_foreign(int32_t slot, XLA_FFI_CallFrame* f);

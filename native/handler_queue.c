@@ -62,19 +62,26 @@ void xla_ffi_deno_handler_put_result(void* result) {
  */
 #define BLOCK_GRACE_NS 500000000LL
 _Atomic int64_t g_js_blocked;
+_Atomic int32_t g_js_block_kind; /* what blocks it: XFD_JS_BLOCK_* (handler_host.h) */
 static _Atomic int64_t g_js_block_seq;
 
-/* Called by the runtime around a synchronous call; returns what to restore. */
-int64_t xla_ffi_deno_js_block_enter(void) {
+/* Called around a synchronous call on the JS thread; returns what to restore
+ * (the previous epoch and kind, packed), or -1 off the JS thread. */
+int64_t xla_ffi_deno_js_block_enter_as(int32_t kind) {
   if (!atomic_load_explicit(&g_js_thread_set, memory_order_relaxed) ||
       !pthread_equal(pthread_self(), g_js_thread))
     return -1;
   int64_t e = atomic_fetch_add(&g_js_block_seq, 1) + 1;
-  return atomic_exchange(&g_js_blocked, e);
+  int32_t prev_kind = atomic_exchange(&g_js_block_kind, kind);
+  return atomic_exchange(&g_js_blocked, e) * 4 + (prev_kind & 3);
 }
 
+int64_t xla_ffi_deno_js_block_enter(void) { return xla_ffi_deno_js_block_enter_as(XFD_JS_BLOCK_CALL); }
+
 void xla_ffi_deno_js_block_leave(int64_t saved) {
-  if (saved >= 0) atomic_store(&g_js_blocked, saved);
+  if (saved < 0) return;
+  atomic_store(&g_js_blocked, saved / 4);
+  atomic_store(&g_js_block_kind, (int32_t)(saved % 4));
 }
 
 /* ---------------------------------------------------------------------- */
@@ -711,9 +718,15 @@ XLA_FFI_Error* host_call_sync_foreign(int32_t slot, XLA_FFI_CallFrame* f) {
     r.status = 1;
     r.code = XLA_FFI_Error_Code_FAILED_PRECONDITION;
     snprintf(r.msg, MSG_CAP, "%s",
-             "A TS handler called from another thread cannot run: the JS thread is blocked in a "
-             "native handler called with Runtime.callSync, which waits for it. Call that "
-             "handler with Runtime.call so the JS thread stays free");
+             atomic_load(&g_js_block_kind) == XFD_JS_BLOCK_PYTHON
+                 ? "A TS handler called from another thread cannot run: the JS thread runs "
+                   "Python synchronously (Xla.runPythonSync or XlaProgram.runSync) and XLA "
+                   "called the handler from one of its own threads (a program it does not run "
+                   "inline on the calling thread). Use run() or runPython() so the JS thread "
+                   "stays free"
+                 : "A TS handler called from another thread cannot run: the JS thread is "
+                   "blocked in a native handler called with Runtime.callSync, which waits for "
+                   "it. Call that handler with Runtime.call so the JS thread stays free");
   }
   int64_t settle_ns = g_slots[slot].settle_ns;
   job* w;

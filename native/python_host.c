@@ -12,8 +12,10 @@
  * never wait for Python. TS calls xla_ffi_deno_py_init and xla_ffi_deno_py_run
  * as `nonblocking` FFI functions (on Deno's blocking-pool threads), and those
  * only hand the request to this file's own worker threads and wait for it.
- * Python runs only on those workers: each takes the GIL (PyGILState_Ensure
- * the first time, then its parked thread state), runs, and releases it.
+ * Python runs on those workers: each takes the GIL (PyGILState_Ensure
+ * the first time, then its parked thread state), runs, and releases it. The
+ * one exception is a synchronous run (xla_ffi_deno_py_run_sync), which the JS
+ * thread asks for knowingly and which is guarded as described there.
  *
  * The workers never exit, and that is the point of having them. Deno's
  * blocking-pool threads end when idle and when the process exits; a thread
@@ -47,6 +49,7 @@
 #include <wchar.h>
 
 #include "common.h"
+#include "handler_host.h"
 
 typedef struct py_object PyObject; /* opaque */
 
@@ -271,7 +274,8 @@ static void exception_text(uint8_t* reply, int64_t cap, const char* what) {
  *   mode 1: calls dispatch(req_address, len, reply_address, cap); the
  *           dispatcher writes its reply and catches its own exceptions.
  * Returns 0 when Python ran (its reply says how it went), -1 when it could
- * not (text reply). Runs on a worker (see xla_ffi_deno_py_run).
+ * not (text reply). Runs on a worker (see xla_ffi_deno_py_run), or on the JS
+ * thread for a synchronous run (xla_ffi_deno_py_run_sync).
  */
 static int32_t run_here(int32_t mode, const uint8_t* req, int64_t len, uint8_t* reply,
                         int64_t cap) {
@@ -435,6 +439,25 @@ int32_t xla_ffi_deno_py_run(int32_t mode, const uint8_t* req, int64_t len, uint8
                             int64_t cap) {
   py_request r = {.mode = mode, .req = req, .len = len, .reply = reply, .cap = cap};
   return submit(&r);
+}
+
+/*
+ * Runs Python on the calling thread: the JS thread, called as a synchronous
+ * FFI function (Xla.runPythonSync, XlaProgram.runSync). XLA runs a cheap
+ * program inline on the thread that calls it, so the TS handlers it calls run
+ * inline on the JS thread, without the two thread hand-offs of a call from a
+ * worker. The JS thread is marked blocked meanwhile (handler_host.h): a TS
+ * handler XLA calls from another thread fails after the guard's grace instead
+ * of waiting forever, and one called inline that returns a Promise fails at
+ * once. TS refuses it while requests run on the workers (one of them could
+ * hold the GIL while waiting for the JS thread).
+ */
+int32_t xla_ffi_deno_py_run_sync(int32_t mode, const uint8_t* req, int64_t len, uint8_t* reply,
+                                 int64_t cap) {
+  int64_t saved = xla_ffi_deno_js_block_enter_as(XFD_JS_BLOCK_PYTHON);
+  int32_t rc = run_here(mode, req, len, reply, cap);
+  xla_ffi_deno_js_block_leave(saved);
+  return rc;
 }
 
 /* Whether this process hosts Python (1) and the libpython path into buf. */

@@ -762,6 +762,121 @@ def f(x):
     assert.deepEqual(got, [42n, 43n, 44n]);
   },
 
+  /**
+   * Synchronous runs (`XlaProgram.runSync`, `Xla.runPythonSync`): Python on
+   * the JS thread, so XLA calls a TS handler of a small program inline there
+   * (no call from another thread); what needs the free JS thread fails with
+   * FAILED_PRECONDITION instead of hanging: a handler's Promise, a program
+   * XLA runs on its own threads, asynchronous requests still running.
+   */
+  async syncRuns() {
+    await using xla = await open();
+    using dbl = doubler();
+    await xla.register("sync.double", dbl);
+    let lateRan = 0;
+    using late = Ffi.bind().arg(F32).ret(F32).to(async (x, y) => {
+      lateRan++;
+      await null;
+      const xs = x.typed(), ys = y.typed();
+      for (let i = 0; i < ys.length; i++) ys[i] = 2 * xs[i]!;
+    });
+    await xla.register("sync.late", late);
+    // Not declared async, but returns a Promise (its synchronous part runs).
+    using promising = Ffi.bind().arg(F32).ret(F32).to((_x, y) => {
+      y.typed().fill(1);
+      return Promise.resolve();
+    });
+    await xla.register("sync.promising", promising);
+    const lib = HandlerLibrary.open(buildDemoLibrary());
+    await xla.register("sync.saxpy", lib.handler("demo_saxpy"));
+    const call = (target: string, extra = "") =>
+      `def f(x):\n    return ffi.ffi_call("${target}", jax.ShapeDtypeStruct(x.shape, x.dtype))(x${extra})\n`;
+    const x = new Float32Array([1, -2, 3.5, 4]);
+
+    await using small = await xla.jit(call("sync.double"), { args: [spec(F32, [4])] });
+    const where = `import threading\nresult = threading.get_native_id()`;
+    const jsThread = xla.runPythonSync(where) as number;
+    assert.notEqual(jsThread, await xla.runPython(where), "the worker is another thread");
+    const before = handlerHostStats().foreignCalls;
+    for (let i = 0; i < 3; i++) {
+      const [y] = small.runSync(x);
+      assert.deepEqual([...y!.data as Float32Array], [2, -4, 7, 8]);
+      assert.deepEqual(y!.shape, [4]);
+    }
+    assert.equal(handlerHostStats().foreignCalls - before, 0, "called inline on the JS thread");
+    assert.deepEqual([...(await small.run(x))[0]!.data as Float32Array], [2, -4, 7, 8]);
+    assert.ok(handlerHostStats().foreignCalls - before >= 1, "run(): from a worker's thread");
+    // A C handler, and Python's own values and errors.
+    await using c = await xla.jit(call("sync.saxpy", ", x, alpha=np.float32(3)"), {
+      args: [spec(F32, [4])],
+    });
+    assert.deepEqual([...c.runSync(x)[0]!.data as Float32Array], [4, -8, 14, 16]);
+    assert.equal(xla.runPythonSync("result = int(jnp.arange(5).sum())"), 10);
+    assert.throws(
+      () => xla.runPythonSync("result = undefined_name"),
+      (e) =>
+        e instanceof PythonError && e.pythonType === "NameError" &&
+        e.codeName === "INVALID_ARGUMENT",
+    );
+
+    // An async handler's Promise cannot settle during the run: refused at once.
+    await using asyncProg = await xla.jit(call("sync.late"), { args: [spec(F32, [4])] });
+    const t0 = performance.now();
+    assert.throws(() => asyncProg.runSync(x), (e) => {
+      assert.ok(e instanceof FfiError, String(e));
+      assert.equal(e.codeName, "FAILED_PRECONDITION", e.message);
+      assert.match(e.message, /An async TS handler \(or one that returned a Promise\) cannot be/);
+      assert.match(e.message, /Run the program with run\(\)/);
+      return true;
+    });
+    assert.ok(performance.now() - t0 < 400, "refused without waiting for the guard's grace");
+    assert.equal(lateRan, 0, "refused before it ran: XLA frees the buffers of a failed call");
+    await using promisingProg = await xla.jit(call("sync.promising"), { args: [spec(F32, [4])] });
+    for (let i = 0; i < 3; i++) {
+      assert.throws(
+        () => promisingProg.runSync(x),
+        (e) => e instanceof FfiError && e.codeName === "FAILED_PRECONDITION",
+      );
+      await new Promise((r) => setTimeout(r, 0)); // its Promise settles: the token is dropped
+    }
+    assert.deepEqual([...(await promisingProg.run(x))[0]!.data as Float32Array], [1, 1, 1, 1]);
+    assert.deepEqual([...(await asyncProg.run(x))[0]!.data as Float32Array], [2, -4, 7, 8]);
+
+    // A program XLA runs on its own threads (a long one; it runs a short one inline): the
+    // call from there fails after the guard's grace.
+    await using big = await xla.jit(
+      `def f(x):\n    for i in range(200):\n        x = jnp.sin(x) * 0 + x + 0 * i\n` +
+        `    return ffi.ffi_call("sync.double", jax.ShapeDtypeStruct(x.shape, x.dtype))(x)\n`,
+      { args: [spec(F32, [4])] },
+    );
+    const ones = new Float32Array(4).fill(1);
+    const t1 = performance.now();
+    assert.throws(() => big.runSync(ones), (e) => {
+      assert.ok(e instanceof FfiError, String(e));
+      assert.equal(e.codeName, "FAILED_PRECONDITION", e.message);
+      assert.match(e.message, /the JS thread runs Python synchronously/);
+      assert.match(e.message, /Use run\(\) or runPython\(\)/);
+      return true;
+    });
+    const waited = performance.now() - t1;
+    assert.ok(waited >= 450 && waited < 10_000, `failed after ${waited} ms`);
+    assert.deepEqual([...(await big.run(ones))[0]!.data as Float32Array], [2, 2, 2, 2]);
+
+    // Not while asynchronous requests run; closed programs and hosts.
+    const pending = small.run(x);
+    assert.throws(() => small.runSync(x), (e) => {
+      assert.ok(e instanceof FfiError && e.codeName === "FAILED_PRECONDITION", String(e));
+      assert.match(e.message, /cannot start while 1 asynchronous request of the Python host runs/);
+      return true;
+    });
+    await pending;
+    assert.equal(small.runSync(x)[0]!.data[0], 2, "allowed again once it is done");
+    const gone = await xla.jit(call("sync.double"), { args: [spec(F32, [4])] });
+    await gone.close();
+    assert.throws(() => gone.runSync(x), /closed/);
+    lib.close();
+  },
+
   /** The C demo counter: State_Set in instantiate, State_Get in execute. */
   async stateC() {
     await using xla = await open();

@@ -10,5 +10,9 @@ export const PYTHON_SYMBOLS = {
     result: "i32",
     nonblocking: true,
   },
+  xla_ffi_deno_py_run_sync: {
+    parameters: ["i32", "buffer", "i64", "buffer", "i64"],
+    result: "i32",
+  },
   xla_ffi_deno_py_hosted: { parameters: ["buffer", "i64"], result: "i32" },
 } as const;

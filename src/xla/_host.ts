@@ -151,15 +151,41 @@ export function _hostPython(info: PythonInfo): Promise<void> {
   return ready;
 }
 
+/** Requests running on the host's workers now (sent, not yet answered). */
+let inFlight = 0;
+
 async function send(mode: number, req: Uint8Array, cap: number): Promise<_Reply> {
   const reply = new Uint8Array(cap);
-  const rc = await native().xla_ffi_deno_py_run(
+  inFlight++;
+  let rc: number;
+  try {
+    rc = await native().xla_ffi_deno_py_run(
+      mode,
+      req as Uint8Array<ArrayBuffer>,
+      BigInt(req.length),
+      reply,
+      BigInt(reply.length),
+    );
+  } finally {
+    inFlight--;
+  }
+  return checked(rc, reply);
+}
+
+/** The same request, run by Python on the JS thread (a synchronous FFI call). */
+function sendSync(mode: number, req: Uint8Array, cap: number): _Reply {
+  const reply = new Uint8Array(cap);
+  const rc = native().xla_ffi_deno_py_run_sync(
     mode,
     req as Uint8Array<ArrayBuffer>,
     BigInt(req.length),
     reply,
     BigInt(reply.length),
   );
+  return checked(rc, reply);
+}
+
+function checked(rc: number, reply: Uint8Array): _Reply {
   const r = _decodeReply(reply);
   if (rc !== 0 || r.status === 3) {
     throw new FfiError(ErrorCode.INTERNAL, r.text || "The Python host failed");
@@ -192,6 +218,39 @@ export async function _request(
     const token = r.header!.pending;
     r = await send(1, _encodeRequest({ op: "take", token }), r.need);
   }
+  return answered(r);
+}
+
+/**
+ * {@link _request} with Python run on the JS thread, synchronously: XLA runs
+ * a cheap program inline on the thread that calls it, so TS handlers it
+ * calls run inline here, without a hand-off to the JS thread. Refused while
+ * requests run on the workers: one of them may hold the GIL while it waits
+ * for the JS thread.
+ */
+export function _requestSync(
+  header: Record<string, unknown>,
+  args: readonly _Arg[] = [],
+  cap = 65536,
+): _Reply {
+  if (inFlight > 0) {
+    throw new FfiError(
+      ErrorCode.FAILED_PRECONDITION,
+      `A synchronous Python run cannot start while ${inFlight} asynchronous ` +
+        `request${inFlight === 1 ? "" : "s"} of the Python host ` +
+        `${inFlight === 1 ? "runs" : "run"} (they may hold the GIL while waiting for the JS ` +
+        `thread); await them first`,
+    );
+  }
+  let r = sendSync(1, _encodeRequest(header, args), Math.max(cap, 4096));
+  if (r.status === 2) {
+    const token = r.header!.pending;
+    r = sendSync(1, _encodeRequest({ op: "take", token }), r.need);
+  }
+  return answered(r);
+}
+
+function answered(r: _Reply): _Reply {
   if (r.status === 1) {
     if (r.header!.interrupted === true) _interrupted();
     // An error a TS handler's thrown value became carries that value as its cause.

@@ -31,13 +31,14 @@ import {
   _encodeAttrs,
   _normaliseArg,
   _normaliseSpec,
+  type _Reply,
   _replyArrays,
   _replySize,
   type XlaArg,
   type XlaArray,
   type XlaArraySpec,
 } from "./_codec.ts";
-import { _hostPython, _request, PythonError } from "./_host.ts";
+import { _hostPython, _request, _requestSync, PythonError } from "./_host.ts";
 import { _pin } from "../handler/host.ts";
 import { _register, _unregister } from "../_resources.ts";
 import { findPython, probePython, type PythonInfo } from "./python.ts";
@@ -258,7 +259,43 @@ export class XlaProgram {
   async run(...args: XlaArg[]): Promise<XlaArray[]> {
     if (!this.isOpen) throw closedError("The program");
     const norm = args.map((a, i) => _normaliseArg(a, `argument ${i}`));
-    const r = await this.#xla._request({ op: "run", id: this.#id }, norm, this.#replyCap);
+    return this.#results(
+      await this.#xla._request({ op: "run", id: this.#id }, norm, this.#replyCap),
+    );
+  }
+
+  /**
+   * Runs the program synchronously, with Python on the JS thread, and
+   * returns its results. XLA runs a cheap program (few operations on small
+   * arrays) inline on the thread that calls it, so the synchronous TS
+   * handlers it calls run inline on the JS thread: no thread hand-off, the
+   * cost of a C handler's call plus the TS handler's own (docs/real-xla.md,
+   * "Synchronous runs"). The event loop waits meanwhile.
+   *
+   * Fails with FAILED_PRECONDITION, never hangs, when the program needs the
+   * free JS thread: an async TS handler (refused before it runs: its
+   * Promise could settle only after this call; a handler not declared async
+   * that returns a Promise runs its synchronous part and must not use the
+   * call's buffers after it, since XLA frees them), a TS handler XLA calls
+   * from one of its own threads (it does so for larger programs; the call
+   * fails after the JS thread has been blocked for 0.5 s), or asynchronous
+   * requests of the host still running. Use {@link run} there.
+   *
+   * @example
+   * ```ts ignore
+   * using prog = await xla.jit(
+   *   'def f(x):\n    return ffi.ffi_call("my.scale", jax.ShapeDtypeStruct(x.shape, x.dtype))(x)\n',
+   * );
+   * const [y] = prog.runSync(new Float32Array([1, 2, 3])); // my.scale runs inline
+   * ```
+   */
+  runSync(...args: XlaArg[]): XlaArray[] {
+    if (!this.isOpen) throw closedError("The program");
+    const norm = args.map((a, i) => _normaliseArg(a, `argument ${i}`));
+    return this.#results(this.#xla._requestSync({ op: "run", id: this.#id }, norm, this.#replyCap));
+  }
+
+  #results(r: _Reply): XlaArray[] {
     const out = _replyArrays(r);
     this.#replyCap = _replySize(out); // the next run's reply fits at once
     if (this.outputs === null) this.outputs = out.map((a) => ({ dtype: a.dtype, shape: a.shape }));
@@ -433,6 +470,16 @@ export class Xla implements FfiHost {
   /** True until {@link close}. */
   get isOpen(): boolean {
     return this.#open;
+  }
+
+  /** @internal sends a request of this host, run by Python on the JS thread. */
+  _requestSync(
+    header: Record<string, unknown>,
+    args: Parameters<typeof _requestSync>[1] = [],
+    cap?: number,
+  ): ReturnType<typeof _requestSync> {
+    if (!this.#open) throw closedError("The Xla host");
+    return _requestSync({ ...header, host: this.#host }, args, cap);
   }
 
   /** @internal sends a request of this host. */
@@ -657,6 +704,22 @@ export class Xla implements FfiHost {
     if (!this.#open) throw closedError("The Xla host");
     const r = await this._request({ op: "python", source: String(source) });
     return r.header!.result ?? null;
+  }
+
+  /**
+   * {@link runPython}, run synchronously by Python on the JS thread: the
+   * programs it runs call their synchronous TS handlers inline, without a
+   * thread hand-off, when XLA runs them on the calling thread (cheap
+   * programs). The rules and failures are those of {@link XlaProgram.runSync}.
+   *
+   * @example
+   * ```ts ignore
+   * const n = xla.runPythonSync("result = int(jnp.arange(4).sum())"); // 6
+   * ```
+   */
+  runPythonSync(source: string): unknown {
+    if (!this.#open) throw closedError("The Xla host");
+    return this._requestSync({ op: "python", source: String(source) }).header!.result ?? null;
   }
 
   /** What the hosted Python holds: allocated blocks, tracked objects, this host's programs. */
