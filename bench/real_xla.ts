@@ -57,6 +57,8 @@ const CONTENDERS = [
   ["jnp", "plain `jnp` (no custom call)"],
 ] as const;
 type Id = typeof CONTENDERS[number][0];
+/** The contenders measured again with Python on the JS thread (no async TS handler). */
+const SYNC_IDS: readonly Id[] = ["ts", "c", "cc_sync", "cc_handoff", "jnp"];
 
 function fmt(s: number): string {
   const us = s * 1e6;
@@ -145,12 +147,10 @@ async function main(): Promise<void> {
     if (!y!.data.every((v, i) => v === 2 * x8[i]!)) throw new Error(`wrong result: ${y!.data}`);
   }
 
-  const before = handlerHostStats();
-  const t0 = performance.now();
-  const result = await xla.runPython(`
+  const timing = (progs: Record<string, number>) => `
 import time
 pc = time.perf_counter
-programs = ${JSON.stringify(programs)}
+programs = ${JSON.stringify(progs)}
 calls = ${JSON.stringify(Object.fromEntries(SIZES.map((n) => [n, callsOf(n)])))}
 times = {k: [] for k in programs}
 inputs = {n: jnp.asarray(np.arange(n, dtype=np.float32)) for n in [${SIZES.join(", ")}]}
@@ -171,9 +171,28 @@ for k, ts in times.items():
     ts.sort()
     m = len(ts)
     result[k] = {"median": ts[m // 2], "p10": ts[m // 10], "p90": ts[(9 * m) // 10], "calls": m}
-`) as Record<string, Stat & { calls: number }>;
-  const seconds = (performance.now() - t0) / 1e3;
+`;
+  type Result = Record<string, Stat & { calls: number }>;
+  const before = handlerHostStats();
+  const t0 = performance.now();
+  const result = await xla.runPython(timing(programs)) as Result;
   const after = handlerHostStats();
+  // The same loop with Python on the JS thread (`runPythonSync`): XLA runs
+  // these small programs inline on the thread that calls them, so the
+  // synchronous TS handler runs there, without the two hand-offs. Async TS
+  // handlers cannot run so (their Promise would settle only after the run).
+  const syncSizes = SIZES.filter((n) => n <= 4096);
+  const syncPrograms = Object.fromEntries(
+    Object.entries(programs).filter(([k]) =>
+      SYNC_IDS.includes(k.split(":")[0] as Id) && syncSizes.includes(Number(k.split(":")[1]))
+    ),
+  );
+  const syncBefore = handlerHostStats();
+  const resultSync = syncSizes.length
+    ? xla.runPythonSync(timing(syncPrograms)) as Result
+    : {} as Result;
+  const syncForeign = handlerHostStats().foreignCalls - syncBefore.foreignCalls;
+  const seconds = (performance.now() - t0) / 1e3;
   const tsCalls = SIZES.reduce(
     (a, n) =>
       a + result[`ts:${n}`]!.calls + result[`ts_async:${n}`]!.calls +
@@ -223,6 +242,35 @@ for k, ts in times.items():
           3,
         ),
       ].join("; "),
+    );
+  }
+  if (syncSizes.length) {
+    rows.push(
+      "",
+      "Python on the JS thread (`Xla.runPythonSync`; `XlaProgram.runSync` runs a program so): " +
+        `XLA calls the TS handler inline there (${syncForeign} calls from another thread).`,
+      "",
+      "| elements | " + SYNC_IDS.map((id) => CONTENDERS.find(([c]) => c === id)![1]).join(" | ") +
+        " | TS − C++ sync | TS − C++ run by another thread |",
+      "|---:|" + SYNC_IDS.map(() => "---:").join("|") + "|---:|---:|",
+    );
+  }
+  for (const n of syncSizes) {
+    const s = (id: Id) => resultSync[`${id}:${n}`]!;
+    const us = (id: Id) => s(id).median * 1e6;
+    const d = (a: Id, b: Id) =>
+      `${us(a) - us(b) >= 0 ? "+" : "−"}${Math.abs(us(a) - us(b)).toFixed(2)} µs`;
+    rows.push(
+      `| ${n} | ${
+        SYNC_IDS.map((id) => `${fmt(s(id).median)} (${fmt(s(id).p10)}–${fmt(s(id).p90)})`)
+          .join(" | ")
+      } | ${d("ts", "cc_sync")} | ${d("ts", "cc_handoff")} |`,
+    );
+    const over = us("ts") - us("cc_sync");
+    lines.push(
+      `${n} elements, Python on the JS thread: TS ≤ C++ sync + 1.0 µs: ${
+        over <= 1 ? "met" : `missed by ${(over - 1).toFixed(2)} µs`
+      } (${over >= 0 ? "+" : "−"}${Math.abs(over).toFixed(2)} µs)`,
     );
   }
   const load = (await xla.runPython(
