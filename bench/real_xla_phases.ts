@@ -1,0 +1,129 @@
+/**
+ * Where a synchronous TS handler's time goes inside real XLA when XLA calls
+ * it inline on the JS thread (`Xla.runPythonSync`; jitted `y = alpha * x`,
+ * 8 f32, as bench/real_xla.ts). Calls stop after each phase (`_phaseStop`,
+ * the benchmark-only switch bench/handler_speed.ts uses) and return success;
+ * each phase's cost is the difference of per-call medians to the phase
+ * before, in the same round:
+ *   1 the C entry's own checks; 2 the frame check and flatten; 3 entering JS
+ *   (the `UnsafeCallback` crossing); 4 the operand counts; 5 every operand
+ *   decoded; then the handler itself: a no-op, and the real body (which
+ *   makes a view of each buffer with `typed()`).
+ * Plain `jnp` (no custom call) and a C++ `ffi.h` handler are the floors.
+ *
+ * Run: deno run -A bench/real_xla_phases.ts [--rounds N]
+ *
+ * @module
+ */
+import { DataType, Ffi, HandlerLibrary } from "../mod.ts";
+import { buildHandlerLibrary } from "../src/build/mod.ts";
+import { _phaseStop } from "../src/handler/host.ts";
+import { findPython, probePython, Xla } from "../src/xla/mod.ts";
+
+const ROUNDS = Number(Deno.args[Deno.args.indexOf("--rounds") + 1] ?? 0) || 5;
+const CALLS = 3000;
+
+async function main(): Promise<void> {
+  const info = await probePython(findPython()).catch((e) => e as Error);
+  if (info instanceof Error || info.jax === null) {
+    console.log("skipped: no jax (docs/real-xla.md)");
+    return;
+  }
+  await using xla = await Xla.open();
+  const bind = () => Ffi.bind().arg(DataType.F32).ret(DataType.F32).attr("alpha", "f32");
+  using full = bind().to((x, y, alpha) => {
+    const xs = x.typed(), ys = y.typed();
+    for (let i = 0; i < ys.length; i++) ys[i] = alpha * xs[i]!;
+  });
+  using noop = bind().to(() => {});
+  using floors = HandlerLibrary.open(buildHandlerLibrary({
+    name: "bench_scale_jaxlib",
+    sources: ["native/scale_jaxlib.cc"],
+    root: new URL(".", import.meta.url),
+    ffiHeaders: "jaxlib",
+  }));
+  await xla.register("phases.full", full);
+  await xla.register("phases.noop", noop);
+  await xla.register("phases.cc", floors.handler("bench_cc_sync"));
+  const jit = (body: string) =>
+    xla.jit(`def f(x):\n    return ${body}\n`, { args: [{ dtype: DataType.F32, shape: [8] }] });
+  const call = (t: string) =>
+    `ffi.ffi_call("${t}", jax.ShapeDtypeStruct(x.shape, x.dtype))(x, alpha=np.float32(2))`;
+  await using pFull = await jit(call("phases.full"));
+  await using pNoop = await jit(call("phases.noop"));
+  await using pCc = await jit(call("phases.cc"));
+  await using pJnp = await jit("np.float32(2) * x");
+  const median = (id: number) =>
+    xla.runPythonSync(`
+import time
+pc = time.perf_counter
+f = program(${id})
+x = jnp.asarray(np.arange(8, dtype=np.float32))
+for _ in range(200):
+    f(x).block_until_ready()
+ts = []
+for _ in range(${CALLS}):
+    t = pc()
+    f(x).block_until_ready()
+    ts.append(pc() - t)
+ts.sort()
+result = ts[len(ts) // 2] * 1e6
+`) as number;
+  const cols = [
+    "plain jnp",
+    "C++ ffi.h sync",
+    "1 C entry",
+    "2 check+flatten",
+    "3 JS entry",
+    "4 counts",
+    "5 decode",
+    "no-op handler",
+    "the handler",
+  ];
+  const rows: number[][] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    const row = [median(pJnp.id), median(pCc.id)];
+    for (const phase of [1, 2, 3, 4, 5]) {
+      _phaseStop(phase);
+      try {
+        row.push(median(pFull.id));
+      } finally {
+        _phaseStop(0);
+      }
+    }
+    row.push(median(pNoop.id), median(pFull.id));
+    rows.push(row);
+  }
+  const med = (i: number) => {
+    const v = rows.map((r) => r[i]!).sort((a, b) => a - b);
+    return v[v.length >> 1]!;
+  };
+  console.log(
+    `${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC; ` +
+      `${navigator.hardwareConcurrency} cores; ${ROUNDS} rounds of ${CALLS} calls; ` +
+      `per-call medians (µs), then the median over rounds; Python on the JS thread (runPythonSync)`,
+  );
+  console.log(`| | ${cols.join(" | ")} |`);
+  console.log(`|---|${cols.map(() => "---:").join("|")}|`);
+  for (const [i, r] of rows.entries()) {
+    console.log(`| round ${i + 1} | ${r.map((v) => v.toFixed(2)).join(" | ")} |`);
+  }
+  console.log(`| median | ${cols.map((_, i) => med(i).toFixed(2)).join(" | ")} |`);
+  const step = (name: string, a: number, b: number) =>
+    `${name} ${(med(a) - med(b) >= 0 ? "+" : "−")}${Math.abs(med(a) - med(b)).toFixed(2)}`;
+  console.log(
+    "\nPhases (µs, medians): " + [
+      step("custom call + C entry (vs jnp)", 2, 0),
+      step("check+flatten", 3, 2),
+      step("JS entry", 4, 3),
+      step("counts", 5, 4),
+      step("decode", 6, 5),
+      step("no-op handler call and return", 7, 6),
+      step("the handler's body", 8, 7),
+      step("TS handler vs C++ sync", 8, 1),
+      step("no-op TS handler vs C++ sync", 7, 1),
+    ].join("; "),
+  );
+}
+
+if (import.meta.main) await main();
