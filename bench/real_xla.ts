@@ -153,7 +153,9 @@ pc = time.perf_counter
 programs = ${JSON.stringify(progs)}
 calls = ${JSON.stringify(Object.fromEntries(SIZES.map((n) => [n, callsOf(n)])))}
 times = {k: [] for k in programs}
-inputs = {n: jnp.asarray(np.arange(n, dtype=np.float32)) for n in [${SIZES.join(", ")}]}
+inputs = {n: jnp.asarray(np.arange(n, dtype=np.float32)).block_until_ready() for n in [${
+    SIZES.join(", ")
+  }]}
 for k, pid in programs.items():            # warm-up
     f, n = program(pid), int(k.split(":")[1])
     for _ in range(50):

@@ -277,9 +277,10 @@ export class XlaProgram {
    * Promise could settle only after this call; a handler not declared async
    * that returns a Promise runs its synchronous part and must not use the
    * call's buffers after it, since XLA frees them), a TS handler XLA calls
-   * from one of its own threads (it does so for larger programs; the call
-   * fails after the JS thread has been blocked for 0.5 s), or asynchronous
-   * requests of the host still running. Use {@link run} there.
+   * from one of its own threads (it does so for larger programs and for
+   * inputs still being transferred; the call fails after the JS thread has
+   * been blocked for 0.5 s), or asynchronous requests of the host still
+   * running. Use {@link run} there.
    *
    * @example
    * ```ts ignore
