@@ -27,8 +27,7 @@
  */
 import { buildSharedLibrary } from "../build.ts";
 import { DataType, Ffi, handlerHostStats, HandlerLibrary } from "../mod.ts";
-import { buildHandlerLibrary } from "../src/build/mod.ts";
-import { findPython, probePython, Xla } from "../src/xla/mod.ts";
+import { openFloors, openXlaOrSkip } from "./_real_xla_fixture.ts";
 
 const ROUNDS = Number(Deno.args[Deno.args.indexOf("--rounds") + 1] ?? 0) || 5;
 const WRITE = !Deno.args.includes("--no-write");
@@ -70,15 +69,8 @@ function fmt(s: number): string {
 }
 
 async function main(): Promise<void> {
-  const info = await probePython(findPython()).catch((e) => e as Error);
-  if (info instanceof Error || info.jax === null) {
-    console.log(
-      `skipped: ${info instanceof Error ? info.message : `no jax for ${info.executable}`}` +
-        ` (docs/real-xla.md)`,
-    );
-    return;
-  }
-  await using xla = await Xla.open();
+  await using xla = await openXlaOrSkip();
+  if (xla === undefined) return;
   const scale = (x: Float32Array, y: Float32Array, alpha: number) => {
     for (let i = 0; i < y.length; i++) y[i] = alpha * x[i]!;
   };
@@ -100,12 +92,7 @@ async function main(): Promise<void> {
     name: "bench_scale",
     sources: [new URL("./native/scale.c", import.meta.url)],
   }));
-  using floors = HandlerLibrary.open(buildHandlerLibrary({
-    name: "bench_scale_jaxlib",
-    sources: ["native/scale_jaxlib.cc"],
-    root: new URL(".", import.meta.url),
-    ffiHeaders: "jaxlib",
-  }));
+  using floors = openFloors();
   await xla.register("bench.ts", ts);
   await xla.register("bench.ts_async", tsAsync);
   await xla.register("bench.ts_async_pending", tsAsyncPending);

@@ -15,33 +15,23 @@
  *
  * @module
  */
-import { DataType, Ffi, HandlerLibrary } from "../mod.ts";
-import { buildHandlerLibrary } from "../src/build/mod.ts";
+import { DataType, Ffi } from "../mod.ts";
 import { _phaseStop } from "../src/handler/host.ts";
-import { findPython, probePython, Xla } from "../src/xla/mod.ts";
+import { openFloors, openXlaOrSkip } from "./_real_xla_fixture.ts";
 
 const ROUNDS = Number(Deno.args[Deno.args.indexOf("--rounds") + 1] ?? 0) || 5;
 const CALLS = 3000;
 
 async function main(): Promise<void> {
-  const info = await probePython(findPython()).catch((e) => e as Error);
-  if (info instanceof Error || info.jax === null) {
-    console.log("skipped: no jax (docs/real-xla.md)");
-    return;
-  }
-  await using xla = await Xla.open();
+  await using xla = await openXlaOrSkip();
+  if (xla === undefined) return;
   const bind = () => Ffi.bind().arg(DataType.F32).ret(DataType.F32).attr("alpha", "f32");
   using full = bind().to((x, y, alpha) => {
     const xs = x.typed(), ys = y.typed();
     for (let i = 0; i < ys.length; i++) ys[i] = alpha * xs[i]!;
   });
   using noop = bind().to(() => {});
-  using floors = HandlerLibrary.open(buildHandlerLibrary({
-    name: "bench_scale_jaxlib",
-    sources: ["native/scale_jaxlib.cc"],
-    root: new URL(".", import.meta.url),
-    ffiHeaders: "jaxlib",
-  }));
+  using floors = openFloors();
   await xla.register("phases.full", full);
   await xla.register("phases.noop", noop);
   await xla.register("phases.cc", floors.handler("bench_cc_sync"));

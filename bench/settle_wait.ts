@@ -13,7 +13,7 @@
  * @module
  */
 import { DataType, Ffi, handlerHostStats } from "../mod.ts";
-import { findPython, probePython, Xla } from "../src/xla/mod.ts";
+import { openXlaOrSkip } from "./_real_xla_fixture.ts";
 
 const ROUNDS = Number(Deno.args[Deno.args.indexOf("--rounds") + 1] ?? 0) || 5;
 const BOUNDS = (Deno.env.get("BOUNDS") ?? "0,5,10,20,50,100").split(",").map(Number);
@@ -21,12 +21,8 @@ const CALLS = 1000;
 const SLOW_CALLS = 100;
 
 async function main(): Promise<void> {
-  const info = await probePython(findPython()).catch((e) => e as Error);
-  if (info instanceof Error || info.jax === null) {
-    console.log("skipped: no jax (docs/real-xla.md)");
-    return;
-  }
-  await using xla = await Xla.open();
+  await using xla = await openXlaOrSkip();
+  if (xla === undefined) return;
   const scale = (x: Float32Array, y: Float32Array, alpha: number) => {
     for (let i = 0; i < y.length; i++) y[i] = alpha * x[i]!;
   };
