@@ -40,12 +40,14 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <wchar.h>
 
 #include "common.h"
@@ -450,13 +452,32 @@ int32_t xla_ffi_deno_py_run(int32_t mode, const uint8_t* req, int64_t len, uint8
  * handler XLA calls from another thread fails after the guard's grace instead
  * of waiting forever, and one called inline that returns a Promise fails at
  * once. TS refuses it while requests run on the workers (one of them could
- * hold the GIL while waiting for the JS thread).
+ * hold the GIL while waiting for the JS thread). Ctrl-C meanwhile ends the
+ * process with status 130 (below).
  */
+/*
+ * Ctrl-C during a synchronous run: Python runs signal handlers only on its
+ * main thread (a worker here, idle meanwhile), so its SIGINT handler would
+ * only trip a flag and the run would go on. The run ends the process as
+ * Ctrl-C ends a Deno program (exit status 130), as an asynchronous run does
+ * when Python raises KeyboardInterrupt.
+ */
+static void sync_run_interrupted(int sig) {
+  (void)sig;
+  _exit(130);
+}
+
 int32_t xla_ffi_deno_py_run_sync(int32_t mode, const uint8_t* req, int64_t len, uint8_t* reply,
                                  int64_t cap) {
+  struct sigaction sa, prev;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = sync_run_interrupted;
+  sigemptyset(&sa.sa_mask);
+  int hooked = sigaction(SIGINT, &sa, &prev) == 0;
   int64_t saved = xla_ffi_deno_js_block_enter_as(XFD_JS_BLOCK_PYTHON);
   int32_t rc = run_here(mode, req, len, reply, cap);
   xla_ffi_deno_js_block_leave(saved);
+  if (hooked) sigaction(SIGINT, &prev, NULL);
   return rc;
 }
 

@@ -3,7 +3,8 @@
  * user's Ctrl-C, while `Xla.open` imports jax (`import`: as soon as Python's
  * SIGINT handler is installed; where the signal lands decides whether Python
  * turns it into KeyboardInterrupt), or raises KeyboardInterrupt in a Python
- * statement as that handler does (`raise`: deterministic). The script catches every error and prints "ran on" after it:
+ * statement as that handler does (`raise`: deterministic), or gets a real
+ * SIGINT while Python runs on the JS thread (`sync`: Xla.runPythonSync). The script catches every error and prints "ran on" after it:
  * the process must end with 130 instead. Runs with -A (it reads
  * /proc/self/status).
  *
@@ -38,6 +39,12 @@ try {
     if (!sent) Deno.kill(Deno.pid, "SIGINT");
     await new Promise((r) => setTimeout(r, 2000));
     await xla.close();
+  } else if (mode === "sync") {
+    await using xla = await Xla.open();
+    // A real SIGINT while Python runs on the JS thread (Xla.runPythonSync).
+    xla.runPythonSync(
+      "import os, signal, time\nos.kill(os.getpid(), signal.SIGINT)\ntime.sleep(10)\nresult = 1",
+    );
   } else {
     await using xla = await Xla.open();
     // What Python's SIGINT handler does to the running code, without the race of a real signal.

@@ -42,10 +42,11 @@ Deno.test("python path: a folder (a venv) or a non-executable file is said to be
 });
 
 for (
-  const [mode, title] of [["import", "while Xla.open imports jax"], [
-    "raise",
-    "turned into KeyboardInterrupt by Python",
-  ]]
+  const [mode, title] of [
+    ["import", "while Xla.open imports jax"],
+    ["raise", "turned into KeyboardInterrupt by Python"],
+    ["sync", "while Python runs on the JS thread (runPythonSync)"],
+  ]
 ) {
   Deno.test({
     name: xlaName(`Ctrl-C ${title} ends the process with 130, not a catchable error`),

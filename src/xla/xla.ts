@@ -280,7 +280,8 @@ export class XlaProgram {
    * from one of its own threads (it does so for larger programs and for
    * inputs still being transferred; the call fails after the JS thread has
    * been blocked for 0.5 s), or asynchronous requests of the host still
-   * running. Use {@link run} there.
+   * running. Use {@link run} there. Ctrl-C meanwhile ends the process with
+   * exit status 130, as during {@link run}.
    *
    * @example
    * ```ts ignore
