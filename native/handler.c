@@ -179,11 +179,12 @@ static XLA_FFI_Error* slot_entry(int32_t n, XLA_FFI_CallFrame* f) {
     if (status == 0) return NULL;
     return host_finish(f, status, h[0], "", h[4]);
   }
-  /* Checked on the calling thread, before any future or queued job exists. */
+  /* Checked on the calling thread, before any future or queued job exists
+   * (a synchronous call checks and flattens its frame in one walk there). */
+  if (!s->async) return host_call_sync_foreign(n, f);
   int32_t bad = xla_ffi_deno_handler_check_frame(f, buf, sizeof buf);
   if (bad) return host_make_error(f->api, bad, buf);
-  if (s->async) return host_call_async_foreign(n, f);
-  return host_call_sync_foreign(n, f);
+  return host_call_async_foreign(n, f);
 }
 
 /* 1024 distinct entry points, generated. */

@@ -119,7 +119,8 @@ typedef struct job {
   XLA_FFI_CallFrame* frame;
   const XLA_FFI_Api* api;
   XLA_FFI_Future* future; /* async jobs */
-  int64_t* flat;          /* async jobs: the frame flattened by the caller (NULL: too large) */
+  int64_t* flat;          /* the frame flattened by the caller (NULL: too large); malloc'ed
+                           * for async jobs, on the caller's stack for sync ones */
   int32_t flat_n;         /* slots in flat */
   const void* context;    /* what the calling runtime needs current (its hook), or NULL */
   int32_t taken;          /* the JS thread took it from the queue (under g_q_mu) */
@@ -424,13 +425,13 @@ int32_t xla_ffi_deno_handler_next_job(int32_t done_status, int32_t linger_ns) {
       xla_ffi_deno_handler_job_done(1);
       continue;
     }
-    if (j->async) {
-      /* The caller's frame is gone (it returned a future): use its flat copy. */
-      if (j->flat != NULL && j->flat_n <= g_flat_cap) {
-        memcpy(g_flat, j->flat, (size_t)j->flat_n * sizeof(int64_t));
-        return j->slot;
-      }
-    } else if (xla_ffi_deno_handler_flatten_into(j->frame, g_flat, g_flat_cap) >= 0) {
+    /* The caller flattened its frame (an async caller's frame is gone: it
+     * returned a future; a sync caller's is in its own cache): copy it. */
+    if (j->flat != NULL && j->flat_n <= g_flat_cap) {
+      memcpy(g_flat, j->flat, (size_t)j->flat_n * sizeof(int64_t));
+      return j->slot;
+    }
+    if (!j->async && xla_ffi_deno_handler_flatten_into(j->frame, g_flat, g_flat_cap) >= 0) {
       return j->slot;
     }
     static const char too_big[] = "The call frame is too large for the TS handler flat buffer";
@@ -692,7 +693,21 @@ static int wait_for_job(job* j) {
   }
 }
 
+/* Slots of the flat copy a synchronous caller makes on its stack (4 KiB);
+ * a larger frame is flattened by the JS thread from the frame itself. */
+#define SYNC_FLAT_SLOTS 512
+
 XLA_FFI_Error* host_call_sync_foreign(int32_t slot, XLA_FFI_CallFrame* f) {
+  /* Checked and flattened here, in one walk over memory this thread just
+   * wrote, so the JS thread copies a few cache lines instead of walking
+   * XLA's frame from another CPU. */
+  int64_t flat[SYNC_FLAT_SLOTS];
+  memset(flat, 0, FLAT_HEADER_SLOTS * sizeof(int64_t)); /* the result area */
+  char text[512]; /* as the entry's own checks */
+  int32_t bad;
+  int32_t used = xla_ffi_deno_handler_check_flatten(f, flat, SYNC_FLAT_SLOTS, text, sizeof text,
+                                                    &bad);
+  if (used < 0 && bad) return host_make_error(f->api, bad, text);
   call_result r;
   memset(&r, 0, offsetof(call_result, msg));
   r.msg[0] = 0;
@@ -705,6 +720,10 @@ XLA_FFI_Error* host_call_sync_foreign(int32_t slot, XLA_FFI_CallFrame* f) {
   j.context = capture_context(f);
   j.api = f->api;
   j.result = &r;
+  if (used >= 0) {
+    j.flat = flat;
+    j.flat_n = used;
+  }
   pthread_mutex_lock(&g_q_mu);
   if (!ensure_dispatcher_locked()) {
     pthread_mutex_unlock(&g_q_mu);
