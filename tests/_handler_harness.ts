@@ -53,6 +53,11 @@ const SYMBOLS = {
     parameters: ["pointer", "pointer", "i32", "i32", "buffer", "buffer"],
     result: "i32",
   },
+  hh_run_xla_like: {
+    parameters: ["pointer", "pointer", "i32", "i32", "buffer"],
+    result: "i32",
+    nonblocking: true,
+  },
   hh_run_threads: {
     parameters: ["buffer", "buffer", "i32", "i32", "buffer", "buffer"],
     result: "i32",
