@@ -124,6 +124,7 @@ typedef struct job {
   int32_t flat_n;         /* slots in flat */
   const void* context;    /* what the calling runtime needs current (its hook), or NULL */
   int32_t taken;          /* the JS thread took it from the queue (under g_q_mu) */
+  uintptr_t caller;       /* the calling thread (pthread_self) */
   _Atomic int32_t state;  /* sync jobs: JOB_*; the caller returns on JOB_DONE */
   struct job* relay_next; /* in g_relay */
   call_result* result;    /* sync jobs: the caller's */
@@ -340,21 +341,31 @@ static int64_t mono_ns(void) {
  * `until` or the next push, which wakes it. Sleeping leaves the CPU to the
  * callers: on a busy machine a spinning JS thread took the CPU from the very
  * thread that was about to make the next call, and calls then cost the
- * whole linger. Of the spin, the first LINGER_PAUSE_NS pause (XLA's next call
- * usually comes within it), the rest yields the CPU at each turn: a caller
- * that shares this CPU (on a busy machine, or with more threads than CPUs)
- * then runs at once instead of after the spin. In bench/xla_like.ts with one
- * other busy process on 2 CPUs, 43-44 µs per call with a pausing spin, 16-17
- * µs with this one; on an idle machine the same within the noise.
+ * whole linger. When the last calls all came from one thread (XLA running
+ * one program), the spin pauses only LINGER_PAUSE_NS (XLA's next call usually
+ * comes within it) and then yields the CPU at each turn: that caller, if it
+ * shares this CPU with another process's work, then runs at once instead of
+ * after the spin (bench/xla_like.ts with one other busy process on 2 CPUs:
+ * 43-44 µs per call with a pausing spin, 16-17 µs with this one; on an idle
+ * machine the same within the noise). Calls from several threads keep the
+ * pausing spin: there the callers waiting for the JS thread are what runs on
+ * the CPU it would yield, and yielding halved P2's throughput with 4 callers.
  */
 #define LINGER_SPIN_NS 20000
 #define LINGER_PAUSE_NS 8000
 static _Atomic int32_t g_q_seq;         /* bumped by every push */
 static _Atomic int32_t g_linger_sleeps; /* the drainer sleeps on g_q_seq: wake it */
 
+/* JS thread only: the thread of the last call taken, and how many calls in a
+ * row came from it. */
+static uintptr_t g_last_caller;
+static int32_t g_same_caller_calls;
+#define ONE_CALLER_CALLS 8
+
 static void linger(int64_t now, int64_t until) {
   int64_t spin_until = now + LINGER_SPIN_NS < until ? now + LINGER_SPIN_NS : until;
-  int64_t pause_until = now + LINGER_PAUSE_NS;
+  int64_t pause_until =
+      g_same_caller_calls >= ONE_CALLER_CALLS ? now + LINGER_PAUSE_NS : spin_until;
   for (unsigned k = 1; spin_until > now && __atomic_load_n(&g_q_head, __ATOMIC_ACQUIRE) == NULL;
        k++) {
     if (now < pause_until) {
@@ -418,6 +429,12 @@ int32_t xla_ffi_deno_handler_next_job(int32_t done_status, int32_t linger_ns) {
     if (g_q_head == NULL) g_q_tail = NULL;
     j->taken = 1;
     pthread_mutex_unlock(&g_q_mu);
+    if (j->caller == g_last_caller) {
+      if (g_same_caller_calls < ONE_CALLER_CALLS) g_same_caller_calls++;
+    } else {
+      g_last_caller = j->caller;
+      g_same_caller_calls = 0;
+    }
     g_cur_job = j;
     atomic_fetch_add(&g_foreign_calls, 1);
     if (atomic_load(&g_slots[j->slot].generation) != j->generation) {
@@ -631,6 +648,7 @@ XLA_FFI_Error* host_call_async_foreign(int32_t slot, XLA_FFI_CallFrame* f) {
   }
   j->slot = slot;
   j->generation = atomic_load(&g_slots[slot].generation);
+  j->caller = (uintptr_t)pthread_self();
   j->async = 1;
   j->frame = f;
   j->context = capture_context(f);
@@ -728,6 +746,7 @@ XLA_FFI_Error* host_call_sync_foreign(int32_t slot, XLA_FFI_CallFrame* f) {
   memset(&j, 0, sizeof j);
   j.slot = slot;
   j.generation = atomic_load(&g_slots[slot].generation);
+  j.caller = (uintptr_t)pthread_self();
   j.frame = f;
   j.context = capture_context(f);
   j.api = f->api;
