@@ -179,4 +179,9 @@ Deno.test("limits: a frame larger than the TS flat buffer is RESOURCE_EXHAUSTED,
   );
   rt.callSync(h2, fits);
   assert.equal(calls, 257);
+  // From other threads too: a caller flattens a small frame itself, and leaves one this large
+  // (beyond its 4 KiB copy) to the JS thread.
+  const threaded = await rt.callOnThreads(h2, fits, { threads: 2, iterations: 2 });
+  assert.deepEqual([threaded.ok, threaded.failed], [4, 0], threaded.firstError?.message);
+  assert.equal(calls, 257 * 5);
 });
