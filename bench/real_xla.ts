@@ -27,7 +27,7 @@
  */
 import { buildSharedLibrary } from "../build.ts";
 import { DataType, Ffi, handlerHostStats, HandlerLibrary } from "../mod.ts";
-import { openFloors, openXlaOrSkip } from "./_real_xla_fixture.ts";
+import { loadAverage, openFloors, openXlaOrSkip, PY_TIMING } from "./_real_xla_fixture.ts";
 
 const ROUNDS = Number(Deno.args[Deno.args.indexOf("--rounds") + 1] ?? 0) || 5;
 const WRITE = !Deno.args.includes("--no-write");
@@ -134,32 +134,20 @@ async function main(): Promise<void> {
     if (!y!.data.every((v, i) => v === 2 * x8[i]!)) throw new Error(`wrong result: ${y!.data}`);
   }
 
-  const timing = (progs: Record<string, number>) => `
-import time
-pc = time.perf_counter
+  const timing = (progs: Record<string, number>) =>
+    `${PY_TIMING}
 programs = ${JSON.stringify(progs)}
 calls = ${JSON.stringify(Object.fromEntries(SIZES.map((n) => [n, callsOf(n)])))}
 times = {k: [] for k in programs}
-inputs = {n: jnp.asarray(np.arange(n, dtype=np.float32)).block_until_ready() for n in [${
-    SIZES.join(", ")
-  }]}
+inputs = {n: ready_input(n) for n in [${SIZES.join(", ")}]}
 for k, pid in programs.items():            # warm-up
-    f, n = program(pid), int(k.split(":")[1])
-    for _ in range(50):
-        f(inputs[n]).block_until_ready()
+    n = int(k.split(":")[1])
+    time_calls(program(pid), inputs[n], 50, [])
 for r in range(${ROUNDS}):
     for k, pid in programs.items():
-        f, n = program(pid), int(k.split(":")[1])
-        x, ts = inputs[n], times[k]
-        for _ in range(calls[str(n)]):
-            t = pc()
-            f(x).block_until_ready()
-            ts.append(pc() - t)
-result = {}
-for k, ts in times.items():
-    ts.sort()
-    m = len(ts)
-    result[k] = {"median": ts[m // 2], "p10": ts[m // 10], "p90": ts[(9 * m) // 10], "calls": m}
+        n = int(k.split(":")[1])
+        time_calls(program(pid), inputs[n], calls[str(n)], times[k])
+result = {k: summary(ts) for k, ts in times.items()}
 `;
   type Result = Record<string, Stat & { calls: number }>;
   const before = handlerHostStats();
@@ -198,12 +186,26 @@ for k, ts in times.items():
       " pure_callback / TS |",
   );
   rows.push("|---:|" + CONTENDERS.map(() => "---:").join("|") + "|---:|---:|---:|---:|---:|---:|");
-  for (const n of SIZES) {
-    const s = (id: Id) => result[`${id}:${n}`]!;
-    const cell = (id: Id) => `${fmt(s(id).median)} (${fmt(s(id).p10)}–${fmt(s(id).p90)})`;
+  /** One size's figures of a run: cells, µs, differences, targets (with the ratio). */
+  const figures = (res: Result, n: number) => {
+    const s = (id: Id) => res[`${id}:${n}`]!;
     const us = (id: Id) => s(id).median * 1e6;
-    const d = (a: Id, b: Id) =>
-      `${us(a) - us(b) >= 0 ? "+" : "−"}${Math.abs(us(a) - us(b)).toFixed(2)} µs`;
+    const signed = (v: number) => `${v >= 0 ? "+" : "−"}${Math.abs(v).toFixed(2)} µs`;
+    return {
+      s,
+      us,
+      cell: (id: Id) => `${fmt(s(id).median)} (${fmt(s(id).p10)}–${fmt(s(id).p90)})`,
+      d: (a: Id, b: Id) => signed(us(a) - us(b)),
+      target: (what: string, a: Id, b: Id, limit: number) => {
+        const over = us(a) - us(b);
+        return `${what}: ${over <= limit ? "met" : `missed by ${(over - limit).toFixed(2)} µs`} (${
+          signed(over)
+        }, ${(us(a) / us(b)).toFixed(2)}×)`;
+      },
+    };
+  };
+  for (const n of SIZES) {
+    const { s, cell, d, target } = figures(result, n);
     rows.push(
       `| ${n} | ${CONTENDERS.map(([id]) => cell(id)).join(" | ")} | ${d("ts", "cc_sync")} | ${
         d("ts", "cc_handoff")
@@ -211,23 +213,16 @@ for k, ts in times.items():
         d("ts_async_pending", "cc_thread")
       } | ${(s("pure_callback").median / s("ts").median).toFixed(1)}× |`,
     );
-    const target = (what: string, over: number, limit: number) =>
-      `${what}: ${over <= limit ? "met" : `missed by ${(over - limit).toFixed(2)} µs`} (${
-        over >= 0 ? "+" : "−"
-      }${Math.abs(over).toFixed(2)} µs)`;
     lines.push(
       `${n} elements: ` + [
-        target("TS ≤ C++ sync + 1.0 µs", us("ts") - us("cc_sync"), 1.0),
-        target(
-          "TS ≤ C++ run by another thread + 1.0 µs",
-          us("ts") - us("cc_handoff"),
-          1.0,
-        ),
-        target("async TS ≤ C++ thread floor + 3 µs", us("ts_async") - us("cc_thread"), 3),
-        target("async TS (`await null`) ≤ sync TS + 2 µs", us("ts_async") - us("ts"), 2),
+        target("TS ≤ C++ sync + 1.0 µs", "ts", "cc_sync", 1.0),
+        target("TS ≤ C++ run by another thread + 1.0 µs", "ts", "cc_handoff", 1.0),
+        target("async TS ≤ C++ thread floor + 3 µs", "ts_async", "cc_thread", 3),
+        target("async TS (`await null`) ≤ sync TS + 2 µs", "ts_async", "ts", 2),
         target(
           "async TS without the settled-early path ≤ C++ thread floor + 3 µs",
-          us("ts_async_pending") - us("cc_thread"),
+          "ts_async_pending",
+          "cc_thread",
           3,
         ),
       ].join("; "),
@@ -245,26 +240,19 @@ for k, ts in times.items():
     );
   }
   for (const n of syncSizes) {
-    const s = (id: Id) => resultSync[`${id}:${n}`]!;
-    const us = (id: Id) => s(id).median * 1e6;
-    const d = (a: Id, b: Id) =>
-      `${us(a) - us(b) >= 0 ? "+" : "−"}${Math.abs(us(a) - us(b)).toFixed(2)} µs`;
+    const { cell, d, target } = figures(resultSync, n);
     rows.push(
-      `| ${n} | ${
-        SYNC_IDS.map((id) => `${fmt(s(id).median)} (${fmt(s(id).p10)}–${fmt(s(id).p90)})`)
-          .join(" | ")
-      } | ${d("ts", "cc_sync")} | ${d("ts", "cc_handoff")} |`,
+      `| ${n} | ${SYNC_IDS.map(cell).join(" | ")} | ${d("ts", "cc_sync")} | ${
+        d("ts", "cc_handoff")
+      } |`,
     );
-    const over = us("ts") - us("cc_sync");
     lines.push(
-      `${n} elements, Python on the JS thread: TS ≤ C++ sync + 1.0 µs: ${
-        over <= 1 ? "met" : `missed by ${(over - 1).toFixed(2)} µs`
-      } (${over >= 0 ? "+" : "−"}${Math.abs(over).toFixed(2)} µs)`,
+      `${n} elements, Python on the JS thread: ${
+        target("TS ≤ C++ sync + 1.0 µs", "ts", "cc_sync", 1.0)
+      }`,
     );
   }
-  const load = (await xla.runPython(
-    "import os\nresult = ' '.join('%.2f' % v for v in os.getloadavg())",
-  )) as string;
+  const load = await loadAverage(xla);
   const header = [
     `${
       new Date().toISOString().slice(0, 16).replace("T", " ")

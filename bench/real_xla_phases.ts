@@ -17,7 +17,7 @@
  */
 import { DataType, Ffi } from "../mod.ts";
 import { _phaseStop } from "../src/handler/host.ts";
-import { openFloors, openXlaOrSkip } from "./_real_xla_fixture.ts";
+import { openFloors, openXlaOrSkip, PY_TIMING } from "./_real_xla_fixture.ts";
 
 const ROUNDS = Number(Deno.args[Deno.args.indexOf("--rounds") + 1] ?? 0) || 5;
 const CALLS = 3000;
@@ -44,20 +44,13 @@ async function main(): Promise<void> {
   await using pCc = await jit(call("phases.cc"));
   await using pJnp = await jit("np.float32(2) * x");
   const median = (id: number) =>
-    xla.runPythonSync(`
-import time
-pc = time.perf_counter
+    xla.runPythonSync(`${PY_TIMING}
 f = program(${id})
-x = jnp.asarray(np.arange(8, dtype=np.float32))
-for _ in range(200):
-    f(x).block_until_ready()
+x = ready_input(8)
+time_calls(f, x, 200, [])
 ts = []
-for _ in range(${CALLS}):
-    t = pc()
-    f(x).block_until_ready()
-    ts.append(pc() - t)
-ts.sort()
-result = ts[len(ts) // 2] * 1e6
+time_calls(f, x, ${CALLS}, ts)
+result = summary(ts)["median"] * 1e6
 `) as number;
   const cols = [
     "plain jnp",

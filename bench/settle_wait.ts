@@ -13,7 +13,7 @@
  * @module
  */
 import { DataType, Ffi, handlerHostStats } from "../mod.ts";
-import { openXlaOrSkip } from "./_real_xla_fixture.ts";
+import { loadAverage, openXlaOrSkip, PY_TIMING } from "./_real_xla_fixture.ts";
 
 const ROUNDS = Number(Deno.args[Deno.args.indexOf("--rounds") + 1] ?? 0) || 5;
 const BOUNDS = (Deno.env.get("BOUNDS") ?? "0,5,10,20,50,100").split(",").map(Number);
@@ -59,33 +59,21 @@ async function main(): Promise<void> {
     );
   }
   const before = handlerHostStats();
-  const result = await xla.runPython(`
-import time
-pc = time.perf_counter
+  const result = await xla.runPython(`${PY_TIMING}
 programs = ${JSON.stringify(programs)}
 times = {k: [] for k in programs}
-x = jnp.asarray(np.arange(8, dtype=np.float32))
+x = ready_input(8)
 for k, pid in programs.items():
-    f = program(pid)
-    for _ in range(20):
-        f(x).block_until_ready()
+    time_calls(program(pid), x, 20, [])
 for r in range(${ROUNDS}):
     for k, pid in programs.items():
-        f, ts = program(pid), times[k]
-        for _ in range(${SLOW_CALLS} if k.startswith("timer") else ${CALLS}):
-            t = pc()
-            f(x).block_until_ready()
-            ts.append(pc() - t)
-result = {}
-for k, ts in times.items():
-    ts.sort()
-    result[k] = ts[len(ts) // 2]
+        n = ${SLOW_CALLS} if k.startswith("timer") else ${CALLS}
+        time_calls(program(pid), x, n, times[k])
+result = {k: summary(ts)["median"] for k, ts in times.items()}
 `) as Record<string, number>;
   const after = handlerHostStats();
   const us = (k: string) => (result[k]! * 1e6).toFixed(2);
-  const load = await xla.runPython(
-    "import os\nresult = ' '.join('%.2f' % v for v in os.getloadavg())",
-  );
+  const load = await loadAverage(xla);
   console.log(
     `${new Date().toISOString().slice(0, 16)} UTC; load ${load}; ${ROUNDS} rounds; ` +
       `settled early: ${after.settledEarly - before.settledEarly} calls`,
