@@ -156,9 +156,13 @@ static XLA_FFI_Error* slot_entry(int32_t n, XLA_FFI_CallFrame* f) {
     int64_t blocked = atomic_load_explicit(&g_js_blocked, memory_order_relaxed);
     /* XLA runs this program inline on the JS thread (Python runs here): a
      * pending future would be waited for on this thread, where the Promise
-     * can never settle. An async handler is refused before it runs: once
-     * the call failed, XLA frees its buffers, which the rest of the handler
-     * would write. */
+     * can never settle (xla/ffi/ffi_api.cc: Call passes the frame's future
+     * to BlockUntilReady, tsl::BlockUntilReady on the calling thread; through
+     * CallAsync the program completes only with the future, and the Python
+     * run on this thread waits for its result).
+     * An async handler is refused before it runs: once the call failed, XLA
+     * frees its buffers, which the rest of the handler would write (ffi_api.cc:
+     * a handler that returns an error must not launch asynchronous work). */
     int python = blocked && atomic_load_explicit(&g_js_block_kind, memory_order_relaxed) ==
                                 XFD_JS_BLOCK_PYTHON;
     if (python && s->async) return host_refuse_pending(f, 0);
