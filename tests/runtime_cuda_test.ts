@@ -434,7 +434,7 @@ Deno.test({
     );
     assert.throws(
       () => new CallFrameBuilder().ret(mem, [17], DataType.F32),
-      isFfi(ErrorCode.INVALID_ARGUMENT, /result 0: dims \[17\] of F32 need 68 bytes/),
+      isFfi(ErrorCode.INVALID_ARGUMENT, /result 0: f32\[17\] needs 68 bytes/),
     );
     assert.throws(
       () => DeviceBuffer.wrap(mem, DataType.F64, [9]),

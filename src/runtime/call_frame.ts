@@ -17,6 +17,8 @@ import {
 } from "./attributes.ts";
 import { DeviceMemory } from "../cuda/memory.ts";
 import { _bufferBytes, DeviceBuffer } from "./device_buffer.ts";
+import { _checkDataSize, _checkShape, _lostData } from "./_buffer_size.ts";
+import { dataTypeOf } from "../abi/dtype.ts";
 import { type _ImplicitAttr, _implicitAttrs } from "./_hints.ts";
 import type { ArrayInput } from "./ffi_call.ts";
 import { _FrameGuard, type _GuardOperand } from "./_guard.ts";
@@ -40,47 +42,14 @@ function placementOf(data: unknown): number {
   return 0;
 }
 
-/** Byte widths of buffer element types (sub-byte types: 0, packed). */
-const WIDTH: ReadonlyMap<DataType, number> = new Map<DataType, number>([
-  [DataType.PRED, 1],
-  [DataType.S8, 1],
-  [DataType.U8, 1],
-  [DataType.S16, 2],
-  [DataType.U16, 2],
-  [DataType.F16, 2],
-  [DataType.BF16, 2],
-  [DataType.S32, 4],
-  [DataType.U32, 4],
-  [DataType.F32, 4],
-  [DataType.S64, 8],
-  [DataType.U64, 8],
-  [DataType.F64, 8],
-  [DataType.C64, 8],
-  [DataType.C128, 16],
-  [DataType.F8E5M2, 1],
-  [DataType.F8E4M3FN, 1],
-  [DataType.F8E4M3B11FNUZ, 1],
-  [DataType.F8E5M2FNUZ, 1],
-  [DataType.F8E4M3FNUZ, 1],
-  [DataType.F8E4M3, 1],
-  [DataType.F8E3M4, 1],
-  [DataType.F8E8M0FNU, 1],
-]);
-
-const TYPED_DTYPE: ReadonlyMap<unknown, DataType> = new Map<unknown, DataType>([
-  [Int8Array, DataType.S8],
-  [Int16Array, DataType.S16],
-  [Int32Array, DataType.S32],
-  [BigInt64Array, DataType.S64],
-  [Uint8Array, DataType.U8],
-  [Uint8ClampedArray, DataType.U8],
-  [Uint16Array, DataType.U16],
-  [Uint32Array, DataType.U32],
-  [BigUint64Array, DataType.U64],
-  [Float32Array, DataType.F32],
-  [Float64Array, DataType.F64],
-  ...(typeof Float16Array === "function" ? [[Float16Array, DataType.F16] as const] : []),
-]);
+/** The data type a typed array holds (`Float32Array` → F32), or undefined. */
+function inferredType(data: ArrayBufferView): DataType | undefined {
+  try {
+    return dataTypeOf(data);
+  } catch {
+    return undefined;
+  }
+}
 
 function bad(message: string): never {
   throw new FfiError(ErrorCode.INVALID_ARGUMENT, message);
@@ -131,27 +100,13 @@ function deviceEntry(
   if (data instanceof DeviceBuffer) {
     const d = dims ?? data.dims;
     const dt = dtype ?? data.dtype;
-    const n = _bufferBytes(dt, d, what);
-    if (n > data.memory.bytes) {
-      bad(
-        `${what}: dims [${d.join(", ")}] of ${
-          DataType[dt]
-        } need ${n} bytes but the device buffer has ${data.memory.bytes}`,
-      );
-    }
+    _checkDataSize(dt, d, data.memory.bytes, "device buffer", what);
     return { dtype: dt, dims: [...d], address: deviceAddress(data.ptr), keep: data };
   }
   if (dims === undefined || dtype === undefined) {
     bad(`${what}: device memory has no data type or dims; pass both (or use a DeviceBuffer)`);
   }
-  const n = _bufferBytes(dtype, dims, what);
-  if (n > data.bytes) {
-    bad(
-      `${what}: dims [${dims.join(", ")}] of ${
-        DataType[dtype]
-      } need ${n} bytes but the device memory has ${data.bytes}`,
-    );
-  }
+  _checkDataSize(dtype, dims, data.bytes, "device memory", what);
   return { dtype, dims: [...dims], address: deviceAddress(data.ptr), keep: data };
 }
 
@@ -161,13 +116,6 @@ export interface BufferEntry {
   dims: readonly number[];
   address: number;
   keep: unknown;
-}
-
-function checkDims(dims: readonly number[], what: string): void {
-  for (let i = 0; i < dims.length; i++) {
-    const d = dims[i]!;
-    if (!Number.isSafeInteger(d) || d < 0) bad(`${what}: invalid dimension ${d} at ${i}`);
-  }
 }
 
 function bufferEntry(
@@ -186,26 +134,16 @@ function bufferEntry(
     return bufferEntry(input.data, dims ?? input.shape, dtype ?? input.dtype, what);
   }
   if (!ArrayBuffer.isView(data)) bad(`${what}: expected a typed array or device memory`);
-  const inferred = TYPED_DTYPE.get(data.constructor);
-  const dt = dtype ?? inferred;
+  const dt = dtype ?? inferredType(data);
   if (dt === undefined) {
     bad(`${what}: cannot infer the data type of ${data.constructor.name}; pass one`);
   }
-  const width = WIDTH.get(dt);
-  const d = dims ?? [width ? data.byteLength / width : data.byteLength];
-  checkDims(d, what);
-  if (width !== undefined) {
-    let n = width;
-    for (let i = 0; i < d.length; i++) n *= d[i]!;
-    if (n !== data.byteLength) {
-      bad(
-        `${what}: dims [${d.join(", ")}] of ${
-          DataType[dt]
-        } need ${n} bytes but the array has ${data.byteLength}`,
-      );
-    }
+  if (dims === undefined) {
+    const width = _checkShape(dt, [], what); // ByteWidth; an unknown type or a token fails here
+    dims = [data.byteLength / width];
   }
-  return { dtype: dt, dims: d, address: _addressOf(data), keep: data };
+  _checkDataSize(dt, dims, data.byteLength, "array", what);
+  return { dtype: dt, dims: [...dims], address: _addressOf(data), keep: data };
 }
 
 const TOKEN: BufferEntry = { dtype: DataType.TOKEN, dims: [], address: 0, keep: null };
@@ -421,7 +359,7 @@ export class CallFrameBuilder {
 
   /** Adds a buffer argument at a native (host or device) address. */
   argPointer(data: Address, dtype: DataType, dims: readonly number[]): this {
-    checkDims(dims, `argument ${this.#args.length}`);
+    _checkShape(dtype, dims, `argument ${this.#args.length}`);
     this.#args.push({ dtype, dims: [...dims], address: toAddress(data), keep: null });
     this.#size += 16 + 8 * dims.length;
     return this;
@@ -452,7 +390,7 @@ export class CallFrameBuilder {
 
   /** Adds a buffer result at a native (host or device) address. */
   retPointer(data: Address, dtype: DataType, dims: readonly number[]): this {
-    checkDims(dims, `result ${this.#rets.length}`);
+    _checkShape(dtype, dims, `result ${this.#rets.length}`);
     this.#rets.push({ dtype, dims: [...dims], address: toAddress(data), keep: null });
     this.#size += 16 + 8 * dims.length;
     return this;
@@ -527,6 +465,7 @@ export class CallFrameBuilder {
       rets: this.#rets.slice(),
       attrs: this.#attrs.slice(),
     };
+    frame._sizes(this.#args, this.#rets);
     if (guard !== null) {
       guard.bind(frame);
       frame._guard = guard.guard;
@@ -626,6 +565,9 @@ export class CallFrame {
   _spec: { args: BufferEntry[]; rets: BufferEntry[]; attrs: _AttrEntry[] } | null = null;
   #keepArgs: unknown[];
   #keepRets: unknown[];
+  /** Bytes each argument's and result's data must hold (0: a token or an empty buffer). */
+  #argBytes: number[] = [];
+  #retBytes: number[] = [];
   /** Number of arguments. */
   readonly numArgs: number;
   /** Number of results. */
@@ -647,6 +589,52 @@ export class CallFrame {
     for (const k of keepArgs) this.#count(k, 1);
     for (const k of keepRets) this.#count(k, 1);
     _register(this, "CallFrame", freeFrame, ptr);
+  }
+
+  /** @internal Records the operands' sizes (the builder's, after {@link build}). */
+  _sizes(args: readonly BufferEntry[], rets: readonly BufferEntry[]): void {
+    const bytes = (b: BufferEntry) =>
+      b.dtype === DataType.TOKEN ? 0 : _bufferBytes(b.dtype, b.dims, "");
+    this.#argBytes = args.map(bytes);
+    this.#retBytes = rets.map(bytes);
+  }
+
+  /**
+   * @internal Before a call of a frame with host buffers: FfiError
+   * INVALID_ARGUMENT naming the first typed array that no longer holds its
+   * bytes (its ArrayBuffer detached or shrunk since it entered the frame),
+   * which the call would otherwise read and write after it was freed.
+   */
+  _checkHost(): void {
+    const args = this.#keepArgs, argBytes = this.#argBytes;
+    for (let i = 0; i < args.length; i++) {
+      const d = args[i];
+      if (ArrayBuffer.isView(d) && d.byteLength !== argBytes[i]) {
+        throw _lostData(d, argBytes[i]!, `argument ${i}`);
+      }
+    }
+    const rets = this.#keepRets, retBytes = this.#retBytes;
+    for (let i = 0; i < rets.length; i++) {
+      const d = rets[i];
+      if (ArrayBuffer.isView(d) && d.byteLength !== retBytes[i]) {
+        throw _lostData(d, retBytes[i]!, `result ${i}`);
+      }
+    }
+  }
+
+  /**
+   * New data for operand `i` (kind 0: argument, 1: result) must hold the
+   * frame's bytes for it, as the builder checked ({@link _checkDataSize}).
+   */
+  #checkData(kind: 0 | 1, i: number, data: unknown, what: string): void {
+    const e = this._spec === null ? undefined : (kind === 0 ? this._spec.args : this._spec.rets)[i];
+    if (e === undefined || e.dtype === DataType.TOKEN) return;
+    if (ArrayBuffer.isView(data)) _checkDataSize(e.dtype, e.dims, data.byteLength, "array", what);
+    else if (data instanceof DeviceBuffer) {
+      _checkDataSize(e.dtype, e.dims, data.memory.bytes, "device buffer", what);
+    } else if (data instanceof DeviceMemory) {
+      _checkDataSize(e.dtype, e.dims, data.bytes, "device memory", what);
+    }
   }
 
   #count(data: unknown, delta: number): void {
@@ -722,6 +710,7 @@ export class CallFrame {
     if (!(i >= 0 && i < this.numArgs)) bad(`Argument index ${i} out of range [0, ${this.numArgs})`);
     this.#idle();
     if (this._guard !== null) this.#guardedData(data, this._guard.args[i]!.size, `argument ${i}`);
+    this.#checkData(0, i, data, `argument ${i}`);
     native().xrt_frame_set_arg(this._live(), i, toAddress(data));
     this.#count(this.#keepArgs[i], -1);
     this.#keepArgs[i] = data;
@@ -735,8 +724,10 @@ export class CallFrame {
     if (this._guard !== null) {
       // The native result stays the guard's shadow; the data is copied in and out per call.
       this.#guardedData(data, this._guard.rets[i]!.size, `result ${i}`);
+      this.#checkData(1, i, data, `result ${i}`);
       this._live();
     } else {
+      this.#checkData(1, i, data, `result ${i}`);
       native().xrt_frame_set_ret(this._live(), i, toAddress(data));
     }
     this.#count(this.#keepRets[i], -1);
@@ -767,6 +758,9 @@ export class CallFrame {
     if (rets.length !== this.numRets) {
       bad(`Invalid number of updated results: ${rets.length} vs ${this.numRets}`);
     }
+    // Every buffer is checked before any is swapped: a bad one changes nothing.
+    for (let i = 0; i < args.length; i++) this.#checkData(0, i, args[i], `argument ${i}`);
+    for (let i = 0; i < rets.length; i++) this.#checkData(1, i, rets[i], `result ${i}`);
     for (let i = 0; i < args.length; i++) this.setArg(i, args[i]!);
     for (let i = 0; i < rets.length; i++) this.setRet(i, rets[i]!);
   }

@@ -5,29 +5,15 @@
  * @module
  */
 import { type DataType, ErrorCode } from "../abi/enums.ts";
-import { byteWidth, dataTypeName } from "../abi/dtype.ts";
+import { dataTypeName } from "../abi/dtype.ts";
 import { FfiError } from "../errors.ts";
 import { DeviceMemory } from "../cuda/memory.ts";
+import { _bufferBytes } from "./_buffer_size.ts";
+
+export { _bufferBytes };
 
 function bad(message: string): never {
   throw new FfiError(ErrorCode.INVALID_ARGUMENT, message);
-}
-
-/**
- * Bytes a buffer of `dtype` and `dims` covers (`ByteWidth` × elements, as
- * XLA lays buffers out); INVALID_ARGUMENT for TOKEN/INVALID or bad dims.
- */
-export function _bufferBytes(dtype: DataType, dims: readonly number[], what: string): number {
-  const width = byteWidth(dtype);
-  if (!(width > 0)) bad(`${what}: data type ${dataTypeName(dtype)} has no elements`);
-  let n = width;
-  for (let i = 0; i < dims.length; i++) {
-    const d = dims[i]!;
-    if (!Number.isSafeInteger(d) || d < 0) bad(`${what}: invalid dimension ${d} at ${i}`);
-    n *= d;
-  }
-  if (!Number.isSafeInteger(n)) bad(`${what}: dims [${dims.join(", ")}] are too large`);
-  return n;
 }
 
 /**

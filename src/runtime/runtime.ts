@@ -652,6 +652,7 @@ export class Runtime implements FfiHost {
     if ((this.#cuda !== null ? frame._hostBuffers : frame._deviceBuffers) !== 0) {
       this.#placement(frame);
     }
+    if (frame._hostBuffers !== 0) frame._checkHost();
     const guard = frame._guard;
     if (guard !== null) guard.before();
     const err = native().xrt_call_sync(rt, fn, frame._live());
@@ -685,6 +686,7 @@ export class Runtime implements FfiHost {
     this.#configure(frame, options);
     if (fn === null) return;
     this.#placement(frame);
+    if (frame._hostBuffers !== 0) frame._checkHost();
     const snap = this.#snapshot(rt, frame);
     const inst = options?.instance;
     this.#inflight++;
@@ -742,6 +744,7 @@ export class Runtime implements FfiHost {
     this.#configure(frame, options);
     if (fn === null) return { ok: threads * iterations, failed: 0 };
     this.#placement(frame);
+    if (frame._hostBuffers !== 0) frame._checkHost();
     const out = new BigInt64Array(3);
     const msg = new Uint8Array(1024);
     const snap = this.#snapshot(rt, frame);
