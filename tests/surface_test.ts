@@ -151,7 +151,7 @@ Deno.test("FfiBuffer.typed() of a buffer larger than an ArrayBuffer holds is an 
   assert.equal(lines[3], "done");
 });
 
-Deno.test("builder dims limits are INVALID_ARGUMENT naming the operand, in any order", () => {
+Deno.test("frame limits are INVALID_ARGUMENT naming the operand, dims in any order", () => {
   const huge = 2 ** 40;
   for (const dims of [[huge, huge, 0], [0, huge, huge], [huge, 0, huge]]) {
     assert.throws(
@@ -172,9 +172,31 @@ Deno.test("builder dims limits are INVALID_ARGUMENT naming the operand, in any o
     () => new CallFrameBuilder().argPointer(0, 99 as DataType, [1]),
     invalid(/^argument 0: unknown data type 99$/),
   );
+  // Operand counts, attribute names, entries and nesting (native/common.h's limits).
+  const tokens = new CallFrameBuilder();
+  for (let i = 0; i < 65537; i++) tokens.tokenArg();
+  assert.throws(
+    () => tokens.build(),
+    invalid(/^A call frame may have at most 65536 arguments, this one has 65537$/),
+  );
+  assert.throws(
+    () => new CallFrameBuilder().attr("n".repeat(4097), 1),
+    invalid(/^Attribute name 'n+…' is 4097 bytes, more than the 4096 a name may have$/),
+  );
+  const wide = Object.fromEntries(Array.from({ length: 65537 }, (_, i) => [`k${i}`, i]));
+  assert.throws(
+    () => new CallFrameBuilder().attr("wide", wide),
+    invalid(/^attribute 'wide': 65537 entries, more than the 65536 a dictionary may have$/),
+  );
+  const nest = (n: number): Record<string, unknown> => n === 1 ? { leaf: 1 } : { d: nest(n - 1) };
+  assert.throws(
+    () => new CallFrameBuilder().attr("d", nest(65) as never),
+    invalid(/^attribute 'd': dictionaries nest more than 64 deep$/),
+  );
   // At the limits, frames build.
   using a = new CallFrameBuilder().argPointer(0, DataType.F32, new Array<number>(256).fill(1))
-    .arg(new Float32Array(0), [0, 2 ** 20, 2 ** 20]).build();
+    .arg(new Float32Array(0), [0, 2 ** 20, 2 ** 20]).attr("n".repeat(4096), 1)
+    .attr("d", nest(64) as never).build();
   assert.equal(a.numArgs, 2);
 });
 

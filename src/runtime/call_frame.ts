@@ -9,6 +9,7 @@ import { FfiError } from "../errors.ts";
 import { _register, _unregister } from "../_resources.ts";
 import { native } from "../native/lib.ts";
 import {
+  _ATTR_LIMITS,
   type _AttrEntry,
   _attrWidth,
   _makeEntry,
@@ -40,6 +41,14 @@ function placementOf(data: unknown): number {
   if (ArrayBuffer.isView(data)) return data.byteLength > 0 ? 1 : 0;
   if (data instanceof DeviceBuffer || data instanceof DeviceMemory) return 2;
   return 0;
+}
+
+/** The most arguments, or results, of a frame (`XFD_MAX_OPERANDS`, native/common.h). */
+const MAX_OPERANDS = 65536;
+
+/** INVALID_ARGUMENT when a frame has more than `max` of `what`. */
+function atMost(n: number, max: number, what: string): void {
+  if (n > max) bad(`A call frame may have at most ${max} ${what}, this one has ${n}`);
 }
 
 /** The data type a typed array holds (`Float32Array` → F32), or undefined. */
@@ -444,6 +453,9 @@ export class CallFrameBuilder {
 
   /** Lays the frame out natively; the result owns that memory. */
   build(): CallFrame {
+    atMost(this.#args.length, MAX_OPERANDS, "arguments");
+    atMost(this.#rets.length, MAX_OPERANDS, "results");
+    atMost(this.#attrs.length, _ATTR_LIMITS.entries, "attributes");
     const guard = this.#guard ? this.#makeGuard() : null;
     const rets = guard === null
       ? this.#rets
