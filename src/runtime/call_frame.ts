@@ -577,9 +577,10 @@ export class CallFrame {
   _spec: { args: BufferEntry[]; rets: BufferEntry[]; attrs: _AttrEntry[] } | null = null;
   #keepArgs: unknown[];
   #keepRets: unknown[];
-  /** Bytes each argument's and result's data must hold (0: a token or an empty buffer). */
-  #argBytes: number[] = [];
-  #retBytes: number[] = [];
+  /** The typed array of each argument, then of each result (null: other data). */
+  #views: (ArrayBufferView | null)[];
+  /** Bytes each argument's, then result's, data must hold (0: a token or an empty buffer). */
+  #need: number[] = [];
   /** Number of arguments. */
   readonly numArgs: number;
   /** Number of results. */
@@ -600,6 +601,7 @@ export class CallFrame {
     this.numRets = keepRets.length;
     for (const k of keepArgs) this.#count(k, 1);
     for (const k of keepRets) this.#count(k, 1);
+    this.#views = [...keepArgs, ...keepRets].map((k) => ArrayBuffer.isView(k) ? k : null);
     _register(this, "CallFrame", freeFrame, ptr);
   }
 
@@ -607,8 +609,7 @@ export class CallFrame {
   _sizes(args: readonly BufferEntry[], rets: readonly BufferEntry[]): void {
     const bytes = (b: BufferEntry) =>
       b.dtype === DataType.TOKEN ? 0 : _bufferBytes(b.dtype, b.dims, "");
-    this.#argBytes = args.map(bytes);
-    this.#retBytes = rets.map(bytes);
+    this.#need = [...args.map(bytes), ...rets.map(bytes)];
   }
 
   /**
@@ -618,18 +619,12 @@ export class CallFrame {
    * which the call would otherwise read and write after it was freed.
    */
   _checkHost(): void {
-    const args = this.#keepArgs, argBytes = this.#argBytes;
-    for (let i = 0; i < args.length; i++) {
-      const d = args[i];
-      if (ArrayBuffer.isView(d) && d.byteLength !== argBytes[i]) {
-        throw _lostData(d, argBytes[i]!, `argument ${i}`);
-      }
-    }
-    const rets = this.#keepRets, retBytes = this.#retBytes;
-    for (let i = 0; i < rets.length; i++) {
-      const d = rets[i];
-      if (ArrayBuffer.isView(d) && d.byteLength !== retBytes[i]) {
-        throw _lostData(d, retBytes[i]!, `result ${i}`);
+    const views = this.#views, need = this.#need;
+    for (let i = 0; i < views.length; i++) {
+      const v = views[i]!;
+      if (v !== null && v.byteLength !== need[i]) {
+        const what = i < this.numArgs ? `argument ${i}` : `result ${i - this.numArgs}`;
+        throw _lostData(v, need[i]!, what);
       }
     }
   }
@@ -726,6 +721,7 @@ export class CallFrame {
     native().xrt_frame_set_arg(this._live(), i, toAddress(data));
     this.#count(this.#keepArgs[i], -1);
     this.#keepArgs[i] = data;
+    this.#views[i] = ArrayBuffer.isView(data) ? data : null;
     this.#count(data, 1);
   }
 
@@ -744,6 +740,7 @@ export class CallFrame {
     }
     this.#count(this.#keepRets[i], -1);
     this.#keepRets[i] = data;
+    this.#views[this.numArgs + i] = ArrayBuffer.isView(data) ? data : null;
     this.#count(data, 1);
   }
 
