@@ -4,17 +4,11 @@
  *
  * @module
  */
-import { type DataType, ErrorCode } from "../abi/enums.ts";
-import { dataTypeName } from "../abi/dtype.ts";
-import { FfiError } from "../errors.ts";
+import type { DataType } from "../abi/enums.ts";
 import { DeviceMemory } from "../cuda/memory.ts";
-import { _bufferBytes } from "./_buffer_size.ts";
+import { _bufferBytes, _checkDataSize } from "./_buffer_size.ts";
 
 export { _bufferBytes };
-
-function bad(message: string): never {
-  throw new FfiError(ErrorCode.INVALID_ARGUMENT, message);
-}
 
 /**
  * A device buffer: {@link DeviceMemory} viewed as an array of `dtype` with
@@ -82,13 +76,7 @@ export class DeviceBuffer {
   ): DeviceBuffer {
     const bytes = _bufferBytes(dtype, dims, "DeviceBuffer");
     const mem = memory instanceof DeviceMemory ? memory : DeviceMemory.wrap(memory, bytes);
-    if (bytes > mem.bytes) {
-      bad(
-        `DeviceBuffer: dims [${dims.join(", ")}] of ${
-          dataTypeName(dtype)
-        } need ${bytes} bytes but the device memory has ${mem.bytes}`,
-      );
-    }
+    _checkDataSize(dtype, dims, mem.bytes, "device memory", "DeviceBuffer");
     // A wrapper made here for an address is this view's own (closing frees nothing).
     return new DeviceBuffer(mem, dtype, [...dims], false, mem !== memory);
   }
