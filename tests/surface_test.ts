@@ -6,6 +6,8 @@
  */
 import assert from "node:assert/strict";
 import {
+  allDataTypes,
+  byteWidth,
   CallFrameBuilder,
   DataType,
   ErrorCode,
@@ -77,6 +79,12 @@ Deno.test("a typed array detached or shrunk after it entered a frame fails the c
       () => rt.callSync(echo, frame),
       invalid(/^result 0: its ArrayBuffer was detached/),
     );
+    // A length-tracking view of a resizable ArrayBuffer may grow (its address stays), not shrink.
+    const growing = new ArrayBuffer(12, { maxByteLength: 64 });
+    frame.setRet(0, new Float32Array(growing));
+    growing.resize(32);
+    rt.callSync(echo, frame);
+    assert.deepEqual([...new Float32Array(growing, 0, 3)], [1, 2, 3]);
     // A resizable ArrayBuffer shrunk under a fixed-length view.
     const rab = new ArrayBuffer(12, { maxByteLength: 64 });
     frame.setRet(0, new Float32Array(rab, 0, 3));
@@ -125,6 +133,17 @@ Deno.test("sub-byte buffers hold one element per byte (ffi.h size_bytes) whereve
       invalid(new RegExp(`^argument 0: ${name}\\[2,2\\] needs 4 bytes but the array has 2$`)),
     );
     frame.setArg(0, new Uint8Array(4));
+  }
+  // Every data type: ByteWidth × elements (dtype.ts), exactly.
+  for (const dt of allDataTypes()) {
+    const width = byteWidth(dt);
+    if (width === 0) continue;
+    using ok = new CallFrameBuilder().arg(new Uint8Array(3 * width), [3], dt).build();
+    assert.equal(ok.numArgs, 1);
+    assert.throws(
+      () => new CallFrameBuilder().arg(new Uint8Array(3 * width - 1), [3], dt),
+      invalid(/^argument 0: .*\[3\] needs \d+ bytes but the array has \d+$/),
+    );
   }
   using rt = new Runtime({ threads: 0 });
   await assert.rejects(

@@ -622,7 +622,7 @@ export class CallFrame {
     const views = this.#views, need = this.#need;
     for (let i = 0; i < views.length; i++) {
       const v = views[i]!;
-      if (v !== null && v.byteLength !== need[i]) {
+      if (v !== null && v.byteLength < need[i]!) {
         const what = i < this.numArgs ? `argument ${i}` : `result ${i - this.numArgs}`;
         throw _lostData(v, need[i]!, what);
       }
