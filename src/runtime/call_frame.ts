@@ -712,7 +712,12 @@ export class CallFrame {
     }
   }
 
-  /** Points argument `i` at new data (a typed array, device memory or an address). */
+  /**
+   * Points argument `i` at new data (a typed array, device memory or an
+   * address). A typed array must hold exactly the argument's bytes, device
+   * memory at least that many (as the builder checks): FfiError
+   * INVALID_ARGUMENT naming the argument otherwise.
+   */
   setArg(i: number, data: BufferData | DeviceData | Address): void {
     if (!(i >= 0 && i < this.numArgs)) bad(`Argument index ${i} out of range [0, ${this.numArgs})`);
     this.#idle();
@@ -725,7 +730,7 @@ export class CallFrame {
     this.#count(data, 1);
   }
 
-  /** Points result `i` at new data. */
+  /** Points result `i` at new data, checked as {@link setArg} checks it. */
   setRet(i: number, data: BufferData | DeviceData | Address): void {
     if (!(i >= 0 && i < this.numRets)) bad(`Result index ${i} out of range [0, ${this.numRets})`);
     this.#idle();
@@ -756,7 +761,11 @@ export class CallFrame {
     }
   }
 
-  /** Swaps all buffer pointers at once (XLA's `UpdateWithBuffers`). */
+  /**
+   * Swaps all buffer pointers at once (XLA's `UpdateWithBuffers`). Each new
+   * buffer is checked as {@link setArg} checks it before any is swapped: a
+   * bad one leaves the frame as it was.
+   */
   updateBuffers(
     args: readonly (BufferData | DeviceData | Address)[],
     rets: readonly (BufferData | DeviceData | Address)[],
