@@ -94,6 +94,16 @@ Deno.test("a typed array detached or shrunk after it entered a frame fails the c
       invalid(/^result 0: its data shrank to 0 bytes after it entered the call frame/),
     );
   }
+  // A guarded frame: refused before its guard copies anything.
+  for (const lib of [local, isolated]) {
+    const x = new Float32Array([1, 2]), y = new Float32Array(2);
+    using guarded = new CallFrameBuilder({ guard: true }).arg(x).ret(y).build();
+    y.buffer.transfer();
+    assert.throws(
+      () => rt.callSync(lib.handler("test_echo"), guarded),
+      invalid(/^result 0: its ArrayBuffer was detached/),
+    );
+  }
   // ffiCall: an argument detached before the call.
   const x = new Float32Array(3);
   x.buffer.transfer();
