@@ -32,7 +32,9 @@ export function _shapeText(info: DataTypeInfo, dims: readonly number[]): string 
  * integers) for operand `what`.
  */
 export function _checkDims(dims: readonly number[], what: string): void {
-  if (!Array.isArray(dims)) bad(`${what}: dims must be an array of dimensions, got ${dims}`);
+  if (!Array.isArray(dims)) {
+    bad(`${what}: dims must be an array of dimensions, got ${String(dims)}`);
+  }
   if (dims.length > _MAX_RANK) {
     bad(`${what}: rank ${dims.length} is more than the ${_MAX_RANK} dimensions a buffer may have`);
   }
