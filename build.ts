@@ -20,6 +20,7 @@
  * @module
  */
 import { createHash } from "node:crypto";
+import { fileURLToPath } from "node:url";
 import { ErrorCode } from "./src/abi/enums.ts";
 import { FfiError } from "./src/errors.ts";
 import { EMBEDDED_SOURCES } from "./src/native/embedded_sources.ts";
@@ -173,8 +174,15 @@ export interface BuildOptions {
 
 const HERE = new URL("./", import.meta.url);
 
+/**
+ * A URL for a source or folder: URLs as they are; a path (absolute, or
+ * relative to the module) with each part percent-encoded, so a space or a
+ * `%` in a file name stays what it is.
+ */
 function toUrl(p: string | URL): URL {
-  return p instanceof URL ? p : new URL(p, HERE);
+  if (p instanceof URL) return p;
+  if (/^[a-z][a-z0-9+.-]+:/i.test(p)) return new URL(p);
+  return new URL(p.split("/").map(encodeURIComponent).join("/"), HERE);
 }
 
 function permissionError(e: unknown, what: string, flag: string): never {
@@ -301,7 +309,7 @@ function readSource(url: URL): Uint8Array {
   try {
     return Deno.readFileSync(url);
   } catch (e) {
-    return permissionError(e, `reading ${url.pathname}`, "--allow-read");
+    return permissionError(e, `reading ${fileURLToPath(url)}`, "--allow-read");
   }
 }
 
@@ -316,7 +324,7 @@ function isDirectory(path: string): boolean {
 function cacheRoot(outDir?: string): string {
   if (outDir) return outDir;
   if (HERE.protocol === "file:") {
-    const local = new URL(".build", HERE).pathname;
+    const local = fileURLToPath(new URL(".build", HERE));
     // An existing cache needs no write permission.
     if (isDirectory(local)) return local;
     try {
@@ -371,7 +379,7 @@ type _OutputKind = "shared" | "executable";
  * own sources imported from a remote URL) a copy written under `srcDir`.
  */
 function localPath(url: URL, srcDir: string): string {
-  if (url.protocol === "file:") return url.pathname;
+  if (url.protocol === "file:") return fileURLToPath(url);
   const rel = embeddedPath(url);
   if (rel === undefined) readSource(url); // throws the explanation
   const path = `${srcDir}/${rel}`;
@@ -487,7 +495,9 @@ function _plan(options: BuildOptions, kind: _OutputKind, note?: string): _Plan {
     createHash("sha256").update(JSON.stringify(EMBEDDED_SOURCES)).digest("hex").slice(0, 16)
   }`;
   const includePath = (u: URL) =>
-    u.protocol === "file:" ? u.pathname : `${srcDir}/${u.href.slice(HERE.href.length)}`;
+    u.protocol === "file:"
+      ? fileURLToPath(u)
+      : `${srcDir}/${decodeURIComponent(u.href.slice(HERE.href.length))}`;
   const flags = [
     ...base,
     ...(options.extraFlags ?? []),
@@ -504,7 +514,7 @@ function _plan(options: BuildOptions, kind: _OutputKind, note?: string): _Plan {
   // Headers in native/ are part of every build's key.
   const headers = NATIVE_SOURCES.filter((s) => s.endsWith(".h")).map(toUrl);
   for (const u of [...headers, ...sources]) {
-    hash.update(u.pathname + "\0");
+    hash.update((u.protocol === "file:" ? fileURLToPath(u) : u.href) + "\0");
     hash.update(readSource(u));
   }
   const key = hash.digest("hex").slice(0, 16);
@@ -532,7 +542,7 @@ function _build(options: BuildOptions, kind: _OutputKind): string {
   if (HERE.protocol !== "file:") {
     for (const rel of Object.keys(EMBEDDED_SOURCES)) localPath(new URL(rel, HERE), srcDir);
   }
-  const cfiles = sources.filter((u) => !HEADER.test(u.pathname)).map((u) => localPath(u, srcDir));
+  const cfiles = sources.filter((u) => !HEADER.test(u.href)).map((u) => localPath(u, srcDir));
   const args = [
     ...flags,
     ...(kind === "shared" ? ["-shared"] : []),
@@ -629,7 +639,7 @@ function granted(desc: Deno.PermissionDescriptor): boolean {
  */
 export function missingNativePermissions(): { missing: string[]; buildOnly: string[] } {
   const env = BUILD_ENV.every((variable) => granted({ name: "env", variable }));
-  const read = HERE.protocol !== "file:" || granted({ name: "read", path: HERE.pathname });
+  const read = HERE.protocol !== "file:" || granted({ name: "read", path: fileURLToPath(HERE) });
   const missing: string[] = [];
   if (!env) missing.push("--allow-env");
   if (!read) missing.push("--allow-read");
@@ -769,8 +779,9 @@ export function buildPtx(
   }
   const outputs: string[] = [];
   for (const src of sources.map(toUrl)) {
-    const out = src.pathname.replace(/\.cu$/, ".ptx");
-    const args = ["--ptx", `-arch=${PTX_ARCH}`, "-O3", "-o", out, src.pathname];
+    const input = fileURLToPath(src);
+    const out = input.replace(/\.cu$/, ".ptx");
+    const args = ["--ptx", `-arch=${PTX_ARCH}`, "-O3", "-o", out, input];
     let result: Deno.CommandOutput;
     try {
       result = new Deno.Command(nvcc, { args, stdout: "piped", stderr: "piped", ...toolEnv() })
@@ -832,7 +843,7 @@ if (import.meta.main) {
   } else if (Deno.args.includes("--embed")) {
     const out = new URL("src/native/embedded_sources.ts", HERE);
     Deno.writeTextFileSync(out, embeddedSourcesModule());
-    console.log(out.pathname);
+    console.log(fileURLToPath(out));
   } else {
     console.log(nativeLibraryPath());
   }

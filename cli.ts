@@ -836,7 +836,7 @@ function _startFolder(): void {
     const here = new URL(".", import.meta.url);
     if (here.protocol !== "file:") return;
     const cwd = Deno.cwd();
-    if (init !== cwd && Deno.realPathSync(cwd) === Deno.realPathSync(here.pathname)) {
+    if (init !== cwd && Deno.realPathSync(cwd) === Deno.realPathSync(here)) {
       Deno.chdir(init);
     }
   } catch { /* no permission to look: stay where we are */ }

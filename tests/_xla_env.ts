@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
 import { childContext, runDeno } from "./_child.ts";
 
@@ -68,7 +69,7 @@ export async function runXlaCase(name: string, options: XlaCaseOptions = {}): Pr
 /** Runs a Deno script (an example) in a child with the suite's permissions; asserts exit 0. */
 export async function runXlaScript(script: URL, timeoutMs = 180_000): Promise<string> {
   const r = await runDeno(script, [], { timeoutMs });
-  const context = childContext(script.pathname, r);
+  const context = childContext(fileURLToPath(script), r);
   assert.equal(r.code, 0, context);
   assert.doesNotMatch(r.stderr, /Traceback/, context);
   return r.stdout;

@@ -3,6 +3,7 @@
  * temporary one outside the module, paths relative to it) and called through
  * the embedded runtime.
  */
+import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
 import { buildHandlerLibrary } from "../src/build/mod.ts";
 import { findCxxCompiler } from "../build.ts";
@@ -176,4 +177,59 @@ Deno.test("build: bad input gets a clear error before any compile", () => {
     );
     assert.throws(build({ includeDirs: ["a.c"] }), isFfi(ErrorCode.NOT_FOUND, /Include folder/));
   });
+});
+
+Deno.test("build: a checkout and sources in folders with spaces build and load", async () => {
+  // A copy of the module's own files under "with space/" (percent-encoded in its URLs).
+  const { nativeLibraryPath } = await import("../build.ts");
+  const mainLib = nativeLibraryPath();
+  const tmp = Deno.makeTempDirSync({ prefix: "deno-xla-ffi-space-" });
+  try {
+    const repo = `${tmp}/with space/repo`;
+    Deno.mkdirSync(repo, { recursive: true });
+    const root = new URL("../", import.meta.url);
+    for (const f of ["src", "native", "build.ts", "mod.ts", "deno.json"]) {
+      const cp = new Deno.Command("cp", { args: ["-r", fileURLToPath(new URL(f, root)), repo] });
+      assert.ok((await cp.output()).success, `copying ${f}`);
+    }
+    Deno.mkdirSync(`${repo}/user code/include dir`, { recursive: true });
+    Deno.writeTextFileSync(`${repo}/user code/fill.c`, FILL_C);
+    Deno.writeTextFileSync(`${repo}/user code/include dir/fill_value.h`, "#define FILL_VALUE 5\n");
+    Deno.writeTextFileSync(
+      `${repo}/child.ts`,
+      `import { buildHandlerLibrary } from "./src/build/mod.ts";
+import { CallFrameBuilder, HandlerLibrary, Runtime } from "./mod.ts";
+const path = buildHandlerLibrary({
+  name: "fill",
+  root: new URL("./user code/", import.meta.url),
+  sources: ["fill.c"],
+  includeDirs: ["include dir"],
+});
+using lib = HandlerLibrary.open(new URL("file://" + path.split("/").map(encodeURIComponent).join("/")));
+using rt = new Runtime({ threads: 0 });
+const out = new Float32Array(2);
+using frame = new CallFrameBuilder().ret(out).build();
+rt.callSync(lib.handler("fill"), frame);
+console.log(path, JSON.stringify([...out]));
+`,
+    );
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "--no-lock", `${repo}/child.ts`],
+      cwd: repo,
+      env: { XLA_FFI_DENO_LIB: mainLib, XLA_FFI_DENO_PREBUILT: "" },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder().decode(out.stdout);
+    const err = new TextDecoder().decode(out.stderr);
+    assert.ok(out.success, err);
+    assert.match(text, /\[5,5\]\n$/);
+    // The default cache is the copy's own .build/; nothing was made under an encoded name.
+    assert.ok(text.startsWith(`${repo}/.build/`), text);
+    const encoded: string[] = [];
+    for await (const e of Deno.readDir(tmp)) if (e.name !== "with space") encoded.push(e.name);
+    assert.deepEqual(encoded, []);
+  } finally {
+    Deno.removeSync(tmp, { recursive: true });
+  }
 });

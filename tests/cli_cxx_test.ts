@@ -6,6 +6,7 @@
  * functions, takes C++ handlers by demangled name, and reports a handler that
  * crashes with a message and exit code 6.
  */
+import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
 import { CXX_FLAGS } from "../build.ts";
 import { type CliIo, embeddedRuntime, ExitCode } from "../cli.ts";
@@ -34,7 +35,7 @@ let dir: string | undefined;
 function library(): string {
   if (built) return built;
   dir = Deno.makeTempDirSync({ prefix: "cpp_handlers" });
-  const native = new URL("../native/", import.meta.url).pathname;
+  const native = fileURLToPath(new URL("../native/", import.meta.url));
   const out = new Deno.Command(CXX!, {
     args: [
       ...CXX_FLAGS,
@@ -222,8 +223,8 @@ extern "C" int pick(std::variant<int, float>* v) { return std::get<int>(*v); }
     args: [
       ...CXX_FLAGS,
       "-shared",
-      `-I${decodeURIComponent(native.pathname)}`,
-      `-I${decodeURIComponent(native.pathname)}tests`,
+      `-I${fileURLToPath(native)}`,
+      `-I${fileURLToPath(native)}tests`,
       `${folder}/names.cc`,
       "-o",
       `${folder}/libnames.so`,

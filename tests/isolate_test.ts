@@ -3,6 +3,7 @@
  * crash, hang or write where they must not fail their own call with an
  * FfiError naming them; the caller lives on and the next call works.
  */
+import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
 import { CallFrameBuilder, DataType, ErrorCode, HandlerLibrary, Runtime, scalar } from "../mod.ts";
 import {
@@ -272,7 +273,7 @@ Deno.test("under deno test, an isolated crash fails its own test and the others 
   faultHandlersPath(); // built here, not in the child
   const out = await new Deno.Command(Deno.execPath(), {
     args: ["test", "--no-check", ...CHILD_PERMISSIONS, "tests/_isolated_crash_suite.ts"],
-    cwd: new URL("..", import.meta.url).pathname,
+    cwd: fileURLToPath(new URL("..", import.meta.url)),
     env: { NO_COLOR: "1" },
     stdout: "piped",
     stderr: "piped",

@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
 import {
   buildSharedLibrary,
@@ -120,7 +121,7 @@ Deno.test({
     const server = Deno.serve(
       { hostname: "127.0.0.1", port: 0, signal: ac.signal, onListen() {} },
       async (req) => {
-        const path = new URL(req.url).pathname.slice(1);
+        const path = new URL(req.url).pathname.slice(1); // already encoded: resolved below
         try {
           const body = await Deno.readFile(new URL(path, root));
           return new Response(body, {
@@ -217,7 +218,7 @@ Deno.test("a missing permission names the flag", async () => {
     );
     const out = await new Deno.Command(Deno.execPath(), {
       args: ["run", ...c.flags, script],
-      cwd: new URL("../", import.meta.url).pathname,
+      cwd: fileURLToPath(new URL("../", import.meta.url)),
       stdout: "piped",
       stderr: "piped",
       env: { NO_COLOR: "1" },

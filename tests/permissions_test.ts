@@ -3,10 +3,11 @@
  * gets one message naming all of them (no stack trace, no "Uncaught"), and a
  * cached native library needs no write or run permission.
  */
+import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
 import { nativePath } from "../src/native/lib.ts";
 
-const SCRIPT = new URL("./_permissions_child.ts", import.meta.url).pathname;
+const SCRIPT = fileURLToPath(new URL("./_permissions_child.ts", import.meta.url));
 
 async function run(
   flags: string[],
@@ -84,7 +85,7 @@ Deno.test("permissions: a script that catches the error goes on", async () => {
 });
 
 Deno.test("permissions: the command line names every flag a command needs, in one line", async () => {
-  const cli = new URL("../cli.ts", import.meta.url).pathname;
+  const cli = fileURLToPath(new URL("../cli.ts", import.meta.url));
   const lib = nativePath(); // any shared library
   const inspect = await new Deno.Command(Deno.execPath(), {
     args: ["run", "--no-prompt", cli, "inspect", lib],
@@ -97,7 +98,7 @@ Deno.test("permissions: the command line names every flag a command needs, in on
     "'inspect' needs --allow-read --allow-run: run again with --allow-read --allow-run " +
       "('deno task cli' grants every permission the command line uses)",
   );
-  const handlers = new URL("../examples/handlers.ts", import.meta.url).pathname;
+  const handlers = fileURLToPath(new URL("../examples/handlers.ts", import.meta.url));
   const run = await new Deno.Command(Deno.execPath(), {
     args: [
       "run",
