@@ -233,3 +233,145 @@ console.log(path, JSON.stringify([...out]));
     Deno.removeSync(tmp, { recursive: true });
   }
 });
+
+Deno.test("build: every file the compiler read keys the cache: headers in subfolders, .def tables", () => {
+  inUserFolder(
+    {
+      "src/fill.c": `#include "xla_ffi.h"
+#include "detail/fill_value.h"
+
+static const float kTable[] = {
+#include "table.def"
+};
+
+XLA_FFI_Error* fill(XLA_FFI_CallFrame* f) {
+  if (f->extension_start != NULL) return NULL;
+  XLA_FFI_Buffer* out = (XLA_FFI_Buffer*)f->rets.rets[0];
+  for (int64_t i = 0; i < out->dims[0]; i++) ((float*)out->data)[i] = FILL_VALUE + kTable[0];
+  return NULL;
+}
+`,
+      "src/detail/fill_value.h": "#define FILL_VALUE 1.0f\n",
+      "src/table.def": "10.0f,\n",
+    },
+    (dir) => {
+      const options = { name: "fill", root: dir, sources: ["src/fill.c"], outDir: `${dir}/out` };
+      const first = buildHandlerLibrary(options);
+      assert.deepEqual(callFill(first, "fill", 2), [11, 11]);
+      assert.equal(buildHandlerLibrary(options), first); // nothing changed: cached
+      // A header in a subfolder of the sources' folder changes.
+      Deno.writeTextFileSync(`${dir}/src/detail/fill_value.h`, "#define FILL_VALUE 2.0f\n");
+      const second = buildHandlerLibrary(options);
+      assert.notEqual(second, first);
+      assert.deepEqual(callFill(second, "fill", 2), [12, 12]);
+      // A file included that is no header by its name changes.
+      Deno.writeTextFileSync(`${dir}/src/table.def`, "20.0f,\n");
+      const third = buildHandlerLibrary(options);
+      assert.ok(third !== first && third !== second, third);
+      assert.deepEqual(callFill(third, "fill", 1), [22]);
+      assert.equal(buildHandlerLibrary(options), third);
+      // Back to the first contents: the first build serves again.
+      Deno.writeTextFileSync(`${dir}/src/detail/fill_value.h`, "#define FILL_VALUE 1.0f\n");
+      Deno.writeTextFileSync(`${dir}/src/table.def`, "10.0f,\n");
+      assert.equal(buildHandlerLibrary(options), first);
+      // No temporary files are left behind.
+      const stray: string[] = [];
+      const walk = (d: string) => {
+        for (const e of Deno.readDirSync(d)) {
+          if (e.isDirectory) walk(`${d}/${e.name}`);
+          else if (/tmp/.test(e.name)) stray.push(`${d}/${e.name}`);
+        }
+      };
+      walk(`${dir}/out`);
+      assert.deepEqual(stray, []);
+    },
+  );
+});
+
+Deno.test("build: the same library built at once by several Workers and processes", async () => {
+  const dir = Deno.makeTempDirSync({ prefix: "deno-xla-ffi-user-" });
+  try {
+    Deno.mkdirSync(`${dir}/include`);
+    Deno.writeTextFileSync(`${dir}/fill.c`, FILL_C);
+    Deno.writeTextFileSync(`${dir}/include/fill_value.h`, "#define FILL_VALUE 3.0f\n");
+    const mod = new URL("../src/build/mod.ts", import.meta.url).href;
+    const options = JSON.stringify({
+      name: "fill",
+      root: dir,
+      sources: ["fill.c"],
+      includeDirs: ["include"],
+      outDir: `${dir}/out`,
+    });
+    // JavaScript, so neither a Worker nor a process spends time type-checking before it builds.
+    Deno.writeTextFileSync(
+      `${dir}/builder.js`,
+      `import { buildHandlerLibrary } from ${JSON.stringify(mod)};
+const options = ${options};
+if (typeof WorkerGlobalScope === "undefined") {
+  console.log(buildHandlerLibrary(options));
+} else {
+  self.onmessage = () => {
+    try {
+      self.postMessage({ path: buildHandlerLibrary(options) });
+    } catch (e) {
+      self.postMessage({ error: String(e) });
+    }
+  };
+}
+`,
+    );
+    const workers = Array.from(
+      { length: 4 },
+      () => new Worker(new URL(`file://${dir}/builder.js`), { type: "module" }),
+    );
+    const fromWorkers = workers.map((w) =>
+      new Promise<{ path?: string; error?: string }>((resolve) => {
+        w.onmessage = (e) => resolve(e.data);
+        w.onerror = (e) => resolve({ error: e.message });
+      })
+    );
+    const processes = Array.from({ length: 2 }, () =>
+      new Deno.Command(Deno.execPath(), {
+        args: ["run", "-A", `${dir}/builder.js`],
+        stdout: "piped",
+        stderr: "piped",
+      }).output());
+    for (const w of workers) w.postMessage("build");
+    const answers = await Promise.all(fromWorkers);
+    for (const w of workers) w.terminate();
+    const outputs = await Promise.all(processes);
+    const paths = answers.map((a) => {
+      assert.equal(a.error, undefined);
+      return a.path!;
+    });
+    for (const o of outputs) {
+      assert.ok(o.success, new TextDecoder().decode(o.stderr));
+      paths.push(new TextDecoder().decode(o.stdout).trim());
+    }
+    assert.equal(new Set(paths).size, 1, paths.join("\n"));
+    assert.deepEqual(callFill(paths[0]!, "fill", 2), [3, 3]);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("build: the compiler's dependency lists are read as Make writes them", async () => {
+  const { _parseDepFile } = await import("../build.ts");
+  assert.deepEqual(
+    _parseDepFile(
+      "/out\\ dir/lib.so.tmp: /src/a.c /usr/include/stdc-predef.h \\\n" +
+        " /with\\ space/b.h /src/t.def \\\r\n /src/c$$.h /src/\\#d.h\n" +
+        "x.o: x.c a.h\n",
+    ),
+    [
+      "/src/a.c",
+      "/usr/include/stdc-predef.h",
+      "/with space/b.h",
+      "/src/t.def",
+      "/src/c$.h",
+      "/src/#d.h",
+      "x.c",
+      "a.h",
+    ],
+  );
+});

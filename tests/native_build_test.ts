@@ -163,9 +163,13 @@ Deno.test({
       // The library and its sources went to $XDG_CACHE_HOME/deno-xla-ffi.
       const entries = [...Deno.readDirSync(`${cache}/deno-xla-ffi`)].map((e) => e.name);
       assert.ok(entries.some((n) => n.startsWith("src-")), entries.join(","));
+      // <key>/<version of the files the compiler read>/libxla_ffi_deno.so
       const libs = entries.filter((n) => !n.startsWith("src-")).filter((n) =>
-        [...Deno.readDirSync(`${cache}/deno-xla-ffi/${n}`)].some((f) =>
-          f.name === "libxla_ffi_deno.so"
+        [...Deno.readDirSync(`${cache}/deno-xla-ffi/${n}`)].some((v) =>
+          v.isDirectory &&
+          [...Deno.readDirSync(`${cache}/deno-xla-ffi/${n}/${v.name}`)].some((f) =>
+            f.name === "libxla_ffi_deno.so"
+          )
         )
       );
       assert.equal(libs.length, 1, entries.join(","));
