@@ -7,7 +7,10 @@
  *    API function gives an error instead of undefined behaviour;
  *  - xrt_check_call_frame: a structural check of a whole XLA_FFI_CallFrame
  *    (struct sizes, null pointers, counts, ranks, enum values, attribute
- *    names sorted, unique and UTF-8), with the documented limits of common.h.
+ *    names sorted, unique and UTF-8), with the documented limits of common.h;
+ *  - guard memory for guarded frames in the caller's process
+ *    (src/runtime/_guard.ts): a mapping of its own, away from the
+ *    allocator's heap, between two inaccessible pages.
  *
  * What cannot be checked in-process: non-null pointers to unmapped or unrelated
  * memory (wild pointers), function pointers, and buffer data sizes (a call
@@ -15,10 +18,13 @@
  *
  * Copyright 2026 The deno-xla-ffi Authors. Licensed under Apache-2.0.
  */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "runtime_internal.h"
 
@@ -307,4 +313,43 @@ XLA_FFI_Error* xrt_check_call_frame(const XLA_FFI_CallFrame* cf) {
     if (e) return e;
   }
   return check_attrs(&cf->attrs, 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Guard memory                                                              */
+/* ------------------------------------------------------------------------ */
+
+static size_t page_size(void) {
+  static size_t page;
+  if (!page) page = (size_t)sysconf(_SC_PAGESIZE);
+  return page;
+}
+
+/**
+ * Guard memory of `size` bytes (rounded up to whole pages, zeroed) in an
+ * anonymous mapping of its own with an inaccessible page before and after
+ * it; NULL when `size` is not positive or the mapping fails. A stray write
+ * near the memory lands in it (the caller's canaries tell), never in the
+ * allocator's metadata; one beyond a whole page of it faults instead of
+ * corrupting whatever lies there.
+ */
+void* xrt_guard_map(double size) {
+  size_t page = page_size();
+  if (!(size > 0) || size > (double)(SIZE_MAX / 2)) return NULL;
+  size_t bytes = ((size_t)size + page - 1) & ~(page - 1);
+  uint8_t* p = mmap(NULL, bytes + 2 * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return NULL;
+  if (mprotect(p + page, bytes, PROT_READ | PROT_WRITE) != 0) {
+    munmap(p, bytes + 2 * page);
+    return NULL;
+  }
+  return p + page;
+}
+
+/** Unmaps guard memory from xrt_guard_map with the same `size`; 0 on success. */
+int32_t xrt_guard_unmap(void* p, double size) {
+  size_t page = page_size();
+  if (!p || !(size > 0)) return -1;
+  size_t bytes = ((size_t)size + page - 1) & ~(page - 1);
+  return munmap((uint8_t*)p - page, bytes + 2 * page) == 0 ? 0 : -1;
 }
