@@ -7,9 +7,11 @@
  * library, then serves calls (isolate_protocol.h) until its socket closes.
  * Operands live in the shared mapping, so results land where the parent
  * reads them. For a guarded call the arguments' pages are made read-only
- * and the page after each result inaccessible in this process only: a write
- * there faults at once, the fault handler records operand and byte offset in
- * the shared header, and the process dies of the signal as it would have.
+ * and the page before and after every operand inaccessible, in this process
+ * only (the parent lays each operand out with pages of its own around it): a
+ * write there faults at once, the fault handler records the operand and the
+ * byte offset from its first byte (negative before it) in the shared header,
+ * and the process dies of the signal as it would have.
  *
  * Copyright 2026 The deno-xla-ffi Authors. Licensed under Apache-2.0.
  */
@@ -51,14 +53,16 @@ static size_t g_size;
 static void* g_runtimes[8]; /* by API minor */
 static size_t g_page;
 
-/* Guarded ranges of the call in progress (read by the fault handler). */
-#define MAX_GUARDED 4096
+/* Guarded ranges of the call in progress (read by the fault handler): up to
+ * three per operand (the page before, read-only argument pages, the page
+ * after). The array only grows between calls, while none is armed. */
 typedef struct {
   uintptr_t lo, hi;  /* the protected range */
   uintptr_t start;   /* the operand's first byte */
   uint32_t kind, index;
 } guarded;
-static guarded g_guarded[MAX_GUARDED];
+static guarded* g_guarded;
+static size_t g_cap_guarded;
 static volatile sig_atomic_t g_n_guarded;
 static struct sigaction g_old_segv, g_old_bus;
 
@@ -92,9 +96,9 @@ static void on_fault(int sig, siginfo_t* info, void* uc) {
     const guarded* g = &g_guarded[i];
     if (a >= g->lo && a < g->hi) {
       xiso_header* h = header();
-      h->fault_kind = g->kind == 1 ? XISO_FAULT_PAST_END : XISO_FAULT_ARGUMENT;
+      h->fault_kind = g->kind == 1 ? XISO_FAULT_RESULT : XISO_FAULT_ARGUMENT;
       h->fault_index = (int32_t)g->index;
-      h->fault_offset = (int64_t)(a - g->start);
+      h->fault_offset = (int64_t)a - (int64_t)g->start;
       h->status = XISO_FAULT;
       break;
     }
@@ -143,28 +147,31 @@ static int patch_description(uint8_t* d, size_t len) {
 static uintptr_t page_down(uintptr_t a) { return a & ~(uintptr_t)(g_page - 1); }
 static uintptr_t page_up(uintptr_t a) { return page_down(a + g_page - 1); }
 
-/* Read-only arguments and an inaccessible page after each result. */
+/* Protects [lo, hi) with `prot` and records it for the fault handler. */
+static int protect(uintptr_t lo, uintptr_t hi, int prot, uintptr_t start, const xiso_operand* op) {
+  if (lo < (uintptr_t)(g_base + XISO_HEADER_BYTES) || hi > (uintptr_t)(g_base + g_size)) return 0;
+  if (mprotect((void*)lo, hi - lo, prot) != 0) return 0;
+  g_guarded[g_n_guarded] = (guarded){lo, hi, start, op->kind, op->index};
+  g_n_guarded = g_n_guarded + 1;
+  return 1;
+}
+
+/* An inaccessible page before and after every operand, read-only arguments. */
 static int guard_on(const xiso_header* h) {
   const xiso_operand* ops = (const xiso_operand*)(g_base + h->ops_offset);
-  int n = 0;
-  for (uint32_t i = 0; i < h->n_ops && n < MAX_GUARDED; i++) {
+  if ((size_t)h->n_ops * 3 > g_cap_guarded) {
+    guarded* grown = realloc(g_guarded, sizeof(guarded) * 3 * (size_t)h->n_ops);
+    if (!grown) return 0;
+    g_guarded = grown;
+    g_cap_guarded = 3 * (size_t)h->n_ops;
+  }
+  for (uint32_t i = 0; i < h->n_ops; i++) {
+    if (ops[i].size == 0) continue;
     uintptr_t start = (uintptr_t)(g_base + ops[i].offset);
-    guarded g = {0, 0, start, ops[i].kind, ops[i].index};
-    int prot;
-    if (ops[i].kind == 0) {
-      if (ops[i].size == 0) continue;
-      g.lo = page_down(start);
-      g.hi = page_up(start + ops[i].size);
-      prot = PROT_READ;
-    } else {
-      g.lo = page_up(start + ops[i].size);
-      g.hi = g.lo + g_page;
-      prot = PROT_NONE;
-    }
-    if (g.hi > (uintptr_t)(g_base + g_size)) return 0;
-    if (mprotect((void*)g.lo, g.hi - g.lo, prot) != 0) return 0;
-    g_guarded[n++] = g;
-    g_n_guarded = n;
+    uintptr_t first = page_down(start), last = page_up(start + ops[i].size);
+    if (!protect(first - g_page, first, PROT_NONE, start, &ops[i])) return 0;
+    if (ops[i].kind == 0 && !protect(first, last, PROT_READ, start, &ops[i])) return 0;
+    if (!protect(last, last + g_page, PROT_NONE, start, &ops[i])) return 0;
   }
   return 1;
 }

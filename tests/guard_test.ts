@@ -218,3 +218,68 @@ Deno.test("a guarded frame keeps an aliased argument and result one buffer", asy
   });
   assert.deepEqual([...(out as Float32Array)], [6, 7]);
 });
+
+Deno.test("isolated guarded frames catch writes before an operand, far past it, and keep aliases", async () => {
+  using lib = HandlerLibrary.open(faultHandlersPath(), { isolate: true });
+  using rt = new Runtime({ threads: 0 });
+  // 16 bytes at the end of their page leave canaries before them.
+  const y = new Float32Array(4);
+  using small = new CallFrameBuilder({ guard: true }).ret(y).build();
+  assert.throws(
+    () => rt.callSync(lib.handler("fault_before_start"), small),
+    isFault(
+      ErrorCode.DATA_LOSS,
+      /^Handler 'fault_before_start' wrote before the start of result 0 at byte offset -4, 4 bytes before its first byte \(the result has 16 bytes; found by a canary before it\)$/,
+    ),
+  );
+  assert.deepEqual([...y], [7, 7, 7, 7]);
+  // A whole page starts right after an inaccessible one.
+  const pageSize = 4096;
+  using whole = new CallFrameBuilder({ guard: true }).ret(new Float32Array(pageSize / 4)).build();
+  assert.throws(
+    () => rt.callSync(lib.handler("fault_before_start"), whole),
+    isFault(
+      ErrorCode.DATA_LOSS,
+      /^Handler 'fault_before_start' wrote before the start of result 0 at byte offset -4, 4 bytes before its first byte \(the result has 4096 bytes; found by the inaccessible page before it, in the isolated process\)$/,
+    ),
+  );
+  // Before argument 1: its own inaccessible page, not argument 0's.
+  const a = new Float32Array([4, 5, 6]);
+  using arg = new CallFrameBuilder({ guard: true }).arg(new Float32Array(3)).arg(a)
+    .ret(new Float32Array(3)).build();
+  assert.throws(
+    () => rt.callSync(lib.handler("fault_before_arg"), arg),
+    isFault(
+      ErrorCode.DATA_LOSS,
+      /^Handler 'fault_before_arg' wrote before the start of argument 1 at byte offset -4, 4 bytes before its first byte \(the argument has 12 bytes; found by the inaccessible page before it, in the isolated process\)$/,
+    ),
+  );
+  assert.deepEqual([...a], [4, 5, 6]);
+  // 1 KiB past the end: the inaccessible page after the result.
+  using far = new CallFrameBuilder({ guard: true }).ret(new Float32Array(4)).build();
+  assert.throws(
+    () => rt.callSync(lib.handler("fault_far_past_end"), far),
+    isFault(
+      ErrorCode.DATA_LOSS,
+      /^Handler 'fault_far_past_end' wrote past the end of result 0 at byte offset 1040 \(the result has 16 bytes; found by the inaccessible page after it, in the isolated process\)$/,
+    ),
+  );
+  // An aliased argument and result share one guarded buffer in the child too.
+  const x = new Float32Array([1, 2, 3]);
+  using alias = new CallFrameBuilder({ guard: true }).arg(x).ret(x).build();
+  rt.callSync(lib.handler("fault_in_place"), alias);
+  assert.deepEqual([...x], [2, 3, 4]);
+  await rt.call(lib.handler("fault_in_place"), alias);
+  assert.deepEqual([...x], [3, 4, 5]);
+  assert.throws(
+    () => rt.callSync(lib.handler("fault_far_past_end"), alias),
+    isFault(ErrorCode.DATA_LOSS, /wrote past the end of result 0 at byte offset 1036 /),
+  );
+  const [out] = await rt.ffiCall(lib.handler("fault_in_place"), {
+    args: [new Float32Array([5, 6])],
+    results: [{ dtype: DataType.F32, shape: [2] }],
+    inputOutputAliases: { 0: 0 },
+    guard: true,
+  });
+  assert.deepEqual([...(out as Float32Array)], [6, 7]);
+});

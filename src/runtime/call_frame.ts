@@ -552,7 +552,7 @@ export class CallFrameBuilder {
       return {
         size,
         bytes: () => target!._bytesOf(kind, i, size),
-        region: () => regionOf(target!._data(kind, i)),
+        region: () => _regionOf(target!._data(kind, i)),
       };
     };
     const guard = new _FrameGuard(
@@ -563,8 +563,12 @@ export class CallFrameBuilder {
   }
 }
 
-/** The memory host data is (its ArrayBuffer or address, and the byte offset), for aliases. */
-function regionOf(data: unknown): readonly [unknown, number] | null {
+/**
+ * @internal The memory host data is (its ArrayBuffer or native address, and
+ * the byte offset in it), to tell an argument that is a result's memory (an
+ * input-output alias); null for none or device memory.
+ */
+export function _regionOf(data: unknown): readonly [unknown, number] | null {
   if (data === null || data === undefined) return null;
   if (ArrayBuffer.isView(data)) return [data.buffer, data.byteOffset];
   if (data instanceof DeviceBuffer || data instanceof DeviceMemory) return null;
