@@ -353,3 +353,67 @@ int32_t xrt_guard_unmap(void* p, double size) {
   size_t bytes = ((size_t)size + page - 1) & ~(page - 1);
   return munmap((uint8_t*)p - page, bytes + 2 * page) == 0 ? 0 : -1;
 }
+
+/* Canary byte k of guard memory (k from its start): the pattern the caller
+ * (src/runtime/_guard.ts, _canaryByte) writes; it repeats every 256 bytes. */
+#define GUARD_PERIOD 256
+static uint8_t guard_pattern[GUARD_PERIOD * 2];
+static pthread_once_t guard_pattern_once = PTHREAD_ONCE_INIT;
+
+static void guard_pattern_init(void) {
+  for (int i = 0; i < GUARD_PERIOD * 2; i++) guard_pattern[i] = (uint8_t)((0xcb + i * 37) & 0xff);
+}
+
+/* Compares [from, from + len) of guard memory `base` with its canaries; the
+ * first changed byte's offset from `base`, or -1. A changed zone is restored. */
+static int64_t guard_zone(uint8_t* base, size_t from, size_t len) {
+  int64_t first = -1;
+  for (size_t done = 0; done < len;) {
+    size_t k = from + done, phase = k % GUARD_PERIOD;
+    size_t n = len - done < GUARD_PERIOD ? len - done : GUARD_PERIOD;
+    const uint8_t* want = guard_pattern + phase;
+    if (memcmp(base + k, want, n) != 0) {
+      if (first < 0) {
+        size_t i = 0;
+        while (base[k + i] == want[i]) i++;
+        first = (int64_t)(k + i);
+      }
+      memcpy(base + k, want, n);
+    }
+    done += n;
+  }
+  return first;
+}
+
+/**
+ * Checks the canary zones of guard memory `base`: `zones` holds n pairs
+ * (offset, length) of byte ranges; every changed zone is restored. Returns
+ * the index of the first changed zone, with the offset of its first changed
+ * byte (from `base`) in out[0]; -1 when all are whole.
+ */
+int32_t xrt_guard_check(void* base, const double* zones, int32_t n, double* out) {
+  pthread_once(&guard_pattern_once, guard_pattern_init);
+  int32_t hit = -1;
+  for (int32_t z = 0; z < n; z++) {
+    int64_t at = guard_zone(base, (size_t)zones[2 * z], (size_t)zones[2 * z + 1]);
+    if (at >= 0 && hit < 0) {
+      hit = z;
+      out[0] = (double)at;
+    }
+  }
+  return hit;
+}
+
+/** The first byte offset where a[0, n) and b[0, n) differ, or -1. */
+double xrt_guard_difference(const void* a, const void* b, double n) {
+  const uint8_t *x = a, *y = b;
+  size_t len = (size_t)n;
+  for (size_t done = 0; done < len; done += 4096) {
+    size_t m = len - done < 4096 ? len - done : 4096;
+    if (memcmp(x + done, y + done, m) == 0) continue;
+    size_t i = done;
+    while (x[i] == y[i]) i++;
+    return (double)i;
+  }
+  return -1;
+}

@@ -31,12 +31,8 @@ export function _canaryByte(i: number): number {
   return (0xcb + i * 37) & 0xff;
 }
 
-/** The canary pattern, long enough for a zone starting at any phase of it. */
-const PATTERN = (() => {
-  const p = new Uint8Array(_GUARD_ZONE + ALIGN + PERIOD);
-  for (let i = 0; i < p.length; i++) p[i] = _canaryByte(i);
-  return p;
-})();
+/** One period of the canary pattern (native/runtime_guard.c checks the same bytes). */
+const PATTERN = Uint8Array.from({ length: PERIOD }, (_, i) => _canaryByte(i));
 
 /** A buffer's current data, as bytes (a view over a typed array or native memory). */
 export type _BytesOf = () => Uint8Array | null;
@@ -72,6 +68,11 @@ export class _FrameGuard {
   #base: number;
   #size: number;
   #mem: Uint8Array<ArrayBuffer> | null;
+  /** (offset, length) of every canary zone: before and after each result, then each argument. */
+  #zones: Float64Array<ArrayBuffer>;
+  #hit = new Float64Array(1);
+  /** Each argument's own shadow, as a pointer (for the native comparison). */
+  #argPtr: Deno.PointerObject[];
 
   constructor(args: _GuardOperand[], rets: _GuardOperand[]) {
     this.args = args;
@@ -100,6 +101,18 @@ export class _FrameGuard {
       mem.set(PATTERN.subarray(0, Math.min(PERIOD, mem.length - k)), k);
     }
     this.#mem = mem;
+    const zones: number[] = [];
+    const zone = (at: number, size: number) =>
+      zones.push(
+        at - _GUARD_ZONE,
+        _GUARD_ZONE,
+        at + size,
+        align(at + size) + _GUARD_ZONE - at - size,
+      );
+    rets.forEach((r, i) => zone(this.retAt[i]!, r.size));
+    args.forEach((a, i) => zone(this.argAt[i]!, a.size));
+    this.#zones = new Float64Array(zones);
+    this.#argPtr = this.argAt.map((at) => Deno.UnsafePointer.create(BigInt(this.#base + at))!);
     unmapped.register(this, [ptr, this.#size], this);
   }
 
@@ -171,28 +184,27 @@ export class _FrameGuard {
    */
   after(handler: string): void {
     const mem = this.#live();
+    const sym = native();
     let fault: FfiError | undefined;
-    const zones = (kind: 0 | 1, i: number, at: number, size: number) => {
-      const before = zoneDifference(mem, at - _GUARD_ZONE, at);
-      const after = zoneDifference(mem, at + size, align(at + size) + _GUARD_ZONE);
-      if (fault !== undefined) return;
-      if (before >= 0) {
-        fault = _outOfBounds(handler, kind, i, before - at, size, "a canary before it");
-      } else if (after >= 0) {
-        fault = _outOfBounds(handler, kind, i, after - at, size, "a canary after the call");
-      }
-    };
-    for (let i = 0; i < this.rets.length; i++) zones(1, i, this.retAt[i]!, this.rets[i]!.size);
+    const zones = this.#zones;
+    const hit = sym.xrt_guard_check(this.#ptr, zones, zones.length / 2, this.#hit);
+    if (hit >= 0) {
+      const n = this.rets.length, o = hit >> 1;
+      const kind = o < n ? 1 : 0, i = o < n ? o : o - n;
+      const at = kind === 1 ? this.retAt[i]! : this.argAt[i]!;
+      const size = kind === 1 ? this.rets[i]!.size : this.args[i]!.size;
+      const how = (hit & 1) === 0 ? "a canary before it" : "a canary after the call";
+      fault = _outOfBounds(handler, kind, i, this.#hit[0]! - at, size, how);
+    }
     for (let i = 0; i < this.args.length; i++) {
       if (this.aliasOf[i]! >= 0) continue;
-      const a = this.args[i]!, at = this.argAt[i]!;
-      zones(0, i, at, a.size);
+      const a = this.args[i]!;
       const data = a.bytes();
-      if (fault !== undefined || data === null) continue;
-      const d = _firstDifference(mem.subarray(at, at + a.size), data.subarray(0, a.size));
+      if (data === null || a.size === 0) continue;
+      const d = sym.xrt_guard_difference(this.#argPtr[i]!, data, a.size);
       if (d >= 0) {
-        fault = _argWrite(handler, i, d, "a copy compared after the call");
-        mem.set(data.subarray(0, a.size), at);
+        fault ??= _argWrite(handler, i, d, "a copy compared after the call");
+        mem.set(data.subarray(0, a.size), this.argAt[i]!);
       }
     }
     for (let i = 0; i < this.rets.length; i++) {
@@ -215,38 +227,6 @@ export class _FrameGuard {
 
 function align(n: number): number {
   return (n + ALIGN - 1) & ~(ALIGN - 1);
-}
-
-/**
- * The first offset in `[from, to)` of `mem` whose canary byte changed, or -1;
- * a zone found changed is made whole again.
- */
-function zoneDifference(mem: Uint8Array, from: number, to: number): number {
-  const phase = from % PERIOD;
-  const want = PATTERN.subarray(phase, phase + (to - from));
-  const got = mem.subarray(from, to);
-  const d = _firstDifference(got, want);
-  if (d < 0) return -1;
-  got.set(want);
-  return from + d;
-}
-
-/** The first byte offset where `a` and `b` differ, or -1. */
-export function _firstDifference(a: Uint8Array, b: Uint8Array): number {
-  const n = Math.min(a.length, b.length);
-  let i = 0;
-  // Eight bytes at a time once both are aligned (they are when their offsets agree mod 8).
-  if (n >= 64 && ((a.byteOffset - b.byteOffset) & 7) === 0) {
-    for (; i < n && ((a.byteOffset + i) & 7) !== 0; i++) if (a[i] !== b[i]) return i;
-    const w = (n - i) >>> 3;
-    const a64 = new BigUint64Array(a.buffer, a.byteOffset + i, w);
-    const b64 = new BigUint64Array(b.buffer, b.byteOffset + i, w);
-    let k = 0;
-    while (k < w && a64[k] === b64[k]) k++;
-    i += k << 3;
-  }
-  for (; i < n; i++) if (a[i] !== b[i]) return i;
-  return -1;
 }
 
 /**
