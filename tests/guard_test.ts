@@ -233,14 +233,14 @@ Deno.test("isolated guarded frames catch writes before an operand, far past it, 
     ),
   );
   assert.deepEqual([...y], [7, 7, 7, 7]);
-  // A whole page starts right after an inaccessible one.
-  const pageSize = 4096;
-  using whole = new CallFrameBuilder({ guard: true }).ret(new Float32Array(pageSize / 4)).build();
+  // A result of whole pages (64 KiB: 4 KiB and 64 KiB pages alike) starts right after an
+  // inaccessible page.
+  using whole = new CallFrameBuilder({ guard: true }).ret(new Float32Array(16384)).build();
   assert.throws(
     () => rt.callSync(lib.handler("fault_before_start"), whole),
     isFault(
       ErrorCode.DATA_LOSS,
-      /^Handler 'fault_before_start' wrote before the start of result 0 at byte offset -4, 4 bytes before its first byte \(the result has 4096 bytes; found by the inaccessible page before it, in the isolated process\)$/,
+      /^Handler 'fault_before_start' wrote before the start of result 0 at byte offset -4, 4 bytes before its first byte \(the result has 65536 bytes; found by the inaccessible page before it, in the isolated process\)$/,
     ),
   );
   // Before argument 1: its own inaccessible page, not argument 0's.
@@ -282,4 +282,26 @@ Deno.test("isolated guarded frames catch writes before an operand, far past it, 
     guard: true,
   });
   assert.deepEqual([...(out as Float32Array)], [6, 7]);
+  // Unguarded, an alias is one place in the shared memory too.
+  using plain = new CallFrameBuilder().arg(x).ret(x).build();
+  rt.callSync(lib.handler("fault_in_place"), plain);
+  assert.deepEqual([...x], [4, 5, 6]);
+});
+
+Deno.test("a closed guarded frame's calls fail cleanly: its guard memory is gone", async () => {
+  using lib = HandlerLibrary.open(faultHandlersPath());
+  using rt = new Runtime({ threads: 1 });
+  const x = new Float32Array([1, 2]), y = new Float32Array(2);
+  const frame = new CallFrameBuilder({ guard: true }).arg(x).ret(y).build();
+  rt.callSync(lib.handler("fault_ok"), frame);
+  frame.close();
+  const closed = isFault(ErrorCode.FAILED_PRECONDITION, /closed/);
+  assert.throws(() => rt.callSync(lib.handler("fault_ok"), frame), closed);
+  await assert.rejects(rt.call(lib.handler("fault_ok"), frame), closed);
+  // Many frames, each with guard memory of its own, opened and closed.
+  for (let i = 0; i < 2000; i++) {
+    using f = new CallFrameBuilder({ guard: true }).arg(x).ret(y).build();
+    rt.callSync(lib.handler("fault_ok"), f);
+  }
+  assert.deepEqual([...y], [2, 4]);
 });
