@@ -60,6 +60,7 @@ typedef struct {
   uintptr_t lo, hi;  /* the protected range */
   uintptr_t start;   /* the operand's first byte */
   uint32_t kind, index;
+  int prot;
 } guarded;
 static guarded* g_guarded;
 static size_t g_cap_guarded;
@@ -147,16 +148,18 @@ static int patch_description(uint8_t* d, size_t len) {
 static uintptr_t page_down(uintptr_t a) { return a & ~(uintptr_t)(g_page - 1); }
 static uintptr_t page_up(uintptr_t a) { return page_down(a + g_page - 1); }
 
-/* Protects [lo, hi) with `prot` and records it for the fault handler. */
-static int protect(uintptr_t lo, uintptr_t hi, int prot, uintptr_t start, const xiso_operand* op) {
+/* Records [lo, hi) of an operand, to be protected with `prot`. */
+static int record(uintptr_t lo, uintptr_t hi, int prot, uintptr_t start, const xiso_operand* op) {
   if (lo < (uintptr_t)(g_base + XISO_HEADER_BYTES) || hi > (uintptr_t)(g_base + g_size)) return 0;
-  if (mprotect((void*)lo, hi - lo, prot) != 0) return 0;
-  g_guarded[g_n_guarded] = (guarded){lo, hi, start, op->kind, op->index};
+  g_guarded[g_n_guarded] = (guarded){lo, hi, start, op->kind, op->index, prot};
   g_n_guarded = g_n_guarded + 1;
   return 1;
 }
 
-/* An inaccessible page before and after every operand, read-only arguments. */
+/* An inaccessible page before and after every operand, read-only arguments.
+ * Neighbouring ranges with one protection (the page after an operand and the
+ * page before the next) take one mprotect; each keeps its own record, so a
+ * fault names the operand its page belongs to. */
 static int guard_on(const xiso_header* h) {
   const xiso_operand* ops = (const xiso_operand*)(g_base + h->ops_offset);
   if ((size_t)h->n_ops * 3 > g_cap_guarded) {
@@ -165,23 +168,39 @@ static int guard_on(const xiso_header* h) {
     g_guarded = grown;
     g_cap_guarded = 3 * (size_t)h->n_ops;
   }
+  g_n_guarded = 0;
   for (uint32_t i = 0; i < h->n_ops; i++) {
     if (ops[i].size == 0) continue;
     uintptr_t start = (uintptr_t)(g_base + ops[i].offset);
     uintptr_t first = page_down(start), last = page_up(start + ops[i].size);
-    if (!protect(first - g_page, first, PROT_NONE, start, &ops[i])) return 0;
-    if (ops[i].kind == 0 && !protect(first, last, PROT_READ, start, &ops[i])) return 0;
-    if (!protect(last, last + g_page, PROT_NONE, start, &ops[i])) return 0;
+    if (!record(first - g_page, first, PROT_NONE, start, &ops[i])) return 0;
+    if (ops[i].kind == 0 && !record(first, last, PROT_READ, start, &ops[i])) return 0;
+    if (!record(last, last + g_page, PROT_NONE, start, &ops[i])) return 0;
+  }
+  int n = g_n_guarded;
+  for (int i = 0; i < n;) {
+    int j = i + 1;
+    while (j < n && g_guarded[j].lo == g_guarded[j - 1].hi && g_guarded[j].prot == g_guarded[i].prot)
+      j++;
+    if (mprotect((void*)g_guarded[i].lo, g_guarded[j - 1].hi - g_guarded[i].lo, g_guarded[i].prot))
+      return 0;
+    i = j;
   }
   return 1;
 }
 
+/* Everything guard_on protected is read-write again: one mprotect over the
+ * span from the first range to the last. */
 static void guard_off(void) {
   int n = g_n_guarded;
   g_n_guarded = 0;
-  for (int i = 0; i < n; i++) {
-    mprotect((void*)g_guarded[i].lo, g_guarded[i].hi - g_guarded[i].lo, PROT_READ | PROT_WRITE);
+  if (n == 0) return;
+  uintptr_t lo = g_guarded[0].lo, hi = g_guarded[0].hi;
+  for (int i = 1; i < n; i++) {
+    if (g_guarded[i].lo < lo) lo = g_guarded[i].lo;
+    if (g_guarded[i].hi > hi) hi = g_guarded[i].hi;
   }
+  mprotect((void*)lo, hi - lo, PROT_READ | PROT_WRITE);
 }
 
 static void serve(void* lib) {

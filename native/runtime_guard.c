@@ -357,11 +357,13 @@ int32_t xrt_guard_unmap(void* p, double size) {
 /* Canary byte k of guard memory (k from its start): the pattern the caller
  * (src/runtime/_guard.ts, _canaryByte) writes; it repeats every 256 bytes. */
 #define GUARD_PERIOD 256
-static uint8_t guard_pattern[GUARD_PERIOD * 2];
+#define GUARD_CHUNK 8192 /* bytes compared at once (a zone is a page and a little) */
+static uint8_t guard_pattern[GUARD_CHUNK + GUARD_PERIOD];
 static pthread_once_t guard_pattern_once = PTHREAD_ONCE_INIT;
 
 static void guard_pattern_init(void) {
-  for (int i = 0; i < GUARD_PERIOD * 2; i++) guard_pattern[i] = (uint8_t)((0xcb + i * 37) & 0xff);
+  for (int i = 0; i < GUARD_CHUNK + GUARD_PERIOD; i++)
+    guard_pattern[i] = (uint8_t)((0xcb + i * 37) & 0xff);
 }
 
 /* Compares [from, from + len) of guard memory `base` with its canaries; the
@@ -370,7 +372,7 @@ static int64_t guard_zone(uint8_t* base, size_t from, size_t len) {
   int64_t first = -1;
   for (size_t done = 0; done < len;) {
     size_t k = from + done, phase = k % GUARD_PERIOD;
-    size_t n = len - done < GUARD_PERIOD ? len - done : GUARD_PERIOD;
+    size_t n = len - done < GUARD_CHUNK ? len - done : GUARD_CHUNK;
     const uint8_t* want = guard_pattern + phase;
     if (memcmp(base + k, want, n) != 0) {
       if (first < 0) {

@@ -34,6 +34,44 @@ export function _canaryByte(i: number): number {
 /** One period of the canary pattern (native/runtime_guard.c checks the same bytes). */
 const PATTERN = Uint8Array.from({ length: PERIOD }, (_, i) => _canaryByte(i));
 
+/** The canary pattern from byte 0, grown as callers need (see {@link _fillCanaries}). */
+let canaries = new Uint8Array(0);
+let canaryWords = new Int32Array(0);
+
+function canaryPattern(n: number): Uint8Array {
+  if (canaries.length < n) {
+    const len = (Math.max(n, 4096) + 3) & ~3;
+    canaries = Uint8Array.from({ length: len }, (_, i) => _canaryByte(i));
+    canaryWords = new Int32Array(canaries.buffer);
+  }
+  return canaries;
+}
+
+/** Writes canary bytes 0, 1, ... into `mem[from, to)`. */
+export function _fillCanaries(mem: Uint8Array, from: number, to: number): void {
+  if (to > from) mem.set(canaryPattern(to - from).subarray(0, to - from), from);
+}
+
+/**
+ * The first offset in `mem[from, to)` whose byte is not canary byte
+ * `offset - from` (as {@link _fillCanaries} wrote it), or -1.
+ */
+export function _changedCanary(mem: Uint8Array, from: number, to: number): number {
+  const n = to - from;
+  if (n <= 0) return -1;
+  const want = canaryPattern(n);
+  let i = 0;
+  if (((mem.byteOffset + from) & 3) === 0 && n >= 16) {
+    const words = new Int32Array(mem.buffer, mem.byteOffset + from, n >>> 2);
+    const w = canaryWords;
+    let k = 0;
+    while (k < words.length && words[k] === w[k]) k++;
+    i = k << 2;
+  }
+  for (; i < n; i++) if (mem[from + i] !== want[i]) return from + i;
+  return -1;
+}
+
 /** A buffer's current data, as bytes (a view over a typed array or native memory). */
 export type _BytesOf = () => Uint8Array | null;
 

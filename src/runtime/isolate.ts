@@ -13,7 +13,7 @@ import { DataType, ErrorCode } from "../abi/enums.ts";
 import { FfiError } from "../errors.ts";
 import { native } from "../native/lib.ts";
 import { DeviceMemory } from "../cuda/memory.ts";
-import { _argWrite, _canaryByte, _outOfBounds } from "./_guard.ts";
+import { _argWrite, _changedCanary, _fillCanaries, _outOfBounds } from "./_guard.ts";
 import {
   _describe,
   _describedSize,
@@ -544,8 +544,8 @@ export class _Isolated {
       const data = frame._bytesOf(p.kind, p.index, p.size);
       if (data !== null) u8.set(data.subarray(0, p.size), p.offset);
       if (guard && p.kind === 1) {
-        for (let b = p.lo, j = 0; b < p.offset; b++, j++) u8[b] = _canaryByte(j);
-        for (let b = p.offset + p.size, j = 0; b < p.end; b++, j++) u8[b] = _canaryByte(j);
+        _fillCanaries(u8, p.lo, p.offset);
+        _fillCanaries(u8, p.offset + p.size, p.end);
       }
     }
     return placed;
@@ -575,23 +575,26 @@ export class _Isolated {
       const data = frame._bytesOf(1, p.index, p.size);
       if (data !== null) data.set(u8.subarray(p.offset, p.offset + p.size));
       if (frame._guard !== null && fault === undefined) {
-        for (let b = p.lo, j = 0; b < p.offset; b++, j++) {
-          if (u8[b] !== _canaryByte(j)) {
-            fault = _outOfBounds(handler, 1, p.index, b - p.offset, p.size, "a canary before it");
-            break;
-          }
-        }
-        for (let b = p.offset + p.size, j = 0; b < p.end && fault === undefined; b++, j++) {
-          if (u8[b] !== _canaryByte(j)) {
-            fault = _outOfBounds(
-              handler,
-              1,
-              p.index,
-              p.size + j,
-              p.size,
-              "a canary after the call",
-            );
-          }
+        const before = _changedCanary(u8, p.lo, p.offset);
+        const after = _changedCanary(u8, p.offset + p.size, p.end);
+        if (before >= 0) {
+          fault = _outOfBounds(
+            handler,
+            1,
+            p.index,
+            before - p.offset,
+            p.size,
+            "a canary before it",
+          );
+        } else if (after >= 0) {
+          fault = _outOfBounds(
+            handler,
+            1,
+            p.index,
+            after - p.offset,
+            p.size,
+            "a canary after the call",
+          );
         }
       }
     }
