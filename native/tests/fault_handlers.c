@@ -1,8 +1,9 @@
 /*
  * fault_handlers.c: C test handlers that fail the way handlers under test
- * do: fatal signals (SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL), a hang, a
- * write past the end of a result, a write into an argument, a heap overflow
- * for AddressSanitizer. Written against the project's xla_ffi.h; each answers
+ * do: fatal signals (SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL), a hang,
+ * writes past the end of a result (next to it and far from it), before the
+ * start of a result or an argument, into an argument, a heap overflow for
+ * AddressSanitizer; and an in-place update of an aliased buffer. Written against the project's xla_ffi.h; each answers
  * the metadata query first, as ffi.h does.
  *
  * Copyright 2026 The deno-xla-ffi Authors. Licensed under Apache-2.0.
@@ -147,5 +148,61 @@ XLA_FFI_Error* fault_heap_overflow(XLA_FFI_CallFrame* cf) {
   if (!p) return test_error(cf->api, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, "malloc failed");
   p[size] = 1;
   free((void*)p);
+  return NULL;
+}
+
+/* Fills result 0 (F32) with 7s and writes one more element just before its
+ * first byte: an off-by-one at the start. */
+XLA_FFI_Error* fault_before_start(XLA_FFI_CallFrame* cf) {
+  META(cf);
+  XLA_FFI_Buffer* y = ret_at(cf, 0);
+  if (!y)
+    return test_error(cf->api, XLA_FFI_Error_Code_INVALID_ARGUMENT, "fault_before_start: -> y");
+  float* out = y->data;
+  for (int64_t i = -1, n = elements(y); i < n; i++) out[i] = 7; /* i == -1 is one too early */
+  return NULL;
+}
+
+/* Copies argument 0 into result 0 and writes 9 into the element just before
+ * argument 1 (F32): a write before an input's first byte. */
+XLA_FFI_Error* fault_before_arg(XLA_FFI_CallFrame* cf) {
+  META(cf);
+  XLA_FFI_Buffer* a = arg_at(cf, 1);
+  XLA_FFI_Buffer* y = ret_at(cf, 0);
+  XLA_FFI_Buffer* x = arg_at(cf, 0);
+  if (!a || !x || !y)
+    return test_error(cf->api, XLA_FFI_Error_Code_INVALID_ARGUMENT, "fault_before_arg: x, a -> y");
+  memcpy(y->data, x->data, (size_t)elements(y) * 4);
+  ((float*)a->data)[-1] = 9;
+  return NULL;
+}
+
+/* Fills result 0 (F32) with 7s and writes 7 into the element 256 elements
+ * past its end (1 KiB past it): a stray write well away from the buffer. */
+XLA_FFI_Error* fault_far_past_end(XLA_FFI_CallFrame* cf) {
+  META(cf);
+  XLA_FFI_Buffer* y = ret_at(cf, 0);
+  if (!y)
+    return test_error(cf->api, XLA_FFI_Error_Code_INVALID_ARGUMENT, "fault_far_past_end: -> y");
+  volatile float* out = y->data;
+  int64_t n = elements(y);
+  for (int64_t i = 0; i < n; i++) out[i] = 7;
+  out[n + 256] = 7;
+  return NULL;
+}
+
+/* Adds 1 to argument 0 in place: result 0 must be argument 0's buffer (an
+ * input-output alias, F32), else INVALID_ARGUMENT. */
+XLA_FFI_Error* fault_in_place(XLA_FFI_CallFrame* cf) {
+  META(cf);
+  XLA_FFI_Buffer* x = arg_at(cf, 0);
+  XLA_FFI_Buffer* y = ret_at(cf, 0);
+  if (!x || !y)
+    return test_error(cf->api, XLA_FFI_Error_Code_INVALID_ARGUMENT, "fault_in_place: x -> x");
+  if (x->data != y->data)
+    return test_error(cf->api, XLA_FFI_Error_Code_INVALID_ARGUMENT,
+                      "fault_in_place: the aliased argument and result are different buffers");
+  float* p = y->data;
+  for (int64_t i = 0, n = elements(y); i < n; i++) p[i] += 1;
   return NULL;
 }

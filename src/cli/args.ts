@@ -172,8 +172,8 @@ export interface ParsedRun {
   /** Worker threads of the runtime's pool, when given. */
   threads?: number;
   /**
-   * `--guard`: canaries after results and argument copies checked after
-   * each call (`CallFrameBuilder({ guard: true })`).
+   * `--guard`: canaries before and after every operand and argument copies
+   * checked after each call (`CallFrameBuilder({ guard: true })`).
    */
   guard?: boolean;
   /** Machine-readable output. */
@@ -889,10 +889,10 @@ Options:
                      without a CUDA driver; $XLA_FFI_DENO_CUDA names one)
   --repeat N         call N times and report median/min/max time
   --threads N        worker threads of the runtime's pool
-  --guard            guard the buffers: a write past a result's end or into
-                     an argument is an error naming the operand and the byte
-                     offset (canaries and argument copies checked after each
-                     call; host platform)
+  --guard            guard the buffers: a write past an operand's end, before
+                     its start or into an argument is an error naming the
+                     operand and the byte offset (canaries and argument
+                     copies checked after each call; host platform)
   --json             print one JSON object instead of text
   -h, --help         this help
 

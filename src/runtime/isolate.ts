@@ -13,10 +13,11 @@ import { DataType, ErrorCode } from "../abi/enums.ts";
 import { FfiError } from "../errors.ts";
 import { native } from "../native/lib.ts";
 import { DeviceMemory } from "../cuda/memory.ts";
-import { _argWrite, _canaryByte, _pastEnd } from "./_guard.ts";
+import { _argWrite, _changedCanary, _fillCanaries, _outOfBounds } from "./_guard.ts";
 import {
   _describe,
   _describedSize,
+  _regionOf,
   _scratch,
   type BufferEntry,
   type CallFrame,
@@ -144,7 +145,9 @@ interface Placed {
   index: number;
   offset: number;
   size: number;
-  /** Results: the end of the page run the result ends in (a guard page follows when guarded). */
+  /** Guarded results: the start of the page run the result ends (an inaccessible page before it). */
+  lo: number;
+  /** Guarded results: the end of that page run (an inaccessible page after it). */
   end: number;
 }
 
@@ -475,45 +478,59 @@ export class _Isolated {
     const descOffset = align(opsOffset + n * OPERAND, 8);
     const descMax = _describedSize(spec.args, spec.rets, spec.attrs);
     let off = align(descOffset + descMax, guard ? page : 64);
-    const moved = (entries: BufferEntry[], kind: 0 | 1): BufferEntry[] =>
-      entries.map((e, i) => {
-        const what = kind === 0 ? `argument ${i}` : `result ${i}`;
-        const data = frame._data(kind, i);
-        if (data instanceof DeviceBuffer || data instanceof DeviceMemory) {
-          throw new FfiError(
-            ErrorCode.INVALID_ARGUMENT,
-            `${what}: an isolated handler takes host memory, not device memory`,
-          );
-        }
-        const size = e.dtype === DataType.TOKEN || data === null || data === undefined
-          ? 0
-          : ArrayBuffer.isView(data)
-          ? data.byteLength
-          : _bufferBytes(e.dtype, e.dims, what);
-        let offset: number, end = 0;
-        if (!guard) {
-          offset = off;
-          off = align(off + size, 64);
-        } else if (kind === 0) {
-          offset = off;
-          off = align(off + size, page);
-        } else {
-          end = off + Math.max(1, Math.ceil(size / page)) * page;
-          offset = (end - size) & ~15;
-          off = end + page; // the guard page
-        }
-        placed.push({ kind, index: i, offset, size, end });
-        return { ...e, address: size === 0 ? -1 : offset };
-      });
-    const args = moved(spec.args, 0);
-    const rets = moved(spec.rets, 1);
+    const sizeOf = (e: BufferEntry, kind: 0 | 1, i: number): number => {
+      const what = kind === 0 ? `argument ${i}` : `result ${i}`;
+      const data = frame._data(kind, i);
+      if (data instanceof DeviceBuffer || data instanceof DeviceMemory) {
+        throw new FfiError(
+          ErrorCode.INVALID_ARGUMENT,
+          `${what}: an isolated handler takes host memory, not device memory`,
+        );
+      }
+      return e.dtype === DataType.TOKEN || data === null || data === undefined
+        ? 0
+        : ArrayBuffer.isView(data)
+        ? data.byteLength
+        : _bufferBytes(e.dtype, e.dims, what);
+    };
+    const argSizes = spec.args.map((e, i) => sizeOf(e, 0, i));
+    const retSizes = spec.rets.map((e, i) => sizeOf(e, 1, i));
+    const aliasOf = aliases(frame, argSizes, retSizes);
+    // Guarded: an inaccessible page before and after every operand, its own
+    // (a write next to one operand is never blamed on another); arguments
+    // start a page, results end one (canaries in the slack on either side).
+    const place = (kind: 0 | 1, index: number, size: number): number => {
+      let offset: number, lo = 0, end = 0;
+      if (!guard) {
+        offset = off;
+        off = align(off + size, 64);
+      } else if (kind === 0) {
+        offset = off += page;
+        off = align(off + size, page) + page;
+      } else {
+        lo = off += page;
+        end = off + Math.max(1, Math.ceil(size / page)) * page;
+        offset = (end - size) & ~15;
+        off = end + page;
+      }
+      placed.push({ kind, index, offset, size, lo, end });
+      return offset;
+    };
+    const argAt = spec.args.map((_, i) => aliasOf[i]! >= 0 ? -1 : place(0, i, argSizes[i]!));
+    const retAt = spec.rets.map((_, i) => place(1, i, retSizes[i]!));
+    const address = (at: number, size: number) => size === 0 ? -1 : at;
+    const args = spec.args.map((e, i) => {
+      const r = aliasOf[i]!;
+      return { ...e, address: address(r >= 0 ? retAt[r]! : argAt[i]!, argSizes[i]!) };
+    });
+    const rets = spec.rets.map((e, i) => ({ ...e, address: address(retAt[i]!, retSizes[i]!) }));
     this.#reserve(off);
     this.#header(op, symbol, ctx);
     const dv = this.#dv!, u8 = this.#u8!;
     const len = _describe(args, rets, spec.attrs, descMax);
     u8.set(_scratch().subarray(0, len), descOffset);
     dv.setBigUint64(H_OPS_OFFSET, BigInt(opsOffset), true);
-    dv.setUint32(H_N_OPS, guard ? n : 0, true);
+    dv.setUint32(H_N_OPS, guard ? placed.length : 0, true);
     dv.setInt32(H_GUARD, guard ? 1 : 0, true);
     dv.setBigUint64(H_DESC_OFFSET, BigInt(descOffset), true);
     dv.setBigUint64(H_DESC_LENGTH, BigInt(len), true);
@@ -527,7 +544,8 @@ export class _Isolated {
       const data = frame._bytesOf(p.kind, p.index, p.size);
       if (data !== null) u8.set(data.subarray(0, p.size), p.offset);
       if (guard && p.kind === 1) {
-        for (let b = p.offset + p.size, j = 0; b < p.end; b++, j++) u8[b] = _canaryByte(j);
+        _fillCanaries(u8, p.lo, p.offset);
+        _fillCanaries(u8, p.offset + p.size, p.end);
       }
     }
     return placed;
@@ -557,11 +575,26 @@ export class _Isolated {
       const data = frame._bytesOf(1, p.index, p.size);
       if (data !== null) data.set(u8.subarray(p.offset, p.offset + p.size));
       if (frame._guard !== null && fault === undefined) {
-        for (let b = p.offset + p.size, j = 0; b < p.end; b++, j++) {
-          if (u8[b] !== _canaryByte(j)) {
-            fault = _pastEnd(handler, p.index, p.size + j, p.size, "a canary after the call");
-            break;
-          }
+        const before = _changedCanary(u8, p.lo, p.offset);
+        const after = _changedCanary(u8, p.offset + p.size, p.end);
+        if (before >= 0) {
+          fault = _outOfBounds(
+            handler,
+            1,
+            p.index,
+            before - p.offset,
+            p.size,
+            "a canary before it",
+          );
+        } else if (after >= 0) {
+          fault = _outOfBounds(
+            handler,
+            1,
+            p.index,
+            after - p.offset,
+            p.size,
+            "a canary after the call",
+          );
         }
       }
     }
@@ -573,12 +606,35 @@ export class _Isolated {
       const dv = this.#dv!;
       const index = dv.getInt32(H_FAULT_INDEX, true);
       const offset = Number(dv.getBigInt64(H_FAULT_OFFSET, true));
-      if (kind === 2) {
+      const k = kind === 2 ? 0 : 1;
+      const size = placed.find((p) => p.kind === k && p.index === index)?.size ?? 0;
+      const page = pageSize();
+      if (offset < 0) {
+        return _outOfBounds(
+          handler,
+          k,
+          index,
+          offset,
+          size,
+          "the inaccessible page before it, in the isolated process",
+        );
+      }
+      if (k === 0 && offset < size) {
         return _argWrite(handler, index, offset, "its read-only page, in the isolated process");
       }
-      const size = placed.find((p) => p.kind === 1 && p.index === index)?.size ?? 0;
-      return _pastEnd(
+      if (k === 0 && offset < align(size, page)) {
+        return _outOfBounds(
+          handler,
+          0,
+          index,
+          offset,
+          size,
+          "its read-only page, in the isolated process",
+        );
+      }
+      return _outOfBounds(
         handler,
+        k,
         index,
         offset,
         size,
@@ -677,6 +733,31 @@ export class _Isolated {
   get closed(): boolean {
     return this.#closed;
   }
+}
+
+/**
+ * Per argument: the result that is the same memory and size (an input-output
+ * alias: both get one place in the shared memory), or -1.
+ */
+function aliases(frame: CallFrame, argSizes: number[], retSizes: number[]): number[] {
+  if (frame._guard !== null) return frame._guard.aliasOf;
+  const out = argSizes.map(() => -1);
+  if (retSizes.length === 0) return out;
+  const taken = new Set<number>();
+  for (let i = 0; i < argSizes.length; i++) {
+    const ra = argSizes[i]! > 0 ? _regionOf(frame._data(0, i)) : null;
+    if (ra === null) continue;
+    for (let j = 0; j < retSizes.length; j++) {
+      if (taken.has(j) || retSizes[j] !== argSizes[i]) continue;
+      const rr = _regionOf(frame._data(1, j));
+      if (rr !== null && rr[0] === ra[0] && rr[1] === ra[1]) {
+        out[i] = j;
+        taken.add(j);
+        break;
+      }
+    }
+  }
+  return out;
 }
 
 let pageCache = 0;
