@@ -280,8 +280,18 @@ export class _Isolated {
         `The handler library ${this.path} is closed`,
       );
     }
+    const program = isolateChildPath();
+    // Native code is bound by none of Deno's permissions: the process is started only for a
+    // caller that may run it, and it gets the environment only when the caller may read it.
+    if (Deno.permissions.querySync({ name: "run", command: program }).state !== "granted") {
+      throw new FfiError(
+        ErrorCode.PERMISSION_DENIED,
+        `Starting the process of the isolated handler library ${this.path} runs the program ` +
+          `${program}: that needs --allow-run`,
+      );
+    }
     const guard = guardLibraryPath();
-    const argv = block([isolateChildPath(), nativeLibraryPath(), this.path, guard ?? "-"]);
+    const argv = block([program, nativeLibraryPath(), this.path, guard ?? "-"]);
     const msg = new Uint8Array(1024);
     const x = native().xiso_start(
       argv,
