@@ -235,6 +235,14 @@ export function _recordOrigin(message: string, value: unknown): void {
  * @internal Opens a call's window: a handler failure recorded from now on,
  * until {@link _closeCall} with the returned mark, can be the cause of the
  * call's error; one recorded before cannot (it belongs to an earlier call).
+ *
+ * @example
+ * ```ts ignore
+ * import { _closeCall, _openCall } from "./errors.ts";
+ * const mark = _openCall();
+ * const err = callTheHandler(); // an FfiError, or undefined
+ * throw _closeCall(mark, err); // with the thrown value as its cause, if a TS handler failed
+ * ```
  */
 export function _openCall(): number {
   openCalls.push(recorded);
@@ -252,6 +260,17 @@ export function _openCall(): number {
  * more (recorded before each open call began) are forgotten. Calls open at
  * the same time whose handlers fail with identical messages may trade
  * causes; the causes are then equal in text.
+ *
+ * @example
+ * ```ts ignore
+ * import { _closeCall, _openCall } from "./errors.ts";
+ * const mark = _openCall();
+ * try {
+ *   runTheCall();
+ * } finally {
+ *   _closeCall(mark); // no error: forgets what no open call can claim
+ * }
+ * ```
  */
 export function _closeCall<E extends FfiError>(mark: number, error?: E): E | undefined {
   // Calls close mostly in the order they opened in reverse (one at a time, or nested).

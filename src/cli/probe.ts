@@ -123,6 +123,13 @@ const CHILD_PERMISSIONS = ["ffi", "read", "write", "run", "env"] as const;
  * write, run and env that this process holds in full, and for `scoped` ones
  * it holds only in part, the listed paths it holds (`--allow-write=y.npy`).
  * A child never gets a permission this process lacks.
+ *
+ * @example
+ * ```ts ignore
+ * import { _childPermissions } from "./probe.ts";
+ * // Under `deno run --allow-read --allow-write=y.npy cli.ts …`:
+ * console.log(_childPermissions({ write: ["y.npy"] })); // ["--allow-read", "--allow-write=y.npy"]
+ * ```
  */
 export function _childPermissions(
   scoped: Partial<Record<"read" | "write", readonly string[]>> = {},

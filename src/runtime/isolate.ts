@@ -3,7 +3,11 @@
  * (`native/isolate_child.c`), started on first use and again after it died,
  * with the frame's operands in memory both processes map. A fatal signal, a
  * deadline passed or a guarded write becomes an {@link FfiError} naming the
- * handler; the caller's process lives on. See docs/faults.md.
+ * handler; the caller's process lives on. A process that ended between calls
+ * fails the next request, unsent, with UNAVAILABLE naming its signal (not the
+ * handler). Starting the process needs `--allow-run` (it is native code, which
+ * Deno's permissions do not reach) and `--allow-env`. See docs/faults.md and
+ * docs/permissions.md.
  *
  * @module
  */
