@@ -736,12 +736,16 @@ function _checkPermissions(cmd: ParsedInspect | ParsedRun, runtime: CliRuntime):
   if (!_granted({ name: "read", path })) missing.add("--allow-read");
   const child = cmd.command === "inspect" || cmd.target.kind === "library";
   if (child && runtime.runIsolated !== undefined) {
-    // The queries and library runs are child processes (with permissions of their own).
+    // The queries and library runs are child processes, which get only the permissions this
+    // process holds: it needs what they need.
     if (!_granted({ name: "run", command: Deno.execPath() })) missing.add("--allow-run");
+    for (const flag of missingNativePermissions().missing) missing.add(flag);
   }
   if (cmd.command === "run" && cmd.target.kind === "module") {
     for (const flag of missingNativePermissions().missing) missing.add(flag);
-    if (cmd.outs.length > 0 && !_granted({ name: "write" })) missing.add("--allow-write");
+  }
+  if (cmd.command === "run" && cmd.outs.some((out) => !_granted({ name: "write", path: out }))) {
+    missing.add("--allow-write");
   }
   if (missing.size === 0) return;
   const order = ["--allow-env", "--allow-read", "--allow-write", "--allow-run", "--allow-ffi"];

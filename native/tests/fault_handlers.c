@@ -3,12 +3,17 @@
  * do: fatal signals (SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL), a hang,
  * writes past the end of a result (next to it and far from it), before the
  * start of a result or an argument, into an argument, a heap overflow for
- * AddressSanitizer; and an in-place update of an aliased buffer. Written against the project's xla_ffi.h; each answers
- * the metadata query first, as ffi.h does.
+ * AddressSanitizer; and an in-place update of an aliased buffer. Written
+ * against the project's xla_ffi.h; each answers the metadata query first, as
+ * ffi.h does. Built with -DFAULT_HANG_IN_CONSTRUCTOR, the library's
+ * initialiser never returns (a library that hangs while it loads).
+ * fault_open_descriptors is no handler: the tests call it in their own
+ * process to count its descriptors.
  *
  * Copyright 2026 The deno-xla-ffi Authors. Licensed under Apache-2.0.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -205,4 +210,29 @@ XLA_FFI_Error* fault_in_place(XLA_FFI_CallFrame* cf) {
   float* p = y->data;
   for (int64_t i = 0, n = elements(y); i < n; i++) p[i] += 1;
   return NULL;
+}
+
+#ifdef FAULT_HANG_IN_CONSTRUCTOR
+/* Runs when the library is loaded, before any handler can be called. */
+__attribute__((constructor)) static void fault_hang_while_loading(void) {
+  for (;;) {
+    struct timespec ts = {0, 10 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
+}
+#endif
+
+/* The number of descriptors open in the calling process (the entries of
+ * /proc/self/fd, less the one that lists them), or -1. Counted in the process
+ * itself: another process listing them (ls) races with the descriptors its
+ * own start opens and closes in this one (the child's standard streams). */
+int32_t fault_open_descriptors(void) {
+  DIR* d = opendir("/proc/self/fd");
+  if (!d) return -1;
+  int32_t n = 0;
+  for (struct dirent* e; (e = readdir(d)) != NULL;) {
+    if (e->d_name[0] != '.') n++;
+  }
+  closedir(d);
+  return n - 1;
 }

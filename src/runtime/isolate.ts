@@ -3,7 +3,11 @@
  * (`native/isolate_child.c`), started on first use and again after it died,
  * with the frame's operands in memory both processes map. A fatal signal, a
  * deadline passed or a guarded write becomes an {@link FfiError} naming the
- * handler; the caller's process lives on. See docs/faults.md.
+ * handler; the caller's process lives on. A process that ended between calls
+ * fails the next request, unsent, with UNAVAILABLE naming its signal (not the
+ * handler). Starting the process needs `--allow-run` (it is native code, which
+ * Deno's permissions do not reach) and `--allow-env`. See docs/faults.md and
+ * docs/permissions.md.
  *
  * @module
  */
@@ -39,7 +43,9 @@ export interface IsolateOptions {
   /**
    * The longest a call may take, in milliseconds (default 60000): a call
    * still running then kills the process and fails with DEADLINE_EXCEEDED.
-   * `callSync` waits on the calling thread at most this long.
+   * Starting the process (loading the library and running its initialisers,
+   * at the first call and after a death) has the same bound, on its own:
+   * a call that starts the process waits at most twice this long.
    */
   timeoutMs?: number;
   /**
@@ -61,8 +67,6 @@ export interface IsolateOptions {
  * ```
  */
 export const DEFAULT_ISOLATE_TIMEOUT_MS = 60_000;
-/** How long the child may take to start (load the runtime and the library). */
-const START_TIMEOUT_MS = 30_000;
 const HEADER = 4096;
 const OPERAND = 24;
 const INITIAL_MAP = 1 << 20;
@@ -213,11 +217,23 @@ function childEnv(sanitize: boolean): Uint8Array<ArrayBuffer> {
 function reportHead(text: string): string {
   const lines = text.split("\n").filter((l) => l.trim() !== "");
   if (lines.length === 0) return "";
-  const at = lines.findIndex((l) =>
-    /ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer|Sanitizer/.test(l)
-  );
+  // From the report's first line ("ERROR: AddressSanitizer: …"), not the banners above it.
+  let at = lines.findIndex((l) => /ERROR: \w+Sanitizer|runtime error:/.test(l));
+  if (at < 0) at = lines.findIndex((l) => /Sanitizer/.test(l));
   const head = at >= 0 ? lines.slice(at, at + 12) : lines.slice(-8);
   return head.join("\n").slice(0, 3000);
+}
+
+/**
+ * The fatal signal a sanitizer's report names ("ERROR: AddressSanitizer: SEGV
+ * on unknown address"): the process then ends with SIGABRT (abort_on_error),
+ * not with the signal the handler caused.
+ */
+function reportedSignal(text: string): { signal: string; by: string } | undefined {
+  const m = /ERROR: (\w+Sanitizer): (SEGV|BUS|FPE|ILL|ABRT|TRAP) on unknown address/.exec(text) ??
+    /ERROR: (\w+Sanitizer): (stack-overflow) on address/.exec(text);
+  if (m === null) return undefined;
+  return { signal: m[2] === "stack-overflow" ? "SIGSEGV" : `SIG${m[2]}`, by: m[1]! };
 }
 
 /**
@@ -271,8 +287,18 @@ export class _Isolated {
         `The handler library ${this.path} is closed`,
       );
     }
+    const program = isolateChildPath();
+    // Native code is bound by none of Deno's permissions: the process is started only for a
+    // caller that may run it, and it gets the environment only when the caller may read it.
+    if (Deno.permissions.querySync({ name: "run", command: program }).state !== "granted") {
+      throw new FfiError(
+        ErrorCode.PERMISSION_DENIED,
+        `Starting the process of the isolated handler library ${this.path} runs the program ` +
+          `${program}: that needs --allow-run`,
+      );
+    }
     const guard = guardLibraryPath();
-    const argv = block([isolateChildPath(), nativeLibraryPath(), this.path, guard ?? "-"]);
+    const argv = block([program, nativeLibraryPath(), this.path, guard ?? "-"]);
     const msg = new Uint8Array(1024);
     const x = native().xiso_start(
       argv,
@@ -308,7 +334,12 @@ export class _Isolated {
       this.#drop();
       throw e;
     }
-    throw this.#death(rc, `The process of the isolated handler library ${this.path}`, "start");
+    throw this.#death(
+      rc,
+      `Loading the isolated handler library ${this.path} in its process`,
+      "finish",
+      "the library's loading",
+    );
   }
 
   #drop(): void {
@@ -328,8 +359,17 @@ export class _Isolated {
     return new TextDecoder().decode(u8.subarray(H_MESSAGE, stop));
   }
 
-  /** The error of a child that died (rc 1), timed out (2) or was lost (-1); the child is dropped. */
-  #death(rc: number, who: string, what: string, faultOf?: (kind: number) => FfiError): FfiError {
+  /**
+   * The error of a child that died (rc 1), timed out (2), had died while idle
+   * (3: `subject`, the request, was not sent) or was lost (-1); the child is dropped.
+   */
+  #death(
+    rc: number,
+    who: string,
+    what: string,
+    subject: string,
+    faultOf?: (kind: number) => FfiError,
+  ): FfiError {
     const sym = native();
     const x = this.#x!;
     const ex = new Int32Array(2);
@@ -346,21 +386,36 @@ export class _Isolated {
     if (rc === 2) {
       return new FfiError(
         ErrorCode.DEADLINE_EXCEEDED,
-        `${who} did not ${what} within ${this.timeoutMs} ms: its process was killed ` +
-          `(a new one starts at the next call)`,
+        `${who} did not ${what} within isolate.timeoutMs (${this.timeoutMs} ms): its process ` +
+          `was killed (a new one starts at the next call)`,
       );
     }
-    let how: string;
-    if (rc === 1 && ex[1]! !== 0) {
-      const name = _signalName(ex[1]!);
-      how = `ended its process with ${name}` +
-        (SIGNAL_WORDS[name] ? ` (${SIGNAL_WORDS[name]})` : "");
-    } else if (rc === 1) {
-      how = `ended its process, which exited with status ${ex[0]}`;
-    } else {
-      how = "lost contact with its process, which was killed";
-    }
     const head = reportHead(stderr);
+    let ended: string;
+    if (ex[1]! !== 0) {
+      const reported = reportedSignal(stderr);
+      const name = reported?.signal ?? _signalName(ex[1]!);
+      const words = [
+        SIGNAL_WORDS[name],
+        reported && reported.signal !== _signalName(ex[1]!)
+          ? `reported by ${reported.by}, which then ended the process with ${_signalName(ex[1]!)}`
+          : undefined,
+      ].filter((w) => w !== undefined);
+      ended = `with ${name}` + (words.length > 0 ? ` (${words.join("; ")})` : "");
+    } else {
+      ended = `, which exited with status ${ex[0]}`;
+    }
+    if (rc === 3) {
+      return new FfiError(
+        ErrorCode.UNAVAILABLE,
+        `The process of the isolated handler library ${this.path} ended while idle (no call ` +
+          `was running) ${ended.replace(/^, which /, "and ")}, so ${subject} did not run; a new ` +
+          `process starts at the next call` + (head ? `\n${head}` : ""),
+      );
+    }
+    const how = rc === 1
+      ? `ended its process${ended.startsWith(",") ? "" : " "}${ended}`
+      : "lost contact with its process, which was killed";
     return new FfiError(
       ErrorCode.INTERNAL,
       `${who} ${how}; a new process starts at the next call` + (head ? `\n${head}` : ""),
@@ -374,7 +429,14 @@ export class _Isolated {
       this.#ensureSync();
       this.#header(OP_RESOLVE, symbol, undefined);
       const rc = native().xiso_call_sync(this.#x!, this.timeoutMs);
-      if (rc !== 0) throw this.#death(rc, `Resolving '${symbol}' in ${this.path}`, "answer");
+      if (rc !== 0) {
+        throw this.#death(
+          rc,
+          `Resolving '${symbol}' in ${this.path}`,
+          "answer",
+          `the lookup of '${symbol}'`,
+        );
+      }
       if (this.#dv!.getInt32(H_STATUS, true) !== 0) {
         throw new FfiError(
           ErrorCode.NOT_FOUND,
@@ -401,7 +463,14 @@ export class _Isolated {
         deviceOrdinal: -1,
       });
       const rc = native().xiso_call_sync(this.#x!, this.timeoutMs);
-      if (rc !== 0) throw this.#death(rc, this.#who(symbol), "answer its metadata query");
+      if (rc !== 0) {
+        throw this.#death(
+          rc,
+          this.#who(symbol),
+          "answer its metadata query",
+          `the metadata query of handler '${symbol}'`,
+        );
+      }
       const dv = this.#dv!;
       if (dv.getInt32(H_STATUS, true) !== 0) {
         const code = dv.getInt32(H_CODE, true);
@@ -429,13 +498,13 @@ export class _Isolated {
   #ensureSync(): void {
     if (this.#x !== null) return;
     const x = this.#open();
-    this.#started(native().xiso_ready_sync(x, START_TIMEOUT_MS));
+    this.#started(native().xiso_ready_sync(x, this.timeoutMs));
   }
 
   async #ensure(): Promise<void> {
     if (this.#x !== null) return;
     const x = this.#open();
-    this.#started(await native().xiso_ready(x, START_TIMEOUT_MS));
+    this.#started(await native().xiso_ready(x, this.timeoutMs));
   }
 
   #header(op: number, symbol: string, ctx: _IsolatedContext | undefined): void {
@@ -676,7 +745,13 @@ export class _Isolated {
       const placed = this.#prepare(_OP_CALL_SYNC, symbol, frame, ctx);
       const rc = native().xiso_call_sync(this.#x!, this.timeoutMs);
       if (rc !== 0) {
-        throw this.#death(rc, this.#who(handler), "return", this.#faultOf(placed, handler));
+        throw this.#death(
+          rc,
+          this.#who(handler),
+          "return",
+          `handler '${handler}'`,
+          this.#faultOf(placed, handler),
+        );
       }
       this.#reply(_OP_CALL_SYNC, frame, placed, handler);
     } finally {
@@ -705,7 +780,13 @@ export class _Isolated {
         const placed = this.#prepare(op, symbol, frame, ctx);
         const rc = await native().xiso_call(this.#x!, this.timeoutMs);
         if (rc !== 0) {
-          throw this.#death(rc, this.#who(handler), "return", this.#faultOf(placed, handler));
+          throw this.#death(
+            rc,
+            this.#who(handler),
+            "return",
+            `handler '${handler}'`,
+            this.#faultOf(placed, handler),
+          );
         }
         return this.#reply(op, frame, placed, handler);
       } finally {
