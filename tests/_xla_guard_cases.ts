@@ -9,7 +9,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { DataType, ErrorCode, FfiError, HandlerLibrary } from "../mod.ts";
+import { DataType, ErrorCode, Ffi, FfiError, HandlerLibrary } from "../mod.ts";
 import { Xla } from "../src/xla/mod.ts";
 import { faultHandlersPath } from "./_fault_handlers.ts";
 
@@ -168,6 +168,33 @@ const CASES: Record<string, () => Promise<void>> = {
       guard: true,
     });
     assert.deepEqual([...aliased[0]!], [2, 4, 6, 8]);
+  },
+
+  /** TS handlers behind the guard: a write into an argument; an async one waited for. */
+  async tsHandlers() {
+    await using xla = await Xla.open();
+    using writes = Ffi.bind().arg(F32).ret(F32).to((x, y) => {
+      const xs = x.typed(), ys = y.typed();
+      for (let i = 0; i < ys.length; i++) ys[i] = 2 * xs[i]!;
+      xs[2] = 0; // into its argument
+    });
+    await xla.register("ts.writes", writes, { guard: true });
+    await rejects(
+      xla.ffiCall("ts.writes", { args: [new Float32Array([1, 2, 3])], results: [spec([3])] }),
+      ErrorCode.DATA_LOSS,
+      /^Handler '.+' wrote into argument 0 at byte offset 10 \(arguments are read-only; /,
+    );
+    using later = Ffi.bind().arg(F32).ret(F32).to(async (x, y) => {
+      await new Promise((r) => setTimeout(r, 10));
+      const xs = x.typed(), ys = y.typed();
+      for (let i = 0; i < ys.length; i++) ys[i] = xs[i]! + 1;
+    });
+    const [y] = await xla.ffiCall(later, {
+      args: [new Float32Array([1, 2, 3])],
+      results: [spec([3])],
+      guard: true,
+    });
+    assert.deepEqual([...y!], [2, 3, 4]);
   },
 };
 

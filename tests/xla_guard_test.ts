@@ -2,7 +2,7 @@
  * Guarded handlers under real XLA: `Xla.register(…, { guard: true })` and
  * `Xla.ffiCall(…, { guard: true })` with the fault test handlers (a write
  * past a result's end, before its start, into an argument; a clean handler;
- * asynchronous handlers). Each case runs in its own child process
+ * asynchronous handlers; TS handlers). Each case runs in its own child process
  * (tests/_xla_guard_cases.ts).
  */
 import { runXlaCase, XLA_SKIP, xlaName } from "./_xla_env.ts";
@@ -16,6 +16,7 @@ const cases: [string, string][] = [
     "clean, async, zero-sized",
   ],
   ["ffiCall", "xla guard: ffiCall with guard: by handler, by name (a guarded twin), aliased"],
+  ["tsHandlers", "xla guard: TS handlers: a write into an argument; an async one waited for"],
 ];
 for (const [name, title] of cases) {
   Deno.test({
