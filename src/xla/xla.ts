@@ -570,7 +570,9 @@ export class Xla implements FfiHost {
         throw new FfiError(ErrorCode.INVALID_ARGUMENT, `The ${k} handler has no pointer`);
       }
       _checkHandler(p, h.name);
-      const entry = guard && k === "execute" ? guardedEntry(p, h.name ?? name) : p;
+      // Named as the embedded runtime names it: an ffiCall target's own registration is internal.
+      const named = h.name ?? (name.startsWith("deno_xla.ffi_call.") ? "handler" : name);
+      const entry = guard && k === "execute" ? guardedEntry(p, named) : p;
       stages[k] = Number(Deno.UnsafePointer.value(entry));
       pointers.push(p);
     }
