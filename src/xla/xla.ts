@@ -540,7 +540,10 @@ export class Xla implements FfiHost {
    * never reused for another handler (after its `close()` calls fail with
    * FAILED_PRECONDITION), and a C handler's library stays loaded even after
    * its `HandlerLibrary` is closed. Registering a name again with other handlers fails
-   * with XLA's INVALID_ARGUMENT "Duplicate FFI handler registration …".
+   * with XLA's INVALID_ARGUMENT "Duplicate FFI handler registration …". With
+   * `guard: true` XLA calls a guarded entry point instead of the execute
+   * handler ({@link XlaRegisterOptions.guard}); an asynchronous handler's
+   * future is then waited for on XLA's calling thread.
    */
   async register(
     name: string,
