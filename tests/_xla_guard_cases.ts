@@ -170,6 +170,42 @@ const CASES: Record<string, () => Promise<void>> = {
     assert.deepEqual([...aliased[0]!], [2, 4, 6, 8]);
   },
 
+  /** Guarded calls from XLA's threads: 4 devices under shard_map, sync and async, repeated. */
+  async devices() {
+    await using xla = await Xla.open({ xlaFlags: ["--xla_force_host_platform_device_count=4"] });
+    assert.equal(xla.deviceCount, 4);
+    using lib = HandlerLibrary.open(faultHandlersPath());
+    for (const h of ["fault_ok", "fault_async_ok", "fault_past_end"]) {
+      await xla.register(`dev.${h}`, lib.handler(h), { guard: true });
+    }
+    const src = (target: string) => `
+from jax.sharding import NamedSharding, PartitionSpec as P
+mesh = jax.make_mesh((4,), ("d",))
+
+def f(x):
+    x = jax.reshard(x, NamedSharding(mesh, P("d")))
+    call = lambda xs: ffi.ffi_call("${target}", jax.ShapeDtypeStruct(xs.shape, xs.dtype))(xs)
+    return jax.shard_map(call, mesh=mesh, in_specs=P("d"), out_specs=P("d"))(x)
+`;
+    const x = Float32Array.from({ length: 16 }, (_, i) => i);
+    const twice = [...x].map((v) => 2 * v);
+    await using ok = await xla.jit(src("dev.fault_ok"));
+    await using late = await xla.jit(src("dev.fault_async_ok"));
+    for (let i = 0; i < 50; i++) {
+      assert.deepEqual([...(await ok.run(x))[0]!.data], twice);
+    }
+    // Four futures in flight at once, each waited for on its own XLA thread.
+    for (let i = 0; i < 5; i++) {
+      assert.deepEqual([...(await late.run(x))[0]!.data], twice);
+    }
+    await using past = await xla.jit(src("dev.fault_past_end"));
+    await rejects(
+      past.run(x),
+      ErrorCode.DATA_LOSS,
+      /^Handler 'fault_past_end' wrote past the end of result 0 at byte offset 16 /,
+    );
+  },
+
   /** TS handlers behind the guard: a write into an argument; an async one waited for. */
   async tsHandlers() {
     await using xla = await Xla.open();

@@ -16,6 +16,7 @@ const cases: [string, string][] = [
     "clean, async, zero-sized",
   ],
   ["ffiCall", "xla guard: ffiCall with guard: by handler, by name (a guarded twin), aliased"],
+  ["devices", "xla guard: 4 devices under shard_map call guarded handlers, sync and async"],
   ["tsHandlers", "xla guard: TS handlers: a write into an argument; an async one waited for"],
 ];
 for (const [name, title] of cases) {
