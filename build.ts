@@ -44,6 +44,7 @@ export const HANDLER_HOST_SOURCES: readonly string[] = [
   "native/handler_queue.c",
   "native/handler_context.c",
   "native/handler_flatten.c",
+  "native/handler_guard.c",
 ];
 
 /** The C sources of the main library, relative to this file. */
