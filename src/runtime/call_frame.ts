@@ -283,14 +283,19 @@ function writeBuffer(off: number, b: BufferEntry): number {
  */
 export interface CallFrameBuilderOptions {
   /**
-   * Guard the frame's buffers (host memory only): each result is followed by
-   * canary bytes and each argument is compared with a copy after every call,
-   * so that a handler writing past a result's end or into an argument fails
-   * with an FfiError DATA_LOSS naming the handler, the operand and the byte
-   * offset. Results live in guard memory during the call and are copied back
-   * after it. In an isolated library's process the guard is an inaccessible
-   * page after each result and read-only arguments: the write faults where
-   * it happens. See docs/faults.md.
+   * Guard the frame's buffers (host memory only): every argument and result
+   * lives in guard memory of its own during the call, between canary bytes
+   * before and after it, and each argument is compared with the caller's
+   * data after every call, so that a handler writing before an operand's
+   * start, past its end or into an argument fails with an FfiError
+   * DATA_LOSS naming the handler, the operand and the byte offset from the
+   * operand's first byte (negative before it). Data is copied in before the
+   * call and results back after it. An argument that is the same memory as
+   * a result (an input-output alias) shares that result's guard memory: the
+   * handler sees one address and may update it in place. In an isolated
+   * library's process the guard is an inaccessible page before and after
+   * each operand and read-only arguments: the write faults where it
+   * happens. See docs/faults.md.
    */
   guard?: boolean;
 }
@@ -457,14 +462,15 @@ export class CallFrameBuilder {
     atMost(this.#rets.length, MAX_OPERANDS, "results");
     atMost(this.#attrs.length, _ATTR_LIMITS.entries, "attributes");
     const guard = this.#guard ? this.#makeGuard() : null;
-    const rets = guard === null
-      ? this.#rets
-      : this.#rets.map((r, i) =>
-        r.dtype === DataType.TOKEN ? r : { ...r, address: _addressOf(guard.guard.shadowOf(i)) }
-      );
-    const off = _describe(this.#args, rets, this.#attrs, this.#size);
+    // A guarded frame's operands are the guard's shadows (tokens have none).
+    const shadowed = (kind: 0 | 1) => (b: BufferEntry, i: number) =>
+      b.dtype === DataType.TOKEN ? b : { ...b, address: guard!.guard.address(kind, i) };
+    const args = guard === null ? this.#args : this.#args.map(shadowed(0));
+    const rets = guard === null ? this.#rets : this.#rets.map(shadowed(1));
+    const off = _describe(args, rets, this.#attrs, this.#size);
     const ptr = native().xrt_frame_build(u8, off);
     if (ptr === null) {
+      guard?.guard.close();
       throw new FfiError(ErrorCode.INTERNAL, "Laying out the call frame failed");
     }
     const keepArgs: unknown[] = new Array(this.#args.length);
@@ -481,6 +487,7 @@ export class CallFrameBuilder {
     if (guard !== null) {
       guard.bind(frame);
       frame._guard = guard.guard;
+      frame._relinkGuard();
     }
     return frame;
   }
@@ -493,7 +500,11 @@ export class CallFrameBuilder {
         bad(`${what}: a guarded frame takes host memory, not device memory`);
       }
       const size = b.dtype === DataType.TOKEN ? 0 : _bufferBytes(b.dtype, b.dims, what);
-      return { size, bytes: () => target!._bytesOf(kind, i, size) };
+      return {
+        size,
+        bytes: () => target!._bytesOf(kind, i, size),
+        region: () => _regionOf(target!._data(kind, i)),
+      };
     };
     const guard = new _FrameGuard(
       this.#args.map((b, i) => operand(b, 0, i, `argument ${i}`)),
@@ -501,6 +512,19 @@ export class CallFrameBuilder {
     );
     return { guard, bind: (frame) => target = frame };
   }
+}
+
+/**
+ * @internal The memory host data is (its ArrayBuffer or native address, and
+ * the byte offset in it), to tell an argument that is a result's memory (an
+ * input-output alias); null for none or device memory.
+ */
+export function _regionOf(data: unknown): readonly [unknown, number] | null {
+  if (data === null || data === undefined) return null;
+  if (ArrayBuffer.isView(data)) return [data.buffer, data.byteOffset];
+  if (data instanceof DeviceBuffer || data instanceof DeviceMemory) return null;
+  const a = toAddress(data as Address);
+  return a === 0 ? null : [a, 0];
 }
 
 /**
@@ -721,13 +745,20 @@ export class CallFrame {
   setArg(i: number, data: BufferData | DeviceData | Address): void {
     if (!(i >= 0 && i < this.numArgs)) bad(`Argument index ${i} out of range [0, ${this.numArgs})`);
     this.#idle();
-    if (this._guard !== null) this.#guardedData(data, this._guard.args[i]!.size, `argument ${i}`);
-    this.#checkData(0, i, data, `argument ${i}`);
-    native().xrt_frame_set_arg(this._live(), i, toAddress(data));
+    if (this._guard !== null) {
+      // The native argument stays a guard shadow; the data is copied in per call.
+      this.#guardedData(data, this._guard.args[i]!.size, `argument ${i}`);
+      this.#checkData(0, i, data, `argument ${i}`);
+      this._live();
+    } else {
+      this.#checkData(0, i, data, `argument ${i}`);
+      native().xrt_frame_set_arg(this._live(), i, toAddress(data));
+    }
     this.#count(this.#keepArgs[i], -1);
     this.#keepArgs[i] = data;
     this.#views[i] = ArrayBuffer.isView(data) ? data : null;
     this.#count(data, 1);
+    if (this._guard !== null) this._relinkGuard();
   }
 
   /** Points result `i` at new data, checked as {@link setArg} checks it. */
@@ -747,6 +778,17 @@ export class CallFrame {
     this.#keepRets[i] = data;
     this.#views[this.numArgs + i] = ArrayBuffer.isView(data) ? data : null;
     this.#count(data, 1);
+    if (this._guard !== null) this._relinkGuard();
+  }
+
+  /**
+   * @internal A guarded frame's arguments that are now the same memory as a
+   * result share that result's shadow (an input-output alias), the others
+   * have their own.
+   */
+  _relinkGuard(): void {
+    const ptr = this._live();
+    this._guard?.relink((i, address) => native().xrt_frame_set_arg(ptr, i, address));
   }
 
   /** A guarded frame's new data: host memory of the operand's size. */
@@ -795,6 +837,7 @@ export class CallFrame {
     _unregister(this);
     native().xrt_frame_free(this._ptr);
     this._ptr = null;
+    this._guard?.close();
   }
 
   /** Same as {@link close}. */

@@ -120,11 +120,12 @@ export interface FfiCallOptions {
   /** `ffi_call`'s `has_side_effect` (real XLA). */
   hasSideEffect?: boolean;
   /**
-   * Guarded buffers (embedded runtime, host memory): a write past a result's
-   * end or into an argument fails the call with an FfiError naming the
-   * handler, the operand and the byte offset, as
-   * `new CallFrameBuilder({ guard: true })` does (docs/faults.md). Real XLA
-   * owns its buffers: `Xla.ffiCall` refuses `guard: true` (UNIMPLEMENTED).
+   * Guarded buffers (host memory): a write past a result's end or into an
+   * argument fails the call with an FfiError (DATA_LOSS) naming the handler,
+   * the operand and the byte offset, as `new CallFrameBuilder({ guard: true })`
+   * does (docs/faults.md). `Xla.ffiCall` calls a guarded registration of the
+   * target (`Xla.register(…, { guard: true })`), whose results also have
+   * canaries before their start.
    */
   guard?: boolean;
 }
