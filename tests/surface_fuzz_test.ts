@@ -6,11 +6,19 @@
  * case number and the input being run instead of taking the runner down.
  *
  * Reproduce one case: XLA_FFI_DENO_SURFACE_FUZZ_CASE=N (with the seed it
- * reports); run more: XLA_FFI_DENO_SURFACE_FUZZ_CASES, _SEED, _TARGETS.
+ * reports); run more: XLA_FFI_DENO_SURFACE_FUZZ_CASES, _SEED, _TARGETS,
+ * _BUDGET_MS (no new case after this long) and _TIMEOUT_MS (the child is
+ * killed after this long: a hang; default the budget and 30 s).
  */
 import assert from "node:assert/strict";
 import { CHILD_PERMISSIONS } from "./_child.ts";
-import { type FuzzSummary, settings, SUMMARY_TAG } from "./_surface_fuzz.ts";
+import {
+  type FuzzSummary,
+  settings,
+  SUMMARY_TAG,
+  type ViolationRecord,
+  violationsPath,
+} from "./_surface_fuzz.ts";
 import { testHandlersPath } from "./_runtime_handlers.ts";
 
 /** The child's wall-clock limit beyond its own budget (start-up, a case in flight). */
@@ -23,6 +31,8 @@ interface ChildRun {
   stdout: string;
   stderr: string;
   progress: string;
+  /** Distinct violations the child had found before it ended. */
+  earlier: ViolationRecord[];
 }
 
 async function runChild(env: Record<string, string>, timeoutMs: number): Promise<ChildRun> {
@@ -57,9 +67,11 @@ async function runChild(env: Record<string, string>, timeoutMs: number): Promise
       stdout: text.decode(out.stdout),
       stderr: text.decode(out.stderr),
       progress: await Deno.readTextFile(progress).catch(() => ""),
+      earlier: JSON.parse(await Deno.readTextFile(violationsPath(progress)).catch(() => "[]")),
     };
   } finally {
     await Deno.remove(progress).catch(() => {});
+    await Deno.remove(violationsPath(progress)).catch(() => {});
   }
 }
 
@@ -67,15 +79,18 @@ function tail(s: string, n = 4000): string {
   return s.length > n ? `…${s.slice(-n)}` : s;
 }
 
-/** A failure message naming the violations, each with its first (shortest) input. */
-export function describeViolations(s: FuzzSummary): string {
-  const lines = s.violations.map((v, i) =>
+function listViolations(violations: readonly ViolationRecord[]): string {
+  return violations.map((v, i) =>
     `${i + 1}. [${v.target}] ${v.kind}${v.detail ? `: ${v.detail}` : ""}\n` +
     `   case ${v.case} (${v.count} case${v.count === 1 ? "" : "s"}): ${v.input}`
-  );
+  ).join("\n");
+}
+
+/** A failure message naming the violations, each with its shortest input. */
+function describeViolations(s: FuzzSummary): string {
   return `${s.violations.length} distinct violation(s) of "success or FfiError" in ${s.cases} ` +
     `cases (seed ${s.seed}; rerun one with XLA_FFI_DENO_SURFACE_FUZZ_SEED=${s.seed} ` +
-    `XLA_FFI_DENO_SURFACE_FUZZ_CASE=N):\n${lines.join("\n")}`;
+    `XLA_FFI_DENO_SURFACE_FUZZ_CASE=N):\n${listViolations(s.violations)}`;
 }
 
 Deno.test({
@@ -91,18 +106,24 @@ Deno.test({
       XLA_FFI_DENO_SURFACE_FUZZ_CASES: String(s.cases),
       XLA_FFI_DENO_SURFACE_FUZZ_BUDGET_MS: String(s.budgetMs),
     };
-    const r = await runChild(env, s.budgetMs + GRACE_MS);
+    const limit = Number(
+      Deno.env.get("XLA_FFI_DENO_SURFACE_FUZZ_TIMEOUT_MS") || s.budgetMs + GRACE_MS,
+    );
+    const r = await runChild(env, limit);
     const line = r.stdout.split("\n").find((l) => l.startsWith(SUMMARY_TAG));
     if (r.timedOut || r.code !== 0 || line === undefined) {
       const how = r.timedOut
-        ? `hung: killed after ${s.budgetMs + GRACE_MS} ms`
+        ? `hung: killed after ${limit} ms`
         : r.signal !== null
         ? `crashed: killed by ${r.signal}`
         : `exited with code ${r.code}${line === undefined ? " without a summary" : ""}`;
       assert.fail(
         `the surface fuzzer's child ${how}\n` +
           `running: ${r.progress.trim() || "(no case started)"}\n` +
-          `stderr:\n${tail(r.stderr)}`,
+          `stderr:\n${tail(r.stderr)}` +
+          (r.earlier.length === 0
+            ? ""
+            : `\nviolations found before it ended:\n${listViolations(r.earlier)}`),
       );
     }
     const summary = JSON.parse(line.slice(SUMMARY_TAG.length)) as FuzzSummary;
