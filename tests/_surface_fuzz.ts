@@ -13,11 +13,12 @@
  *     tests/_surface_fuzz.ts PROGRESS_FILE
  *
  * Before each case the script writes `seed`, the case number, the target and
- * a description of the input to PROGRESS_FILE; at the end it prints one line
+ * a description of the input to PROGRESS_FILE (then the same for the few
+ * cases before it); at the end it prints one line
  * `SURFACE_FUZZ_SUMMARY {json}` ({@link FuzzSummary}).
  *
  * Environment: XLA_FFI_DENO_SURFACE_FUZZ_SEED (default 20260104),
- * XLA_FFI_DENO_SURFACE_FUZZ_CASES (default 2000),
+ * XLA_FFI_DENO_SURFACE_FUZZ_CASES (default 3000),
  * XLA_FFI_DENO_SURFACE_FUZZ_CASE (run only this case number: each case has
  * its own generator, seeded from the seed and its number),
  * XLA_FFI_DENO_SURFACE_FUZZ_TARGETS (comma-separated subset of
@@ -97,7 +98,7 @@ export interface FuzzSummary {
 
 /** Default seed, case count and time budget. */
 export const DEFAULT_SEED = 20260104;
-export const DEFAULT_CASES = 2000;
+export const DEFAULT_CASES = 3000;
 export const DEFAULT_BUDGET_MS = 20000;
 
 // ---------------------------------------------------------------------------
@@ -358,10 +359,14 @@ function isDetached(v: ArrayBufferView): boolean {
   return (v.buffer as ArrayBuffer).detached === true;
 }
 
-function detach(v: ArrayBufferView): void {
-  const b = v.buffer as ArrayBuffer & { transfer?: () => ArrayBuffer };
+/**
+ * Detaches a view's buffer: `transfer()` (the memory moves to a new buffer) or,
+ * with `grow`, `transfer(length)` to a larger size (the memory may be freed).
+ */
+function detach(v: ArrayBufferView, grow = 0): ArrayBuffer | undefined {
+  const b = v.buffer as ArrayBuffer & { transfer?: (n?: number) => ArrayBuffer };
   if (!(b instanceof ArrayBuffer) || b.detached) return;
-  b.transfer!();
+  return grow > 0 ? b.transfer!(b.byteLength + grow) : b.transfer!();
 }
 
 /** A view of `bytes` bytes (rounded down to the kind's element size), sometimes at an offset, random contents. */
@@ -780,7 +785,8 @@ type Op =
   | { op: "token"; which: "arg" | "ret" }
   | { op: "pointer"; which: "arg" | "ret"; address: unknown; dtype: unknown; dims: unknown }
   | { op: "attr"; name: unknown; value: unknown; dtype?: unknown; argc: 2 | 3 }
-  | { op: "attrs"; dict: unknown };
+  | { op: "attrs"; dict: unknown }
+  | { op: "bulk"; kind: "tokens" | "rank" | "attrs" | "bigattr" | "bigstring"; count: number };
 
 function showOp(o: Op): string {
   switch (o.op) {
@@ -797,7 +803,33 @@ function showOp(o: Op): string {
       })`;
     case "attrs":
       return `.attrs(${showAttr(o.dict)})`;
+    case "bulk":
+      switch (o.kind) {
+        case "tokens":
+          return `.tokenArg() × ${o.count}`;
+        case "rank":
+          return `.arg(Float32Array(1), [1 × ${o.count}])`;
+        case "attrs":
+          return `.attr("k<i>", i) × ${o.count}`;
+        case "bigattr":
+          return `.attr("big", Int32Array(${o.count}))`;
+        case "bigstring":
+          return `.attr("big", "s" × ${o.count})`;
+      }
   }
+}
+
+/** Frames at and past the size limits: many operands or attributes, high ranks, big attributes. */
+function genBulkOp(rng: Rng): Op {
+  const kind = rng.pick(["tokens", "rank", "attrs", "bigattr", "bigstring"] as const);
+  const counts = {
+    tokens: [100, 5000, 70000],
+    rank: [64, 65, 300, 1000, 100000],
+    attrs: [100, 3000], // adding one checks the names before it: quadratic by design
+    bigattr: [1000, 100000, 1000000],
+    bigstring: [1000, 100000, 2000000],
+  }[kind];
+  return { op: "bulk", kind, count: rng.pick(counts) };
 }
 
 function genAttrOp(rng: Rng): Op {
@@ -848,7 +880,8 @@ function genBuilderCase(rng: Rng): Case {
         dtype: rng.chance(0.7) ? DataType.F32 : rng.pick(JUNK_DTYPES),
         dims: anyDims(rng),
       });
-    } else ops.push(genAttrOp(rng));
+    } else if (r < 0.9) ops.push(genBulkOp(rng));
+    else ops.push(genAttrOp(rng));
   }
   // Often the shape the handler takes: one F32 argument, one F32 result.
   if (rng.chance(0.3)) {
@@ -907,7 +940,6 @@ function genBuilderCase(rng: Rng): Case {
             () => o.which === "arg" ? b.tokenArg() : b.tokenRet(),
             what,
           );
-          sound = false; // the TS handler takes buffers
           if (o.which === "arg") argOps++;
           else retOps++;
         } else if (o.op === "pointer") {
@@ -953,6 +985,33 @@ function genBuilderCase(rng: Rng): Case {
         } else if (o.op === "attrs") {
           const dict = o.dict;
           attempt("CallFrameBuilder.attrs", () => b.attrs(dict as Record<string, number>), what);
+        } else if (o.op === "bulk") {
+          const count = o.count;
+          if (o.kind === "tokens") {
+            for (let k = 0; k < count; k++) {
+              if (!attempt("CallFrameBuilder.tokenArg", () => b.tokenArg(), what).ok) break;
+              argOps++;
+            }
+          } else if (o.kind === "rank") {
+            const x = new Float32Array([1.5]);
+            const out = attempt(
+              "CallFrameBuilder.arg",
+              () => b.arg(x, new Array(count).fill(1)),
+              what,
+            );
+            if (out.ok) {
+              args.push(x);
+              argOps++;
+            }
+          } else if (o.kind === "attrs") {
+            for (let k = 0; k < count; k++) {
+              if (!attempt("CallFrameBuilder.attr", () => b.attr(`k${k}`, k), what).ok) break;
+            }
+          } else if (o.kind === "bigattr") {
+            attempt("CallFrameBuilder.attr", () => b.attr("big", new Int32Array(count)), what);
+          } else {
+            attempt("CallFrameBuilder.attr", () => b.attr("big", "s".repeat(count)), what);
+          }
         }
       }
       const built = attempt("CallFrameBuilder.build", () => b.build());
@@ -1086,7 +1145,7 @@ const BAD_ADDRESSES: unknown[] = [
 type SetterOp =
   | { op: "setArg" | "setRet"; index: unknown; data: unknown }
   | { op: "updateBuffers"; args: unknown; rets: unknown }
-  | { op: "detach"; which: "arg" | "ret" }
+  | { op: "detach"; which: "arg" | "ret"; grow: number }
   | { op: "close" };
 
 function showSetter(o: SetterOp): string {
@@ -1097,7 +1156,7 @@ function showSetter(o: SetterOp): string {
     case "updateBuffers":
       return `frame.updateBuffers(${show(o.args)}, ${show(o.rets)})`;
     case "detach":
-      return `detach the ${o.which}'s buffer`;
+      return `${o.which}.buffer.transfer(${o.grow ? "byteLength + " + o.grow : ""})`;
     case "close":
       return "frame.close()";
   }
@@ -1178,8 +1237,13 @@ function genSettersCase(rng: Rng): Case {
         return Array.from({ length: len }, () => genSetterData(rng, bytes));
       };
       ops.push({ op: "updateBuffers", args: list(), rets: list() });
-    } else if (r < 0.95) ops.push({ op: "detach", which: rng.chance(0.5) ? "arg" : "ret" });
-    else ops.push({ op: "close" });
+    } else if (r < 0.95) {
+      ops.push({
+        op: "detach",
+        which: rng.chance(0.5) ? "arg" : "ret",
+        grow: rng.pick([0, 0, 1 << 20]),
+      });
+    } else ops.push({ op: "close" });
   }
   const native = rng.chance(0.35);
   const sync = rng.chance(0.5);
@@ -1272,7 +1336,10 @@ function genSettersCase(rng: Rng): Case {
           } else if (o.op === "detach") {
             const v = o.which === "arg" ? x : y;
             if (v.byteLength > 0) {
-              detach(v);
+              const moved = detach(v, o.grow);
+              // Fill the memory a stale pointer might still reach.
+              if (moved !== undefined) new Uint8Array(moved).fill(0x7f);
+              for (let k = 0; k < 4; k++) new Uint8Array(v.byteLength + 16).fill(0x5a);
               detachedHeld = true;
             }
           } else {
@@ -2484,6 +2551,9 @@ export function settings(): {
   };
 }
 
+/** How many of the latest cases the progress file names. */
+const RECENT = 8;
+
 /** Where the script keeps the distinct violations found so far, beside the progress file. */
 export function violationsPath(progress: string): string {
   return `${progress}.violations.json`;
@@ -2504,12 +2574,17 @@ export async function runSurfaceFuzz(progress: string): Promise<FuzzSummary> {
     ms: 0,
   };
   const seen = new Map<string, ViolationRecord>();
+  const recent: string[] = [];
   const numbers = s.only === null ? Array.from({ length: s.cases }, (_, i) => i) : [s.only];
   try {
     for (const n of numbers) {
       if (performance.now() - t0 > s.budgetMs) break;
       const c = makeCase(s.seed, n, s.targets);
-      Deno.writeTextFileSync(progress, `seed ${s.seed} case ${n} [${c.target}]: ${c.desc}\n`);
+      // The case being run first, then the ones before it: memory a case
+      // corrupted may bring the process down only in a later one.
+      recent.unshift(`seed ${s.seed} case ${n} [${c.target}]: ${c.desc.slice(0, 2000)}`);
+      recent.length = Math.min(recent.length, RECENT);
+      Deno.writeTextFileSync(progress, recent.join("\n") + "\n");
       summary.cases++;
       summary.perTarget[c.target] = (summary.perTarget[c.target] ?? 0) + 1;
       const start = performance.now();

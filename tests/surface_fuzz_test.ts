@@ -119,7 +119,9 @@ Deno.test({
         : `exited with code ${r.code}${line === undefined ? " without a summary" : ""}`;
       assert.fail(
         `the surface fuzzer's child ${how}\n` +
-          `running: ${r.progress.trim() || "(no case started)"}\n` +
+          `running (the latest case first; one corrupting memory may bring the process ` +
+          `down in a later one: rerun each alone with XLA_FFI_DENO_SURFACE_FUZZ_CASE=N):\n` +
+          `${r.progress.trim() || "(no case started)"}\n` +
           `stderr:\n${tail(r.stderr)}` +
           (r.earlier.length === 0
             ? ""
