@@ -450,6 +450,17 @@ function modelBytes(dtype: DataType, dims: readonly unknown[]): bigint | null {
   return n;
 }
 
+/** A dictionary of attributes: a plain object or a Map (or, where optional, undefined). */
+function isDictionary(v: unknown, optional: boolean): boolean {
+  if (v === undefined) return optional;
+  if (v instanceof Map) return true;
+  if (v === null || typeof v !== "object" || Array.isArray(v) || ArrayBuffer.isView(v)) {
+    return false;
+  }
+  const proto = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+}
+
 function knownDtype(dt: unknown): dt is DataType {
   return typeof dt === "number" && DTYPES.includes(dt);
 }
@@ -984,7 +995,17 @@ function genBuilderCase(rng: Rng): Case {
           }, what);
         } else if (o.op === "attrs") {
           const dict = o.dict;
-          attempt("CallFrameBuilder.attrs", () => b.attrs(dict as Record<string, number>), what);
+          const out = attempt(
+            "CallFrameBuilder.attrs",
+            () => b.attrs(dict as Record<string, number>),
+            what,
+          );
+          if (out.ok && !isDictionary(dict, false)) {
+            throw new Violation(
+              "CallFrameBuilder.attrs accepted a value that is not a dictionary",
+              what,
+            );
+          }
         } else if (o.op === "bulk") {
           const count = o.count;
           if (o.kind === "tokens") {
@@ -1074,11 +1095,17 @@ function genAttrsCase(rng: Rng): Case {
           if (out.ok) names.add(o.name as string);
         } else if (o.op === "attrs") {
           const dict = o.dict;
-          attempt(
+          const out = attempt(
             "CallFrameBuilder.attrs",
             () => b.attrs(dict as Record<string, number>),
             showOp(o),
           );
+          if (out.ok && !isDictionary(dict, false)) {
+            throw new Violation(
+              "CallFrameBuilder.attrs accepted a value that is not a dictionary",
+              showOp(o),
+            );
+          }
         }
       }
       const text = new Uint8Array(4096);
@@ -1728,6 +1755,12 @@ function genFfiCallCase(rng: Rng): Case {
       }
       if (o.guard !== undefined && typeof o.guard !== "boolean") {
         throw new Violation("Runtime.ffiCall accepted an invalid guard", show(o.guard));
+      }
+      if (!isDictionary(o.attrs, true)) {
+        throw new Violation(
+          "Runtime.ffiCall accepted attrs that are not a dictionary",
+          show(o.attrs),
+        );
       }
       if (target === "junk") {
         throw new Violation("Runtime.ffiCall accepted the target", show(junkTarget));
