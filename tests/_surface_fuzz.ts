@@ -450,6 +450,15 @@ function modelBytes(dtype: DataType, dims: readonly unknown[]): bigint | null {
   return n;
 }
 
+/**
+ * Bytes of dtype × the nonzero dims: a buffer may cover at most 2^53 − 1
+ * bytes whatever the order of its dims, so `[0, 2^40, 2^40]` is as invalid
+ * as `[2^40, 2^40, 0]` (null: dims that are not all safe non-negative integers).
+ */
+function spanBytes(dtype: DataType, dims: readonly unknown[]): bigint | null {
+  return modelBytes(dtype, dims.filter((d) => d !== 0));
+}
+
 /** A dictionary of attributes: a plain object or a Map (or, where optional, undefined). */
 function isDictionary(v: unknown, optional: boolean): boolean {
   if (v === undefined) return optional;
@@ -505,12 +514,14 @@ function bufferVerdict(input: BufferInput): Verdict {
     };
   }
   if (!Array.isArray(dims)) {
+    // An array-like (a typed array of dims) may be taken as one; anything else may not.
+    if (dims !== null && typeof dims === "object" && "length" in dims) return { valid: "either" };
     return { valid: false, why: "dims that are not an array", detail: show(dims) };
   }
   const need = modelBytes(dtype, dims);
   if (need === null) return { valid: false, why: "invalid dims", detail: show(dims) };
-  if (need > BigInt(Number.MAX_SAFE_INTEGER)) {
-    return { valid: false, why: `dims whose byte size exceeds 2^53` };
+  if (spanBytes(dtype, dims)! > BigInt(Number.MAX_SAFE_INTEGER)) {
+    return { valid: false, why: "dims whose byte size exceeds 2^53 − 1", detail: show(dims) };
   }
   if (isDetached(data)) {
     return need === 0n ? { valid: "either" } : {
@@ -978,8 +989,21 @@ function genBuilderCase(rng: Rng): Case {
               what,
             );
           }
-          if (out.ok && (!Array.isArray(o.dims) || modelBytes(DataType.U8, o.dims) === null)) {
+          const arrayLike = o.dims !== null && typeof o.dims === "object" && "length" in o.dims;
+          if (
+            out.ok && !arrayLike &&
+            (!Array.isArray(o.dims) || modelBytes(DataType.U8, o.dims) === null)
+          ) {
             throw new Violation(`CallFrameBuilder.${o.which}Pointer accepted invalid dims`, what);
+          }
+          if (
+            out.ok && Array.isArray(o.dims) && knownDtype(o.dtype) &&
+            (spanBytes(o.dtype, o.dims) ?? 0n) > BigInt(Number.MAX_SAFE_INTEGER)
+          ) {
+            throw new Violation(
+              `CallFrameBuilder.${o.which}Pointer accepted dims whose byte size exceeds 2^53 − 1`,
+              what,
+            );
           }
           if (out.ok) {
             sound = false; // a raw address: not ours to call with
@@ -1291,7 +1315,6 @@ function genSettersCase(rng: Rng): Case {
       const frame = b.build();
       let callable = true;
       let closed = false;
-      let detachedHeld = false;
       try {
         for (const o of ops) {
           const what = showSetter(o);
@@ -1353,7 +1376,7 @@ function genSettersCase(rng: Rng): Case {
                 frame.setArg(0, x);
                 frame.setRet(0, y);
               });
-              if (!again.ok && !detachedHeld) {
+              if (!again.ok && !(bytes > 0 && (isDetached(x) || isDetached(y)))) {
                 throw new Violation(
                   "CallFrame.setArg/setRet rejected the frame's own buffers",
                   again.error.message,
@@ -1367,7 +1390,6 @@ function genSettersCase(rng: Rng): Case {
               // Fill the memory a stale pointer might still reach.
               if (moved !== undefined) new Uint8Array(moved).fill(0x7f);
               for (let k = 0; k < 4; k++) new Uint8Array(v.byteLength + 16).fill(0x5a);
-              detachedHeld = true;
             }
           } else {
             attempt("CallFrame.close", () => frame.close(), what);
@@ -1382,13 +1404,15 @@ function genSettersCase(rng: Rng): Case {
           ? attempt(`Runtime.callSync(${name})`, () => env.rt.callSync(h, frame))
           : await attemptAsync(`Runtime.call(${name})`, () => env.rt.call(h, frame));
         if (out.ok && closed) throw new Violation("a call succeeded on a closed frame", "");
-        if (out.ok && detachedHeld) {
+        // Detached after it entered the frame, and not replaced since.
+        const stale = bytes > 0 && (isDetached(x) || isDetached(y));
+        if (out.ok && stale) {
           throw new Violation(
             `a call succeeded with a buffer detached after it was set`,
             `${name}`,
           );
         }
-        if (closed || detachedHeld) return;
+        if (closed || stale) return;
         if (!out.ok) {
           throw new Violation(
             `Runtime.${sync ? "callSync" : "call"}(${name}) failed on a sound frame`,
