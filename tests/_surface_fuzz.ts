@@ -1385,11 +1385,12 @@ function genSettersCase(rng: Rng): Case {
             }
           } else if (o.op === "detach") {
             const v = o.which === "arg" ? x : y;
-            if (v.byteLength > 0) {
+            const length = v.byteLength;
+            if (length > 0) {
               const moved = detach(v, o.grow);
               // Fill the memory a stale pointer might still reach.
               if (moved !== undefined) new Uint8Array(moved).fill(0x7f);
-              for (let k = 0; k < 4; k++) new Uint8Array(v.byteLength + 16).fill(0x5a);
+              for (let k = 0; k < 4; k++) new Uint8Array(length + 16).fill(0x5a);
             }
           } else {
             attempt("CallFrame.close", () => frame.close(), what);
@@ -1491,11 +1492,11 @@ function genCallOptions(rng: Rng): Record<string, unknown> {
 }
 
 function stageOk(s: unknown): boolean {
-  return s === undefined || (typeof s === "number" && [0, 1, 2, 3].includes(s));
+  return s == null || (typeof s === "number" && [0, 1, 2, 3].includes(s));
 }
 
 function runIdOk(v: unknown): boolean {
-  if (v === undefined) return true;
+  if (v == null) return true; // null: absent, as `??` reads it
   if (typeof v === "number") return Number.isSafeInteger(v);
   if (typeof v === "bigint") return v >= -(2n ** 63n) && v < 2n ** 63n;
   return false;
@@ -1588,7 +1589,7 @@ function genCallOptionsCase(rng: Rng): Case {
           show(o.instance),
         );
       }
-      if (targetKind !== "twice") {
+      if (targetKind !== "twice" && (o?.stage == null || o.stage === ExecutionStage.EXECUTE)) {
         throw new Violation(
           `Runtime.${sync ? "callSync" : "call"} accepted an invalid target`,
           tDesc,
