@@ -2609,6 +2609,9 @@ export function settings(): {
   };
 }
 
+/** A case slower than this is reported (a hang in the making: no case needs a second). */
+const SLOW_CASE_MS = 10_000;
+
 /** How many of the latest cases the progress file names. */
 const RECENT = 8;
 
@@ -2686,7 +2689,7 @@ export async function runSurfaceFuzz(progress: string): Promise<FuzzSummary> {
         }
       }
       const ms = performance.now() - start;
-      if (ms > 5000) {
+      if (ms > SLOW_CASE_MS) {
         const key = `${c.target}|slow`;
         if (!seen.has(key)) {
           seen.set(key, {

@@ -14,6 +14,7 @@ import assert from "node:assert/strict";
 import { CHILD_PERMISSIONS } from "./_child.ts";
 import {
   type FuzzSummary,
+  makeCase,
   settings,
   SUMMARY_TAG,
   type ViolationRecord,
@@ -138,4 +139,12 @@ Deno.test({
       for (const t of s.targets) assert.ok((summary.perTarget[t] ?? 0) > 0, `no case for ${t}`);
     }
   },
+});
+
+Deno.test("surface fuzz: a case is the same input again from its seed and number", () => {
+  const { targets } = settings();
+  for (const n of [0, 1, 17, 999, 123456]) {
+    assert.equal(makeCase(7, n, targets).desc, makeCase(7, n, targets).desc);
+  }
+  assert.notEqual(makeCase(7, 1, targets).desc, makeCase(8, 1, targets).desc);
 });
