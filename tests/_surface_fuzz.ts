@@ -42,7 +42,7 @@ import {
   scalar,
 } from "../mod.ts";
 import type { Handler } from "../src/handler/mod.ts";
-import type { HandlerLibrary, NativeHandler } from "../src/runtime/handler_library.ts";
+import { HandlerLibrary, type NativeHandler } from "../src/runtime/handler_library.ts";
 import { readNpy, type ReadNpyOptions, writeNpy } from "../src/npy.ts";
 import {
   addAttr,
@@ -54,7 +54,7 @@ import {
   parseRetSpec,
   parseValues,
 } from "../src/cli/args.ts";
-import { openTestHandlers } from "./_runtime_handlers.ts";
+import { openTestHandlers, testHandlersPath } from "./_runtime_handlers.ts";
 
 /** The parts of the surface the fuzzer drives. */
 export const TARGETS = [
@@ -739,7 +739,11 @@ export interface Env {
   scale: NativeHandler;
   /** Native test_attrs: a text of every attribute into result 0 (U8). */
   attrs: NativeHandler;
+  /** The same two, run in an isolated library's child process. */
+  isoScale: NativeHandler;
+  isoAttrs: NativeHandler;
   lib: HandlerLibrary;
+  isoLib: HandlerLibrary;
 }
 
 export function openEnv(): Env {
@@ -752,12 +756,23 @@ export function openEnv(): Env {
     for (let i = 0; i < xs.length; i++) ys[i] = 2 * xs[i]!;
   });
   const lib = openTestHandlers();
-  return { rt, twice, scale: lib.handler("test_scale"), attrs: lib.handler("test_attrs"), lib };
+  const isoLib = HandlerLibrary.open(testHandlersPath(), { isolate: true });
+  return {
+    rt,
+    twice,
+    scale: lib.handler("test_scale"),
+    attrs: lib.handler("test_attrs"),
+    isoScale: isoLib.handler("test_scale"),
+    isoAttrs: isoLib.handler("test_attrs"),
+    lib,
+    isoLib,
+  };
 }
 
 export function closeEnv(env: Env): void {
   env.twice.close();
   env.rt.close();
+  env.isoLib.close();
   env.lib.close();
 }
 
@@ -870,6 +885,20 @@ function genAttrOp(rng: Rng): Op {
     dtype: argc === 3 ? (rng.chance(0.7) ? rng.pick(DTYPES) : rng.pick(JUNK_DTYPES)) : undefined,
     argc,
   };
+}
+
+/** Many attributes, or a big one (a bulk op of kind attrs, bigattr or bigstring). */
+function bulkAttrs(b: CallFrameBuilder, o: Op & { op: "bulk" }, what: string): void {
+  const count = o.count;
+  if (o.kind === "attrs") {
+    for (let k = 0; k < count; k++) {
+      if (!attempt("CallFrameBuilder.attr", () => b.attr(`k${k}`, k), what).ok) break;
+    }
+  } else if (o.kind === "bigattr") {
+    attempt("CallFrameBuilder.attr", () => b.attr("big", new Int32Array(count)), what);
+  } else if (o.kind === "bigstring") {
+    attempt("CallFrameBuilder.attr", () => b.attr("big", "s".repeat(count)), what);
+  }
 }
 
 /** The builder with random operands and attributes, then a call of the TS handler when the frame is sound. */
@@ -1048,15 +1077,7 @@ function genBuilderCase(rng: Rng): Case {
               args.push(x);
               argOps++;
             }
-          } else if (o.kind === "attrs") {
-            for (let k = 0; k < count; k++) {
-              if (!attempt("CallFrameBuilder.attr", () => b.attr(`k${k}`, k), what).ok) break;
-            }
-          } else if (o.kind === "bigattr") {
-            attempt("CallFrameBuilder.attr", () => b.attr("big", new Int32Array(count)), what);
-          } else {
-            attempt("CallFrameBuilder.attr", () => b.attr("big", "s".repeat(count)), what);
-          }
+          } else bulkAttrs(b, o, what);
         }
       }
       const built = attempt("CallFrameBuilder.build", () => b.build());
@@ -1091,15 +1112,23 @@ function genBuilderCase(rng: Rng): Case {
 
 /** Attributes of every kind, laid out and read back by the native test_attrs handler. */
 function genAttrsCase(rng: Rng): Case {
+  const isolated = rng.chance(0.3);
   const ops: Op[] = [];
   for (let i = rng.range(1, 4); i > 0; i--) ops.push(genAttrOp(rng));
+  if (rng.chance(0.15)) {
+    let bulk = genBulkOp(rng);
+    while (bulk.op === "bulk" && (bulk.kind === "tokens" || bulk.kind === "rank")) {
+      bulk = genBulkOp(rng);
+    }
+    ops.splice(rng.int(ops.length + 1), 0, bulk);
+  }
   const desc =
     `new CallFrameBuilder()${ops.map(showOp).join("")}.ret(new Uint8Array(4096)).build(); ` +
-    `callSync(test_attrs)`;
+    `${isolated ? "call(isolated test_attrs)" : "callSync(test_attrs)"}`;
   return {
     target: "attrs",
     desc,
-    run: (env) => {
+    run: async (env) => {
       const b = new CallFrameBuilder();
       const names = new Set<string>();
       for (const o of ops) {
@@ -1130,14 +1159,19 @@ function genAttrsCase(rng: Rng): Case {
               showOp(o),
             );
           }
-        }
+        } else if (o.op === "bulk") bulkAttrs(b, o, showOp(o));
       }
       const text = new Uint8Array(4096);
       b.ret(text);
       const built = attempt("CallFrameBuilder.build", () => b.build());
-      if (!built.ok) return Promise.resolve();
+      if (!built.ok) return;
       using frame = built.value;
-      const out = attempt("Runtime.callSync(test_attrs)", () => env.rt.callSync(env.attrs, frame));
+      const out = isolated
+        ? await attemptAsync(
+          "Runtime.call(isolated test_attrs)",
+          () => env.rt.call(env.isoAttrs, frame),
+        )
+        : attempt("Runtime.callSync(test_attrs)", () => env.rt.callSync(env.attrs, frame));
       if (!out.ok) {
         throw new Violation("test_attrs failed on a frame the builder made", out.error.message);
       }
@@ -1155,7 +1189,7 @@ function genAttrsCase(rng: Rng): Case {
           );
         }
       }
-      return Promise.resolve();
+      return;
     },
   };
 }
@@ -1297,13 +1331,13 @@ function genSettersCase(rng: Rng): Case {
     } else ops.push({ op: "close" });
   }
   const native = rng.chance(0.35);
+  const isolated = native && rng.chance(0.4);
   const sync = rng.chance(0.5);
+  const name = isolated ? "isolated test_scale" : native ? "test_scale" : "twice";
   const desc =
     `frame = new CallFrameBuilder(${guard ? "{ guard: true }" : ""}).arg(Float32Array(${n}))` +
     `.ret(Float32Array(${n}))${native ? '.attr("factor", scalar(F32, 2))' : ""}.build(); ` +
-    `${ops.map(showSetter).join("; ")}; ${sync ? "callSync" : "call"}(${
-      native ? "test_scale" : "twice"
-    })`;
+    `${ops.map(showSetter).join("; ")}; ${sync ? "callSync" : "call"}(${name})`;
   return {
     target: "setters",
     desc,
@@ -1399,8 +1433,7 @@ function genSettersCase(rng: Rng): Case {
         }
         if (!callable) return;
         const xCopy = isDetached(x) ? null : bytesCopy(x);
-        const h = native ? env.scale : env.twice;
-        const name = native ? "test_scale" : "twice";
+        const h = isolated ? env.isoScale : native ? env.scale : env.twice;
         const out = sync
           ? attempt(`Runtime.callSync(${name})`, () => env.rt.callSync(h, frame))
           : await attemptAsync(`Runtime.call(${name})`, () => env.rt.call(h, frame));
@@ -2512,18 +2545,23 @@ function genValidCase(rng: Rng): Case {
   const dims = goodDims(rng);
   const count = dims.reduce((a, b) => a * b, 1);
   const path = rng.pick(["callSync", "call", "ffiCall"] as const);
-  const native = rng.chance(0.5);
+  const handler = rng.pick(["twice", "test_scale", "isolated test_scale"] as const);
+  const native = handler !== "twice";
   const guard = rng.chance(0.3);
   const viaInput = rng.chance(0.3);
-  const desc = `${path}(${native ? "test_scale" : "twice"}) F32${JSON.stringify(dims)}${
-    guard ? " guarded" : ""
-  }${viaInput ? " as { data, shape }" : ""}`;
+  const desc = `${path}(${handler}) F32${JSON.stringify(dims)}${guard ? " guarded" : ""}${
+    viaInput ? " as { data, shape }" : ""
+  }`;
   return {
     target: "valid",
     desc,
     run: async (env) => {
       const x = floats(rng, count);
-      const h = native ? env.scale : env.twice;
+      const h = handler === "twice"
+        ? env.twice
+        : handler === "test_scale"
+        ? env.scale
+        : env.isoScale;
       if (path === "ffiCall") {
         const out = await attemptAsync("Runtime.ffiCall", () =>
           env.rt.ffiCall(h, {
