@@ -117,6 +117,8 @@ Deno.test({
         ? `hung: killed after ${limit} ms`
         : r.signal !== null
         ? `crashed: killed by ${r.signal}`
+        : /panicked|Fatal error/.test(r.stderr)
+        ? `crashed: the runtime aborted (exit code ${r.code})`
         : `exited with code ${r.code}${line === undefined ? " without a summary" : ""}`;
       assert.fail(
         `the surface fuzzer's child ${how}\n` +
