@@ -8,7 +8,8 @@
  *
  * At the execute stage an entry point calls its handler with a copy of the
  * call frame whose result buffers point at shadow memory, 64-byte aligned,
- * with canary bytes before and after each result; each argument's bytes are
+ * with a page of canary bytes before and after each result, in a mapping of
+ * its own between two inaccessible pages; each argument's bytes are
  * copied before the call and compared after it. After a successful return
  * the results' shadows are copied into the runtime's buffers. The frame's
  * api is a copy of the runtime's table whose Future_* functions are this
@@ -23,7 +24,10 @@
  *
  * Copyright 2026 The deno-xla-ffi Authors. Licensed under Apache-2.0.
  */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include <pthread.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -35,7 +39,7 @@
 
 #define GUARD_SLOTS 256
 #define GUARD_NAME_CAP 256
-#define GUARD_CANARY 64 /* canary bytes before each result; at least as many after it */
+#define GUARD_CANARY 4096 /* canary bytes before each result; at least as many after it */
 #define GUARD_ALIGN 64
 
 typedef struct {
@@ -211,7 +215,9 @@ typedef struct {
   int64_t* ret_size;          /* -1: not shadowed (passed through) */
   size_t* ret_off;            /* each result's zone in `shadow` (front canary first) */
   size_t* ret_zone;           /* the zone's length */
-  uint8_t* shadow;            /* GUARD_ALIGN-aligned */
+  uint8_t* shadow;            /* GUARD_ALIGN-aligned, inside `map` */
+  uint8_t* map;               /* the mapping: an inaccessible page, the shadows, another */
+  size_t map_len;
   XLA_FFI_Buffer* ret_bufs;   /* the copies the handler sees */
   void** ret_ptrs;
 } guard_call;
@@ -223,7 +229,7 @@ static void guard_free(guard_call* g) {
   free(g->ret_size);
   free(g->ret_off);
   free(g->ret_zone);
-  free(g->shadow);
+  if (g->map != NULL) munmap(g->map, g->map_len);
   free(g->ret_bufs);
   free(g->ret_ptrs);
 }
@@ -285,11 +291,26 @@ static int guard_prepare(guard_call* g, const XLA_FFI_CallFrame* f, char* buf, s
     g->ret_zone[i] = GUARD_CANARY + round_up((size_t)n) + GUARD_CANARY;
     shadow += g->ret_zone[i];
   }
-  g->shadow = aligned_alloc(GUARD_ALIGN, round_up(shadow > 0 ? shadow : 1));
-  if (g->shadow == NULL) {
+  /* The shadows live in a mapping of their own, away from the allocator's
+   * heap, between two inaccessible pages: a write that skips a canary zone
+   * ends in a fault (which the fatal-signal report names) rather than in
+   * another allocation. */
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  size_t body = (shadow + page - 1) / page * page;
+  if (body == 0) body = page;
+  void* m = mmap(NULL, body + 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) {
     snprintf(buf, cap, "out of memory for the results' shadows (%zu bytes)", shadow);
     return -1;
   }
+  g->map = m;
+  g->map_len = body + 2 * page;
+  if (mprotect(g->map, page, PROT_NONE) != 0 ||
+      mprotect(g->map + page + body, page, PROT_NONE) != 0) {
+    snprintf(buf, cap, "could not protect the guard pages of the results' shadows");
+    return -1;
+  }
+  g->shadow = g->map + page;
   for (size_t i = 0; i < nr; i++) {
     const XLA_FFI_Buffer* b = f->rets.rets[i];
     g->ret_ptrs[i] = f->rets.rets[i];
@@ -416,6 +437,13 @@ static XLA_FFI_Error* guarded_execute(const guard_slot* s, XLA_FFI_CallFrame* f)
   XLA_FFI_Error* out = NULL;
   if (guard_check(&g, f, s->name, buf, sizeof buf) != 0) {
     destroy_error(f->api, err); /* the guard's finding comes first */
+    /* The runtime's arguments are left as they were before the call. */
+    for (int64_t i = 0; i < g.nargs; i++) {
+      if (g.arg_size[i] <= 0) continue;
+      uint8_t* now = ((const XLA_FFI_Buffer*)f->args.args[i])->data;
+      const uint8_t* was = g.copies + g.arg_off[i];
+      if (memcmp(now, was, (size_t)g.arg_size[i]) != 0) memcpy(now, was, (size_t)g.arg_size[i]);
+    }
     out = host_make_error(f->api, XLA_FFI_Error_Code_DATA_LOSS, buf);
     if (out == NULL) xfd_warn("deno-xla-ffi: %s", buf);
   } else if (err != NULL) {

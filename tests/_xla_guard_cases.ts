@@ -54,6 +54,7 @@ const CASES: Record<string, () => Promise<void>> = {
         "fault_ok",
         "fault_past_end",
         "fault_before_start",
+        "fault_far_past_end",
         "fault_arg_write",
         "fault_past_end_and_fail",
         "fault_async_ok",
@@ -73,6 +74,14 @@ const CASES: Record<string, () => Promise<void>> = {
 
     await using before = await xla.jit(program("guard.fault_before_start", ["x"], [4]));
     await rejects(before.run(x), ErrorCode.DATA_LOSS, BEFORE_START);
+
+    // 1 KiB past the end: still inside the page of canaries after the result.
+    await using far = await xla.jit(program("guard.fault_far_past_end", ["x"], [4]));
+    await rejects(
+      far.run(x),
+      ErrorCode.DATA_LOSS,
+      /^Handler 'fault_far_past_end' wrote past the end of result 0 at byte offset 1040 \(the result has 16 bytes; found by a canary after the call\)$/,
+    );
 
     await using argw = await xla.jit(program("guard.fault_arg_write", ["x", "a"], [3]));
     await rejects(
