@@ -38,6 +38,8 @@ export const HANDLER_HOST_SOURCES: readonly string[] = [
   "native/common.c",
   "native/handler_host.h",
   "native/handler_internal.h",
+  "native/crash.h",
+  "native/crash.c",
   "native/handler.c",
   "native/handler_future.c",
   "native/handler_queue.c",

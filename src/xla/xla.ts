@@ -8,7 +8,7 @@
 import { type DataType, ErrorCode } from "../abi/enums.ts";
 import type { DataTypedArray } from "../abi/dtype.ts";
 import { FfiError } from "../errors.ts";
-import { native } from "../native/lib.ts";
+import { _describeRegistered, native } from "../native/lib.ts";
 import {
   _asHandlerOrStages,
   _checkHandler,
@@ -514,6 +514,7 @@ export class Xla implements FfiHost {
       throw new FfiError(ErrorCode.INVALID_ARGUMENT, "A target name must be a non-empty string");
     }
     const bundle: HandlerStages = isStages(handler) ? handler : { execute: handler };
+    const sym = native();
     const stages: Record<string, number> = {};
     const pointers: Deno.PointerObject[] = [];
     for (const k of ["instantiate", "prepare", "initialize", "execute"] as const) {
@@ -524,7 +525,12 @@ export class Xla implements FfiHost {
         throw new FfiError(ErrorCode.INVALID_ARGUMENT, `The ${k} handler has no pointer`);
       }
       _checkHandler(p, h.name);
-      stages[k] = Number(Deno.UnsafePointer.value(p));
+      // XLA calls a C handler itself: through a wrapper that marks the
+      // thread's crash slot, so that a fatal signal names it (a TS entry
+      // point marks it already).
+      _describeRegistered(p, name);
+      const called = sym.xla_ffi_deno_handler_slot_of(p) >= 0 ? p : sym.xla_ffi_deno_crash_wrap(p)!;
+      stages[k] = Number(Deno.UnsafePointer.value(called));
       pointers.push(p);
     }
     if (stages.execute === undefined) {
