@@ -39,7 +39,7 @@ if (mode === "native" || mode === "registered") {
   }
 } else if (mode === "ts") {
   const h = Ffi.bind().arg(DataType.F32, 1).ret(DataType.F32, 1).to(function readsAddress8() {
-    new Deno.UnsafePointerView(Deno.UnsafePointer.create(8n)).getInt32();
+    new Deno.UnsafePointerView(Deno.UnsafePointer.create(8n)!).getInt32();
   });
   const rt = new Runtime({ threads: 0 });
   const frame = new CallFrameBuilder().arg(x).ret(y).build();
