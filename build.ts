@@ -702,6 +702,10 @@ export const GUARD_LIBRARY: BuildOptions = {
 export const MAIN_LIBRARY: BuildOptions = {
   name: "xla_ffi_deno",
   sources: NATIVE_SOURCES,
+  // C cleanups run when a C++ exception unwinds through C frames: the wrapper
+  // real XLA calls a C handler through puts the crash slot back even when the
+  // handler throws (native/crash.c).
+  extraFlags: ["-fexceptions"],
   linkFlags: ["-ldl"],
 };
 

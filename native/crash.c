@@ -107,17 +107,32 @@ static const crash_desc* find_desc(const void* fn) {
 
 static _Atomic(XLA_FFI_Handler*) g_wrapped[WRAP_COUNT];
 
-/* A C++ exception thrown by the handler unwinds through the wrapper (XLA
- * catches it) without the slot being put back: it names the handler until
- * the thread's next handler call. */
-#define W1(n)                                                              \
-  static XLA_FFI_Error* wrap_##n(XLA_FFI_CallFrame* f) {                   \
-    XLA_FFI_Handler* h = atomic_load_explicit(&g_wrapped[n], memory_order_relaxed); \
-    XFD_RUNNING_ENTER(h);                                                  \
-    XLA_FFI_Error* e = h(f);                                               \
-    XFD_RUNNING_LEAVE();                                                   \
-    return e;                                                              \
+/* Puts the slot back (a cleanup: with -fexceptions, as the main library is
+ * built, also when a C++ exception the handler throws unwinds through the
+ * wrapper to XLA, which catches it). */
+static void restore_running(const void** prev) { xfd_running = *prev; }
+
+#ifdef __EXCEPTIONS
+#define W1(n)                                                                         \
+  static XLA_FFI_Error* wrap_##n(XLA_FFI_CallFrame* f) {                              \
+    XLA_FFI_Handler* h = atomic_load_explicit(&g_wrapped[n], memory_order_relaxed);   \
+    __attribute__((cleanup(restore_running))) const void* prev = xfd_running;         \
+    xfd_running = (const void*)h;                                                     \
+    return h(f);                                                                      \
   }
+#else
+/* Built without -fexceptions: a C++ exception the handler throws leaves the
+ * slot naming it until the thread's next handler call. */
+#define W1(n)                                                                         \
+  static XLA_FFI_Error* wrap_##n(XLA_FFI_CallFrame* f) {                              \
+    XLA_FFI_Handler* h = atomic_load_explicit(&g_wrapped[n], memory_order_relaxed);   \
+    const void* prev = xfd_running;                                                   \
+    xfd_running = (const void*)h;                                                     \
+    XLA_FFI_Error* e = h(f);                                                          \
+    restore_running(&prev);                                                           \
+    return e;                                                                         \
+  }
+#endif
 #define W2(n) W1(n##0) W1(n##1)
 #define W4(n) W2(n##0) W2(n##1)
 #define W8(n) W4(n##0) W4(n##1)
