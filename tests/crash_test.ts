@@ -13,6 +13,7 @@ import assert from "node:assert/strict";
 import { childContext, runDeno } from "./_child.ts";
 import { XLA_SKIP, xlaName } from "./_xla_env.ts";
 import { faultHandlersPath } from "./_fault_handlers.ts";
+import { buildExecutable, findCxxCompiler, nativeLibraryPath } from "../build.ts";
 
 const CHILD = new URL("./_crash_child.ts", import.meta.url);
 const SANITIZED = /asan/.test(Deno.env.get("LD_PRELOAD") ?? "");
@@ -96,5 +97,29 @@ Deno.test({
       /^deno-xla-ffi: handler 'crash\.xla' \(fault_segv\) of \S+\.so, called in this process, died of SIGSEGV \(segmentation fault at address 0x0\)/,
       180_000,
     );
+  },
+});
+
+const CXX_SKIP = findCxxCompiler() === undefined ? "no C++ compiler" : undefined;
+
+Deno.test({
+  name: "the wrapper real XLA calls a C handler through sets the crash slot and puts it back, " +
+    "also past a C++ exception" + (CXX_SKIP ? ` (ignored: ${CXX_SKIP})` : ""),
+  ignore: CXX_SKIP !== undefined,
+  async fn() {
+    const exe = buildExecutable({
+      name: "crash_wrap_check",
+      sources: ["native/tests/crash_wrap_check.cc"],
+      cxx: true,
+      linkFlags: ["-ldl"],
+    });
+    const r = await new Deno.Command(exe, {
+      args: [nativeLibraryPath()],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const out = new TextDecoder().decode(r.stdout) + new TextDecoder().decode(r.stderr);
+    assert.equal(r.code, 0, out);
+    assert.equal(out.match(/^ok /gm)?.length, 7, out);
   },
 });
