@@ -8,7 +8,10 @@
  *   called by the embedded runtime, directly;
  * - `registered <symbol>`: the same registered as `crash.op` and called by
  *   that name, from a runtime thread (`Runtime.call`);
- * - `ts`: a TS handler reading address 8 through `Deno.UnsafePointerView`;
+ * - `ts`: a TS handler reading address 8 through `Deno.UnsafePointerView`,
+ *   called on the JS thread;
+ * - `ts-thread`: the same called from a runtime thread (the call is queued
+ *   for the JS thread, which crashes serving it);
  * - `xla <symbol>`: the fault handler registered with real XLA as
  *   `crash.xla` (`Xla.register`) and called through `Xla.ffiCall`;
  * - `wasm`: no crash: a WebAssembly out-of-bounds access inside a TS
@@ -37,14 +40,15 @@ if (mode === "native" || mode === "registered") {
     console.log("calling");
     await rt.call("crash.op", frame);
   }
-} else if (mode === "ts") {
+} else if (mode === "ts" || mode === "ts-thread") {
   const h = Ffi.bind().arg(DataType.F32, 1).ret(DataType.F32, 1).to(function readsAddress8() {
     new Deno.UnsafePointerView(Deno.UnsafePointer.create(8n)!).getInt32();
   });
-  const rt = new Runtime({ threads: 0 });
+  const rt = new Runtime({ threads: 1 });
   const frame = new CallFrameBuilder().arg(x).ret(y).build();
   console.log("calling");
-  rt.callSync(h, frame);
+  if (mode === "ts") rt.callSync(h, frame);
+  else await rt.callOnThreads(h, frame, { threads: 1, iterations: 1 });
 } else if (mode === "wasm") {
   // (module (memory 1) (func (export "oob") (result i32) (i32.load (i32.const 0x7ffffff0))))
   const bytes = new Uint8Array([

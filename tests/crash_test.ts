@@ -79,6 +79,14 @@ Deno.test("a TS handler reading a bad address through FFI is named", async () =>
   assert.match(line, /Deno\.UnsafePointerView/);
 });
 
+Deno.test("a TS handler called from another thread crashes on the JS thread serving it: named", async () => {
+  await crash(
+    ["ts-thread"],
+    "SIGSEGV",
+    /^deno-xla-ffi: TS handler 'readsAddress8', called in this process, died of SIGSEGV \(segmentation fault at address 0x8\)/,
+  );
+});
+
 Deno.test("V8's own SIGSEGV (a WebAssembly bounds trap) in a TS handler passes through silently", async () => {
   const r = await runDeno(CHILD, ["wasm"], { timeoutMs: 60_000 });
   const context = childContext("_crash_child.ts wasm", r);
