@@ -30,8 +30,8 @@ export interface ChildOptions {
 /** Exit code and decoded output of a child. */
 export interface ChildResult {
   code: number;
-  /** The signal that ended the child, or null when it exited. */
-  signal: Deno.Signal | null;
+  /** The signal that ended the child, or null when it exited (set by {@link runDeno}). */
+  signal?: Deno.Signal | null;
   stdout: string;
   stderr: string;
 }
