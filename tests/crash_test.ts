@@ -87,6 +87,17 @@ Deno.test("a TS handler called from another thread crashes on the JS thread serv
   );
 });
 
+Deno.test("XLA_FFI_DENO_CRASH_REPORT=0: no line, the process still dies of the signal", async () => {
+  const r = await runDeno(CHILD, ["native", "fault_segv"], {
+    timeoutMs: 120_000,
+    env: { XLA_FFI_DENO_CRASH_REPORT: "0" },
+  });
+  const context = childContext("_crash_child.ts native fault_segv", r);
+  assert.match(r.stdout, /^calling$/m, context);
+  assert.doesNotMatch(r.stderr, /deno-xla-ffi: /, context);
+  assert.equal(r.signal, SANITIZED ? "SIGABRT" : "SIGSEGV", context);
+});
+
 Deno.test("V8's own SIGSEGV (a WebAssembly bounds trap) in a TS handler passes through silently", async () => {
   const r = await runDeno(CHILD, ["wasm"], { timeoutMs: 60_000 });
   const context = childContext("_crash_child.ts wasm", r);

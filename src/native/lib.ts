@@ -50,9 +50,25 @@ export function native(): Native {
     opened = openLibrary(nativeLibraryPath(), SYMBOLS);
     installGuard(opened.symbols);
     // A fatal signal in a handler called in-process names it (docs/faults.md).
-    opened.symbols.xla_ffi_deno_crash_install();
+    if (_crashReportWanted()) opened.symbols.xla_ffi_deno_crash_install();
   }
   return opened.symbols;
+}
+
+/**
+ * Whether to install the fatal-signal reporter: unless `XLA_FFI_DENO_CRASH_REPORT`
+ * is `0` (read only when the environment may be read without a prompt). Child
+ * processes that exist to contain a crash, and report it themselves (the
+ * command line's), set it.
+ */
+function _crashReportWanted(): boolean {
+  const variable = "XLA_FFI_DENO_CRASH_REPORT";
+  try {
+    if (Deno.permissions.querySync({ name: "env", variable }).state !== "granted") return true;
+    return Deno.env.get(variable) !== "0";
+  } catch {
+    return true;
+  }
 }
 
 const crashText = new TextEncoder();
