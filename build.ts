@@ -20,6 +20,7 @@
  * @module
  */
 import { createHash } from "node:crypto";
+import { fileURLToPath } from "node:url";
 import { ErrorCode } from "./src/abi/enums.ts";
 import { FfiError } from "./src/errors.ts";
 import { EMBEDDED_SOURCES } from "./src/native/embedded_sources.ts";
@@ -45,6 +46,7 @@ export const HANDLER_HOST_SOURCES: readonly string[] = [
   "native/handler_queue.c",
   "native/handler_context.c",
   "native/handler_flatten.c",
+  "native/handler_guard.c",
 ];
 
 /** The C sources of the main library, relative to this file. */
@@ -175,8 +177,15 @@ export interface BuildOptions {
 
 const HERE = new URL("./", import.meta.url);
 
+/**
+ * A URL for a source or folder: URLs as they are; a path (absolute, or
+ * relative to the module) with each part percent-encoded, so a space or a
+ * `%` in a file name stays what it is.
+ */
 function toUrl(p: string | URL): URL {
-  return p instanceof URL ? p : new URL(p, HERE);
+  if (p instanceof URL) return p;
+  if (/^[a-z][a-z0-9+.-]+:/i.test(p)) return new URL(p);
+  return new URL(p.split("/").map(encodeURIComponent).join("/"), HERE);
 }
 
 function permissionError(e: unknown, what: string, flag: string): never {
@@ -303,7 +312,7 @@ function readSource(url: URL): Uint8Array {
   try {
     return Deno.readFileSync(url);
   } catch (e) {
-    return permissionError(e, `reading ${url.pathname}`, "--allow-read");
+    return permissionError(e, `reading ${fileURLToPath(url)}`, "--allow-read");
   }
 }
 
@@ -318,7 +327,7 @@ function isDirectory(path: string): boolean {
 function cacheRoot(outDir?: string): string {
   if (outDir) return outDir;
   if (HERE.protocol === "file:") {
-    const local = new URL(".build", HERE).pathname;
+    const local = fileURLToPath(new URL(".build", HERE));
     // An existing cache needs no write permission.
     if (isDirectory(local)) return local;
     try {
@@ -373,15 +382,16 @@ type _OutputKind = "shared" | "executable";
  * own sources imported from a remote URL) a copy written under `srcDir`.
  */
 function localPath(url: URL, srcDir: string): string {
-  if (url.protocol === "file:") return url.pathname;
+  if (url.protocol === "file:") return fileURLToPath(url);
   const rel = embeddedPath(url);
   if (rel === undefined) readSource(url); // throws the explanation
   const path = `${srcDir}/${rel}`;
   if (!isFile(path)) {
     try {
       Deno.mkdirSync(path.slice(0, path.lastIndexOf("/")), { recursive: true });
-      Deno.writeTextFileSync(`${path}.${Deno.pid}.tmp`, EMBEDDED_SOURCES[rel!]!);
-      Deno.renameSync(`${path}.${Deno.pid}.tmp`, path);
+      const tmp = _tmpName(path);
+      Deno.writeTextFileSync(tmp, EMBEDDED_SOURCES[rel!]!);
+      Deno.renameSync(tmp, path);
     } catch (e) {
       permissionError(e, `writing ${path}`, "--allow-write");
     }
@@ -455,9 +465,9 @@ interface _Plan {
   links: string[];
   sources: URL[];
   srcDir: string;
+  /** The folder of this build's inputs: one subfolder per version of the files it includes. */
   dir: string;
   file: string;
-  out: string;
 }
 
 /** The C or C++ compiler a build needs; `note` says why no prebuilt library served. */
@@ -489,7 +499,9 @@ function _plan(options: BuildOptions, kind: _OutputKind, note?: string): _Plan {
     createHash("sha256").update(JSON.stringify(EMBEDDED_SOURCES)).digest("hex").slice(0, 16)
   }`;
   const includePath = (u: URL) =>
-    u.protocol === "file:" ? u.pathname : `${srcDir}/${u.href.slice(HERE.href.length)}`;
+    u.protocol === "file:"
+      ? fileURLToPath(u)
+      : `${srcDir}/${decodeURIComponent(u.href.slice(HERE.href.length))}`;
   const flags = [
     ...base,
     ...(options.extraFlags ?? []),
@@ -506,43 +518,182 @@ function _plan(options: BuildOptions, kind: _OutputKind, note?: string): _Plan {
   // Headers in native/ are part of every build's key.
   const headers = NATIVE_SOURCES.filter((s) => s.endsWith(".h")).map(toUrl);
   for (const u of [...headers, ...sources]) {
-    hash.update(u.pathname + "\0");
+    hash.update((u.protocol === "file:" ? fileURLToPath(u) : u.href) + "\0");
     hash.update(readSource(u));
   }
   const key = hash.digest("hex").slice(0, 16);
   const dir = `${root}/${key}`;
   const file = kind === "shared" ? `lib${options.name}.so` : options.name;
-  const out = `${dir}/${file}`;
-  return { compiler, flags, links, sources, srcDir, dir, file, out };
+  return { compiler, flags, links, sources, srcDir, dir, file };
+}
+
+/**
+ * A temporary name beside `path`, unique to this call: Workers of one
+ * process share its id, so the id alone would not do.
+ */
+function _tmpName(path: string): string {
+  return `${path}.${Deno.pid}-${crypto.randomUUID()}.tmp`;
+}
+
+/** The file that lists what the latest build of a plan's folder read. */
+const DEPS_FILE = "deps.json";
+
+/**
+ * The files a Make-style dependency file (`cc -MD -MF f.d`, `cc -M`) names
+ * as prerequisites, in order, without the rules' targets. Line
+ * continuations, `\ ` (a space in a name), `\#` and `$$` are undone.
+ *
+ * @example
+ * ```ts ignore
+ * import { _parseDepFile } from "./build.ts";
+ * console.log(_parseDepFile("lib.so: a.c my\\ dir/b.h \\\n t.def\n")); // ["a.c", "my dir/b.h", "t.def"]
+ * ```
+ */
+export function _parseDepFile(text: string): string[] {
+  const tokens: string[] = [];
+  let cur = "";
+  const push = () => {
+    if (cur !== "") tokens.push(cur);
+    cur = "";
+  };
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    const next = text[i + 1];
+    if (c === "\\" && (next === "\n" || (next === "\r" && text[i + 2] === "\n"))) {
+      push();
+      i += next === "\n" ? 1 : 2;
+    } else if (c === "\\" && (next === " " || next === "#" || next === "\\")) {
+      cur += next;
+      i++;
+    } else if (c === "$" && next === "$") {
+      cur += "$";
+      i++;
+    } else if (c === " " || c === "\t" || c === "\n" || c === "\r") {
+      push();
+    } else {
+      cur += c;
+    }
+  }
+  push();
+  const files: string[] = [];
+  for (const t of tokens) {
+    if (t.endsWith(":")) continue; // a target: "out.o:" (its prerequisites follow)
+    files.push(t);
+  }
+  return files;
+}
+
+/**
+ * The version of the files a build read: a hash of each one's path and
+ * bytes (a missing file counts as missing, so it is a change too).
+ */
+function _depsKey(files: readonly string[]): string {
+  const hash = createHash("sha256");
+  for (const f of [...new Set(files)].sort()) {
+    let bytes: Uint8Array | undefined;
+    try {
+      bytes = Deno.readFileSync(f);
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound)) permissionError(e, `reading ${f}`, "--allow-read");
+    }
+    hash.update(f + "\0");
+    hash.update(bytes === undefined ? "missing" : createHash("sha256").update(bytes).digest("hex"));
+    hash.update("\0");
+  }
+  return hash.digest("hex").slice(0, 16);
+}
+
+/**
+ * The cached output of a plan when every file its latest build read (as the
+ * compiler listed them) still has the bytes of some cached version:
+ * `<dir>/<version>/<file>`. A changed file makes a new version, at a new
+ * path, since a process that loaded the old library by its path would get
+ * that one again from the dynamic loader.
+ */
+function _cached(plan: _Plan): string | undefined {
+  let files: string[];
+  try {
+    const text = Deno.readTextFileSync(`${plan.dir}/${DEPS_FILE}`);
+    const parsed = JSON.parse(text) as { files?: unknown };
+    if (!Array.isArray(parsed.files) || !parsed.files.every((f) => typeof f === "string")) {
+      return undefined;
+    }
+    files = parsed.files as string[];
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound || e instanceof SyntaxError) return undefined;
+    return permissionError(e, `reading ${plan.dir}/${DEPS_FILE}`, "--allow-read");
+  }
+  const out = `${plan.dir}/${_depsKey(files)}/${plan.file}`;
+  return isFile(out) ? out : undefined;
+}
+
+/** Writes `text` to `path` through a unique temporary file and an atomic rename. */
+function _writeAtomic(path: string, text: string): void {
+  const tmp = _tmpName(path);
+  Deno.writeTextFileSync(tmp, text);
+  Deno.renameSync(tmp, path);
 }
 
 function _build(options: BuildOptions, kind: _OutputKind): string {
   const ready = prebuilt(options, kind);
   if (ready.path) return ready.path;
-  const { compiler, flags, links, sources, srcDir, dir, file, out } = _plan(
-    options,
-    kind,
-    ready.note,
-  );
-  if (isFile(out)) return out;
+  const plan = _plan(options, kind, ready.note);
+  const cached = _cached(plan);
+  if (cached !== undefined) return cached;
+  const { compiler, flags, links, sources, srcDir, dir, file } = plan;
+  // Each build writes into a folder of its own (Workers and processes may build the same
+  // library at once), then renames its results into place.
+  const work = _tmpName(`${dir}/build`);
   try {
-    Deno.mkdirSync(dir, { recursive: true });
+    Deno.mkdirSync(work, { recursive: true });
   } catch (e) {
-    permissionError(e, `creating ${dir}`, "--allow-write");
+    permissionError(e, `creating ${work}`, "--allow-write");
   }
-  const tmp = `${out}.${Deno.pid}.tmp`;
-  if (HERE.protocol !== "file:") {
-    for (const rel of Object.keys(EMBEDDED_SOURCES)) localPath(new URL(rel, HERE), srcDir);
+  try {
+    if (HERE.protocol !== "file:") {
+      for (const rel of Object.keys(EMBEDDED_SOURCES)) localPath(new URL(rel, HERE), srcDir);
+    }
+    const cfiles = sources.filter((u) => !HEADER.test(u.href)).map((u) => localPath(u, srcDir));
+    const tmp = `${work}/${file}`;
+    const depFile = `${work}/${file}.d`;
+    // The compiler lists every file it reads: one source writes them with the build (-MD);
+    // several would overwrite each other's list, so -M lists them all in a pass of their own.
+    const oneSource = cfiles.length === 1;
+    const args = [
+      ...flags,
+      ...(kind === "shared" ? ["-shared"] : []),
+      ...(oneSource ? ["-MD", "-MF", depFile] : []),
+      "-o",
+      tmp,
+      ...cfiles,
+      ...links,
+    ];
+    _compile(compiler, args, file);
+    const depText = oneSource
+      ? Deno.readTextFileSync(depFile)
+      : _compile(compiler, [...flags, "-M", ...cfiles], file);
+    const cwd = Deno.cwd();
+    const files = [
+      ...new Set(_parseDepFile(depText).map((f) => f.startsWith("/") ? f : `${cwd}/${f}`)),
+    ].sort();
+    const version = `${dir}/${_depsKey(files)}`;
+    Deno.mkdirSync(version, { recursive: true });
+    const out = `${version}/${file}`;
+    _writeAtomic(`${out}.deps.json`, JSON.stringify({ files }, null, 1) + "\n");
+    Deno.renameSync(tmp, out);
+    _writeAtomic(`${dir}/${DEPS_FILE}`, JSON.stringify({ files }, null, 1) + "\n");
+    return out;
+  } catch (e) {
+    return permissionError(e, `building ${file} in ${dir}`, "--allow-write");
+  } finally {
+    try {
+      Deno.removeSync(work, { recursive: true });
+    } catch { /* already gone */ }
   }
-  const cfiles = sources.filter((u) => !HEADER.test(u.pathname)).map((u) => localPath(u, srcDir));
-  const args = [
-    ...flags,
-    ...(kind === "shared" ? ["-shared"] : []),
-    "-o",
-    tmp,
-    ...cfiles,
-    ...links,
-  ];
+}
+
+/** Runs the compiler; its stdout when it succeeds, else an FfiError with its output. */
+function _compile(compiler: Compiler, args: string[], file: string): string {
   let result: Deno.CommandOutput;
   try {
     result = new Deno.Command(compiler.path, {
@@ -555,12 +706,9 @@ function _build(options: BuildOptions, kind: _OutputKind): string {
   } catch (e) {
     return permissionError(e, `running the C compiler ${compiler.path}`, "--allow-run");
   }
+  const stdout = new TextDecoder().decode(result.stdout);
   if (!result.success) {
-    const text = new TextDecoder().decode(result.stderr) +
-      new TextDecoder().decode(result.stdout);
-    try {
-      Deno.removeSync(tmp);
-    } catch { /* nothing was written */ }
+    const text = new TextDecoder().decode(result.stderr) + stdout;
     const first = firstErrorLine(text);
     throw new FfiError(
       ErrorCode.INTERNAL,
@@ -568,8 +716,7 @@ function _build(options: BuildOptions, kind: _OutputKind): string {
         `(${compiler.path} ${args.join(" ")}):\n${text}`,
     );
   }
-  Deno.renameSync(tmp, out);
-  return out;
+  return stdout;
 }
 
 /**
@@ -631,7 +778,7 @@ function granted(desc: Deno.PermissionDescriptor): boolean {
  */
 export function missingNativePermissions(): { missing: string[]; buildOnly: string[] } {
   const env = BUILD_ENV.every((variable) => granted({ name: "env", variable }));
-  const read = HERE.protocol !== "file:" || granted({ name: "read", path: HERE.pathname });
+  const read = HERE.protocol !== "file:" || granted({ name: "read", path: fileURLToPath(HERE) });
   const missing: string[] = [];
   if (!env) missing.push("--allow-env");
   if (!read) missing.push("--allow-read");
@@ -644,8 +791,9 @@ export function missingNativePermissions(): { missing: string[]; buildOnly: stri
     if (!built) {
       try {
         plan = _plan(MAIN_LIBRARY, "shared");
-        path = plan.out;
-        built = isFile(plan.out);
+        path = _cached(plan);
+        built = path !== undefined;
+        path ??= plan.dir; // the library will be built under it
       } catch (e) {
         // E.g. the cache folder does not exist and cannot be created: a build is needed.
         if (!(e instanceof FfiError) || e.code !== ErrorCode.PERMISSION_DENIED) throw e;
@@ -775,8 +923,9 @@ export function buildPtx(
   }
   const outputs: string[] = [];
   for (const src of sources.map(toUrl)) {
-    const out = src.pathname.replace(/\.cu$/, ".ptx");
-    const args = ["--ptx", `-arch=${PTX_ARCH}`, "-O3", "-o", out, src.pathname];
+    const input = fileURLToPath(src);
+    const out = input.replace(/\.cu$/, ".ptx");
+    const args = ["--ptx", `-arch=${PTX_ARCH}`, "-O3", "-o", out, input];
     let result: Deno.CommandOutput;
     try {
       result = new Deno.Command(nvcc, { args, stdout: "piped", stderr: "piped", ...toolEnv() })
@@ -838,7 +987,7 @@ if (import.meta.main) {
   } else if (Deno.args.includes("--embed")) {
     const out = new URL("src/native/embedded_sources.ts", HERE);
     Deno.writeTextFileSync(out, embeddedSourcesModule());
-    console.log(out.pathname);
+    console.log(fileURLToPath(out));
   } else {
     console.log(nativeLibraryPath());
   }

@@ -379,27 +379,77 @@ function _closest(name: string, names: readonly string[]): string | undefined {
   const byKey = new Map<string, string>();
   for (const n of names) {
     byKey.set(n, n);
-    const open = n.indexOf("(");
-    if (open > 0 && !byKey.has(n.slice(0, open))) byKey.set(n.slice(0, open), n);
+    const base = _withoutParameters(n);
+    if (base !== n && !byKey.has(base)) byKey.set(base, n);
   }
   const near = _closestName(name, byKey.keys());
   return near === undefined ? undefined : byKey.get(near);
 }
 
-async function _checkTarget(run: ParsedRun): Promise<void> {
+/** A demangled C++ name without its parameter list (`ns::f(int) const` → `ns::f`); C names as they are. */
+function _withoutParameters(name: string): string {
+  const open = name.indexOf("(");
+  return open > 0 ? name.slice(0, open) : name;
+}
+
+/** Namespaces of the C++ runtime and standard library: their functions are never handlers. */
+const _RUNTIME_NAMESPACES = new Set(["std", "__gnu_cxx", "__cxxabiv1", "__gnu_debug", "abi"]);
+
+/**
+ * Whether an export may be offered as "did you mean": no member function, no
+ * reserved name (`_init`, `__cxa_*`, a mangled name left undemangled) and
+ * nothing of the C++ runtime's namespaces.
+ */
+function _suggestable(e: CxxName): boolean {
+  if (e.member) return false;
+  const base = _withoutParameters(e.name);
+  return !base.startsWith("_") && !_RUNTIME_NAMESPACES.has(base.split("::")[0]!);
+}
+
+/**
+ * The handler of `path` most like `want`, or undefined. The closest exports are
+ * asked for their metadata (in a child process, as `inspect` does) until one
+ * answers as a handler; when the runtime cannot ask, the closest export that
+ * may be a handler is offered.
+ */
+async function _suggestHandler(
+  want: string,
+  exported: readonly CxxName[],
+  path: string,
+  runtime: CliRuntime | undefined,
+): Promise<string | undefined> {
+  let pool = exported.filter(_suggestable);
+  for (let tries = 0; tries < 4; tries++) {
+    const near = _closest(want, pool.map((x) => x.name));
+    if (near === undefined) return undefined;
+    const e = pool.find((x) => x.name === near)!;
+    if (runtime === undefined) return near;
+    try {
+      await runtime.queryMetadata(path, e.symbol);
+      return near;
+    } catch (err) {
+      if (toFfiError(err).code === ErrorCode.UNAVAILABLE) return near;
+    }
+    pool = pool.filter((x) => x !== e);
+  }
+  return undefined;
+}
+
+async function _checkTarget(run: ParsedRun, runtime?: CliRuntime): Promise<void> {
   const { path, kind } = run.target;
   if (kind === "library") {
     const table = readElfSymbols(path);
     const names = _functionNames(table);
     const wanted = [run.handler, ...(run.instantiate === undefined ? [] : [run.instantiate])];
     if (wanted.every((w) => names.includes(w) && !isMangled(w))) return;
-    // A C++ export, by symbol or by demangled name (with or without its parameters).
+    // A C++ export, by symbol or by its whole demangled name, with or without its parameters.
     const exported = await classifyExports(names);
-    const resolve = (want: string, option: string): string => {
+    const resolve = async (want: string, option: string): Promise<string> => {
       const e = exported.find((x) => x.symbol === want) ??
-        exported.find((x) => x.name === want || x.name.slice(0, x.name.indexOf("(")) === want);
+        exported.find((x) => x.name === want) ??
+        exported.find((x) => x.mangled && _withoutParameters(x.name) === want);
       if (e === undefined) {
-        const near = _closest(want, exported.map((x) => x.name));
+        const near = await _suggestHandler(want, exported, path, runtime);
         throw new FfiError(
           ErrorCode.NOT_FOUND,
           `${option}'${want}' is not an exported function of ${path}` +
@@ -417,8 +467,10 @@ async function _checkTarget(run: ParsedRun): Promise<void> {
       }
       return e.symbol;
     };
-    run.handler = resolve(run.handler, "");
-    if (run.instantiate !== undefined) run.instantiate = resolve(run.instantiate, "--instantiate ");
+    run.handler = await resolve(run.handler, "");
+    if (run.instantiate !== undefined) {
+      run.instantiate = await resolve(run.instantiate, "--instantiate ");
+    }
     return;
   }
   let info: Deno.FileInfo;
@@ -549,7 +601,7 @@ async function _run(run: ParsedRun, io: CliIo, runtime: CliRuntime): Promise<Exi
 }
 
 async function _runTarget(run: ParsedRun, io: CliIo, runtime: CliRuntime): Promise<ExitCode> {
-  await _phase(ExitCode.LIBRARY, () => _checkTarget(run));
+  await _phase(ExitCode.LIBRARY, () => _checkTarget(run, runtime));
   await _phase(ExitCode.FILE, () => _checkFiles(run));
   const args: CallArg[] = [];
   for (const spec of run.args) {
@@ -684,12 +736,16 @@ function _checkPermissions(cmd: ParsedInspect | ParsedRun, runtime: CliRuntime):
   if (!_granted({ name: "read", path })) missing.add("--allow-read");
   const child = cmd.command === "inspect" || cmd.target.kind === "library";
   if (child && runtime.runIsolated !== undefined) {
-    // The queries and library runs are child processes (with permissions of their own).
+    // The queries and library runs are child processes, which get only the permissions this
+    // process holds: it needs what they need.
     if (!_granted({ name: "run", command: Deno.execPath() })) missing.add("--allow-run");
+    for (const flag of missingNativePermissions().missing) missing.add(flag);
   }
   if (cmd.command === "run" && cmd.target.kind === "module") {
     for (const flag of missingNativePermissions().missing) missing.add(flag);
-    if (cmd.outs.length > 0 && !_granted({ name: "write" })) missing.add("--allow-write");
+  }
+  if (cmd.command === "run" && cmd.outs.some((out) => !_granted({ name: "write", path: out }))) {
+    missing.add("--allow-write");
   }
   if (missing.size === 0) return;
   const order = ["--allow-env", "--allow-read", "--allow-write", "--allow-run", "--allow-ffi"];
@@ -743,7 +799,7 @@ export async function main(argv: readonly string[], io?: CliIo): Promise<number>
       case "run":
         if (cmd.target.kind === "library" && runtime.runIsolated && !child) {
           // A crash of the handler ends a child process, and is reported here.
-          await _phase(ExitCode.LIBRARY, () => _checkTarget(cmd));
+          await _phase(ExitCode.LIBRARY, () => _checkTarget(cmd, runtime));
           await _phase(ExitCode.FILE, () => _checkFiles(cmd));
           const sink = out.progress?.sink ?? Deno.stderr;
           const runIsolated = runtime.runIsolated.bind(runtime);
@@ -784,7 +840,7 @@ function _startFolder(): void {
     const here = new URL(".", import.meta.url);
     if (here.protocol !== "file:") return;
     const cwd = Deno.cwd();
-    if (init !== cwd && Deno.realPathSync(cwd) === Deno.realPathSync(here.pathname)) {
+    if (init !== cwd && Deno.realPathSync(cwd) === Deno.realPathSync(here)) {
       Deno.chdir(init);
     }
   } catch { /* no permission to look: stay where we are */ }

@@ -23,6 +23,7 @@
  *
  * @module
  */
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { NativeHandler } from "../src/runtime/handler_library.ts";
 import { Runtime } from "../src/runtime/runtime.ts";
@@ -121,7 +122,7 @@ const cFloor: Contender = {
 
 // ---- contender 2: warp-style Python ctypes ---------------------------------
 function pythonContender(libPath: string): Contender {
-  const script = new URL("python/warp_style.py", import.meta.url).pathname;
+  const script = fileURLToPath(new URL("python/warp_style.py", import.meta.url));
   let child: Deno.ChildProcess | undefined;
   let writer: WritableStreamDefaultWriter<Uint8Array> | undefined;
   let lines: AsyncIterator<string> | undefined;
@@ -409,7 +410,7 @@ function updateGuide(body: string): void {
   );
   // Keep the guide in `deno fmt` shape (tables aligned) so `deno task check` stays clean.
   try {
-    new Deno.Command(Deno.execPath(), { args: ["fmt", "-q", url.pathname], stderr: "null" })
+    new Deno.Command(Deno.execPath(), { args: ["fmt", "-q", fileURLToPath(url)], stderr: "null" })
       .outputSync();
   } catch { /* formatting is cosmetic */ }
 }

@@ -11,12 +11,13 @@
  *
  * @module
  */
+import { fileURLToPath } from "node:url";
 import { saveNpy } from "../src/npy.ts";
 import { DataType } from "../mod.ts";
 import { buildDemoLibrary } from "./build_native.ts";
 
 const lib = buildDemoLibrary();
-const cliPath = new URL("../cli.ts", import.meta.url).pathname;
+const cliPath = fileURLToPath(new URL("../cli.ts", import.meta.url));
 const dir = Deno.makeTempDirSync({ prefix: "cli_demo_" });
 
 async function cli(...args: string[]): Promise<void> {
@@ -122,7 +123,7 @@ try {
     "f32[2]",
   );
   // TS handlers: a module's exports (examples/handlers.ts), a handler and a stateful bundle.
-  const handlers = new URL("./handlers.ts", import.meta.url).pathname;
+  const handlers = fileURLToPath(new URL("./handlers.ts", import.meta.url));
   await cli(
     "run",
     handlers,

@@ -13,6 +13,7 @@
  *
  * @module
  */
+import { fileURLToPath } from "node:url";
 
 /** The examples the demo runs, in order (the TS-handler example first when present). */
 export const DEMO_EXAMPLES: readonly string[] = [
@@ -76,7 +77,7 @@ if (import.meta.main) {
     const note = OPTIONAL_EXAMPLES.has(name) ? " (optional: needs a CUDA driver and device)" : "";
     console.log(`\n== examples/${name}${note} ==`);
     const { code } = await new Deno.Command(Deno.execPath(), {
-      args: ["run", ...PERMISSIONS, url.pathname],
+      args: ["run", ...PERMISSIONS, fileURLToPath(url)],
       stdout: "inherit",
       stderr: "inherit",
     }).output();

@@ -26,6 +26,7 @@
  *
  * @module
  */
+import { fileURLToPath } from "node:url";
 import { DataType, Ffi, type FfiError } from "../mod.ts";
 import { Xla } from "../src/xla/mod.ts";
 
@@ -163,7 +164,7 @@ async function parent(processes: number, timeoutMs: number): Promise<number> {
   const fault = option("--fault");
   const ids = fault === "no-coordinator" ? [1] : Array.from({ length: processes }, (_, i) => i);
   const started = performance.now();
-  const script = new URL(import.meta.url).pathname;
+  const script = fileURLToPath(new URL(import.meta.url));
   const children = ids.map((id) => {
     const args = ["run", ...PERMISSIONS, script, "--worker", String(id)];
     args.push("--processes", String(processes), "--coordinator", coordinator);

@@ -276,16 +276,46 @@ int32_t xiso_ready(xiso* x, int32_t timeout_ms) {
   return r;
 }
 
+/* 1 when the child ended while no request ran: it says nothing between
+ * requests, so a readable socket (end of file) means it is gone. Then what it
+ * wrote to stderr since the last request is read and it is reaped. 2: it
+ * sent a byte unasked (it is killed); 0: it is there. */
+static int died_idle(xiso* x) {
+  struct pollfd p = {x->sock, POLLIN, 0};
+  int n;
+  do {
+    n = poll(&p, 1, 0);
+  } while (n < 0 && errno == EINTR);
+  if (n <= 0 || !(p.revents & (POLLIN | POLLHUP | POLLERR))) return 0;
+  for (int i = 0; i < 100; i++) {
+    struct pollfd e = {x->err_fd, POLLIN, 0};
+    if (poll(&e, 1, 10) <= 0 || drain(x) == 0) break;
+  }
+  /* End of file: it is ending (its descriptors close before it can be
+   * reaped). A byte instead breaks the protocol: it is killed then. */
+  char b;
+  ssize_t r;
+  do {
+    r = recv(x->sock, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+  } while (r < 0 && errno == EINTR);
+  reap(x, r > 0);
+  return r > 0 ? 2 : 1;
+}
+
 /**
  * Sends the request in the shared header and waits for the answer, at most
  * `timeout_ms` (negative: no deadline). Returns 0 (answer in the header), 1
- * (the child died: xiso_exit), 2 (deadline passed: the child was killed) or
- * -1 (I/O error: the child was killed). Run it `nonblocking` from JS for
- * Runtime.call; on the JS thread (callSync) the deadline bounds the wait.
+ * (the child died: xiso_exit), 2 (deadline passed: the child was killed), 3
+ * (the child had died before the request, while idle: it was not sent;
+ * xiso_exit and xiso_stderr say how) or -1 (I/O error: the child was
+ * killed). Run it `nonblocking` from JS for Runtime.call; on the JS thread
+ * (callSync) the deadline bounds the wait.
  */
 int32_t xiso_call(xiso* x, int32_t timeout_ms) {
   if (!x || x->reaped) return -1;
   x->err_len = 0;
+  int idle = died_idle(x);
+  if (idle != 0) return idle == 1 ? 3 : -1;
   char b = 'C';
   ssize_t w;
   do {

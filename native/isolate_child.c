@@ -7,9 +7,11 @@
  * library, then serves calls (isolate_protocol.h) until its socket closes.
  * Operands live in the shared mapping, so results land where the parent
  * reads them. For a guarded call the arguments' pages are made read-only
- * and the page after each result inaccessible in this process only: a write
- * there faults at once, the fault handler records operand and byte offset in
- * the shared header, and the process dies of the signal as it would have.
+ * and the page before and after every operand inaccessible, in this process
+ * only (the parent lays each operand out with pages of its own around it): a
+ * write there faults at once, the fault handler records the operand and the
+ * byte offset from its first byte (negative before it) in the shared header,
+ * and the process dies of the signal as it would have.
  *
  * Copyright 2026 The deno-xla-ffi Authors. Licensed under Apache-2.0.
  */
@@ -51,14 +53,17 @@ static size_t g_size;
 static void* g_runtimes[8]; /* by API minor */
 static size_t g_page;
 
-/* Guarded ranges of the call in progress (read by the fault handler). */
-#define MAX_GUARDED 4096
+/* Guarded ranges of the call in progress (read by the fault handler): up to
+ * three per operand (the page before, read-only argument pages, the page
+ * after). The array only grows between calls, while none is armed. */
 typedef struct {
   uintptr_t lo, hi;  /* the protected range */
   uintptr_t start;   /* the operand's first byte */
   uint32_t kind, index;
+  int prot;
 } guarded;
-static guarded g_guarded[MAX_GUARDED];
+static guarded* g_guarded;
+static size_t g_cap_guarded;
 static volatile sig_atomic_t g_n_guarded;
 static struct sigaction g_old_segv, g_old_bus;
 
@@ -92,9 +97,9 @@ static void on_fault(int sig, siginfo_t* info, void* uc) {
     const guarded* g = &g_guarded[i];
     if (a >= g->lo && a < g->hi) {
       xiso_header* h = header();
-      h->fault_kind = g->kind == 1 ? XISO_FAULT_PAST_END : XISO_FAULT_ARGUMENT;
+      h->fault_kind = g->kind == 1 ? XISO_FAULT_RESULT : XISO_FAULT_ARGUMENT;
       h->fault_index = (int32_t)g->index;
-      h->fault_offset = (int64_t)(a - g->start);
+      h->fault_offset = (int64_t)a - (int64_t)g->start;
       h->status = XISO_FAULT;
       break;
     }
@@ -143,38 +148,59 @@ static int patch_description(uint8_t* d, size_t len) {
 static uintptr_t page_down(uintptr_t a) { return a & ~(uintptr_t)(g_page - 1); }
 static uintptr_t page_up(uintptr_t a) { return page_down(a + g_page - 1); }
 
-/* Read-only arguments and an inaccessible page after each result. */
+/* Records [lo, hi) of an operand, to be protected with `prot`. */
+static int record(uintptr_t lo, uintptr_t hi, int prot, uintptr_t start, const xiso_operand* op) {
+  if (lo < (uintptr_t)(g_base + XISO_HEADER_BYTES) || hi > (uintptr_t)(g_base + g_size)) return 0;
+  g_guarded[g_n_guarded] = (guarded){lo, hi, start, op->kind, op->index, prot};
+  g_n_guarded = g_n_guarded + 1;
+  return 1;
+}
+
+/* An inaccessible page before and after every operand, read-only arguments.
+ * Neighbouring ranges with one protection (the page after an operand and the
+ * page before the next) take one mprotect; each keeps its own record, so a
+ * fault names the operand its page belongs to. */
 static int guard_on(const xiso_header* h) {
   const xiso_operand* ops = (const xiso_operand*)(g_base + h->ops_offset);
-  int n = 0;
-  for (uint32_t i = 0; i < h->n_ops && n < MAX_GUARDED; i++) {
+  if ((size_t)h->n_ops * 3 > g_cap_guarded) {
+    guarded* grown = realloc(g_guarded, sizeof(guarded) * 3 * (size_t)h->n_ops);
+    if (!grown) return 0;
+    g_guarded = grown;
+    g_cap_guarded = 3 * (size_t)h->n_ops;
+  }
+  g_n_guarded = 0;
+  for (uint32_t i = 0; i < h->n_ops; i++) {
+    if (ops[i].size == 0) continue;
     uintptr_t start = (uintptr_t)(g_base + ops[i].offset);
-    guarded g = {0, 0, start, ops[i].kind, ops[i].index};
-    int prot;
-    if (ops[i].kind == 0) {
-      if (ops[i].size == 0) continue;
-      g.lo = page_down(start);
-      g.hi = page_up(start + ops[i].size);
-      prot = PROT_READ;
-    } else {
-      g.lo = page_up(start + ops[i].size);
-      g.hi = g.lo + g_page;
-      prot = PROT_NONE;
-    }
-    if (g.hi > (uintptr_t)(g_base + g_size)) return 0;
-    if (mprotect((void*)g.lo, g.hi - g.lo, prot) != 0) return 0;
-    g_guarded[n++] = g;
-    g_n_guarded = n;
+    uintptr_t first = page_down(start), last = page_up(start + ops[i].size);
+    if (!record(first - g_page, first, PROT_NONE, start, &ops[i])) return 0;
+    if (ops[i].kind == 0 && !record(first, last, PROT_READ, start, &ops[i])) return 0;
+    if (!record(last, last + g_page, PROT_NONE, start, &ops[i])) return 0;
+  }
+  int n = g_n_guarded;
+  for (int i = 0; i < n;) {
+    int j = i + 1;
+    while (j < n && g_guarded[j].lo == g_guarded[j - 1].hi && g_guarded[j].prot == g_guarded[i].prot)
+      j++;
+    if (mprotect((void*)g_guarded[i].lo, g_guarded[j - 1].hi - g_guarded[i].lo, g_guarded[i].prot))
+      return 0;
+    i = j;
   }
   return 1;
 }
 
+/* Everything guard_on protected is read-write again: one mprotect over the
+ * span from the first range to the last. */
 static void guard_off(void) {
   int n = g_n_guarded;
   g_n_guarded = 0;
-  for (int i = 0; i < n; i++) {
-    mprotect((void*)g_guarded[i].lo, g_guarded[i].hi - g_guarded[i].lo, PROT_READ | PROT_WRITE);
+  if (n == 0) return;
+  uintptr_t lo = g_guarded[0].lo, hi = g_guarded[0].hi;
+  for (int i = 1; i < n; i++) {
+    if (g_guarded[i].lo < lo) lo = g_guarded[i].lo;
+    if (g_guarded[i].hi > hi) hi = g_guarded[i].hi;
   }
+  mprotect((void*)lo, hi - lo, PROT_READ | PROT_WRITE);
 }
 
 static void serve(void* lib) {

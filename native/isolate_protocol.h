@@ -36,8 +36,9 @@ enum {
   XISO_FAULT = 2, /* a guarded operand was written where it must not be (then the child dies) */
 };
 
-/* Fault kinds (XISO_FAULT). */
-enum { XISO_FAULT_PAST_END = 1, XISO_FAULT_ARGUMENT = 2 };
+/* Fault kinds (XISO_FAULT): the operand written next to (or into); the
+ * offset from its first byte tells before it (negative), into it or past it. */
+enum { XISO_FAULT_RESULT = 1, XISO_FAULT_ARGUMENT = 2 };
 
 /* One operand of a guarded call: where it lies in the mapping. */
 typedef struct xiso_operand {

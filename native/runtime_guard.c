@@ -7,7 +7,10 @@
  *    API function gives an error instead of undefined behaviour;
  *  - xrt_check_call_frame: a structural check of a whole XLA_FFI_CallFrame
  *    (struct sizes, null pointers, counts, ranks, enum values, attribute
- *    names sorted, unique and UTF-8), with the documented limits of common.h.
+ *    names sorted, unique and UTF-8), with the documented limits of common.h;
+ *  - guard memory for guarded frames in the caller's process
+ *    (src/runtime/_guard.ts): a mapping of its own, away from the
+ *    allocator's heap, between two inaccessible pages.
  *
  * What cannot be checked in-process: non-null pointers to unmapped or unrelated
  * memory (wild pointers), function pointers, and buffer data sizes (a call
@@ -15,10 +18,13 @@
  *
  * Copyright 2026 The deno-xla-ffi Authors. Licensed under Apache-2.0.
  */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "runtime_internal.h"
 
@@ -307,4 +313,109 @@ XLA_FFI_Error* xrt_check_call_frame(const XLA_FFI_CallFrame* cf) {
     if (e) return e;
   }
   return check_attrs(&cf->attrs, 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Guard memory                                                              */
+/* ------------------------------------------------------------------------ */
+
+static size_t page_size(void) {
+  static size_t page;
+  if (!page) page = (size_t)sysconf(_SC_PAGESIZE);
+  return page;
+}
+
+/**
+ * Guard memory of `size` bytes (rounded up to whole pages, zeroed) in an
+ * anonymous mapping of its own with an inaccessible page before and after
+ * it; NULL when `size` is not positive or the mapping fails. A stray write
+ * near the memory lands in it (the caller's canaries tell), never in the
+ * allocator's metadata; one beyond a whole page of it faults instead of
+ * corrupting whatever lies there.
+ */
+void* xrt_guard_map(double size) {
+  size_t page = page_size();
+  if (!(size > 0) || size > (double)(SIZE_MAX / 2)) return NULL;
+  size_t bytes = ((size_t)size + page - 1) & ~(page - 1);
+  uint8_t* p = mmap(NULL, bytes + 2 * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return NULL;
+  if (mprotect(p + page, bytes, PROT_READ | PROT_WRITE) != 0) {
+    munmap(p, bytes + 2 * page);
+    return NULL;
+  }
+  return p + page;
+}
+
+/** Unmaps guard memory from xrt_guard_map with the same `size`; 0 on success. */
+int32_t xrt_guard_unmap(void* p, double size) {
+  size_t page = page_size();
+  if (!p || !(size > 0)) return -1;
+  size_t bytes = ((size_t)size + page - 1) & ~(page - 1);
+  return munmap((uint8_t*)p - page, bytes + 2 * page) == 0 ? 0 : -1;
+}
+
+/* Canary byte k of guard memory (k from its start): the pattern the caller
+ * (src/runtime/_guard.ts, _canaryByte) writes; it repeats every 256 bytes. */
+#define GUARD_PERIOD 256
+#define GUARD_CHUNK 8192 /* bytes compared at once (a zone is a page and a little) */
+static uint8_t guard_pattern[GUARD_CHUNK + GUARD_PERIOD];
+static pthread_once_t guard_pattern_once = PTHREAD_ONCE_INIT;
+
+static void guard_pattern_init(void) {
+  for (int i = 0; i < GUARD_CHUNK + GUARD_PERIOD; i++)
+    guard_pattern[i] = (uint8_t)((0xcb + i * 37) & 0xff);
+}
+
+/* Compares [from, from + len) of guard memory `base` with its canaries; the
+ * first changed byte's offset from `base`, or -1. A changed zone is restored. */
+static int64_t guard_zone(uint8_t* base, size_t from, size_t len) {
+  int64_t first = -1;
+  for (size_t done = 0; done < len;) {
+    size_t k = from + done, phase = k % GUARD_PERIOD;
+    size_t n = len - done < GUARD_CHUNK ? len - done : GUARD_CHUNK;
+    const uint8_t* want = guard_pattern + phase;
+    if (memcmp(base + k, want, n) != 0) {
+      if (first < 0) {
+        size_t i = 0;
+        while (base[k + i] == want[i]) i++;
+        first = (int64_t)(k + i);
+      }
+      memcpy(base + k, want, n);
+    }
+    done += n;
+  }
+  return first;
+}
+
+/**
+ * Checks the canary zones of guard memory `base`: `zones` holds n pairs
+ * (offset, length) of byte ranges; every changed zone is restored. Returns
+ * the index of the first changed zone, with the offset of its first changed
+ * byte (from `base`) in out[0]; -1 when all are whole.
+ */
+int32_t xrt_guard_check(void* base, const double* zones, int32_t n, double* out) {
+  pthread_once(&guard_pattern_once, guard_pattern_init);
+  int32_t hit = -1;
+  for (int32_t z = 0; z < n; z++) {
+    int64_t at = guard_zone(base, (size_t)zones[2 * z], (size_t)zones[2 * z + 1]);
+    if (at >= 0 && hit < 0) {
+      hit = z;
+      out[0] = (double)at;
+    }
+  }
+  return hit;
+}
+
+/** The first byte offset where a[0, n) and b[0, n) differ, or -1. */
+double xrt_guard_difference(const void* a, const void* b, double n) {
+  const uint8_t *x = a, *y = b;
+  size_t len = (size_t)n;
+  for (size_t done = 0; done < len; done += 4096) {
+    size_t m = len - done < 4096 ? len - done : 4096;
+    if (memcmp(x + done, y + done, m) == 0) continue;
+    size_t i = done;
+    while (x[i] == y[i]) i++;
+    return (double)i;
+  }
+  return -1;
 }

@@ -206,14 +206,20 @@ interface Origin {
   message: string;
   value: unknown;
   at: number;
+  /** Its place in the order failures were recorded (1, 2, …). */
+  seq: number;
 }
 
 const origins: Origin[] = [];
+/** How many failures were recorded so far: the mark of a call opened now. */
+let recorded = 0;
+/** The marks of the calls open now ({@link _openCall}), in any order. */
+const openCalls: number[] = [];
 
 /**
  * @internal Remembers that a TS handler failed with `value` and reported
  * `message` (exactly as the native side got it), so that the caller's
- * FfiError can carry `value` as its cause ({@link _withOrigin}).
+ * FfiError can carry `value` as its cause ({@link _closeCall}).
  */
 export function _recordOrigin(message: string, value: unknown): void {
   const now = performance.now();
@@ -222,52 +228,77 @@ export function _recordOrigin(message: string, value: unknown): void {
   ) {
     origins.shift();
   }
-  origins.push({ message, value, at: now });
+  origins.push({ message, value, at: now, seq: ++recorded });
 }
 
 /**
- * @internal `error` with the value a TS handler threw as its cause, when a
- * recorded failure's message is the error's (the embedded runtime), part of
- * it (real XLA adds words around it) or starts with it (a caller's buffer cut
- * it short). The oldest match is used, once. Identical messages of calls in
- * flight at the same time may trade causes; the causes are then equal in text.
+ * @internal Opens a call's window: a handler failure recorded from now on,
+ * until {@link _closeCall} with the returned mark, can be the cause of the
+ * call's error; one recorded before cannot (it belongs to an earlier call).
+ *
+ * @example
+ * ```ts ignore
+ * import { _closeCall, _openCall } from "./errors.ts";
+ * const mark = _openCall();
+ * const err = callTheHandler(); // an FfiError, or undefined
+ * throw _closeCall(mark, err); // with the thrown value as its cause, if a TS handler failed
+ * ```
  */
-export function _withOrigin<E extends FfiError>(error: E): E {
-  if (origins.length === 0 || error.cause !== undefined) return error;
-  const message = error.message;
-  let at = -1;
-  for (let i = 0; i < origins.length; i++) {
-    if (origins[i]!.message === message) {
-      at = i;
-      break;
+export function _openCall(): number {
+  openCalls.push(recorded);
+  return recorded;
+}
+
+/**
+ * @internal Closes the call opened at `mark` and returns `error` (when
+ * given) with the value a TS handler threw as its cause: a failure recorded
+ * while this call was open whose message is the error's (the embedded
+ * runtime), part of it (real XLA adds words around it) or starts with it (a
+ * caller's buffer cut it short); the earliest such, once. An error no
+ * failure of this call explains (a C++ exception, a decode error) gets no
+ * cause, whatever earlier calls left. Failures no open call can claim any
+ * more (recorded before each open call began) are forgotten. Calls open at
+ * the same time whose handlers fail with identical messages may trade
+ * causes; the causes are then equal in text.
+ *
+ * @example
+ * ```ts ignore
+ * import { _closeCall, _openCall } from "./errors.ts";
+ * const mark = _openCall();
+ * try {
+ *   runTheCall();
+ * } finally {
+ *   _closeCall(mark); // no error: forgets what no open call can claim
+ * }
+ * ```
+ */
+export function _closeCall<E extends FfiError>(mark: number, error?: E): E | undefined {
+  // Calls close mostly in the order they opened in reverse (one at a time, or nested).
+  if (openCalls[openCalls.length - 1] === mark) openCalls.pop();
+  else {
+    const at = openCalls.lastIndexOf(mark);
+    if (at >= 0) openCalls.splice(at, 1);
+  }
+  if (origins.length === 0) return error;
+  if (error !== undefined && error.cause === undefined) {
+    const own = origins.filter((o) => o.seq > mark);
+    const message = error.message;
+    const origin = own.find((o) => o.message === message) ??
+      own.find((o) => o.message.length > 0 && message.includes(o.message)) ??
+      // A caller's buffer cut the message short (Runtime.callOnThreads keeps 1023 bytes).
+      (message.length >= 64 ? own.find((o) => o.message.startsWith(message)) : undefined);
+    if (origin !== undefined) {
+      origins.splice(origins.indexOf(origin), 1);
+      Object.defineProperty(error, "cause", {
+        value: origin.value,
+        writable: true,
+        enumerable: false,
+        configurable: true,
+      });
     }
   }
-  if (at < 0) {
-    for (let i = 0; i < origins.length; i++) {
-      const m = origins[i]!.message;
-      if (m.length > 0 && message.includes(m)) {
-        at = i;
-        break;
-      }
-    }
-  }
-  if (at < 0 && message.length >= 64) {
-    // A caller's buffer cut the message short (Runtime.callOnThreads keeps 1023 bytes).
-    for (let i = 0; i < origins.length; i++) {
-      if (origins[i]!.message.startsWith(message)) {
-        at = i;
-        break;
-      }
-    }
-  }
-  if (at < 0) return error;
-  const [origin] = origins.splice(at, 1);
-  Object.defineProperty(error, "cause", {
-    value: origin!.value,
-    writable: true,
-    enumerable: false,
-    configurable: true,
-  });
+  const oldest = openCalls.length === 0 ? recorded : Math.min(...openCalls);
+  while (origins.length > 0 && origins[0]!.seq <= oldest) origins.shift();
   return error;
 }
 

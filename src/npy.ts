@@ -16,6 +16,7 @@
  * Reading byte-swaps big-endian data to native order and turns Fortran-order
  * data into C order (`fortranOrder` reports what the file had); writing is
  * always little-endian, C order, format 1.0 (2.0 for headers over 64 KiB).
+ * Both refuse a rank above {@link NPY_MAX_DIMS} (64, NumPy 2.x's limit).
  *
  * @module
  */
@@ -60,6 +61,19 @@ export interface ReadNpyOptions {
 }
 
 const MAGIC = [0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59]; // "\x93NUMPY"
+
+/**
+ * The most dimensions a `.npy` array may have: NumPy 2.x's `NPY_MAXDIMS`
+ * (64; NumPy 1.x allowed 32). NumPy itself cannot create or load an array of
+ * higher rank, so {@link readNpy} and {@link writeNpy} refuse one.
+ *
+ * @example
+ * ```ts
+ * import { NPY_MAX_DIMS } from "@deno-xla/ffi/npy";
+ * console.log(NPY_MAX_DIMS); // 64
+ * ```
+ */
+export const NPY_MAX_DIMS = 64;
 const _LITTLE = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 function _bad(message: string): FfiError {
@@ -70,6 +84,8 @@ function _bad(message: string): FfiError {
 // The header: a Python dict literal.
 
 type _PyValue = string | number | boolean | null | _PyValue[] | Map<string, _PyValue>;
+
+const _ATOM = /[-+]?\d+L?|True|False|None/y;
 
 class _Parser {
   pos = 0;
@@ -102,7 +118,8 @@ class _Parser {
     if (c === "(") return this.sequence(")", depth);
     if (c === "[") return this.sequence("]", depth);
     if (c === "'" || c === '"') return this.string();
-    const m = /^(?:[-+]?\d+L?|True|False|None)/.exec(this.text.slice(this.pos));
+    _ATOM.lastIndex = this.pos; // sticky: no copy of the rest of the header per value
+    const m = _ATOM.exec(this.text);
     if (m === null) this.fail("expected a value");
     this.pos += m[0].length;
     if (m[0] === "True") return true;
@@ -329,6 +346,12 @@ export function readNpy(bytes: Uint8Array, options?: ReadNpyOptions): NpyArray {
     throw _bad(`Malformed .npy header: shape ${_repr(shapeValue ?? null)} is not a tuple of sizes`);
   }
   const shape = shapeValue as number[];
+  if (shape.length > NPY_MAX_DIMS) {
+    throw _bad(
+      `.npy shape has ${shape.length} dimensions; NumPy allows at most ${NPY_MAX_DIMS} ` +
+        `(NPY_MAXDIMS of NumPy 2.x)`,
+    );
+  }
   const descr = _parseDescr(header.get("descr") ?? null, options);
   const count = shape.reduce((a, b) => a * b, 1);
   const byteLength = count * descr.itemsize;
@@ -375,14 +398,21 @@ function _fortranToC(src: DataTypedArray, shape: number[], lanes: number): DataT
     : unit === 4
     ? new Uint32Array(bytes.buffer)
     : new BigUint64Array(bytes.buffer);
-  const out = new (view.constructor as { new (n: number): typeof view })(view.length);
-  const rank = shape.length;
-  const stride: number[] = new Array(rank);
+  // Dimensions of size 1 do not change the order: dropping them keeps the
+  // index carry below amortized O(1) per element (every dimension left is ≥ 2).
+  const dims: number[] = [];
+  const stride: number[] = [];
   let s = lanes;
-  for (let k = 0; k < rank; k++) {
-    stride[k] = s;
-    s *= shape[k] as number;
+  for (const d of shape) {
+    if (d !== 1) {
+      dims.push(d);
+      stride.push(s);
+    }
+    s *= d;
   }
+  if (dims.length < 2) return src; // a vector in disguise: Fortran and C order agree
+  const out = new (view.constructor as { new (n: number): typeof view })(view.length);
+  const rank = dims.length;
   const index = new Array<number>(rank).fill(0);
   let from = 0;
   for (let to = 0; to < out.length; to += lanes) {
@@ -393,7 +423,7 @@ function _fortranToC(src: DataTypedArray, shape: number[], lanes: number): DataT
     for (let k = rank - 1; k >= 0; k--) {
       index[k]!++;
       from += stride[k] as number;
-      if (index[k]! < (shape[k] as number)) break;
+      if (index[k]! < (dims[k] as number)) break;
       from -= (index[k] as number) * (stride[k] as number);
       index[k] = 0;
     }
@@ -425,6 +455,12 @@ export function writeNpy(array: NpyArrayLike): Uint8Array {
   const shape = [...array.shape];
   if (!shape.every((d) => Number.isSafeInteger(d) && d >= 0)) {
     throw _bad(`Invalid shape [${shape.join(", ")}]: dimensions must be integers ≥ 0`);
+  }
+  if (shape.length > NPY_MAX_DIMS) {
+    throw _bad(
+      `Cannot write a .npy array of ${shape.length} dimensions: NumPy allows at most ` +
+        `${NPY_MAX_DIMS} (NPY_MAXDIMS of NumPy 2.x)`,
+    );
   }
   const count = shape.reduce((a, b) => a * b, 1);
   const byteLength = count * info.byteWidth;

@@ -5,6 +5,7 @@
  * X-macros). Regenerate with `deno run --allow-read --allow-write tests/_abi_fixture_fields.ts`;
  * tests/abi_writers_test.ts fails when the committed header is stale.
  */
+import { fileURLToPath } from "node:url";
 import { type FieldType, LAYOUTS, type StructLayout } from "../src/abi/layout.ts";
 
 /** Kinds the C side knows how to fill and check. */
@@ -117,5 +118,5 @@ export const HEADER_PATH = new URL("../native/tests/abi_fixture_fields.h", impor
 
 if (import.meta.main) {
   Deno.writeTextFileSync(HEADER_PATH, headerText());
-  console.log(HEADER_PATH.pathname);
+  console.log(fileURLToPath(HEADER_PATH));
 }

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { fileURLToPath } from "node:url";
 
 /** The permissions a child test script runs with (those of `deno task test`). */
 export const CHILD_PERMISSIONS: readonly string[] = [
@@ -50,7 +51,7 @@ export async function runDeno(
   options: ChildOptions = {},
 ): Promise<ChildResult> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...CHILD_PERMISSIONS, script.pathname, ...args],
+    args: ["run", ...CHILD_PERMISSIONS, fileURLToPath(script), ...args],
     env: options.env,
     stdin: options.stdin === undefined ? "inherit" : "piped",
     stdout: "piped",

@@ -19,6 +19,32 @@ export function faultHandlersPath(extraFlags: string[] = []): string {
   });
 }
 
+/** Path of the C fault handlers built so that loading the library never ends (its initialiser hangs). */
+export function hangingLoadPath(): string {
+  return buildSharedLibrary({
+    name: "xrt_fault_handlers_hang_init",
+    sources: ["native/tests/fault_handlers.c", "native/tests/test_handler_util.h"],
+    extraFlags: ["-DFAULT_HANG_IN_CONSTRUCTOR"],
+  });
+}
+
+/**
+ * The number of descriptors open in this process, counted by this process
+ * (fault_open_descriptors): nothing else starts or ends while it counts.
+ */
+export function openDescriptors(): number {
+  const lib = Deno.dlopen(faultHandlersPath(), {
+    fault_open_descriptors: { parameters: [], result: "i32" },
+  });
+  try {
+    const n = lib.symbols.fault_open_descriptors();
+    assert.ok(n > 0, "cannot list /proc/self/fd");
+    return n;
+  } finally {
+    lib.close();
+  }
+}
+
 /** Why the ffi.h fault handlers cannot be built here, or undefined when they can. */
 export function ffiHFaultsSkip(): string | undefined {
   const jax = jaxlibHeaders();

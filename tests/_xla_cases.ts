@@ -447,7 +447,7 @@ def f(a, b, c, d):
     await rejects(
       prog.run({ data: new Float32Array(5), shape: [2, 3] }),
       ErrorCode.INVALID_ARGUMENT,
-      /f32\[2,3\] needs 24 bytes, the data has 20/,
+      /f32\[2,3\] needs 24 bytes but the array has 20/,
     );
     // A TS handler writing results of other dtypes and ranks.
     using h = Ffi.bind().ret(DataType.S64, 0).ret(DataType.U16, 3).to((a, b) => {

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
 import { childContext, runDeno } from "./_child.ts";
 
@@ -46,15 +47,17 @@ export interface XlaCaseOptions {
   env?: Record<string, string>;
   /** Whether Python may print a traceback on stderr (default: it must not). */
   tracebacks?: boolean;
+  /** The cases' script (default `tests/_xla_cases.ts`). */
+  script?: URL;
 }
 
 /**
- * Runs `tests/_xla_cases.ts <name>` in a child and asserts it ended well:
+ * Runs `tests/_xla_cases.ts <name>` (or `options.script`) in a child and asserts it ended well:
  * exit code 0, `ok <name>` last on stdout, no Python traceback on stderr.
  * Returns the child's stdout.
  */
 export async function runXlaCase(name: string, options: XlaCaseOptions = {}): Promise<string> {
-  const r = await runDeno(new URL("./_xla_cases.ts", import.meta.url), [name], {
+  const r = await runDeno(options.script ?? new URL("./_xla_cases.ts", import.meta.url), [name], {
     timeoutMs: options.timeoutMs ?? 180_000,
     env: options.env,
   });
@@ -68,7 +71,7 @@ export async function runXlaCase(name: string, options: XlaCaseOptions = {}): Pr
 /** Runs a Deno script (an example) in a child with the suite's permissions; asserts exit 0. */
 export async function runXlaScript(script: URL, timeoutMs = 180_000): Promise<string> {
   const r = await runDeno(script, [], { timeoutMs });
-  const context = childContext(script.pathname, r);
+  const context = childContext(fileURLToPath(script), r);
   assert.equal(r.code, 0, context);
   assert.doesNotMatch(r.stderr, /Traceback/, context);
   return r.stdout;

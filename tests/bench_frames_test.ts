@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
 import { cCanonicalText, digestHex, drive, FRAMES, openBenchLibrary } from "../bench/bench_lib.ts";
 import { canonicalText, fnv1a64Hex, frameDigest, readFrameForDigest } from "../bench/digest.ts";
@@ -93,7 +94,7 @@ Deno.test({
   ignore: !hasPython(),
   async fn() {
     using lib = openBenchLibrary();
-    const script = new URL("../bench/python/warp_style.py", import.meta.url).pathname;
+    const script = fileURLToPath(new URL("../bench/python/warp_style.py", import.meta.url));
     const requests = FRAMES.flatMap((f) => [0, 2].map((threads) => ({ frame: f.id, threads })));
     for (const extra of [[], ["--no-numpy"]]) {
       const child = new Deno.Command("python3", {

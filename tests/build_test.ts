@@ -3,6 +3,7 @@
  * temporary one outside the module, paths relative to it) and called through
  * the embedded runtime.
  */
+import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
 import { buildHandlerLibrary } from "../src/build/mod.ts";
 import { findCxxCompiler } from "../build.ts";
@@ -176,4 +177,201 @@ Deno.test("build: bad input gets a clear error before any compile", () => {
     );
     assert.throws(build({ includeDirs: ["a.c"] }), isFfi(ErrorCode.NOT_FOUND, /Include folder/));
   });
+});
+
+Deno.test("build: a checkout and sources in folders with spaces build and load", async () => {
+  // A copy of the module's own files under "with space/" (percent-encoded in its URLs).
+  const { nativeLibraryPath } = await import("../build.ts");
+  const mainLib = nativeLibraryPath();
+  const tmp = Deno.makeTempDirSync({ prefix: "deno-xla-ffi-space-" });
+  try {
+    const repo = `${tmp}/with space/repo`;
+    Deno.mkdirSync(repo, { recursive: true });
+    const root = new URL("../", import.meta.url);
+    for (const f of ["src", "native", "build.ts", "mod.ts", "deno.json"]) {
+      const cp = new Deno.Command("cp", { args: ["-r", fileURLToPath(new URL(f, root)), repo] });
+      assert.ok((await cp.output()).success, `copying ${f}`);
+    }
+    Deno.mkdirSync(`${repo}/user code/include dir`, { recursive: true });
+    Deno.writeTextFileSync(`${repo}/user code/fill.c`, FILL_C);
+    Deno.writeTextFileSync(`${repo}/user code/include dir/fill_value.h`, "#define FILL_VALUE 5\n");
+    Deno.writeTextFileSync(
+      `${repo}/child.ts`,
+      `import { buildHandlerLibrary } from "./src/build/mod.ts";
+import { CallFrameBuilder, HandlerLibrary, Runtime } from "./mod.ts";
+const path = buildHandlerLibrary({
+  name: "fill",
+  root: new URL("./user code/", import.meta.url),
+  sources: ["fill.c"],
+  includeDirs: ["include dir"],
+});
+using lib = HandlerLibrary.open(new URL("file://" + path.split("/").map(encodeURIComponent).join("/")));
+using rt = new Runtime({ threads: 0 });
+const out = new Float32Array(2);
+using frame = new CallFrameBuilder().ret(out).build();
+rt.callSync(lib.handler("fill"), frame);
+console.log(path, JSON.stringify([...out]));
+`,
+    );
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "--no-lock", `${repo}/child.ts`],
+      cwd: repo,
+      env: { XLA_FFI_DENO_LIB: mainLib, XLA_FFI_DENO_PREBUILT: "" },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder().decode(out.stdout);
+    const err = new TextDecoder().decode(out.stderr);
+    assert.ok(out.success, err);
+    assert.match(text, /\[5,5\]\n$/);
+    // The default cache is the copy's own .build/; nothing was made under an encoded name.
+    assert.ok(text.startsWith(`${repo}/.build/`), text);
+    const encoded: string[] = [];
+    for await (const e of Deno.readDir(tmp)) if (e.name !== "with space") encoded.push(e.name);
+    assert.deepEqual(encoded, []);
+  } finally {
+    Deno.removeSync(tmp, { recursive: true });
+  }
+});
+
+Deno.test("build: every file the compiler read keys the cache: headers in subfolders, .def tables", () => {
+  inUserFolder(
+    {
+      "src/fill.c": `#include "xla_ffi.h"
+#include "detail/fill_value.h"
+
+static const float kTable[] = {
+#include "table.def"
+};
+
+XLA_FFI_Error* fill(XLA_FFI_CallFrame* f) {
+  if (f->extension_start != NULL) return NULL;
+  XLA_FFI_Buffer* out = (XLA_FFI_Buffer*)f->rets.rets[0];
+  for (int64_t i = 0; i < out->dims[0]; i++) ((float*)out->data)[i] = FILL_VALUE + kTable[0];
+  return NULL;
+}
+`,
+      "src/detail/fill_value.h": "#define FILL_VALUE 1.0f\n",
+      "src/table.def": "10.0f,\n",
+    },
+    (dir) => {
+      const options = { name: "fill", root: dir, sources: ["src/fill.c"], outDir: `${dir}/out` };
+      const first = buildHandlerLibrary(options);
+      assert.deepEqual(callFill(first, "fill", 2), [11, 11]);
+      assert.equal(buildHandlerLibrary(options), first); // nothing changed: cached
+      // A header in a subfolder of the sources' folder changes.
+      Deno.writeTextFileSync(`${dir}/src/detail/fill_value.h`, "#define FILL_VALUE 2.0f\n");
+      const second = buildHandlerLibrary(options);
+      assert.notEqual(second, first);
+      assert.deepEqual(callFill(second, "fill", 2), [12, 12]);
+      // A file included that is no header by its name changes.
+      Deno.writeTextFileSync(`${dir}/src/table.def`, "20.0f,\n");
+      const third = buildHandlerLibrary(options);
+      assert.ok(third !== first && third !== second, third);
+      assert.deepEqual(callFill(third, "fill", 1), [22]);
+      assert.equal(buildHandlerLibrary(options), third);
+      // Back to the first contents: the first build serves again.
+      Deno.writeTextFileSync(`${dir}/src/detail/fill_value.h`, "#define FILL_VALUE 1.0f\n");
+      Deno.writeTextFileSync(`${dir}/src/table.def`, "10.0f,\n");
+      assert.equal(buildHandlerLibrary(options), first);
+      // No temporary files are left behind.
+      const stray: string[] = [];
+      const walk = (d: string) => {
+        for (const e of Deno.readDirSync(d)) {
+          if (e.isDirectory) walk(`${d}/${e.name}`);
+          else if (/tmp/.test(e.name)) stray.push(`${d}/${e.name}`);
+        }
+      };
+      walk(`${dir}/out`);
+      assert.deepEqual(stray, []);
+    },
+  );
+});
+
+Deno.test("build: the same library built at once by several Workers and processes", async () => {
+  const dir = Deno.makeTempDirSync({ prefix: "deno-xla-ffi-user-" });
+  try {
+    Deno.mkdirSync(`${dir}/include`);
+    Deno.writeTextFileSync(`${dir}/fill.c`, FILL_C);
+    Deno.writeTextFileSync(`${dir}/include/fill_value.h`, "#define FILL_VALUE 3.0f\n");
+    const mod = new URL("../src/build/mod.ts", import.meta.url).href;
+    const options = JSON.stringify({
+      name: "fill",
+      root: dir,
+      sources: ["fill.c"],
+      includeDirs: ["include"],
+      outDir: `${dir}/out`,
+    });
+    // JavaScript, so neither a Worker nor a process spends time type-checking before it builds.
+    Deno.writeTextFileSync(
+      `${dir}/builder.js`,
+      `import { buildHandlerLibrary } from ${JSON.stringify(mod)};
+const options = ${options};
+if (typeof WorkerGlobalScope === "undefined") {
+  console.log(buildHandlerLibrary(options));
+} else {
+  self.onmessage = () => {
+    try {
+      self.postMessage({ path: buildHandlerLibrary(options) });
+    } catch (e) {
+      self.postMessage({ error: String(e) });
+    }
+  };
+}
+`,
+    );
+    const workers = Array.from(
+      { length: 4 },
+      () => new Worker(new URL(`file://${dir}/builder.js`), { type: "module" }),
+    );
+    const fromWorkers = workers.map((w) =>
+      new Promise<{ path?: string; error?: string }>((resolve) => {
+        w.onmessage = (e) => resolve(e.data);
+        w.onerror = (e) => resolve({ error: e.message });
+      })
+    );
+    const processes = Array.from({ length: 2 }, () =>
+      new Deno.Command(Deno.execPath(), {
+        args: ["run", "-A", `${dir}/builder.js`],
+        stdout: "piped",
+        stderr: "piped",
+      }).output());
+    for (const w of workers) w.postMessage("build");
+    const answers = await Promise.all(fromWorkers);
+    for (const w of workers) w.terminate();
+    const outputs = await Promise.all(processes);
+    const paths = answers.map((a) => {
+      assert.equal(a.error, undefined);
+      return a.path!;
+    });
+    for (const o of outputs) {
+      assert.ok(o.success, new TextDecoder().decode(o.stderr));
+      paths.push(new TextDecoder().decode(o.stdout).trim());
+    }
+    assert.equal(new Set(paths).size, 1, paths.join("\n"));
+    assert.deepEqual(callFill(paths[0]!, "fill", 2), [3, 3]);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("build: the compiler's dependency lists are read as Make writes them", async () => {
+  const { _parseDepFile } = await import("../build.ts");
+  assert.deepEqual(
+    _parseDepFile(
+      "/out\\ dir/lib.so.tmp: /src/a.c /usr/include/stdc-predef.h \\\n" +
+        " /with\\ space/b.h /src/t.def \\\r\n /src/c$$.h /src/\\#d.h\n" +
+        "x.o: x.c a.h\n",
+    ),
+    [
+      "/src/a.c",
+      "/usr/include/stdc-predef.h",
+      "/with space/b.h",
+      "/src/t.def",
+      "/src/c$.h",
+      "/src/#d.h",
+      "x.c",
+      "a.h",
+    ],
+  );
 });

@@ -96,7 +96,7 @@ Deno.test("bad attributes and buffers are clear INVALID_ARGUMENT errors", () => 
   );
   assert.throws(
     () => new CallFrameBuilder().arg(new Float32Array(4), [3]),
-    isInvalid(/dims \[3\] of F32 need 12 bytes but the array has 16/),
+    isInvalid(/argument 0: f32\[3\] needs 12 bytes but the array has 16/),
   );
   assert.throws(() => new CallFrameBuilder().arg(new Float32Array(4), [-1]), isInvalid(/invalid/));
   using f = new CallFrameBuilder().arg(new Float32Array(1)).build();

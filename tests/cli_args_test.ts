@@ -134,6 +134,15 @@ Deno.test("--arg specs: inline arrays, scalars, fill, token, .npy", () => {
     dims: [0],
     values: [],
   });
+  // A zero-sized array needs no values.
+  for (const text of ["s32[0,3]", "s32[0,3]=", "s32[2,0]"]) {
+    assert.deepEqual(parseArgSpec(text, "a"), {
+      kind: "inline",
+      dtype: DataType.S32,
+      dims: text.startsWith("s32[0") ? [0, 3] : [2, 0],
+      values: [],
+    }, text);
+  }
   assert.deepEqual(parseArgSpec("s64[2]=1,2", "a"), {
     kind: "inline",
     dtype: DataType.S64,

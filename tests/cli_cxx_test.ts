@@ -6,6 +6,7 @@
  * functions, takes C++ handlers by demangled name, and reports a handler that
  * crashes with a message and exit code 6.
  */
+import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
 import { CXX_FLAGS } from "../build.ts";
 import { type CliIo, embeddedRuntime, ExitCode } from "../cli.ts";
@@ -34,7 +35,7 @@ let dir: string | undefined;
 function library(): string {
   if (built) return built;
   dir = Deno.makeTempDirSync({ prefix: "cpp_handlers" });
-  const native = new URL("../native/", import.meta.url).pathname;
+  const native = fileURLToPath(new URL("../native/", import.meta.url));
   const out = new Deno.Command(CXX!, {
     args: [
       ...CXX_FLAGS,
@@ -197,6 +198,76 @@ Deno.test({
     const typo = await cli(["run", lib, "cppdemo::ffi::Identiti", ...args]);
     assert.equal(typo.code, ExitCode.LIBRARY);
     assert.match(typo.err, /did you mean 'cppdemo::ffi::Identity\(XLA_FFI_CallFrame\*\)'\?/);
+  },
+});
+
+/** A C++ library with one C handler, a C function and libstdc++ exports; removed by the caller. */
+function variantLibrary(folder: string): string {
+  const native = new URL("../native/", import.meta.url);
+  Deno.writeTextFileSync(
+    `${folder}/names.cc`,
+    `#include <variant>
+#include "test_handler_util.h"
+#include "xla_ffi.h"
+extern "C" XLA_FFI_Error* softplus_scale(XLA_FFI_CallFrame* cf) {
+  if (test_is_metadata(cf)) return test_answer_metadata(cf);
+  return nullptr;
+}
+// Not a handler: answers the metadata query with nothing.
+extern "C" int rows(const int* p) { return p == nullptr; }
+// Uses std::get, so libstdc++'s std::__throw_bad_variant_access is exported too.
+extern "C" int pick(std::variant<int, float>* v) { return std::get<int>(*v); }
+`,
+  );
+  const out = new Deno.Command(CXX!, {
+    args: [
+      ...CXX_FLAGS,
+      "-shared",
+      `-I${fileURLToPath(native)}`,
+      `-I${fileURLToPath(native)}tests`,
+      `${folder}/names.cc`,
+      "-o",
+      `${folder}/libnames.so`,
+    ],
+  }).outputSync();
+  assert.ok(out.success, new TextDecoder().decode(out.stderr));
+  return `${folder}/libnames.so`;
+}
+
+Deno.test({
+  name: "run: a handler name matches exactly; suggestions name only handlers",
+  ignore: NO_CXX || NO_DEMANGLER,
+  fn: async () => {
+    const folder = Deno.makeTempDirSync({ prefix: "cli_names" });
+    try {
+      const lib = variantLibrary(folder);
+      const ok = await cli(["run", lib, "softplus_scale"]);
+      assert.equal(ok.code, ExitCode.OK, ok.err);
+      // A zero-sized argument needs no values.
+      const empty = await cli(["run", lib, "softplus_scale", "--arg", "s32[0,3]"]);
+      assert.equal(empty.code, ExitCode.OK, empty.err);
+      // One letter short is another name, never a prefix match.
+      const short = await cli(["run", lib, "softplus_scal"]);
+      assert.equal(short.code, ExitCode.LIBRARY, short.out);
+      assert.equal(short.out, "");
+      assert.match(
+        short.err,
+        /^error: 'softplus_scal' is not an exported function of .*libnames\.so \(did you mean 'softplus_scale'\?\)/,
+      );
+      // Neither the C function 'rows' (no handler) nor libstdc++'s exports are suggested.
+      const row = await cli(["run", lib, "row"]);
+      assert.equal(row.code, ExitCode.LIBRARY);
+      assert.match(row.err, /'row' is not an exported function/);
+      assert.doesNotMatch(row.err, /did you mean|std::/);
+      const bad = await cli(["run", lib, "std::__throw_bad_variant_acces"]);
+      assert.equal(bad.code, ExitCode.LIBRARY);
+      assert.doesNotMatch(bad.err, /did you mean/);
+      // A C++ name without parameters must be the whole name before them.
+      const part = await cli(["run", lib, "std::__throw_bad_variant_acces(char const*)"]);
+      assert.equal(part.code, ExitCode.LIBRARY);
+    } finally {
+      Deno.removeSync(folder, { recursive: true });
+    }
   },
 });
 

@@ -6,6 +6,7 @@
  * `--ret like:N` takes argument N's dtype and shape, and `--json`'s values
  * are flat C order with complex elements as [re, im] pairs.
  */
+import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
 import { embeddedRuntime, ExitCode, parseCommandLine } from "../cli.ts";
 import { DataType, FfiError } from "../mod.ts";
@@ -14,7 +15,7 @@ import { buildDemoLibrary } from "../examples/build_native.ts";
 import { captureCli } from "./_cli_capture.ts";
 import { complex64 } from "../src/testing/mod.ts";
 
-const HANDLERS = new URL("../examples/handlers.ts", import.meta.url).pathname;
+const HANDLERS = fileURLToPath(new URL("../examples/handlers.ts", import.meta.url));
 const MOD = new URL("../mod.ts", import.meta.url).href;
 
 function cli(argv: string[]) {

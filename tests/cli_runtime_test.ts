@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
 import { buildSharedLibrary } from "../build.ts";
 import { DataType, ErrorCode } from "../src/abi/enums.ts";
@@ -287,7 +288,7 @@ Deno.test("element encoding round-trips through the buffer formats", () => {
   assert.throws(() => _encode(DataType.F32, [2], [1]), /1 values for the 2 elements of F32\[2\]/);
 });
 
-const HANDLERS = new URL("../examples/handlers.ts", import.meta.url).pathname;
+const HANDLERS = fileURLToPath(new URL("../examples/handlers.ts", import.meta.url));
 
 /**
  * Runs the command lines in one child process (tests/_cli_in_child.ts) and

@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
 import { buildSharedLibrary } from "../build.ts";
 import { DataType, ErrorCode } from "../src/abi/enums.ts";
@@ -266,7 +267,7 @@ Deno.test(".npy arguments go through the runtime's reader; its errors are file e
 });
 
 Deno.test("the script's process exit code and output", async () => {
-  const script = new URL("../cli.ts", import.meta.url).pathname;
+  const script = fileURLToPath(new URL("../cli.ts", import.meta.url));
   const res = await new Deno.Command(Deno.execPath(), {
     args: ["run", "--allow-read", script, "run", "lib.so", "h", "--stage", "later"],
     stdout: "piped",

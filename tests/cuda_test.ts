@@ -9,6 +9,7 @@
  *   driver API on host memory and runs the saxpy kernel on the host, so the
  *   bindings' marshalling and error plumbing are exercised for real.
  */
+import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
 import { standinDriver } from "./_cuda_standin.ts";
 import { buildPtx, buildSharedLibrary, findNvcc } from "../build.ts";
@@ -770,7 +771,7 @@ Deno.test({
     try {
       for (const arch of ["sm_75", "sm_90"]) {
         const out = new Deno.Command(ptxas!, {
-          args: [`-arch=${arch}`, PTX_URL.pathname, "-o", `${dir}/saxpy_${arch}.cubin`],
+          args: [`-arch=${arch}`, fileURLToPath(PTX_URL), "-o", `${dir}/saxpy_${arch}.cubin`],
           stdout: "piped",
           stderr: "piped",
         }).outputSync();

@@ -9,12 +9,13 @@
  * prototypes). Each test is ignored, with the reason printed, only where that
  * part of the toolkit is absent.
  */
+import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
 import { C_FLAGS, findCompiler, findNvcc } from "../build.ts";
 import { compileToCubin, compileToPtx, nvrtcAvailable, nvrtcVersion } from "../src/cuda/mod.ts";
 
 const SAXPY_CU = new URL("../examples/kernels/saxpy.cu", import.meta.url);
-const ROOT = new URL("../", import.meta.url).pathname;
+const ROOT = fileURLToPath(new URL("../", import.meta.url));
 
 function isFile(path: string): boolean {
   try {

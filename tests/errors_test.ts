@@ -24,6 +24,7 @@ import {
 import { isFfi, THROWN_CASES } from "./_assert.ts";
 import { jaxlibHeaders } from "./_jax.ts";
 import { thrownValues } from "./_thrown_values.ts";
+import { testHandlersPath } from "./_runtime_handlers.ts";
 
 /** The line of this file a stack mentions, e.g. "errors_test.ts:42". */
 function lineOf(stack: string | undefined): string | undefined {
@@ -68,6 +69,65 @@ Deno.test("origin: a thrown value is the caller's cause, its stack shows the han
   assert.equal(r.failed, 4);
   assert.equal(r.firstError?.message, want);
   assert.ok(r.firstError?.cause instanceof TypeError);
+});
+
+Deno.test("origin: a cause is its own call's, never an earlier call's with the same message", async () => {
+  using rt = new Runtime({ threads: 2 });
+  using f = new CallFrameBuilder().build();
+  using local = HandlerLibrary.open(testHandlersPath());
+  const thrown: Error[] = [];
+  using ts = Ffi.bind().to(() => {
+    const e = new Error("Ooops!");
+    thrown.push(e);
+    throw e;
+  });
+  const text = "XLA FFI call failed: Ooops!";
+  // Ten failures; the first error's cause is one of them, the rest are this call's too.
+  const r = await rt.callOnThreads(ts, f, { threads: 2, iterations: 5 });
+  assert.equal(r.failed, 10);
+  assert.equal(r.firstError?.message, text);
+  assert.ok(thrown.includes(r.firstError?.cause as Error));
+  // A C handler failing with the very same message, after that call: no TS handler's cause.
+  using same = new CallFrameBuilder().attr("code", 2).attr("message", text).build();
+  for (
+    const call of [
+      () => rt.callSync(local.handler("test_return_error"), same),
+      () => rt.call(local.handler("test_return_error"), same),
+    ]
+  ) {
+    let got: unknown;
+    try {
+      await call();
+    } catch (e) {
+      got = e;
+    }
+    assert.ok(got instanceof FfiError);
+    assert.equal(got.message, text);
+    assert.equal(got.cause, undefined, `cause: ${(got.cause as Error | undefined)?.stack}`);
+  }
+  const threads = await rt.callOnThreads(local.handler("test_return_error"), same, { threads: 2 });
+  assert.equal(threads.firstError?.message, text);
+  assert.equal(threads.firstError?.cause, undefined);
+  // A C++ exception with that text (XLA's words around what()): no cause either.
+  if (findCxxCompiler() !== undefined) {
+    using cxx = HandlerLibrary.open(buildSharedLibrary({
+      name: "xrt_cxx_handlers",
+      sources: ["native/tests/cxx_handlers.cc"],
+      cxx: true,
+    }));
+    await rt.callOnThreads(ts, f, { threads: 2, iterations: 5 });
+    assert.throws(() => rt.callSync(cxx.handler("cxx_throws"), f), (e: unknown) => {
+      isFfi(ErrorCode.UNKNOWN, text)(e);
+      assert.equal((e as Error).cause, undefined);
+      return true;
+    });
+  }
+  // And a TS handler's own failure still has its cause.
+  thrown.length = 0;
+  assert.throws(() => rt.callSync(ts, f), (e: unknown) => {
+    assert.equal((e as Error).cause, thrown[0]);
+    return true;
+  });
 });
 
 Deno.test("origin: a rejected value is the cause; an FfiError thrown keeps code and message", async () => {

@@ -2,6 +2,7 @@
  * Runs every example as a subprocess with the permissions its header names,
  * and checks what it prints, so the examples cannot rot.
  */
+import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
 
 const PERMISSIONS = ["--allow-ffi", "--allow-read", "--allow-write", "--allow-run", "--allow-env"];
@@ -13,7 +14,7 @@ async function runExample(name: string): Promise<string> {
   assert.ok(run, `examples/${name} names its command line in a 'Run:' header line`);
   const flags = run.split(" ").filter((a) => a.startsWith("--allow-"));
   const r = await new Deno.Command(Deno.execPath(), {
-    args: ["run", ...flags, url.pathname],
+    args: ["run", ...flags, fileURLToPath(url)],
     stdout: "piped",
     stderr: "piped",
   }).output();

@@ -7,6 +7,7 @@
  *   the block of figures, and fails because a GPU test was ignored (NVRTC
  *   hidden from it).
  */
+import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
 import { buildSharedLibrary, findCompiler, PREBUILT_MANIFEST, sourceKey } from "../build.ts";
 import { ErrorCode } from "../src/abi/enums.ts";
@@ -18,7 +19,7 @@ try {
   console.log(`GPU-check tests that build skipped: ${(e as Error).message}`);
 }
 
-const ROOT = new URL("../", import.meta.url).pathname;
+const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const LIB = { name: "gpu_run_prebuilt", sources: ["native/lib_info.c"] } as const;
 
 /** Runs a command from the repository root with extra environment; sanitizer settings dropped. */

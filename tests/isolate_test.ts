@@ -3,13 +3,16 @@
  * crash, hang or write where they must not fail their own call with an
  * FfiError naming them; the caller lives on and the next call works.
  */
+import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
 import { CallFrameBuilder, DataType, ErrorCode, HandlerLibrary, Runtime, scalar } from "../mod.ts";
 import {
   faultHandlersPath,
   ffiHFaultHandlersPath,
   ffiHFaultsSkip,
+  hangingLoadPath,
   isFault,
+  openDescriptors,
 } from "./_fault_handlers.ts";
 import { testHandlersPath } from "./_runtime_handlers.ts";
 import { CHILD_PERMISSIONS } from "./_child.ts";
@@ -71,7 +74,7 @@ Deno.test("an isolated call past its deadline is killed with DEADLINE_EXCEEDED",
   using frame = new CallFrameBuilder().arg(new Float32Array([1, 2])).ret(y).build();
   const late = isFault(
     ErrorCode.DEADLINE_EXCEEDED,
-    /^Handler 'fault_hang' of the isolated library .* did not return within 300 ms: its process was killed \(a new one starts at the next call\)$/,
+    /^Handler 'fault_hang' of the isolated library .* did not return within isolate\.timeoutMs \(300 ms\): its process was killed \(a new one starts at the next call\)$/,
   );
   const t0 = performance.now();
   assert.throws(() => rt.callSync(lib.handler("fault_hang"), frame), late);
@@ -81,6 +84,69 @@ Deno.test("an isolated call past its deadline is killed with DEADLINE_EXCEEDED",
   await rt.call(lib.handler("fault_ok"), frame);
   assert.deepEqual([...y], [2, 4]);
 });
+
+Deno.test("a library that hangs while loading fails within isolate.timeoutMs", () => {
+  using lib = HandlerLibrary.open(hangingLoadPath(), { isolate: { timeoutMs: 500 } });
+  const t0 = performance.now();
+  assert.throws(
+    () => lib.handler("fault_ok"),
+    isFault(
+      ErrorCode.DEADLINE_EXCEEDED,
+      /^Loading the isolated handler library .*libxrt_fault_handlers_hang_init\.so in its process did not finish within isolate\.timeoutMs \(500 ms\): its process was killed \(a new one starts at the next call\)$/,
+    ),
+  );
+  const took = performance.now() - t0;
+  assert.ok(took >= 500 && took < 5000, `${took} ms`);
+  assert.equal(lib.pid, undefined);
+});
+
+Deno.test("a process that ended between calls is reported as such; the next call starts a new one", async () => {
+  using lib = HandlerLibrary.open(faultHandlersPath(), { isolate: true });
+  using rt = new Runtime({ threads: 0 });
+  const y = new Float32Array(2);
+  using frame = new CallFrameBuilder().arg(new Float32Array([1, 2])).ret(y).build();
+  const idle = (what: string) =>
+    isFault(
+      ErrorCode.UNAVAILABLE,
+      new RegExp(
+        `^The process of the isolated handler library .*libxrt_fault_handlers\\.so ended while ` +
+          `idle \\(no call was running\\) with SIGKILL \\(killed\\), so ${what} did ` +
+          `not run; a new process starts at the next call$`,
+      ),
+    );
+  const ok = lib.handler("fault_ok"), slow = lib.handler("fault_slow");
+  for (const sync of [true, false]) {
+    rt.callSync(ok, frame);
+    const pid = lib.pid!;
+    killAndWait(pid);
+    y.fill(0);
+    if (sync) assert.throws(() => rt.callSync(slow, frame), idle("handler 'fault_slow'"));
+    else await assert.rejects(rt.call(slow, frame), idle("handler 'fault_slow'"));
+    assert.equal(lib.pid, undefined);
+    rt.callSync(ok, frame);
+    assert.deepEqual([...y], [2, 4]);
+    assert.notEqual(lib.pid, pid);
+  }
+  // Looking a handler up asks the process too.
+  killAndWait(lib.pid!);
+  assert.throws(() => lib.handler("fault_abort"), idle("the lookup of 'fault_abort'"));
+  rt.callSync(ok, frame);
+});
+
+/** Kills process `pid` (a child of this one) from outside and waits until it has ended (a zombie). */
+function killAndWait(pid: number): void {
+  Deno.kill(pid, "SIGKILL");
+  const t0 = performance.now();
+  for (;;) {
+    const stat = new TextDecoder().decode(
+      new Deno.Command("cat", { args: [`/proc/${pid}/stat`], stdout: "piped", stderr: "null" })
+        .outputSync().stdout,
+    );
+    // The state follows the command name in parentheses: Z once it has ended.
+    if (/\) Z /.test(stat) || stat === "") return;
+    assert.ok(performance.now() - t0 < 10_000, `process ${pid} did not end: ${stat}`);
+  }
+}
 
 Deno.test("isolated calls carry attributes, context and errors across", async () => {
   using lib = HandlerLibrary.open(testHandlersPath(), { isolate: true });
@@ -265,6 +331,14 @@ Deno.test('sanitize: "address" runs the child with ASan: its report heads the er
       /^Handler 'fault_heap_overflow' of the isolated library .* ended its process with SIGABRT \(aborted\); a new process starts at the next call\n.*ERROR: AddressSanitizer: heap-buffer-overflow/,
     ),
   );
+  // A fatal signal: ASan reports it and then aborts; the error names the signal it reported.
+  assert.throws(
+    () => rt.callSync(lib.handler("fault_segv"), frame),
+    isFault(
+      ErrorCode.INTERNAL,
+      /^Handler 'fault_segv' of the isolated library .* ended its process with SIGSEGV \(segmentation fault; reported by AddressSanitizer, which then ended the process with SIGABRT\); a new process starts at the next call\n==\d+==ERROR: AddressSanitizer: SEGV on unknown address .*\n.*WRITE memory access/,
+    ),
+  );
   rt.callSync(lib.handler("fault_ok"), frame);
 });
 
@@ -272,7 +346,7 @@ Deno.test("under deno test, an isolated crash fails its own test and the others 
   faultHandlersPath(); // built here, not in the child
   const out = await new Deno.Command(Deno.execPath(), {
     args: ["test", "--no-check", ...CHILD_PERMISSIONS, "tests/_isolated_crash_suite.ts"],
-    cwd: new URL("..", import.meta.url).pathname,
+    cwd: fileURLToPath(new URL("..", import.meta.url)),
     env: { NO_COLOR: "1" },
     stdout: "piped",
     stderr: "piped",
@@ -289,12 +363,11 @@ Deno.test("under deno test, an isolated crash fails its own test and the others 
 });
 
 Deno.test("crash and restart cycles leak no descriptors; queued async calls all run", async () => {
-  // This process's descriptors, listed by another process (Deno reads /proc only with -A).
-  const fds = () =>
-    new TextDecoder().decode(
-      new Deno.Command("ls", { args: [`/proc/${Deno.pid}/fd`], stdout: "piped" }).outputSync()
-        .stdout,
-    ).split("\n").filter(Boolean).length;
+  // This process's descriptors, counted by itself (native code: Deno reads /proc only with
+  // -A). A process listing them from outside would race with its own start: until the
+  // spawning thread closes this process's copies of the child's standard streams, the
+  // lister sees three more.
+  const fds = openDescriptors;
   using rt = new Runtime({ threads: 0 });
   const y = new Float32Array(2);
   using frame = new CallFrameBuilder().arg(new Float32Array([1, 2])).ret(y).build();

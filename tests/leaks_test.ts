@@ -6,6 +6,7 @@
  * (src/testing/leaks.ts) fail a test that leaves objects open, naming each
  * and where it was made.
  */
+import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
 import { CallFrameBuilder, Ffi, Runtime } from "../mod.ts";
 import {
@@ -25,7 +26,7 @@ async function gcChild(script: string, args: string[] = []): Promise<Record<stri
       "run",
       "-A",
       "--v8-flags=--expose-gc",
-      new URL(script, import.meta.url).pathname,
+      fileURLToPath(new URL(script, import.meta.url)),
       ...args,
     ],
     stdin: "null",

@@ -4,11 +4,12 @@
  * deno.json, a path import, and `deno task cli` started from the project's
  * folder, whose relative paths resolve from there (INIT_CWD).
  */
+import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
 import { buildSharedLibrary } from "../build.ts";
 import { CHILD_PERMISSIONS } from "./_child.ts";
 
-const ROOT = new URL("../", import.meta.url).pathname.replace(/\/$/, "");
+const ROOT = fileURLToPath(new URL("../", import.meta.url)).replace(/\/$/, "");
 
 const SCRIPT = `import { CallFrameBuilder, DataType, Ffi, Runtime } from "@deno-xla/ffi";
 import { saveNpy } from "@deno-xla/ffi/npy";

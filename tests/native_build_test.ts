@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
 import {
   buildSharedLibrary,
@@ -120,7 +121,7 @@ Deno.test({
     const server = Deno.serve(
       { hostname: "127.0.0.1", port: 0, signal: ac.signal, onListen() {} },
       async (req) => {
-        const path = new URL(req.url).pathname.slice(1);
+        const path = new URL(req.url).pathname.slice(1); // already encoded: resolved below
         try {
           const body = await Deno.readFile(new URL(path, root));
           return new Response(body, {
@@ -162,9 +163,13 @@ Deno.test({
       // The library and its sources went to $XDG_CACHE_HOME/deno-xla-ffi.
       const entries = [...Deno.readDirSync(`${cache}/deno-xla-ffi`)].map((e) => e.name);
       assert.ok(entries.some((n) => n.startsWith("src-")), entries.join(","));
+      // <key>/<version of the files the compiler read>/libxla_ffi_deno.so
       const libs = entries.filter((n) => !n.startsWith("src-")).filter((n) =>
-        [...Deno.readDirSync(`${cache}/deno-xla-ffi/${n}`)].some((f) =>
-          f.name === "libxla_ffi_deno.so"
+        [...Deno.readDirSync(`${cache}/deno-xla-ffi/${n}`)].some((v) =>
+          v.isDirectory &&
+          [...Deno.readDirSync(`${cache}/deno-xla-ffi/${n}/${v.name}`)].some((f) =>
+            f.name === "libxla_ffi_deno.so"
+          )
         )
       );
       assert.equal(libs.length, 1, entries.join(","));
@@ -217,7 +222,7 @@ Deno.test("a missing permission names the flag", async () => {
     );
     const out = await new Deno.Command(Deno.execPath(), {
       args: ["run", ...c.flags, script],
-      cwd: new URL("../", import.meta.url).pathname,
+      cwd: fileURLToPath(new URL("../", import.meta.url)),
       stdout: "piped",
       stderr: "piped",
       env: { NO_COLOR: "1" },

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { DataType, ErrorCode } from "../src/abi/enums.ts";
 import { FfiError } from "../src/errors.ts";
 import { allDataTypes, byteWidth, dataTypeInfo } from "../src/abi/dtype.ts";
-import { loadNpy, readNpy, saveNpy, writeNpy } from "../src/npy.ts";
+import { loadNpy, NPY_MAX_DIMS, readNpy, saveNpy, writeNpy } from "../src/npy.ts";
 import { isInvalidArgument } from "./_assert.ts";
 
 /** A .npy file built by hand: magic, version, length field, header, data. */
@@ -240,11 +240,69 @@ Deno.test("write then read every data type, shape and the NumPy header layout", 
     writeNpy({ dtype: DataType.BF16, shape: [2], data: new Uint16Array(2) }).subarray(10, 128),
   );
   assert.match(header, /^\{'descr': '<V2', 'fortran_order': False, 'shape': \(2,\), \}/);
-  // Many dimensions push the header past 64 KiB: format 2.0.
-  const wide = new Array(30000).fill(1);
-  const v2 = writeNpy({ dtype: DataType.U8, shape: wide, data: new Uint8Array(1) });
-  assert.equal(v2[6], 2);
-  assert.equal(readNpy(v2).shape.length, 30000);
+  // NumPy's most dimensions (NPY_MAXDIMS of NumPy 2.x) round-trip; one more is refused.
+  const widest = new Array(NPY_MAX_DIMS).fill(1);
+  widest[0] = 2;
+  const w = writeNpy({ dtype: DataType.U8, shape: widest, data: new Uint8Array([7, 9]) });
+  assert.deepEqual(readNpy(w).shape, widest);
+  assert.throws(
+    () => writeNpy({ dtype: DataType.U8, shape: [...widest, 1], data: new Uint8Array(2) }),
+    (e: unknown) =>
+      e instanceof FfiError && e.code === ErrorCode.INVALID_ARGUMENT &&
+      /65 dimensions: NumPy allows at most 64/.test(e.message),
+  );
+});
+
+Deno.test("a rank above NumPy's NPY_MAXDIMS is refused before any work", () => {
+  assert.equal(NPY_MAX_DIMS, 64);
+  const shapeOf = (rank: number, first: number) =>
+    `(${[first, ...new Array(rank - 1).fill(1)].join(", ")},)`;
+  const file = (rank: number, first: number, major = 1) =>
+    npy(
+      `{'descr': '|u1', 'fortran_order': True, 'shape': ${shapeOf(rank, first)}, }`,
+      new Uint8Array(first),
+      major,
+    );
+  // 64 dimensions read (Fortran order, size-1 dimensions everywhere but the first).
+  const ok = readNpy(file(64, 3));
+  assert.equal(ok.shape.length, 64);
+  assert.equal(ok.fortranOrder, true);
+  assert.equal(ok.data.length, 3);
+  assert.throws(
+    () => readNpy(file(65, 3)),
+    (e: unknown) =>
+      e instanceof FfiError && e.code === ErrorCode.INVALID_ARGUMENT &&
+      /\.npy shape has 65 dimensions; NumPy allows at most 64/.test(e.message),
+  );
+  // A small file with a huge rank: refused quickly (reading once took time quadratic in
+  // the file's size, seconds for a few hundred KiB).
+  const big = file(60000, 60000, 2);
+  assert.ok(big.length < 300_000);
+  const t0 = performance.now();
+  assert.throws(() => readNpy(big), /60000 dimensions/);
+  const ms = performance.now() - t0;
+  assert.ok(ms < 1000, `a ${big.length}-byte header took ${ms.toFixed(0)} ms`);
+});
+
+Deno.test("Fortran-order reading is linear in the element count, whatever the shape", () => {
+  // Size-1 dimensions are skipped by the index carry: a long first dimension with 63
+  // size-1 dimensions after it costs what a vector does.
+  const n = 1 << 20;
+  const shape = [n, ...new Array(NPY_MAX_DIMS - 2).fill(1), 1];
+  const data = new Uint8Array(n).map((_, i) => i & 0xff);
+  const header = `{'descr': '|u1', 'fortran_order': True, 'shape': (${shape.join(", ")}), }`;
+  const t0 = performance.now();
+  const a = readNpy(npy(header, data));
+  const ms = performance.now() - t0;
+  assert.deepEqual(a.shape, shape);
+  assert.deepEqual(a.data.subarray(0, 4), new Uint8Array([0, 1, 2, 3]));
+  assert.ok(ms < 2000, `${n} elements took ${ms.toFixed(0)} ms`);
+  // Size-1 dimensions between real ones keep the transposition right.
+  const f = new Int16Array([1, 4, 2, 5, 3, 6]); // Fortran order of [[1, 2, 3], [4, 5, 6]]
+  const b = readNpy(
+    npy("{'descr': '<i2', 'fortran_order': True, 'shape': (1, 2, 1, 3, 1), }", bytesOf(f)),
+  );
+  assert.deepEqual([...b.data], [1, 2, 3, 4, 5, 6]);
 });
 
 Deno.test("malformed files fail with clear INVALID_ARGUMENT errors", () => {

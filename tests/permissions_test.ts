@@ -3,10 +3,13 @@
  * gets one message naming all of them (no stack trace, no "Uncaught"), and a
  * cached native library needs no write or run permission.
  */
+import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
 import { nativePath } from "../src/native/lib.ts";
+import { isolateChildPath } from "../build.ts";
+import { faultHandlersPath } from "./_fault_handlers.ts";
 
-const SCRIPT = new URL("./_permissions_child.ts", import.meta.url).pathname;
+const SCRIPT = fileURLToPath(new URL("./_permissions_child.ts", import.meta.url));
 
 async function run(
   flags: string[],
@@ -84,7 +87,7 @@ Deno.test("permissions: a script that catches the error goes on", async () => {
 });
 
 Deno.test("permissions: the command line names every flag a command needs, in one line", async () => {
-  const cli = new URL("../cli.ts", import.meta.url).pathname;
+  const cli = fileURLToPath(new URL("../cli.ts", import.meta.url));
   const lib = nativePath(); // any shared library
   const inspect = await new Deno.Command(Deno.execPath(), {
     args: ["run", "--no-prompt", cli, "inspect", lib],
@@ -94,10 +97,12 @@ Deno.test("permissions: the command line names every flag a command needs, in on
   assert.equal(inspect.code, 2);
   assertOneLine(
     new TextDecoder().decode(inspect.stderr),
-    "'inspect' needs --allow-read --allow-run: run again with --allow-read --allow-run " +
-      "('deno task cli' grants every permission the command line uses)",
+    // Its child processes get only this process's permissions: it needs what they need.
+    "'inspect' needs --allow-env --allow-read --allow-write --allow-run --allow-ffi: run again " +
+      "with --allow-env --allow-read --allow-write --allow-run --allow-ffi ('deno task cli' " +
+      "grants every permission the command line uses)",
   );
-  const handlers = new URL("../examples/handlers.ts", import.meta.url).pathname;
+  const handlers = fileURLToPath(new URL("../examples/handlers.ts", import.meta.url));
   const run = await new Deno.Command(Deno.execPath(), {
     args: [
       "run",
@@ -127,4 +132,84 @@ Deno.test("permissions: the command line names every flag a command needs, in on
       "--allow-env --allow-write --allow-run --allow-ffi ('deno task cli' grants every " +
       "permission the command line uses)",
   );
+});
+
+Deno.test("permissions: a child process gets only the permissions of its parent", async () => {
+  nativePath();
+  const out = `${Deno.makeTempDirSync()}/y.npy`;
+  try {
+    const some = await run(["--allow-read", `--allow-write=${out}`], ["child-permissions", out]);
+    assert.equal(some.stderr, "");
+    assert.deepEqual(JSON.parse(some.stdout), ["--allow-read", `--allow-write=${out}`]);
+    const all = await run(
+      ["--allow-read", "--allow-write", "--allow-run", "--allow-env", "--allow-ffi"],
+      ["child-permissions", out],
+    );
+    assert.deepEqual(JSON.parse(all.stdout), [
+      "--allow-ffi",
+      "--allow-read",
+      "--allow-write",
+      "--allow-run",
+      "--allow-env",
+    ]);
+  } finally {
+    Deno.removeSync(out.slice(0, out.lastIndexOf("/")), { recursive: true });
+  }
+});
+
+Deno.test("permissions: 'run --out' needs --allow-write, whatever runs the handler", async () => {
+  const cli = new URL("../cli.ts", import.meta.url).pathname;
+  const lib = faultHandlersPath();
+  nativePath();
+  const dir = Deno.makeTempDirSync();
+  try {
+    const r = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--no-prompt",
+        "--allow-read",
+        "--allow-run",
+        "--allow-env",
+        "--allow-ffi",
+        cli,
+        "run",
+        lib,
+        "fault_ok",
+        "--arg",
+        "f32[2]=1,2",
+        "--ret",
+        "f32[2]",
+        "--out",
+        `${dir}/y.npy`,
+      ],
+      env: { NO_COLOR: "1" },
+      stdin: "null",
+    }).output();
+    assertOneLine(
+      new TextDecoder().decode(r.stderr),
+      "'run' needs --allow-write: run again with --allow-write ('deno task cli' grants every " +
+        "permission the command line uses)",
+    );
+    assert.equal(r.code, 2);
+    assert.deepEqual([...Deno.readDirSync(dir)], []); // nothing written
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("permissions: an isolated library's process needs --allow-run", async () => {
+  nativePath();
+  isolateChildPath(); // built and cached by this process
+  const lib = faultHandlersPath();
+  const r = await run(["--allow-read", "--allow-env", "--allow-ffi"], ["isolate", lib]);
+  assert.equal(r.stderr, "");
+  assert.match(
+    r.stdout,
+    /^PERMISSION_DENIED: Starting the process of the isolated handler library .*libxrt_fault_handlers\.so runs the program .*xla_ffi_deno_isolate: that needs --allow-run\n$/,
+  );
+  const ok = await run(["--allow-read", "--allow-env", "--allow-ffi", "--allow-run"], [
+    "isolate",
+    lib,
+  ]);
+  assert.equal(ok.stdout, "started\n", ok.stderr);
 });

@@ -73,11 +73,11 @@ Deno.test("Runtime.ffiCall: closes what it made, refuses bad options, and a clos
   assert.equal(after.framesDestroyed - before.framesDestroyed, 20);
   for (
     const [options, re] of [
-      [{ results: [{ dtype: DataType.F32, shape: [-1] }] }, /result 0: bad dimension -1/],
+      [{ results: [{ dtype: DataType.F32, shape: [-1] }] }, /result 0: invalid dimension -1 at 0/],
       [{ results: [{ dtype: 999, shape: [1] }] }, /result 0: unknown data type 999/],
       [
         { args: [{ data: new Float32Array(3), shape: [2] }], results: [] },
-        /argument 0: f32\[2\] needs 8 bytes, the data has 12/,
+        /argument 0: f32\[2\] needs 8 bytes but the array has 12/,
       ],
       [{
         args: [new Float32Array(1)],

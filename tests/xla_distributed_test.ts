@@ -7,6 +7,7 @@
  * the process count; each failure ends every process within a bound, with
  * the reason printed by the parent. Children are reaped; loopback only.
  */
+import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
 import { ErrorCode, FfiError } from "../mod.ts";
 import { type DistributedOptions, Xla } from "../src/xla/mod.ts";
@@ -233,7 +234,7 @@ async function runJob(args: string[], boundMs: number) {
       "--allow-run",
       "--allow-env",
       "--allow-net=127.0.0.1",
-      EXAMPLE.pathname,
+      fileURLToPath(EXAMPLE),
       ...args,
     ],
     stdin: "null",

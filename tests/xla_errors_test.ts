@@ -5,6 +5,7 @@
  * statement) ends the process with exit status 130 as it does any Deno
  * program, instead of becoming a catchable error.
  */
+import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
 import { ErrorCode, FfiError } from "../mod.ts";
 import { Xla } from "../src/xla/mod.ts";
@@ -54,7 +55,12 @@ for (
     fn: async () => {
       // -A: the child reads /proc/self/status (Deno asks for all access there).
       const out = await new Deno.Command(Deno.execPath(), {
-        args: ["run", "-A", new URL("./_interrupt_child.ts", import.meta.url).pathname, mode!],
+        args: [
+          "run",
+          "-A",
+          fileURLToPath(new URL("./_interrupt_child.ts", import.meta.url)),
+          mode!,
+        ],
         stdin: "null",
         signal: AbortSignal.timeout(60_000),
       }).output();

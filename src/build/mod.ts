@@ -57,7 +57,8 @@ export interface HandlerBuildOptions {
    * Source files, relative to `root`: `.c` (C11) or `.cc`/`.cpp`/`.cxx`
    * (C++17). Headers listed here (`.h`, `.hpp`, ...) are not compiled but
    * count for the cache, as do the headers beside the sources and in the
-   * include folders.
+   * include folders, and every file the compiler read (any header, in any
+   * folder, and included files such as `table.def`).
    */
   sources: readonly string[];
   /** The folder relative paths start from: a path or `file:` URL; default the working directory. */
@@ -223,8 +224,11 @@ export function jaxlibIncludeDir(python?: string): string {
  * Builds a handler library from C or C++ sources given relative to the
  * working directory (or `root`) and returns the path of the `.so`, cached
  * by content: the sources, the headers beside them and in the include
- * folders, the FFI headers, the compiler and the flags. See the module
- * documentation for an example and the defaults.
+ * folders, the FFI headers, the compiler, the flags, and every file the
+ * compiler read as it lists them (`-MD`): a change to any of them builds
+ * anew, at a new path. Builds of one library at once from several Workers or
+ * processes are safe. See the module documentation for an example and the
+ * defaults.
  *
  * Throws FfiError: INVALID_ARGUMENT for a bad name, no sources or mixed
  * languages without `language`; NOT_FOUND for a missing source or folder;

@@ -5,8 +5,9 @@
  *
  * Grammar (see {@link usage}):
  *
- * - argument: `dtype[d0,d1,…]=v0,v1,…` (one value fills the whole array;
- *   brackets in the values are ignored, so `f32[2,2]=[[1,2],[3,4]]` works),
+ * - argument: `dtype[d0,d1,…]=v0,v1,…` (one value fills the whole array, a
+ *   zero-sized one such as `s32[0,3]` needs none; brackets in the values are
+ *   ignored, so `f32[2,2]=[[1,2],[3,4]]` works),
  *   `dtype=v` for a scalar, `token`, or a path ending in `.npy`;
  * - result: `dtype[d0,d1,…]`, `dtype` for a scalar, `token`, or `like:N` (the
  *   dtype and shape of argument N, counted from 0);
@@ -171,8 +172,8 @@ export interface ParsedRun {
   /** Worker threads of the runtime's pool, when given. */
   threads?: number;
   /**
-   * `--guard`: canaries after results and argument copies checked after
-   * each call (`CallFrameBuilder({ guard: true })`).
+   * `--guard`: canaries before and after every operand and argument copies
+   * checked after each call (`CallFrameBuilder({ guard: true })`).
    */
   guard?: boolean;
   /** Machine-readable output. */
@@ -352,7 +353,8 @@ function _typeOf(name: string, where: string): DataType {
 
 /**
  * Parses one `--arg` value: `dtype[dims]=values`, `dtype=value` (scalar),
- * `token`, or a path ending in `.npy`.
+ * `token`, or a path ending in `.npy`. A zero-sized array (`s32[0,3]`) needs
+ * no values.
  *
  * @param text the option's value
  * @param where names the option in error messages, e.g. `--arg 1`
@@ -382,12 +384,13 @@ export function parseArgSpec(text: string, where: string): ArgSpec {
   if (dtype === DataType.TOKEN) _usage(`${where}: a token has no shape or values: write 'token'`);
   const dims = parseDims(dimsText ?? "", where);
   const shape = `${typeName(dtype)}[${dims.join(",")}]`;
+  const count = _count(dims);
+  if (valuesText === undefined && count === 0) return { kind: "inline", dtype, dims, values: [] };
   if (valuesText === undefined) {
     _usage(`${where}: ${shape} has no values: write ${shape}=v0,v1,… or give a .npy file`);
   }
   let values = parseValues(valuesText, dtype, where);
   const perElement = typeFacts(dtype)!.kind === "complex" ? 2 : 1;
-  const count = _count(dims);
   const given = values.length / perElement;
   if (given === 1 && count !== 1) {
     values = _fill(values, count);
@@ -863,8 +866,8 @@ closed after them.
 
 Options:
   --arg SPEC         an argument, in order: dtype[d0,d1,...]=v0,v1,...
-                     (one value fills the array; dtype=v is a scalar),
-                     'token', or a file ending in .npy
+                     (one value fills the array, an empty one needs none;
+                     dtype=v is a scalar), 'token', or a file ending in .npy
   --ret SPEC         a result, in order: dtype[d0,d1,...], dtype, 'token', or
                      like:N (the dtype and shape of argument N, from 0)
   --out FILE.npy     write result i to the i-th --out file (others are printed)
@@ -886,10 +889,10 @@ Options:
                      without a CUDA driver; $XLA_FFI_DENO_CUDA names one)
   --repeat N         call N times and report median/min/max time
   --threads N        worker threads of the runtime's pool
-  --guard            guard the buffers: a write past a result's end or into
-                     an argument is an error naming the operand and the byte
-                     offset (canaries and argument copies checked after each
-                     call; host platform)
+  --guard            guard the buffers: a write past an operand's end, before
+                     its start or into an argument is an error naming the
+                     operand and the byte offset (canaries and argument
+                     copies checked after each call; host platform)
   --json             print one JSON object instead of text
   -h, --help         this help
 

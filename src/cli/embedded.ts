@@ -77,7 +77,7 @@ async function _runIsolated(
   const entry = new URL("../../cli.ts", import.meta.url).href;
   const child = _spawnChild(entry, argv, "Running a shared-library handler", {
     [CHILD_ENV]: io.progressTerminal ? "tty" : "pipe",
-  });
+  }, { write: run.outs });
   const out = new Response(child.stdout).text();
   const relay = (async () => {
     for await (const text of child.stderr.pipeThrough(new TextDecoderStream())) io.stderr(text);

@@ -5,6 +5,8 @@
  *
  * @module
  */
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 
 /** A module's exports. */
 export type ModuleExports = Record<string, unknown>;
@@ -24,7 +26,7 @@ let _instances = 0;
 export async function _importForRun(key: object, path: string): Promise<ModuleExports> {
   const known = _loaded.get(key);
   if (known) return known;
-  const url = new URL(path, `file://${Deno.cwd()}/`);
+  const url = pathToFileURL(resolve(path)); // a space, `%` or `#` in a name stays literal
   url.searchParams.set("xla-ffi-cli-run", String(++_instances));
   const mod = await import(url.href) as ModuleExports;
   _loaded.set(key, mod);

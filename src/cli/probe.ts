@@ -115,29 +115,57 @@ function _describeExit(status: Deno.CommandStatus): string {
   return status.signal ? `signal ${status.signal}` : `exit code ${status.code}`;
 }
 
-/** The permissions of the command line's child processes (those `deno task cli` has). */
-const CHILD_PERMISSIONS = [
-  "--allow-ffi",
-  "--allow-read",
-  "--allow-write",
-  "--allow-run",
-  "--allow-env",
-];
+/** The permissions a child process of the command line may get: those this process holds. */
+const CHILD_PERMISSIONS = ["ffi", "read", "write", "run", "env"] as const;
 
 /**
- * @internal `deno run --quiet <permissions> entry ...args` with stdin closed
- * and stdout/stderr piped. A failed spawn throws FfiError "`what` runs a
- * child process, which failed: …" (PERMISSION_DENIED without `--allow-run`).
+ * @internal The permission flags of a child process: each of ffi, read,
+ * write, run and env that this process holds in full, and for `scoped` ones
+ * it holds only in part, the listed paths it holds (`--allow-write=y.npy`).
+ * A child never gets a permission this process lacks.
+ *
+ * @example
+ * ```ts ignore
+ * import { _childPermissions } from "./probe.ts";
+ * // Under `deno run --allow-read --allow-write=y.npy cli.ts …`:
+ * console.log(_childPermissions({ write: ["y.npy"] })); // ["--allow-read", "--allow-write=y.npy"]
+ * ```
+ */
+export function _childPermissions(
+  scoped: Partial<Record<"read" | "write", readonly string[]>> = {},
+): string[] {
+  const granted = (d: Deno.PermissionDescriptor) =>
+    Deno.permissions.querySync(d).state === "granted";
+  const flags: string[] = [];
+  for (const name of CHILD_PERMISSIONS) {
+    if (granted({ name })) {
+      flags.push(`--allow-${name}`);
+      continue;
+    }
+    const paths = (name === "read" || name === "write" ? scoped[name] ?? [] : [])
+      .filter((path) => !path.includes(",") && granted({ name, path }));
+    if (paths.length > 0) flags.push(`--allow-${name}=${paths.join(",")}`);
+  }
+  return flags;
+}
+
+/**
+ * @internal `deno run --quiet --no-prompt <permissions> entry ...args` with
+ * stdin closed and stdout/stderr piped; the permissions are those of this
+ * process ({@link _childPermissions}, with `scoped`). A failed spawn throws
+ * FfiError "`what` runs a child process, which failed: …" (PERMISSION_DENIED
+ * without `--allow-run`).
  */
 export function _spawnChild(
   entry: string,
   args: readonly string[],
   what: string,
   env?: Record<string, string>,
+  scoped?: Partial<Record<"read" | "write", readonly string[]>>,
 ): Deno.ChildProcess {
   try {
     return new Deno.Command(Deno.execPath(), {
-      args: ["run", "--quiet", ...CHILD_PERMISSIONS, entry, ...args],
+      args: ["run", "--quiet", "--no-prompt", ..._childPermissions(scoped), entry, ...args],
       // The parent reports a crash of the child itself (the handler, the
       // signal, what it means): no in-process crash line from the child.
       env: { XLA_FFI_DENO_CRASH_REPORT: "0", ...env },

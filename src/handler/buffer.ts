@@ -112,6 +112,15 @@ export class FfiBuffer<D extends DataType = DataType> {
             `copy it with DeviceMemory.wrap(buffer.data, buffer.byteSize)`,
         );
       }
+      if (bytes > Number.MAX_SAFE_INTEGER) {
+        // V8 holds at most 2^53 - 1 bytes in an ArrayBuffer; asking for more aborts the process.
+        throw new FfiError(
+          ErrorCode.FAILED_PRECONDITION,
+          `FfiBuffer.typed(): the ${dtypeName(this.dtype)}[${this.#dims.join(",")}] buffer ` +
+            `covers ${bytes} bytes, more than a JS ArrayBuffer can view ` +
+            `(${Number.MAX_SAFE_INTEGER}); read it through its address (buffer.data)`,
+        );
+      }
       // The address as an offset from a pointer made once: no BigInt and no
       // pointer object per view (about 0.1 µs of the 0.5 µs a view costs).
       const ab = data === 0 || bytes === 0

@@ -18,6 +18,8 @@ export const HANDLER_SYMBOLS = {
   xla_ffi_deno_handler_is_host: { parameters: [], result: "i32" },
   xla_ffi_deno_handler_pinned_count: { parameters: [], result: "i32" },
   xla_ffi_deno_handler_flatten: { parameters: ["pointer"], result: "i32" },
+  xla_ffi_deno_guard_wrap: { parameters: ["pointer", "buffer"], result: "pointer" },
+  xla_ffi_deno_guard_inner: { parameters: ["pointer"], result: "pointer" },
   xla_ffi_deno_handler_next_job: { parameters: ["i32", "i32"], result: "i32" },
   xla_ffi_deno_handler_job_done: { parameters: ["i32"], result: "void" },
   xla_ffi_deno_handler_drain_claim: { parameters: ["i32"], result: "i32" },

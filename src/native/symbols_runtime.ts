@@ -55,6 +55,10 @@ export const RUNTIME_SYMBOLS = {
   xrt_frame_call_frame: { parameters: ["pointer"], result: "pointer" },
   xrt_frame_set_arg: { parameters: ["pointer", "i32", "f64"], result: "void" },
   xrt_frame_set_ret: { parameters: ["pointer", "i32", "f64"], result: "void" },
+  xrt_guard_map: { parameters: ["f64"], result: "pointer" },
+  xrt_guard_unmap: { parameters: ["pointer", "f64"], result: "i32" },
+  xrt_guard_check: { parameters: ["pointer", "buffer", "i32", "buffer"], result: "i32" },
+  xrt_guard_difference: { parameters: ["pointer", "buffer", "f64"], result: "f64" },
   xrt_frame_configure: {
     parameters: ["pointer", "i32", "i64", "i32", "pointer", "buffer", "i32"],
     result: "void",

@@ -15,6 +15,7 @@ import { DeviceMemory } from "../cuda/memory.ts";
 import { Stream } from "../cuda/stream.ts";
 import { _check, _cString } from "./_native_error.ts";
 import { _bufferBytes, DeviceBuffer } from "./device_buffer.ts";
+import { _checkDataSize } from "./_buffer_size.ts";
 import type { RuntimeOptions } from "./runtime.ts";
 
 /** What a CUDA runtime holds: the retained primary context and its stream. */
@@ -116,15 +117,7 @@ export function _deviceArg(
   }
   const dt = dtype ?? dataTypeOf(data);
   const d = dims ?? [data.byteLength / _bufferBytes(dt, [], "Runtime.deviceArg")];
-  const bytes = _bufferBytes(dt, d, "Runtime.deviceArg");
-  if (bytes !== data.byteLength) {
-    throw new FfiError(
-      ErrorCode.INVALID_ARGUMENT,
-      `Runtime.deviceArg: dims [${
-        d.join(", ")
-      }] need ${bytes} bytes but the array has ${data.byteLength}`,
-    );
-  }
+  const bytes = _checkDataSize(dt, d, data.byteLength, "array", "Runtime.deviceArg");
   const mem = DeviceMemory.alloc(Math.max(bytes, 1));
   try {
     if (bytes > 0) mem.copyFromHostAsync(data, stream);

@@ -63,6 +63,7 @@ export function _isolatedContext(
   cuda: boolean,
 ): _IsolatedContext {
   frame._live();
+  if (frame._hostBuffers !== 0) frame._checkHost();
   if (cuda) {
     throw new FfiError(
       ErrorCode.UNIMPLEMENTED,

@@ -4,13 +4,14 @@
  *
  * @module
  */
-import { _errorCode, _withOrigin, FfiError } from "../errors.ts";
+import { _errorCode, FfiError } from "../errors.ts";
 import { native } from "../native/lib.ts";
 
 /**
  * Reads code and message of a native error, destroys it, returns an
- * FfiError (a code outside XLA's 1..16 reads as UNKNOWN); an error a TS
- * handler's thrown value became carries that value as its cause.
+ * FfiError (a code outside XLA's 1..16 reads as UNKNOWN). The value a TS
+ * handler threw becomes its cause where a call closes its window with it
+ * (`_closeCall` in errors.ts), never here: this error may be no call's.
  */
 export function _takeError(err: Deno.PointerObject): FfiError {
   const sym = native();
@@ -18,7 +19,7 @@ export function _takeError(err: Deno.PointerObject): FfiError {
   const msgPtr = sym.xrt_error_message(err);
   const message = msgPtr === null ? "" : Deno.UnsafePointerView.getCString(msgPtr);
   sym.xrt_error_destroy(err);
-  return _withOrigin(new FfiError(_errorCode(code), message));
+  return new FfiError(_errorCode(code), message);
 }
 
 /** Throws the native error if there is one. */

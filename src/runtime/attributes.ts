@@ -241,12 +241,40 @@ const TYPED: ReadonlyMap<unknown, DataType> = new Map<unknown, DataType>([
   [Float64Array, DataType.F64],
 ]);
 
-/** Normalises a value into an entry; throws FfiError INVALID_ARGUMENT. */
-export function _makeEntry(name: string, value: AttrInput, dtype?: DataType): _AttrEntry {
+/**
+ * The limits of a frame's attributes (native/common.h, docs/reliability.md):
+ * entries per dictionary, dictionary nesting, name and string bytes, array
+ * elements.
+ */
+export const _ATTR_LIMITS = {
+  entries: 65536,
+  depth: 64,
+  name: 4096,
+  string: 2 ** 30,
+  array: 2 ** 31,
+} as const;
+
+/**
+ * Normalises a value into an entry; throws FfiError INVALID_ARGUMENT.
+ * `depth`: how deeply the entry's dictionary nests (1 for an entry of the
+ * frame's own dictionary).
+ */
+export function _makeEntry(
+  name: string,
+  value: AttrInput,
+  dtype?: DataType,
+  depth = 1,
+): _AttrEntry {
   if (typeof name !== "string") bad(`Attribute names must be strings, got ${typeof name}`);
   const ascii = isAscii(name);
   const nameBytes = ascii ? null : encoder.encode(name);
   const nameLen = ascii ? name.length : nameBytes!.length;
+  if (nameLen > _ATTR_LIMITS.name) {
+    bad(
+      `Attribute name '${name.slice(0, 32)}…' is ${nameLen} bytes, more than the ` +
+        `${_ATTR_LIMITS.name} a name may have`,
+    );
+  }
   const e: _AttrEntry = {
     name,
     nameBytes,
@@ -309,6 +337,11 @@ export function _makeEntry(name: string, value: AttrInput, dtype?: DataType): _A
     if (_attrWidth(dt) === 0 || dt === DataType.PRED) {
       bad(`${what}: unsupported array element type ${DataType[dt] ?? dt}`);
     }
+    if (values.length > _ATTR_LIMITS.array) {
+      bad(
+        `${what}: ${values.length} elements, more than the ${_ATTR_LIMITS.array} an array may have`,
+      );
+    }
     e.type = AttrType.ARRAY;
     e.dtype = dt;
     e.values = values;
@@ -323,6 +356,9 @@ export function _makeEntry(name: string, value: AttrInput, dtype?: DataType): _A
       e.strBytes = encoder.encode(value);
       e.strLen = e.strBytes.length;
     }
+    if (e.strLen > _ATTR_LIMITS.string) {
+      bad(`${what}: ${e.strLen} bytes, more than the ${_ATTR_LIMITS.string} a string may have`);
+    }
     e.size += 8 + pad8(e.strLen);
     return e;
   }
@@ -330,13 +366,22 @@ export function _makeEntry(name: string, value: AttrInput, dtype?: DataType): _A
     const entries = value instanceof Map
       ? [...(value as ReadonlyMap<string, AttrInput>)]
       : Object.entries(value as { [k: string]: AttrInput });
+    if (depth > _ATTR_LIMITS.depth) {
+      bad(`${what}: dictionaries nest more than ${_ATTR_LIMITS.depth} deep`);
+    }
+    if (entries.length > _ATTR_LIMITS.entries) {
+      bad(
+        `${what}: ${entries.length} entries, more than the ${_ATTR_LIMITS.entries} a ` +
+          `dictionary may have`,
+      );
+    }
     const dict: _AttrEntry[] = [];
     const seen = new Set<string>();
     e.size += 8;
     for (const [k, v] of entries) {
       if (seen.has(k)) bad(`Duplicate attribute name '${k}' in dictionary '${name}'`);
       seen.add(k);
-      const child = _makeEntry(k, v);
+      const child = _makeEntry(k, v, undefined, depth + 1);
       dict.push(child);
       e.size += child.size;
     }

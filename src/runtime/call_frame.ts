@@ -9,6 +9,7 @@ import { FfiError } from "../errors.ts";
 import { _register, _unregister } from "../_resources.ts";
 import { native } from "../native/lib.ts";
 import {
+  _ATTR_LIMITS,
   type _AttrEntry,
   _attrWidth,
   _makeEntry,
@@ -17,6 +18,8 @@ import {
 } from "./attributes.ts";
 import { DeviceMemory } from "../cuda/memory.ts";
 import { _bufferBytes, DeviceBuffer } from "./device_buffer.ts";
+import { _checkDataSize, _checkShape, _lostData } from "./_buffer_size.ts";
+import { dataTypeOf } from "../abi/dtype.ts";
 import { type _ImplicitAttr, _implicitAttrs } from "./_hints.ts";
 import type { ArrayInput } from "./ffi_call.ts";
 import { _FrameGuard, type _GuardOperand } from "./_guard.ts";
@@ -40,47 +43,22 @@ function placementOf(data: unknown): number {
   return 0;
 }
 
-/** Byte widths of buffer element types (sub-byte types: 0, packed). */
-const WIDTH: ReadonlyMap<DataType, number> = new Map<DataType, number>([
-  [DataType.PRED, 1],
-  [DataType.S8, 1],
-  [DataType.U8, 1],
-  [DataType.S16, 2],
-  [DataType.U16, 2],
-  [DataType.F16, 2],
-  [DataType.BF16, 2],
-  [DataType.S32, 4],
-  [DataType.U32, 4],
-  [DataType.F32, 4],
-  [DataType.S64, 8],
-  [DataType.U64, 8],
-  [DataType.F64, 8],
-  [DataType.C64, 8],
-  [DataType.C128, 16],
-  [DataType.F8E5M2, 1],
-  [DataType.F8E4M3FN, 1],
-  [DataType.F8E4M3B11FNUZ, 1],
-  [DataType.F8E5M2FNUZ, 1],
-  [DataType.F8E4M3FNUZ, 1],
-  [DataType.F8E4M3, 1],
-  [DataType.F8E3M4, 1],
-  [DataType.F8E8M0FNU, 1],
-]);
+/** The most arguments, or results, of a frame (`XFD_MAX_OPERANDS`, native/common.h). */
+const MAX_OPERANDS = 65536;
 
-const TYPED_DTYPE: ReadonlyMap<unknown, DataType> = new Map<unknown, DataType>([
-  [Int8Array, DataType.S8],
-  [Int16Array, DataType.S16],
-  [Int32Array, DataType.S32],
-  [BigInt64Array, DataType.S64],
-  [Uint8Array, DataType.U8],
-  [Uint8ClampedArray, DataType.U8],
-  [Uint16Array, DataType.U16],
-  [Uint32Array, DataType.U32],
-  [BigUint64Array, DataType.U64],
-  [Float32Array, DataType.F32],
-  [Float64Array, DataType.F64],
-  ...(typeof Float16Array === "function" ? [[Float16Array, DataType.F16] as const] : []),
-]);
+/** INVALID_ARGUMENT when a frame has more than `max` of `what`. */
+function atMost(n: number, max: number, what: string): void {
+  if (n > max) bad(`A call frame may have at most ${max} ${what}, this one has ${n}`);
+}
+
+/** The data type a typed array holds (`Float32Array` → F32), or undefined. */
+function inferredType(data: ArrayBufferView): DataType | undefined {
+  try {
+    return dataTypeOf(data);
+  } catch {
+    return undefined;
+  }
+}
 
 function bad(message: string): never {
   throw new FfiError(ErrorCode.INVALID_ARGUMENT, message);
@@ -131,27 +109,13 @@ function deviceEntry(
   if (data instanceof DeviceBuffer) {
     const d = dims ?? data.dims;
     const dt = dtype ?? data.dtype;
-    const n = _bufferBytes(dt, d, what);
-    if (n > data.memory.bytes) {
-      bad(
-        `${what}: dims [${d.join(", ")}] of ${
-          DataType[dt]
-        } need ${n} bytes but the device buffer has ${data.memory.bytes}`,
-      );
-    }
+    _checkDataSize(dt, d, data.memory.bytes, "device buffer", what);
     return { dtype: dt, dims: [...d], address: deviceAddress(data.ptr), keep: data };
   }
   if (dims === undefined || dtype === undefined) {
     bad(`${what}: device memory has no data type or dims; pass both (or use a DeviceBuffer)`);
   }
-  const n = _bufferBytes(dtype, dims, what);
-  if (n > data.bytes) {
-    bad(
-      `${what}: dims [${dims.join(", ")}] of ${
-        DataType[dtype]
-      } need ${n} bytes but the device memory has ${data.bytes}`,
-    );
-  }
+  _checkDataSize(dtype, dims, data.bytes, "device memory", what);
   return { dtype, dims: [...dims], address: deviceAddress(data.ptr), keep: data };
 }
 
@@ -161,13 +125,6 @@ export interface BufferEntry {
   dims: readonly number[];
   address: number;
   keep: unknown;
-}
-
-function checkDims(dims: readonly number[], what: string): void {
-  for (let i = 0; i < dims.length; i++) {
-    const d = dims[i]!;
-    if (!Number.isSafeInteger(d) || d < 0) bad(`${what}: invalid dimension ${d} at ${i}`);
-  }
 }
 
 function bufferEntry(
@@ -186,26 +143,16 @@ function bufferEntry(
     return bufferEntry(input.data, dims ?? input.shape, dtype ?? input.dtype, what);
   }
   if (!ArrayBuffer.isView(data)) bad(`${what}: expected a typed array or device memory`);
-  const inferred = TYPED_DTYPE.get(data.constructor);
-  const dt = dtype ?? inferred;
+  const dt = dtype ?? inferredType(data);
   if (dt === undefined) {
     bad(`${what}: cannot infer the data type of ${data.constructor.name}; pass one`);
   }
-  const width = WIDTH.get(dt);
-  const d = dims ?? [width ? data.byteLength / width : data.byteLength];
-  checkDims(d, what);
-  if (width !== undefined) {
-    let n = width;
-    for (let i = 0; i < d.length; i++) n *= d[i]!;
-    if (n !== data.byteLength) {
-      bad(
-        `${what}: dims [${d.join(", ")}] of ${
-          DataType[dt]
-        } need ${n} bytes but the array has ${data.byteLength}`,
-      );
-    }
+  if (dims === undefined) {
+    const width = _checkShape(dt, [], what); // ByteWidth; an unknown type or a token fails here
+    dims = [data.byteLength / width];
   }
-  return { dtype: dt, dims: d, address: _addressOf(data), keep: data };
+  _checkDataSize(dt, dims, data.byteLength, "array", what);
+  return { dtype: dt, dims: [...dims], address: _addressOf(data), keep: data };
 }
 
 const TOKEN: BufferEntry = { dtype: DataType.TOKEN, dims: [], address: 0, keep: null };
@@ -336,14 +283,19 @@ function writeBuffer(off: number, b: BufferEntry): number {
  */
 export interface CallFrameBuilderOptions {
   /**
-   * Guard the frame's buffers (host memory only): each result is followed by
-   * canary bytes and each argument is compared with a copy after every call,
-   * so that a handler writing past a result's end or into an argument fails
-   * with an FfiError DATA_LOSS naming the handler, the operand and the byte
-   * offset. Results live in guard memory during the call and are copied back
-   * after it. In an isolated library's process the guard is an inaccessible
-   * page after each result and read-only arguments: the write faults where
-   * it happens. See docs/faults.md.
+   * Guard the frame's buffers (host memory only): every argument and result
+   * lives in guard memory of its own during the call, between canary bytes
+   * before and after it, and each argument is compared with the caller's
+   * data after every call, so that a handler writing before an operand's
+   * start, past its end or into an argument fails with an FfiError
+   * DATA_LOSS naming the handler, the operand and the byte offset from the
+   * operand's first byte (negative before it). Data is copied in before the
+   * call and results back after it. An argument that is the same memory as
+   * a result (an input-output alias) shares that result's guard memory: the
+   * handler sees one address and may update it in place. In an isolated
+   * library's process the guard is an inaccessible page before and after
+   * each operand and read-only arguments: the write faults where it
+   * happens. See docs/faults.md.
    */
   guard?: boolean;
 }
@@ -421,7 +373,7 @@ export class CallFrameBuilder {
 
   /** Adds a buffer argument at a native (host or device) address. */
   argPointer(data: Address, dtype: DataType, dims: readonly number[]): this {
-    checkDims(dims, `argument ${this.#args.length}`);
+    _checkShape(dtype, dims, `argument ${this.#args.length}`);
     this.#args.push({ dtype, dims: [...dims], address: toAddress(data), keep: null });
     this.#size += 16 + 8 * dims.length;
     return this;
@@ -452,7 +404,7 @@ export class CallFrameBuilder {
 
   /** Adds a buffer result at a native (host or device) address. */
   retPointer(data: Address, dtype: DataType, dims: readonly number[]): this {
-    checkDims(dims, `result ${this.#rets.length}`);
+    _checkShape(dtype, dims, `result ${this.#rets.length}`);
     this.#rets.push({ dtype, dims: [...dims], address: toAddress(data), keep: null });
     this.#size += 16 + 8 * dims.length;
     return this;
@@ -506,15 +458,19 @@ export class CallFrameBuilder {
 
   /** Lays the frame out natively; the result owns that memory. */
   build(): CallFrame {
+    atMost(this.#args.length, MAX_OPERANDS, "arguments");
+    atMost(this.#rets.length, MAX_OPERANDS, "results");
+    atMost(this.#attrs.length, _ATTR_LIMITS.entries, "attributes");
     const guard = this.#guard ? this.#makeGuard() : null;
-    const rets = guard === null
-      ? this.#rets
-      : this.#rets.map((r, i) =>
-        r.dtype === DataType.TOKEN ? r : { ...r, address: _addressOf(guard.guard.shadowOf(i)) }
-      );
-    const off = _describe(this.#args, rets, this.#attrs, this.#size);
+    // A guarded frame's operands are the guard's shadows (tokens have none).
+    const shadowed = (kind: 0 | 1) => (b: BufferEntry, i: number) =>
+      b.dtype === DataType.TOKEN ? b : { ...b, address: guard!.guard.address(kind, i) };
+    const args = guard === null ? this.#args : this.#args.map(shadowed(0));
+    const rets = guard === null ? this.#rets : this.#rets.map(shadowed(1));
+    const off = _describe(args, rets, this.#attrs, this.#size);
     const ptr = native().xrt_frame_build(u8, off);
     if (ptr === null) {
+      guard?.guard.close();
       throw new FfiError(ErrorCode.INTERNAL, "Laying out the call frame failed");
     }
     const keepArgs: unknown[] = new Array(this.#args.length);
@@ -527,9 +483,11 @@ export class CallFrameBuilder {
       rets: this.#rets.slice(),
       attrs: this.#attrs.slice(),
     };
+    frame._sizes(this.#args, this.#rets);
     if (guard !== null) {
       guard.bind(frame);
       frame._guard = guard.guard;
+      frame._relinkGuard();
     }
     return frame;
   }
@@ -542,7 +500,11 @@ export class CallFrameBuilder {
         bad(`${what}: a guarded frame takes host memory, not device memory`);
       }
       const size = b.dtype === DataType.TOKEN ? 0 : _bufferBytes(b.dtype, b.dims, what);
-      return { size, bytes: () => target!._bytesOf(kind, i, size) };
+      return {
+        size,
+        bytes: () => target!._bytesOf(kind, i, size),
+        region: () => _regionOf(target!._data(kind, i)),
+      };
     };
     const guard = new _FrameGuard(
       this.#args.map((b, i) => operand(b, 0, i, `argument ${i}`)),
@@ -550,6 +512,19 @@ export class CallFrameBuilder {
     );
     return { guard, bind: (frame) => target = frame };
   }
+}
+
+/**
+ * @internal The memory host data is (its ArrayBuffer or native address, and
+ * the byte offset in it), to tell an argument that is a result's memory (an
+ * input-output alias); null for none or device memory.
+ */
+export function _regionOf(data: unknown): readonly [unknown, number] | null {
+  if (data === null || data === undefined) return null;
+  if (ArrayBuffer.isView(data)) return [data.buffer, data.byteOffset];
+  if (data instanceof DeviceBuffer || data instanceof DeviceMemory) return null;
+  const a = toAddress(data as Address);
+  return a === 0 ? null : [a, 0];
 }
 
 /**
@@ -626,6 +601,10 @@ export class CallFrame {
   _spec: { args: BufferEntry[]; rets: BufferEntry[]; attrs: _AttrEntry[] } | null = null;
   #keepArgs: unknown[];
   #keepRets: unknown[];
+  /** The typed array of each argument, then of each result (null: other data). */
+  #views: (ArrayBufferView | null)[];
+  /** Bytes each argument's, then result's, data must hold (0: a token or an empty buffer). */
+  #need: number[] = [];
   /** Number of arguments. */
   readonly numArgs: number;
   /** Number of results. */
@@ -646,7 +625,47 @@ export class CallFrame {
     this.numRets = keepRets.length;
     for (const k of keepArgs) this.#count(k, 1);
     for (const k of keepRets) this.#count(k, 1);
+    this.#views = [...keepArgs, ...keepRets].map((k) => ArrayBuffer.isView(k) ? k : null);
     _register(this, "CallFrame", freeFrame, ptr);
+  }
+
+  /** @internal Records the operands' sizes (the builder's, after {@link build}). */
+  _sizes(args: readonly BufferEntry[], rets: readonly BufferEntry[]): void {
+    const bytes = (b: BufferEntry) =>
+      b.dtype === DataType.TOKEN ? 0 : _bufferBytes(b.dtype, b.dims, "");
+    this.#need = [...args.map(bytes), ...rets.map(bytes)];
+  }
+
+  /**
+   * @internal Before a call of a frame with host buffers: FfiError
+   * INVALID_ARGUMENT naming the first typed array that no longer holds its
+   * bytes (its ArrayBuffer detached or shrunk since it entered the frame),
+   * which the call would otherwise read and write after it was freed.
+   */
+  _checkHost(): void {
+    const views = this.#views, need = this.#need;
+    for (let i = 0; i < views.length; i++) {
+      const v = views[i]!;
+      if (v !== null && v.byteLength < need[i]!) {
+        const what = i < this.numArgs ? `argument ${i}` : `result ${i - this.numArgs}`;
+        throw _lostData(v, need[i]!, what);
+      }
+    }
+  }
+
+  /**
+   * New data for operand `i` (kind 0: argument, 1: result) must hold the
+   * frame's bytes for it, as the builder checked ({@link _checkDataSize}).
+   */
+  #checkData(kind: 0 | 1, i: number, data: unknown, what: string): void {
+    const e = this._spec === null ? undefined : (kind === 0 ? this._spec.args : this._spec.rets)[i];
+    if (e === undefined || e.dtype === DataType.TOKEN) return;
+    if (ArrayBuffer.isView(data)) _checkDataSize(e.dtype, e.dims, data.byteLength, "array", what);
+    else if (data instanceof DeviceBuffer) {
+      _checkDataSize(e.dtype, e.dims, data.memory.bytes, "device buffer", what);
+    } else if (data instanceof DeviceMemory) {
+      _checkDataSize(e.dtype, e.dims, data.bytes, "device memory", what);
+    }
   }
 
   #count(data: unknown, delta: number): void {
@@ -717,31 +736,59 @@ export class CallFrame {
     }
   }
 
-  /** Points argument `i` at new data (a typed array, device memory or an address). */
+  /**
+   * Points argument `i` at new data (a typed array, device memory or an
+   * address). A typed array must hold exactly the argument's bytes, device
+   * memory at least that many (as the builder checks): FfiError
+   * INVALID_ARGUMENT naming the argument otherwise.
+   */
   setArg(i: number, data: BufferData | DeviceData | Address): void {
     if (!(i >= 0 && i < this.numArgs)) bad(`Argument index ${i} out of range [0, ${this.numArgs})`);
     this.#idle();
-    if (this._guard !== null) this.#guardedData(data, this._guard.args[i]!.size, `argument ${i}`);
-    native().xrt_frame_set_arg(this._live(), i, toAddress(data));
+    if (this._guard !== null) {
+      // The native argument stays a guard shadow; the data is copied in per call.
+      this.#guardedData(data, this._guard.args[i]!.size, `argument ${i}`);
+      this.#checkData(0, i, data, `argument ${i}`);
+      this._live();
+    } else {
+      this.#checkData(0, i, data, `argument ${i}`);
+      native().xrt_frame_set_arg(this._live(), i, toAddress(data));
+    }
     this.#count(this.#keepArgs[i], -1);
     this.#keepArgs[i] = data;
+    this.#views[i] = ArrayBuffer.isView(data) ? data : null;
     this.#count(data, 1);
+    if (this._guard !== null) this._relinkGuard();
   }
 
-  /** Points result `i` at new data. */
+  /** Points result `i` at new data, checked as {@link setArg} checks it. */
   setRet(i: number, data: BufferData | DeviceData | Address): void {
     if (!(i >= 0 && i < this.numRets)) bad(`Result index ${i} out of range [0, ${this.numRets})`);
     this.#idle();
     if (this._guard !== null) {
       // The native result stays the guard's shadow; the data is copied in and out per call.
       this.#guardedData(data, this._guard.rets[i]!.size, `result ${i}`);
+      this.#checkData(1, i, data, `result ${i}`);
       this._live();
     } else {
+      this.#checkData(1, i, data, `result ${i}`);
       native().xrt_frame_set_ret(this._live(), i, toAddress(data));
     }
     this.#count(this.#keepRets[i], -1);
     this.#keepRets[i] = data;
+    this.#views[this.numArgs + i] = ArrayBuffer.isView(data) ? data : null;
     this.#count(data, 1);
+    if (this._guard !== null) this._relinkGuard();
+  }
+
+  /**
+   * @internal A guarded frame's arguments that are now the same memory as a
+   * result share that result's shadow (an input-output alias), the others
+   * have their own.
+   */
+  _relinkGuard(): void {
+    const ptr = this._live();
+    this._guard?.relink((i, address) => native().xrt_frame_set_arg(ptr, i, address));
   }
 
   /** A guarded frame's new data: host memory of the operand's size. */
@@ -756,7 +803,11 @@ export class CallFrame {
     }
   }
 
-  /** Swaps all buffer pointers at once (XLA's `UpdateWithBuffers`). */
+  /**
+   * Swaps all buffer pointers at once (XLA's `UpdateWithBuffers`). Each new
+   * buffer is checked as {@link setArg} checks it before any is swapped: a
+   * bad one leaves the frame as it was.
+   */
   updateBuffers(
     args: readonly (BufferData | DeviceData | Address)[],
     rets: readonly (BufferData | DeviceData | Address)[],
@@ -767,6 +818,9 @@ export class CallFrame {
     if (rets.length !== this.numRets) {
       bad(`Invalid number of updated results: ${rets.length} vs ${this.numRets}`);
     }
+    // Every buffer is checked before any is swapped: a bad one changes nothing.
+    for (let i = 0; i < args.length; i++) this.#checkData(0, i, args[i], `argument ${i}`);
+    for (let i = 0; i < rets.length; i++) this.#checkData(1, i, rets[i], `result ${i}`);
     for (let i = 0; i < args.length; i++) this.setArg(i, args[i]!);
     for (let i = 0; i < rets.length; i++) this.setRet(i, rets[i]!);
   }
@@ -783,6 +837,7 @@ export class CallFrame {
     _unregister(this);
     native().xrt_frame_free(this._ptr);
     this._ptr = null;
+    this._guard?.close();
   }
 
   /** Same as {@link close}. */

@@ -4,31 +4,11 @@
  *
  * @module
  */
-import { type DataType, ErrorCode } from "../abi/enums.ts";
-import { byteWidth, dataTypeName } from "../abi/dtype.ts";
-import { FfiError } from "../errors.ts";
+import type { DataType } from "../abi/enums.ts";
 import { DeviceMemory } from "../cuda/memory.ts";
+import { _bufferBytes, _checkDataSize } from "./_buffer_size.ts";
 
-function bad(message: string): never {
-  throw new FfiError(ErrorCode.INVALID_ARGUMENT, message);
-}
-
-/**
- * Bytes a buffer of `dtype` and `dims` covers (`ByteWidth` × elements, as
- * XLA lays buffers out); INVALID_ARGUMENT for TOKEN/INVALID or bad dims.
- */
-export function _bufferBytes(dtype: DataType, dims: readonly number[], what: string): number {
-  const width = byteWidth(dtype);
-  if (!(width > 0)) bad(`${what}: data type ${dataTypeName(dtype)} has no elements`);
-  let n = width;
-  for (let i = 0; i < dims.length; i++) {
-    const d = dims[i]!;
-    if (!Number.isSafeInteger(d) || d < 0) bad(`${what}: invalid dimension ${d} at ${i}`);
-    n *= d;
-  }
-  if (!Number.isSafeInteger(n)) bad(`${what}: dims [${dims.join(", ")}] are too large`);
-  return n;
-}
+export { _bufferBytes };
 
 /**
  * A device buffer: {@link DeviceMemory} viewed as an array of `dtype` with
@@ -96,13 +76,7 @@ export class DeviceBuffer {
   ): DeviceBuffer {
     const bytes = _bufferBytes(dtype, dims, "DeviceBuffer");
     const mem = memory instanceof DeviceMemory ? memory : DeviceMemory.wrap(memory, bytes);
-    if (bytes > mem.bytes) {
-      bad(
-        `DeviceBuffer: dims [${dims.join(", ")}] of ${
-          dataTypeName(dtype)
-        } need ${bytes} bytes but the device memory has ${mem.bytes}`,
-      );
-    }
+    _checkDataSize(dtype, dims, mem.bytes, "device memory", "DeviceBuffer");
     // A wrapper made here for an address is this view's own (closing frees nothing).
     return new DeviceBuffer(mem, dtype, [...dims], false, mem !== memory);
   }

@@ -7,8 +7,9 @@
  * @module
  */
 import { type DataType, ErrorCode } from "../abi/enums.ts";
-import { byteWidth, type DataTypedArray, dataTypeInfo, dataTypeOf } from "../abi/dtype.ts";
+import { type DataTypedArray, dataTypeInfo, dataTypeOf } from "../abi/dtype.ts";
 import { FfiError } from "../errors.ts";
+import { _bufferBytes, _checkDataSize } from "./_buffer_size.ts";
 import type { AttrDictionary } from "./attributes.ts";
 import type { HandlerRef, HandlerStages, TypeIdRef } from "./handler_library.ts";
 
@@ -119,11 +120,12 @@ export interface FfiCallOptions {
   /** `ffi_call`'s `has_side_effect` (real XLA). */
   hasSideEffect?: boolean;
   /**
-   * Guarded buffers (embedded runtime, host memory): a write past a result's
-   * end or into an argument fails the call with an FfiError naming the
-   * handler, the operand and the byte offset, as
-   * `new CallFrameBuilder({ guard: true })` does (docs/faults.md). Real XLA
-   * owns its buffers: `Xla.ffiCall` refuses `guard: true` (UNIMPLEMENTED).
+   * Guarded buffers (host memory): a write past a result's end or into an
+   * argument fails the call with an FfiError (DATA_LOSS) naming the handler,
+   * the operand and the byte offset, as `new CallFrameBuilder({ guard: true })`
+   * does (docs/faults.md). `Xla.ffiCall` calls a guarded registration of the
+   * target (`Xla.register(…, { guard: true })`), whose results also have
+   * canaries before their start.
    */
   guard?: boolean;
 }
@@ -220,15 +222,33 @@ function bad(message: string): never {
   throw new FfiError(ErrorCode.INVALID_ARGUMENT, message);
 }
 
-function checkShape(shape: readonly number[], what: string): number {
-  if (!Array.isArray(shape)) bad(`${what}: the shape must be an array of dimensions`);
-  let n = 1;
-  for (const d of shape) {
-    if (!Number.isSafeInteger(d) || d < 0) bad(`${what}: bad dimension ${String(d)} in the shape`);
-    n *= d;
+/** Checks a shape (an array of non-negative safe integers, rank and size in limits). */
+function checkShape(shape: readonly number[], dtype: DataType, what: string): void {
+  if (!Array.isArray(shape)) {
+    bad(`${what}: the shape must be an array of dimensions, got ${describe(shape)}`);
   }
-  if (!Number.isSafeInteger(n)) bad(`${what}: the shape has too many elements`);
-  return n;
+  _bufferBytes(dtype, shape, what);
+}
+
+/** The data type a typed array holds; INVALID_ARGUMENT naming `what` for a DataView. */
+function ownType(data: ArrayBufferView, what: string): DataType {
+  try {
+    return dataTypeOf(data);
+  } catch {
+    return bad(`${what}: cannot infer the data type of a ${data.constructor.name}; pass dtype`);
+  }
+}
+
+/** A value as an option error shows it. */
+function describe(v: unknown): string {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "an array";
+  if (ArrayBuffer.isView(v)) return `a ${v.constructor.name}`;
+  return typeof v === "string"
+    ? JSON.stringify(v)
+    : typeof v === "object"
+    ? "an object"
+    : String(v);
 }
 
 function checkDtype(dtype: unknown, what: string): DataType {
@@ -253,42 +273,111 @@ function dataTypeInfoOrNull(dtype: number) {
 /** Checks and normalises one argument (a typed array or `{ data, shape, dtype }`). */
 export function _normaliseArg(arg: ArrayArg, what: string): _Arg {
   if (arg === null || typeof arg !== "object") {
-    bad(`${what}: expected a typed array or { data, shape }`);
+    bad(`${what}: expected a typed array or { data, shape }, got ${describe(arg)}`);
   }
   const input: ArrayInput = ArrayBuffer.isView(arg) ? { data: arg } : arg as ArrayInput;
   const data = input.data;
-  if (!ArrayBuffer.isView(data)) bad(`${what}: data must be a typed array`);
-  const dtype = checkDtype(input.dtype ?? dataTypeOf(data), what);
+  if (!ArrayBuffer.isView(data)) {
+    bad(`${what}: data must be a typed array, got ${describe(data)}`);
+  }
+  if ((data.buffer as ArrayBuffer).detached === true) {
+    bad(`${what}: its ArrayBuffer is detached (transferred)`);
+  }
+  const dtype = checkDtype(input.dtype ?? ownType(data, what), what);
   const info = dataTypeInfo(dtype);
-  const elements = input.shape === undefined
-    ? data.byteLength / info.byteWidth
-    : checkShape(input.shape, what);
-  if (!Number.isInteger(elements)) {
-    bad(`${what}: ${data.byteLength} bytes are not a whole number of ${info.name} elements`);
+  let shape: number[];
+  if (input.shape === undefined) {
+    const elements = data.byteLength / info.byteWidth;
+    if (!Number.isInteger(elements)) {
+      bad(`${what}: ${data.byteLength} bytes are not a whole number of ${info.name} elements`);
+    }
+    shape = [elements];
+  } else {
+    checkShape(input.shape, dtype, what);
+    shape = [...input.shape];
   }
-  const shape = input.shape === undefined ? [elements] : [...input.shape];
-  const need = elements * byteWidth(dtype);
-  if (data.byteLength !== need) {
-    bad(
-      `${what}: ${info.name.toLowerCase()}[${shape.join(",")}] needs ${need} bytes, ` +
-        `the data has ${data.byteLength}`,
-    );
-  }
+  _checkDataSize(dtype, shape, data.byteLength, "array", what);
   return { dtype, shape, bytes: new Uint8Array(data.buffer, data.byteOffset, data.byteLength) };
 }
 
 /** Checks an array spec. */
 export function _normaliseSpec(spec: ArraySpec, what: string): { dtype: number; shape: number[] } {
-  if (spec === null || typeof spec !== "object") bad(`${what}: expected { dtype, shape }`);
+  if (spec === null || typeof spec !== "object" || Array.isArray(spec)) {
+    bad(`${what}: expected { dtype, shape }, got ${describe(spec)}`);
+  }
   const dtype = checkDtype(spec.dtype, what);
-  checkShape(spec.shape ?? bad(`${what}: a shape is required`), what);
+  if (spec.shape === undefined) bad(`${what}: a shape is required`);
+  checkShape(spec.shape, dtype, what);
   return { dtype, shape: [...spec.shape] };
 }
 
-/** Checks the common shape of ffiCall's options; the message both hosts give. */
+/** The options `ffiCall` takes, on either host. */
+const OPTIONS: ReadonlySet<string> = new Set([
+  "args",
+  "results",
+  "attrs",
+  "inputOutputAliases",
+  "vmapMethod",
+  "hasSideEffect",
+  "guard",
+]);
+
+const VMAP_METHODS: ReadonlySet<unknown> = new Set<VmapMethod>([
+  "sequential",
+  "sequential_unrolled",
+  "expand_dims",
+  "broadcast_all",
+  "legacy_vectorized",
+]);
+
+/**
+ * Checks ffiCall's options, the same on both hosts: each is absent
+ * (`undefined`) or of its type, and no other names are given. FfiError
+ * INVALID_ARGUMENT naming the option.
+ */
 export function _checkCallOptions(options: FfiCallOptions): void {
   if (options === null || typeof options !== "object" || !Array.isArray(options.results)) {
     bad("ffiCall needs { results: [{ dtype, shape }] }");
+  }
+  for (const key of Object.keys(options)) {
+    if (!OPTIONS.has(key)) {
+      bad(`ffiCall: unknown option '${key}' (options: ${[...OPTIONS].join(", ")})`);
+    }
+  }
+  const { args, attrs, inputOutputAliases, vmapMethod, hasSideEffect, guard } = options;
+  if (args !== undefined && !Array.isArray(args)) {
+    bad(`ffiCall: args must be an array of arrays, got ${describe(args)}`);
+  }
+  if (
+    attrs !== undefined &&
+    (attrs === null || typeof attrs !== "object" || Array.isArray(attrs) ||
+      ArrayBuffer.isView(attrs))
+  ) {
+    bad(`ffiCall: attrs must be a dictionary ({ name: value } or a Map), got ${describe(attrs)}`);
+  }
+  if (
+    inputOutputAliases !== undefined &&
+    (inputOutputAliases === null || typeof inputOutputAliases !== "object" ||
+      Array.isArray(inputOutputAliases) || ArrayBuffer.isView(inputOutputAliases))
+  ) {
+    bad(
+      `ffiCall: inputOutputAliases must be { argument: result }, got ${
+        describe(inputOutputAliases)
+      }`,
+    );
+  }
+  if (vmapMethod !== undefined && !VMAP_METHODS.has(vmapMethod)) {
+    bad(
+      `ffiCall: vmapMethod must be one of ${[...VMAP_METHODS].join(", ")}, got ${
+        describe(vmapMethod)
+      }`,
+    );
+  }
+  if (hasSideEffect !== undefined && typeof hasSideEffect !== "boolean") {
+    bad(`ffiCall: hasSideEffect must be a boolean, got ${describe(hasSideEffect)}`);
+  }
+  if (guard !== undefined && typeof guard !== "boolean") {
+    bad(`ffiCall: guard must be a boolean, got ${describe(guard)}`);
   }
 }
 
@@ -302,8 +391,10 @@ export function _checkAliases(
   args: readonly _Arg[],
   results: readonly { dtype: number; shape: readonly number[] }[],
 ): [number, number][] {
-  if (aliases === undefined || aliases === null) return [];
-  if (typeof aliases !== "object") bad("inputOutputAliases must be { argument: result }");
+  if (aliases === undefined) return [];
+  if (aliases === null || typeof aliases !== "object") {
+    bad(`inputOutputAliases must be { argument: result }, got ${describe(aliases)}`);
+  }
   const out: [number, number][] = [];
   const usedResults = new Set<number>();
   for (const [k, v] of Object.entries(aliases)) {

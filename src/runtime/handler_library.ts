@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { fileURLToPath } from "node:url";
 import { ErrorCode, ExecutionStage } from "../abi/enums.ts";
 import { FfiError } from "../errors.ts";
 import { _describeHandler, native } from "../native/lib.ts";
@@ -354,7 +355,7 @@ export class HandlerLibrary {
    * ```
    */
   static open(path: string | URL, options?: HandlerLibraryOptions): HandlerLibrary {
-    const p = path instanceof URL ? path.pathname : path;
+    const p = path instanceof URL ? fileURLToPath(path) : path;
     const isolate = options?.isolate;
     if (isolate !== undefined && isolate !== false) {
       return new HandlerLibrary(null, p, new _Isolated(p, isolate === true ? {} : isolate));

@@ -3,7 +3,11 @@
  * (`native/isolate_child.c`), started on first use and again after it died,
  * with the frame's operands in memory both processes map. A fatal signal, a
  * deadline passed or a guarded write becomes an {@link FfiError} naming the
- * handler; the caller's process lives on. See docs/faults.md.
+ * handler; the caller's process lives on. A process that ended between calls
+ * fails the next request, unsent, with UNAVAILABLE naming its signal (not the
+ * handler). Starting the process needs `--allow-run` (it is native code, which
+ * Deno's permissions do not reach) and `--allow-env`. See docs/faults.md and
+ * docs/permissions.md.
  *
  * @module
  */
@@ -13,10 +17,11 @@ import { DataType, ErrorCode } from "../abi/enums.ts";
 import { FfiError } from "../errors.ts";
 import { native } from "../native/lib.ts";
 import { DeviceMemory } from "../cuda/memory.ts";
-import { _argWrite, _canaryByte, _pastEnd } from "./_guard.ts";
+import { _argWrite, _changedCanary, _fillCanaries, _outOfBounds } from "./_guard.ts";
 import {
   _describe,
   _describedSize,
+  _regionOf,
   _scratch,
   type BufferEntry,
   type CallFrame,
@@ -38,7 +43,9 @@ export interface IsolateOptions {
   /**
    * The longest a call may take, in milliseconds (default 60000): a call
    * still running then kills the process and fails with DEADLINE_EXCEEDED.
-   * `callSync` waits on the calling thread at most this long.
+   * Starting the process (loading the library and running its initialisers,
+   * at the first call and after a death) has the same bound, on its own:
+   * a call that starts the process waits at most twice this long.
    */
   timeoutMs?: number;
   /**
@@ -60,8 +67,6 @@ export interface IsolateOptions {
  * ```
  */
 export const DEFAULT_ISOLATE_TIMEOUT_MS = 60_000;
-/** How long the child may take to start (load the runtime and the library). */
-const START_TIMEOUT_MS = 30_000;
 const HEADER = 4096;
 const OPERAND = 24;
 const INITIAL_MAP = 1 << 20;
@@ -144,7 +149,9 @@ interface Placed {
   index: number;
   offset: number;
   size: number;
-  /** Results: the end of the page run the result ends in (a guard page follows when guarded). */
+  /** Guarded results: the start of the page run the result ends (an inaccessible page before it). */
+  lo: number;
+  /** Guarded results: the end of that page run (an inaccessible page after it). */
   end: number;
 }
 
@@ -210,11 +217,23 @@ function childEnv(sanitize: boolean): Uint8Array<ArrayBuffer> {
 function reportHead(text: string): string {
   const lines = text.split("\n").filter((l) => l.trim() !== "");
   if (lines.length === 0) return "";
-  const at = lines.findIndex((l) =>
-    /ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer|Sanitizer/.test(l)
-  );
+  // From the report's first line ("ERROR: AddressSanitizer: …"), not the banners above it.
+  let at = lines.findIndex((l) => /ERROR: \w+Sanitizer|runtime error:/.test(l));
+  if (at < 0) at = lines.findIndex((l) => /Sanitizer/.test(l));
   const head = at >= 0 ? lines.slice(at, at + 12) : lines.slice(-8);
   return head.join("\n").slice(0, 3000);
+}
+
+/**
+ * The fatal signal a sanitizer's report names ("ERROR: AddressSanitizer: SEGV
+ * on unknown address"): the process then ends with SIGABRT (abort_on_error),
+ * not with the signal the handler caused.
+ */
+function reportedSignal(text: string): { signal: string; by: string } | undefined {
+  const m = /ERROR: (\w+Sanitizer): (SEGV|BUS|FPE|ILL|ABRT|TRAP) on unknown address/.exec(text) ??
+    /ERROR: (\w+Sanitizer): (stack-overflow) on address/.exec(text);
+  if (m === null) return undefined;
+  return { signal: m[2] === "stack-overflow" ? "SIGSEGV" : `SIG${m[2]}`, by: m[1]! };
 }
 
 /**
@@ -268,8 +287,18 @@ export class _Isolated {
         `The handler library ${this.path} is closed`,
       );
     }
+    const program = isolateChildPath();
+    // Native code is bound by none of Deno's permissions: the process is started only for a
+    // caller that may run it, and it gets the environment only when the caller may read it.
+    if (Deno.permissions.querySync({ name: "run", command: program }).state !== "granted") {
+      throw new FfiError(
+        ErrorCode.PERMISSION_DENIED,
+        `Starting the process of the isolated handler library ${this.path} runs the program ` +
+          `${program}: that needs --allow-run`,
+      );
+    }
     const guard = guardLibraryPath();
-    const argv = block([isolateChildPath(), nativeLibraryPath(), this.path, guard ?? "-"]);
+    const argv = block([program, nativeLibraryPath(), this.path, guard ?? "-"]);
     const msg = new Uint8Array(1024);
     const x = native().xiso_start(
       argv,
@@ -305,7 +334,12 @@ export class _Isolated {
       this.#drop();
       throw e;
     }
-    throw this.#death(rc, `The process of the isolated handler library ${this.path}`, "start");
+    throw this.#death(
+      rc,
+      `Loading the isolated handler library ${this.path} in its process`,
+      "finish",
+      "the library's loading",
+    );
   }
 
   #drop(): void {
@@ -325,8 +359,17 @@ export class _Isolated {
     return new TextDecoder().decode(u8.subarray(H_MESSAGE, stop));
   }
 
-  /** The error of a child that died (rc 1), timed out (2) or was lost (-1); the child is dropped. */
-  #death(rc: number, who: string, what: string, faultOf?: (kind: number) => FfiError): FfiError {
+  /**
+   * The error of a child that died (rc 1), timed out (2), had died while idle
+   * (3: `subject`, the request, was not sent) or was lost (-1); the child is dropped.
+   */
+  #death(
+    rc: number,
+    who: string,
+    what: string,
+    subject: string,
+    faultOf?: (kind: number) => FfiError,
+  ): FfiError {
     const sym = native();
     const x = this.#x!;
     const ex = new Int32Array(2);
@@ -343,21 +386,36 @@ export class _Isolated {
     if (rc === 2) {
       return new FfiError(
         ErrorCode.DEADLINE_EXCEEDED,
-        `${who} did not ${what} within ${this.timeoutMs} ms: its process was killed ` +
-          `(a new one starts at the next call)`,
+        `${who} did not ${what} within isolate.timeoutMs (${this.timeoutMs} ms): its process ` +
+          `was killed (a new one starts at the next call)`,
       );
     }
-    let how: string;
-    if (rc === 1 && ex[1]! !== 0) {
-      const name = _signalName(ex[1]!);
-      how = `ended its process with ${name}` +
-        (SIGNAL_WORDS[name] ? ` (${SIGNAL_WORDS[name]})` : "");
-    } else if (rc === 1) {
-      how = `ended its process, which exited with status ${ex[0]}`;
-    } else {
-      how = "lost contact with its process, which was killed";
-    }
     const head = reportHead(stderr);
+    let ended: string;
+    if (ex[1]! !== 0) {
+      const reported = reportedSignal(stderr);
+      const name = reported?.signal ?? _signalName(ex[1]!);
+      const words = [
+        SIGNAL_WORDS[name],
+        reported && reported.signal !== _signalName(ex[1]!)
+          ? `reported by ${reported.by}, which then ended the process with ${_signalName(ex[1]!)}`
+          : undefined,
+      ].filter((w) => w !== undefined);
+      ended = `with ${name}` + (words.length > 0 ? ` (${words.join("; ")})` : "");
+    } else {
+      ended = `, which exited with status ${ex[0]}`;
+    }
+    if (rc === 3) {
+      return new FfiError(
+        ErrorCode.UNAVAILABLE,
+        `The process of the isolated handler library ${this.path} ended while idle (no call ` +
+          `was running) ${ended.replace(/^, which /, "and ")}, so ${subject} did not run; a new ` +
+          `process starts at the next call` + (head ? `\n${head}` : ""),
+      );
+    }
+    const how = rc === 1
+      ? `ended its process${ended.startsWith(",") ? "" : " "}${ended}`
+      : "lost contact with its process, which was killed";
     return new FfiError(
       ErrorCode.INTERNAL,
       `${who} ${how}; a new process starts at the next call` + (head ? `\n${head}` : ""),
@@ -371,7 +429,14 @@ export class _Isolated {
       this.#ensureSync();
       this.#header(OP_RESOLVE, symbol, undefined);
       const rc = native().xiso_call_sync(this.#x!, this.timeoutMs);
-      if (rc !== 0) throw this.#death(rc, `Resolving '${symbol}' in ${this.path}`, "answer");
+      if (rc !== 0) {
+        throw this.#death(
+          rc,
+          `Resolving '${symbol}' in ${this.path}`,
+          "answer",
+          `the lookup of '${symbol}'`,
+        );
+      }
       if (this.#dv!.getInt32(H_STATUS, true) !== 0) {
         throw new FfiError(
           ErrorCode.NOT_FOUND,
@@ -398,7 +463,14 @@ export class _Isolated {
         deviceOrdinal: -1,
       });
       const rc = native().xiso_call_sync(this.#x!, this.timeoutMs);
-      if (rc !== 0) throw this.#death(rc, this.#who(symbol), "answer its metadata query");
+      if (rc !== 0) {
+        throw this.#death(
+          rc,
+          this.#who(symbol),
+          "answer its metadata query",
+          `the metadata query of handler '${symbol}'`,
+        );
+      }
       const dv = this.#dv!;
       if (dv.getInt32(H_STATUS, true) !== 0) {
         const code = dv.getInt32(H_CODE, true);
@@ -426,13 +498,13 @@ export class _Isolated {
   #ensureSync(): void {
     if (this.#x !== null) return;
     const x = this.#open();
-    this.#started(native().xiso_ready_sync(x, START_TIMEOUT_MS));
+    this.#started(native().xiso_ready_sync(x, this.timeoutMs));
   }
 
   async #ensure(): Promise<void> {
     if (this.#x !== null) return;
     const x = this.#open();
-    this.#started(await native().xiso_ready(x, START_TIMEOUT_MS));
+    this.#started(await native().xiso_ready(x, this.timeoutMs));
   }
 
   #header(op: number, symbol: string, ctx: _IsolatedContext | undefined): void {
@@ -475,45 +547,59 @@ export class _Isolated {
     const descOffset = align(opsOffset + n * OPERAND, 8);
     const descMax = _describedSize(spec.args, spec.rets, spec.attrs);
     let off = align(descOffset + descMax, guard ? page : 64);
-    const moved = (entries: BufferEntry[], kind: 0 | 1): BufferEntry[] =>
-      entries.map((e, i) => {
-        const what = kind === 0 ? `argument ${i}` : `result ${i}`;
-        const data = frame._data(kind, i);
-        if (data instanceof DeviceBuffer || data instanceof DeviceMemory) {
-          throw new FfiError(
-            ErrorCode.INVALID_ARGUMENT,
-            `${what}: an isolated handler takes host memory, not device memory`,
-          );
-        }
-        const size = e.dtype === DataType.TOKEN || data === null || data === undefined
-          ? 0
-          : ArrayBuffer.isView(data)
-          ? data.byteLength
-          : _bufferBytes(e.dtype, e.dims, what);
-        let offset: number, end = 0;
-        if (!guard) {
-          offset = off;
-          off = align(off + size, 64);
-        } else if (kind === 0) {
-          offset = off;
-          off = align(off + size, page);
-        } else {
-          end = off + Math.max(1, Math.ceil(size / page)) * page;
-          offset = (end - size) & ~15;
-          off = end + page; // the guard page
-        }
-        placed.push({ kind, index: i, offset, size, end });
-        return { ...e, address: size === 0 ? -1 : offset };
-      });
-    const args = moved(spec.args, 0);
-    const rets = moved(spec.rets, 1);
+    const sizeOf = (e: BufferEntry, kind: 0 | 1, i: number): number => {
+      const what = kind === 0 ? `argument ${i}` : `result ${i}`;
+      const data = frame._data(kind, i);
+      if (data instanceof DeviceBuffer || data instanceof DeviceMemory) {
+        throw new FfiError(
+          ErrorCode.INVALID_ARGUMENT,
+          `${what}: an isolated handler takes host memory, not device memory`,
+        );
+      }
+      return e.dtype === DataType.TOKEN || data === null || data === undefined
+        ? 0
+        : ArrayBuffer.isView(data)
+        ? data.byteLength
+        : _bufferBytes(e.dtype, e.dims, what);
+    };
+    const argSizes = spec.args.map((e, i) => sizeOf(e, 0, i));
+    const retSizes = spec.rets.map((e, i) => sizeOf(e, 1, i));
+    const aliasOf = aliases(frame, argSizes, retSizes);
+    // Guarded: an inaccessible page before and after every operand, its own
+    // (a write next to one operand is never blamed on another); arguments
+    // start a page, results end one (canaries in the slack on either side).
+    const place = (kind: 0 | 1, index: number, size: number): number => {
+      let offset: number, lo = 0, end = 0;
+      if (!guard) {
+        offset = off;
+        off = align(off + size, 64);
+      } else if (kind === 0) {
+        offset = off += page;
+        off = align(off + size, page) + page;
+      } else {
+        lo = off += page;
+        end = off + Math.max(1, Math.ceil(size / page)) * page;
+        offset = (end - size) & ~15;
+        off = end + page;
+      }
+      placed.push({ kind, index, offset, size, lo, end });
+      return offset;
+    };
+    const argAt = spec.args.map((_, i) => aliasOf[i]! >= 0 ? -1 : place(0, i, argSizes[i]!));
+    const retAt = spec.rets.map((_, i) => place(1, i, retSizes[i]!));
+    const address = (at: number, size: number) => size === 0 ? -1 : at;
+    const args = spec.args.map((e, i) => {
+      const r = aliasOf[i]!;
+      return { ...e, address: address(r >= 0 ? retAt[r]! : argAt[i]!, argSizes[i]!) };
+    });
+    const rets = spec.rets.map((e, i) => ({ ...e, address: address(retAt[i]!, retSizes[i]!) }));
     this.#reserve(off);
     this.#header(op, symbol, ctx);
     const dv = this.#dv!, u8 = this.#u8!;
     const len = _describe(args, rets, spec.attrs, descMax);
     u8.set(_scratch().subarray(0, len), descOffset);
     dv.setBigUint64(H_OPS_OFFSET, BigInt(opsOffset), true);
-    dv.setUint32(H_N_OPS, guard ? n : 0, true);
+    dv.setUint32(H_N_OPS, guard ? placed.length : 0, true);
     dv.setInt32(H_GUARD, guard ? 1 : 0, true);
     dv.setBigUint64(H_DESC_OFFSET, BigInt(descOffset), true);
     dv.setBigUint64(H_DESC_LENGTH, BigInt(len), true);
@@ -527,7 +613,8 @@ export class _Isolated {
       const data = frame._bytesOf(p.kind, p.index, p.size);
       if (data !== null) u8.set(data.subarray(0, p.size), p.offset);
       if (guard && p.kind === 1) {
-        for (let b = p.offset + p.size, j = 0; b < p.end; b++, j++) u8[b] = _canaryByte(j);
+        _fillCanaries(u8, p.lo, p.offset);
+        _fillCanaries(u8, p.offset + p.size, p.end);
       }
     }
     return placed;
@@ -557,11 +644,26 @@ export class _Isolated {
       const data = frame._bytesOf(1, p.index, p.size);
       if (data !== null) data.set(u8.subarray(p.offset, p.offset + p.size));
       if (frame._guard !== null && fault === undefined) {
-        for (let b = p.offset + p.size, j = 0; b < p.end; b++, j++) {
-          if (u8[b] !== _canaryByte(j)) {
-            fault = _pastEnd(handler, p.index, p.size + j, p.size, "a canary after the call");
-            break;
-          }
+        const before = _changedCanary(u8, p.lo, p.offset);
+        const after = _changedCanary(u8, p.offset + p.size, p.end);
+        if (before >= 0) {
+          fault = _outOfBounds(
+            handler,
+            1,
+            p.index,
+            before - p.offset,
+            p.size,
+            "a canary before it",
+          );
+        } else if (after >= 0) {
+          fault = _outOfBounds(
+            handler,
+            1,
+            p.index,
+            after - p.offset,
+            p.size,
+            "a canary after the call",
+          );
         }
       }
     }
@@ -573,12 +675,35 @@ export class _Isolated {
       const dv = this.#dv!;
       const index = dv.getInt32(H_FAULT_INDEX, true);
       const offset = Number(dv.getBigInt64(H_FAULT_OFFSET, true));
-      if (kind === 2) {
+      const k = kind === 2 ? 0 : 1;
+      const size = placed.find((p) => p.kind === k && p.index === index)?.size ?? 0;
+      const page = pageSize();
+      if (offset < 0) {
+        return _outOfBounds(
+          handler,
+          k,
+          index,
+          offset,
+          size,
+          "the inaccessible page before it, in the isolated process",
+        );
+      }
+      if (k === 0 && offset < size) {
         return _argWrite(handler, index, offset, "its read-only page, in the isolated process");
       }
-      const size = placed.find((p) => p.kind === 1 && p.index === index)?.size ?? 0;
-      return _pastEnd(
+      if (k === 0 && offset < align(size, page)) {
+        return _outOfBounds(
+          handler,
+          0,
+          index,
+          offset,
+          size,
+          "its read-only page, in the isolated process",
+        );
+      }
+      return _outOfBounds(
         handler,
+        k,
         index,
         offset,
         size,
@@ -620,7 +745,13 @@ export class _Isolated {
       const placed = this.#prepare(_OP_CALL_SYNC, symbol, frame, ctx);
       const rc = native().xiso_call_sync(this.#x!, this.timeoutMs);
       if (rc !== 0) {
-        throw this.#death(rc, this.#who(handler), "return", this.#faultOf(placed, handler));
+        throw this.#death(
+          rc,
+          this.#who(handler),
+          "return",
+          `handler '${handler}'`,
+          this.#faultOf(placed, handler),
+        );
       }
       this.#reply(_OP_CALL_SYNC, frame, placed, handler);
     } finally {
@@ -649,7 +780,13 @@ export class _Isolated {
         const placed = this.#prepare(op, symbol, frame, ctx);
         const rc = await native().xiso_call(this.#x!, this.timeoutMs);
         if (rc !== 0) {
-          throw this.#death(rc, this.#who(handler), "return", this.#faultOf(placed, handler));
+          throw this.#death(
+            rc,
+            this.#who(handler),
+            "return",
+            `handler '${handler}'`,
+            this.#faultOf(placed, handler),
+          );
         }
         return this.#reply(op, frame, placed, handler);
       } finally {
@@ -677,6 +814,31 @@ export class _Isolated {
   get closed(): boolean {
     return this.#closed;
   }
+}
+
+/**
+ * Per argument: the result that is the same memory and size (an input-output
+ * alias: both get one place in the shared memory), or -1.
+ */
+function aliases(frame: CallFrame, argSizes: number[], retSizes: number[]): number[] {
+  if (frame._guard !== null) return frame._guard.aliasOf;
+  const out = argSizes.map(() => -1);
+  if (retSizes.length === 0) return out;
+  const taken = new Set<number>();
+  for (let i = 0; i < argSizes.length; i++) {
+    const ra = argSizes[i]! > 0 ? _regionOf(frame._data(0, i)) : null;
+    if (ra === null) continue;
+    for (let j = 0; j < retSizes.length; j++) {
+      if (taken.has(j) || retSizes[j] !== argSizes[i]) continue;
+      const rr = _regionOf(frame._data(1, j));
+      if (rr !== null && rr[0] === ra[0] && rr[1] === ra[1]) {
+        out[i] = j;
+        taken.add(j);
+        break;
+      }
+    }
+  }
+  return out;
 }
 
 let pageCache = 0;

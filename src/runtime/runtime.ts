@@ -10,7 +10,7 @@
  */
 import { type DataType, ErrorCode, ExecutionStage, type HandlerTraits } from "../abi/enums.ts";
 import type { DataTypedArray } from "../abi/dtype.ts";
-import { _errorCode, _withOrigin, FfiError } from "../errors.ts";
+import { _closeCall, _errorCode, _openCall, FfiError } from "../errors.ts";
 import { native } from "../native/lib.ts";
 import { _takeError } from "./_native_error.ts";
 import { _apiMinor, type ApiVersion, NEWEST_API_VERSION } from "../abi/version.ts";
@@ -652,11 +652,21 @@ export class Runtime implements FfiHost {
     if ((this.#cuda !== null ? frame._hostBuffers : frame._deviceBuffers) !== 0) {
       this.#placement(frame);
     }
+    if (frame._hostBuffers !== 0) frame._checkHost();
     const guard = frame._guard;
+    const live = frame._live();
     if (guard !== null) guard.before();
-    const err = native().xrt_call_sync(rt, fn, frame._live());
-    if (guard !== null) _afterGuarded(guard, target, err);
-    if (err !== null) throw _withAttrHint(_takeError(err), frame._implicitAttrs);
+    // A TS handler that fails during the call is the cause of its error, and only of its error.
+    const mark = _openCall();
+    let error: FfiError | undefined;
+    try {
+      const err = native().xrt_call_sync(rt, fn, live);
+      if (guard !== null) _afterGuarded(guard, target, err);
+      if (err !== null) error = _takeError(err);
+    } finally {
+      _closeCall(mark, error);
+    }
+    if (error !== undefined) throw _withAttrHint(error, frame._implicitAttrs);
   }
 
   /**
@@ -685,6 +695,7 @@ export class Runtime implements FfiHost {
     this.#configure(frame, options);
     if (fn === null) return;
     this.#placement(frame);
+    if (frame._hostBuffers !== 0) frame._checkHost();
     const snap = this.#snapshot(rt, frame);
     const inst = options?.instance;
     this.#inflight++;
@@ -692,26 +703,33 @@ export class Runtime implements FfiHost {
     if (inst) inst._inflight++;
     let err: Deno.PointerObject | null;
     const guard = frame._guard;
+    const mark = _openCall();
+    let error: FfiError | undefined;
     try {
-      if (guard !== null) guard.before();
-      const sym = native();
-      if (_isTsEntry(fn) && sym.xla_ffi_deno_handler_is_host() === 1) {
-        if (sym.xrt_call_begin(snap, fn, beginOut) === 1) {
-          await _awaitBegun(snap);
-          err = sym.xrt_call_finish(snap);
+      try {
+        if (guard !== null) guard.before();
+        const sym = native();
+        if (_isTsEntry(fn) && sym.xla_ffi_deno_handler_is_host() === 1) {
+          if (sym.xrt_call_begin(snap, fn, beginOut) === 1) {
+            await _awaitBegun(snap);
+            err = sym.xrt_call_finish(snap);
+          } else {
+            err = Deno.UnsafePointer.create(beginOut[0]!);
+          }
         } else {
-          err = Deno.UnsafePointer.create(beginOut[0]!);
+          err = await sym.xrt_call_run(snap, fn);
         }
-      } else {
-        err = await sym.xrt_call_run(snap, fn);
+      } finally {
+        this.#inflight--;
+        frame._inflight--;
+        if (inst) inst._inflight--;
       }
+      if (guard !== null) _afterGuarded(guard, target, err);
+      if (err !== null) error = _takeError(err);
     } finally {
-      this.#inflight--;
-      frame._inflight--;
-      if (inst) inst._inflight--;
+      _closeCall(mark, error);
     }
-    if (guard !== null) _afterGuarded(guard, target, err);
-    if (err !== null) throw _withAttrHint(_takeError(err), frame._implicitAttrs, hint);
+    if (error !== undefined) throw _withAttrHint(error, frame._implicitAttrs, hint);
   }
 
   /**
@@ -742,6 +760,7 @@ export class Runtime implements FfiHost {
     this.#configure(frame, options);
     if (fn === null) return { ok: threads * iterations, failed: 0 };
     this.#placement(frame);
+    if (frame._hostBuffers !== 0) frame._checkHost();
     const out = new BigInt64Array(3);
     const msg = new Uint8Array(1024);
     const snap = this.#snapshot(rt, frame);
@@ -751,6 +770,7 @@ export class Runtime implements FfiHost {
     if (inst) inst._inflight++;
     let rc: number;
     const guard = frame._guard;
+    const mark = _openCall();
     try {
       if (guard !== null) guard.before();
       rc = await native().xrt_call_threads(
@@ -762,28 +782,30 @@ export class Runtime implements FfiHost {
         msg,
         msg.length,
       );
+    } catch (e) {
+      _closeCall(mark);
+      throw e;
     } finally {
       this.#inflight--;
       frame._inflight--;
       if (inst) inst._inflight--;
     }
+    const result: ThreadCallResult = { ok: Number(out[0]), failed: Number(out[1]) };
+    let first: FfiError | undefined;
+    if (rc === 0 && result.failed > 0) {
+      const end = msg.indexOf(0);
+      first = new FfiError(
+        _errorCode(Number(out[2])),
+        new TextDecoder().decode(msg.subarray(0, end < 0 ? msg.length : end)),
+      );
+    }
+    // The first failure's cause is one of this call's; the other failures' are forgotten.
+    _closeCall(mark, first);
     if (guard !== null) _afterGuarded(guard, target, null);
     if (rc !== 0) {
       throw new FfiError(ErrorCode.RESOURCE_EXHAUSTED, `Cannot start ${threads} runtime threads`);
     }
-    const result: ThreadCallResult = { ok: Number(out[0]), failed: Number(out[1]) };
-    if (result.failed > 0) {
-      const end = msg.indexOf(0);
-      result.firstError = _withAttrHint(
-        _withOrigin(
-          new FfiError(
-            _errorCode(Number(out[2])),
-            new TextDecoder().decode(msg.subarray(0, end < 0 ? msg.length : end)),
-          ),
-        ),
-        frame._implicitAttrs,
-      );
-    }
+    if (first !== undefined) result.firstError = _withAttrHint(first, frame._implicitAttrs);
     return result;
   }
 

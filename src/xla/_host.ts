@@ -9,7 +9,7 @@
  * @module
  */
 import { ErrorCode } from "../abi/enums.ts";
-import { _withOrigin, FfiError } from "../errors.ts";
+import { _closeCall, _openCall, FfiError } from "../errors.ts";
 import { native } from "../native/lib.ts";
 import { BRIDGE_SOURCE } from "./_bridge_py.ts";
 import { DISTRIBUTED_SOURCE } from "./_distributed.ts";
@@ -213,12 +213,19 @@ export async function _request(
   args: readonly _Arg[] = [],
   cap = 65536,
 ): Promise<_Reply> {
-  let r = await send(1, _encodeRequest(header, args), Math.max(cap, 4096));
-  if (r.status === 2) {
-    const token = r.header!.pending;
-    r = await send(1, _encodeRequest({ op: "take", token }), r.need);
+  const mark = _openCall();
+  let r: _Reply;
+  try {
+    r = await send(1, _encodeRequest(header, args), Math.max(cap, 4096));
+    if (r.status === 2) {
+      const token = r.header!.pending;
+      r = await send(1, _encodeRequest({ op: "take", token }), r.need);
+    }
+  } catch (e) {
+    _closeCall(mark);
+    throw e;
   }
-  return answered(r);
+  return answered(r, mark);
 }
 
 /**
@@ -242,20 +249,33 @@ export function _requestSync(
         `thread); await them first`,
     );
   }
-  let r = sendSync(1, _encodeRequest(header, args), Math.max(cap, 4096));
-  if (r.status === 2) {
-    const token = r.header!.pending;
-    r = sendSync(1, _encodeRequest({ op: "take", token }), r.need);
+  const mark = _openCall();
+  let r: _Reply;
+  try {
+    r = sendSync(1, _encodeRequest(header, args), Math.max(cap, 4096));
+    if (r.status === 2) {
+      const token = r.header!.pending;
+      r = sendSync(1, _encodeRequest({ op: "take", token }), r.need);
+    }
+  } catch (e) {
+    _closeCall(mark);
+    throw e;
   }
-  return answered(r);
+  return answered(r, mark);
 }
 
-function answered(r: _Reply): _Reply {
+/** The reply of the request opened at `mark` ({@link _openCall}), or its error. */
+function answered(r: _Reply, mark: number): _Reply {
   if (r.status === 1) {
-    if (r.header!.interrupted === true) _interrupted();
-    // An error a TS handler's thrown value became carries that value as its cause.
-    throw _withOrigin(_pythonError(r.header!));
+    if (r.header!.interrupted === true) {
+      _closeCall(mark);
+      _interrupted();
+    }
+    // An error a TS handler's thrown value became, during this request, carries that value
+    // as its cause.
+    throw _closeCall(mark, _pythonError(r.header!))!;
   }
+  _closeCall(mark);
   if (r.status !== 0) {
     throw new FfiError(ErrorCode.INTERNAL, `Unexpected reply status ${r.status} from Python`);
   }

@@ -108,6 +108,22 @@ export interface XlaRegisterOptions {
   platform?: string;
   /** Handler traits passed to the registration (e.g. COMMAND_BUFFER_COMPATIBLE). */
   traits?: number;
+  /**
+   * Guard the execute stage (docs/faults.md, "Under real XLA"): XLA calls a
+   * guarded entry point that gives the handler shadow results with canaries
+   * before and after each, and copies of the arguments to compare. A write
+   * past the end or before the start of a result, or into an argument, fails
+   * the call with DATA_LOSS naming the handler, the operand and the byte
+   * offset; XLA's buffers are only written, within bounds, after a clean
+   * return. The `"cpu"` platform only (XLA:GPU buffers are device memory).
+   *
+   * @example
+   * ```ts ignore
+   * using lib = HandlerLibrary.open("./libmine.so");
+   * await xla.register("my.op", lib.handler("my_op"), { guard: true });
+   * ```
+   */
+  guard?: boolean;
 }
 
 export type { FfiCallOptions, VmapMethod } from "../runtime/ffi_call.ts";
@@ -160,6 +176,28 @@ const keptStorage: BigInt64Array[] = [];
 
 /** The names handlers and bundles given to `ffiCall` were registered under. */
 const anonymous = new WeakMap<object, string>();
+
+/** The same for `ffiCall` with `guard: true`. */
+const anonymousGuarded = new WeakMap<object, string>();
+
+/** What each name was registered with through this module (registrations are process-wide). */
+const registrations = new Map<
+  string,
+  { bundle: HandlerStages; platform: string; traits: number; guarded: boolean }
+>();
+
+/** The guarded entry point XLA calls for `p` (native/handler_guard.c). */
+function guardedEntry(p: Deno.PointerObject, name: string): Deno.PointerObject {
+  const entry = native().xla_ffi_deno_guard_wrap(p, new TextEncoder().encode(`${name}\0`));
+  if (entry === null) {
+    throw new FfiError(
+      ErrorCode.RESOURCE_EXHAUSTED,
+      `Cannot guard handler '${name}': every guarded entry point is taken (they are ` +
+        `never released, since XLA keeps registrations for the life of the process)`,
+    );
+  }
+  return entry;
+}
 
 /**
  * XLA keeps a registered handler's address for the life of the process: a TS
@@ -502,7 +540,10 @@ export class Xla implements FfiHost {
    * never reused for another handler (after its `close()` calls fail with
    * FAILED_PRECONDITION), and a C handler's library stays loaded even after
    * its `HandlerLibrary` is closed. Registering a name again with other handlers fails
-   * with XLA's INVALID_ARGUMENT "Duplicate FFI handler registration …".
+   * with XLA's INVALID_ARGUMENT "Duplicate FFI handler registration …". With
+   * `guard: true` XLA calls a guarded entry point instead of the execute
+   * handler ({@link XlaRegisterOptions.guard}); an asynchronous handler's
+   * future is then waited for on XLA's calling thread.
    */
   async register(
     name: string,
@@ -515,6 +556,14 @@ export class Xla implements FfiHost {
     }
     const bundle: HandlerStages = isStages(handler) ? handler : { execute: handler };
     const sym = native();
+    const platform = options.platform ?? (this.platform === "gpu" ? "CUDA" : "cpu");
+    const guard = options.guard === true;
+    if (guard && platform.toLowerCase() !== "cpu") {
+      throw new FfiError(
+        ErrorCode.UNIMPLEMENTED,
+        `Xla.register: guard needs host buffers (the "cpu" platform), not ${platform}`,
+      );
+    }
     const stages: Record<string, number> = {};
     const pointers: Deno.PointerObject[] = [];
     for (const k of ["instantiate", "prepare", "initialize", "execute"] as const) {
@@ -525,12 +574,15 @@ export class Xla implements FfiHost {
         throw new FfiError(ErrorCode.INVALID_ARGUMENT, `The ${k} handler has no pointer`);
       }
       _checkHandler(p, h.name);
+      // Named as the embedded runtime names it: an ffiCall target's own registration is internal.
+      const named = h.name ?? (name.startsWith("deno_xla.ffi_call.") ? "handler" : name);
       // XLA calls a C handler itself: through a wrapper that marks the
       // thread's crash slot, so that a fatal signal names it (a TS entry
-      // point marks it already).
+      // point marks it already); a guard wraps that.
       _describeRegistered(p, name);
       const called = sym.xla_ffi_deno_handler_slot_of(p) >= 0 ? p : sym.xla_ffi_deno_crash_wrap(p)!;
-      stages[k] = Number(Deno.UnsafePointer.value(called));
+      const entry = guard && k === "execute" ? guardedEntry(called, named) : called;
+      stages[k] = Number(Deno.UnsafePointer.value(entry));
       pointers.push(p);
     }
     if (stages.execute === undefined) {
@@ -540,10 +592,11 @@ export class Xla implements FfiHost {
       op: "register",
       name,
       stages,
-      platform: options.platform ?? (this.platform === "gpu" ? "CUDA" : "cpu"),
+      platform,
       traits: options.traits ?? 0,
     });
     for (const p of pointers) keepForXla(p);
+    registrations.set(name, { bundle, platform, traits: options.traits ?? 0, guarded: guard });
   }
 
   /**
@@ -559,18 +612,13 @@ export class Xla implements FfiHost {
   async ffiCall(target: FfiCallTarget, options: FfiCallOptions): Promise<DataTypedArray[]> {
     if (!this.#open) throw closedError("The Xla host");
     _checkCallOptions(options);
-    if (options.guard === true) {
-      throw new FfiError(
-        ErrorCode.UNIMPLEMENTED,
-        "Xla.ffiCall: guard is not available under real XLA (XLA owns the buffers); " +
-          "guard the call on the embedded runtime (Runtime.ffiCall)",
-      );
-    }
     const args = (options.args ?? []).map((a, i) => _normaliseArg(a, `argument ${i}`));
     const results = options.results.map((s, i) => _normaliseSpec(s, `result ${i}`));
     const aliases = _checkAliases(options.inputOutputAliases, args, results);
     const attrs = _encodeAttrs(options.attrs);
-    const name = await this.#targetName(target);
+    const name = options.guard === true
+      ? await this.#guardedName(target)
+      : await this.#targetName(target);
     const vmapMethod = options.vmapMethod ?? null;
     const hasSideEffect = options.hasSideEffect ?? false;
     const key = JSON.stringify([
@@ -603,6 +651,43 @@ export class Xla implements FfiHost {
       name = `deno_xla.ffi_call.${_identity(t)}`;
       await this.register(name, t);
       anonymous.set(t, name);
+    }
+    return name;
+  }
+
+  /**
+   * The name of a guarded registration of a target: a name registered with
+   * `guard: true`; for a name registered without it through this module, a
+   * guarded twin (`deno_xla.guarded.<name>`); for a handler or bundle, a
+   * guarded registration of its own.
+   */
+  async #guardedName(target: FfiCallTarget): Promise<string> {
+    if (typeof target === "string") {
+      const r = registrations.get(target);
+      if (r === undefined) {
+        throw new FfiError(
+          ErrorCode.INVALID_ARGUMENT,
+          `Xla.ffiCall: guard needs the handler of '${target}', which was not registered ` +
+            `through this module: pass the handler itself, or register it with { guard: true }`,
+        );
+      }
+      if (r.guarded) return target;
+      const twin = `deno_xla.guarded.${target}`;
+      if (!registrations.has(twin)) {
+        await this.register(twin, r.bundle, {
+          platform: r.platform,
+          traits: r.traits,
+          guard: true,
+        });
+      }
+      return twin;
+    }
+    const t = _asHandlerOrStages(target, "Xla.ffiCall");
+    let name = anonymousGuarded.get(t);
+    if (name === undefined) {
+      name = `deno_xla.ffi_call.guarded.${_identity(t)}`;
+      await this.register(name, t, { guard: true });
+      anonymousGuarded.set(t, name);
     }
     return name;
   }

@@ -17,6 +17,7 @@
  *
  * @module
  */
+import { fileURLToPath } from "node:url";
 import {
   buildExecutable,
   type BuildOptions,
@@ -27,7 +28,7 @@ import {
   sourceKey,
 } from "../../build.ts";
 
-const ROOT = new URL("../../", import.meta.url).pathname;
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const CARRY = `${ROOT}.carry`;
 
 /** Every library the GPU tests build, exactly as the tests ask for them (the keys must match). */

@@ -1,0 +1,145 @@
+/**
+ * The size of a buffer operand, and the one check that data entering a call
+ * frame (the builder, `setArg`/`setRet`/`updateBuffers`, `ffiCall`) holds
+ * it. Private to the runtime.
+ *
+ * @module
+ */
+import { type DataType, ErrorCode } from "../abi/enums.ts";
+import { type DataTypeInfo, dataTypeInfo } from "../abi/dtype.ts";
+import { FfiError } from "../errors.ts";
+
+/** The most dimensions a buffer may have (`XFD_MAX_RANK`, native/common.h). */
+export const _MAX_RANK = 256;
+
+/**
+ * The largest byte size of a buffer: the largest integer a JS number holds
+ * exactly, which is also the most bytes a V8 ArrayBuffer can view.
+ */
+export const _MAX_BUFFER_BYTES = Number.MAX_SAFE_INTEGER;
+
+function bad(message: string): never {
+  throw new FfiError(ErrorCode.INVALID_ARGUMENT, message);
+}
+
+/** `f32[2,3]`: a buffer's data type and dims as errors show them. */
+export function _shapeText(info: DataTypeInfo, dims: readonly number[]): string {
+  return `${info.name.toLowerCase()}[${dims.join(",")}]`;
+}
+
+/**
+ * Checks `dims` (an array of at most {@link _MAX_RANK} non-negative safe
+ * integers) for operand `what`.
+ */
+export function _checkDims(dims: readonly number[], what: string): void {
+  if (!Array.isArray(dims)) {
+    bad(`${what}: dims must be an array of dimensions, got ${String(dims)}`);
+  }
+  if (dims.length > _MAX_RANK) {
+    bad(`${what}: rank ${dims.length} is more than the ${_MAX_RANK} dimensions a buffer may have`);
+  }
+  for (let i = 0; i < dims.length; i++) {
+    const d = dims[i]!;
+    if (!Number.isSafeInteger(d) || d < 0) bad(`${what}: invalid dimension ${String(d)} at ${i}`);
+  }
+}
+
+/**
+ * Bytes a buffer of `dtype` and `dims` covers; FfiError INVALID_ARGUMENT
+ * naming `what` for an unknown data type, TOKEN/INVALID, bad dims, or a size
+ * beyond {@link _MAX_BUFFER_BYTES}.
+ *
+ * The size is what a handler may touch: `ffi.h`'s `AnyBuffer::size_bytes()`,
+ * `ByteWidth(dtype) × element count` (xla/ffi/api/ffi.h; `ByteWidth` is 1 for
+ * PRED, the 8-bit types and the sub-byte types S1/S2/S4/U1/U2/U4/F4E2M1FN,
+ * as `xla::primitive_util::ByteWidth` in xla/primitive_util.h). That is also
+ * XLA's own `ShapeUtil::ByteSizeOfElements` (xla/shape_util.cc) for a layout
+ * without `element_size_in_bits`. Inside a compiled XLA program the CPU and
+ * GPU compilers give sub-byte arrays such a layout (the SubByteNormalization
+ * pass sets `element_size_in_bits` to the type's bit width) and
+ * `ByteSizeOfElements` then packs them: `ceil(elements × bits / 8)` bytes.
+ * A frame here holds one element per byte (see src/abi/dtype.ts), so that a
+ * handler reading `size_bytes()` bytes, as `ffi.h` tells it it may, stays
+ * inside the data: a packed size would leave it reading past the end.
+ *
+ * The size limit does not depend on the order of the dims: the product of
+ * the nonzero dims must fit, so `[0, 2^40, 2^40]` fails as `[2^40, 2^40, 0]`
+ * does.
+ */
+export function _bufferBytes(dtype: DataType, dims: readonly number[], what: string): number {
+  const info = infoOf(dtype, what);
+  if (info.byteWidth === 0) bad(`${what}: data type ${info.name} has no elements`);
+  _checkDims(dims, what);
+  let n = info.byteWidth;
+  let zero = false;
+  for (let i = 0; i < dims.length; i++) {
+    const d = dims[i]!;
+    if (d === 0) {
+      zero = true;
+      continue;
+    }
+    n *= d; // all factors are >= 1: the product only grows, whatever the order
+    if (n > _MAX_BUFFER_BYTES) {
+      bad(
+        `${what}: ${_shapeText(info, dims)} is too large (more than ${_MAX_BUFFER_BYTES} bytes)`,
+      );
+    }
+  }
+  return zero ? 0 : n;
+}
+
+/** {@link _checkDims} for a token (no data type width), {@link _bufferBytes} for the rest. */
+export function _checkShape(dtype: DataType, dims: readonly number[], what: string): number {
+  if (infoOf(dtype, what).kind === "token") {
+    _checkDims(dims, what);
+    return 0;
+  }
+  return _bufferBytes(dtype, dims, what);
+}
+
+/**
+ * The one size check of data entering a call frame: a typed array must hold
+ * exactly the buffer's bytes, device memory at least that many. Returns the
+ * buffer's size; FfiError INVALID_ARGUMENT naming `what` otherwise.
+ */
+export function _checkDataSize(
+  dtype: DataType,
+  dims: readonly number[],
+  have: number,
+  holder: "array" | "device buffer" | "device memory",
+  what: string,
+): number {
+  const need = _bufferBytes(dtype, dims, what);
+  if (holder === "array" ? have !== need : have < need) {
+    bad(
+      `${what}: ${
+        _shapeText(dataTypeInfo(dtype), dims)
+      } needs ${need} bytes but the ${holder} has ${have}`,
+    );
+  }
+  return need;
+}
+
+/**
+ * Why a typed array that entered a call frame no longer holds its `need`
+ * bytes (its ArrayBuffer detached, or shrunk), for operand `what`.
+ */
+export function _lostData(view: ArrayBufferView, need: number, what: string): FfiError {
+  const buf = view.buffer as ArrayBuffer;
+  return new FfiError(
+    ErrorCode.INVALID_ARGUMENT,
+    buf.detached === true
+      ? `${what}: its ArrayBuffer was detached (transferred) after it entered the call frame; ` +
+        `pass the data again (setArg/setRet) before calling`
+      : `${what}: its data shrank to ${view.byteLength} bytes after it entered the call ` +
+        `frame, which needs ${need}`,
+  );
+}
+
+function infoOf(dtype: DataType, what: string): DataTypeInfo {
+  try {
+    return dataTypeInfo(dtype);
+  } catch {
+    return bad(`${what}: unknown data type ${String(dtype)}`);
+  }
+}
