@@ -14,6 +14,7 @@
  *   for the JS thread, which crashes serving it);
  * - `xla <symbol>`: the fault handler registered with real XLA as
  *   `crash.xla` (`Xla.register`) and called through `Xla.ffiCall`;
+ * - `xla-guard <symbol>`: the same registered with `guard: true`;
  * - `wasm`: no crash: a WebAssembly out-of-bounds access inside a TS
  *   handler (V8's own SIGSEGV, which it turns into a trap) is an error of the
  *   handler, and the process exits 0.
@@ -115,10 +116,10 @@ if (mode === "native" || mode === "registered") {
   rt.callSync(h, frame);
   h.close();
   console.log(`trapped: ${trapped}`);
-} else if (mode === "xla") {
+} else if (mode === "xla" || mode === "xla-guard") {
   const lib = HandlerLibrary.open(faultHandlersPath());
   const xla = await Xla.open();
-  await xla.register("crash.xla", lib.handler(symbol));
+  await xla.register("crash.xla", lib.handler(symbol), { guard: mode === "xla-guard" });
   console.log("calling");
   await xla.ffiCall("crash.xla", {
     args: [x],

@@ -119,6 +119,19 @@ Deno.test({
   },
 });
 
+Deno.test({
+  name: xlaName("a crash in a C handler registered with real XLA with guard: true is named too"),
+  ignore: XLA_SKIP !== undefined,
+  async fn() {
+    await crash(
+      ["xla-guard", "fault_segv"],
+      "SIGSEGV",
+      /^deno-xla-ffi: handler 'crash\.xla' \(fault_segv\) of \S+\.so, called in this process, died of SIGSEGV \(segmentation fault at address 0x0\)/,
+      180_000,
+    );
+  },
+});
+
 const CXX_SKIP = findCxxCompiler() === undefined ? "no C++ compiler" : undefined;
 
 Deno.test({
