@@ -39,6 +39,8 @@ export const HANDLER_HOST_SOURCES: readonly string[] = [
   "native/common.c",
   "native/handler_host.h",
   "native/handler_internal.h",
+  "native/crash.h",
+  "native/crash.c",
   "native/handler.c",
   "native/handler_future.c",
   "native/handler_queue.c",
@@ -848,6 +850,10 @@ export const GUARD_LIBRARY: BuildOptions = {
 export const MAIN_LIBRARY: BuildOptions = {
   name: "xla_ffi_deno",
   sources: NATIVE_SOURCES,
+  // C cleanups run when a C++ exception unwinds through C frames: the wrapper
+  // real XLA calls a C handler through puts the crash slot back even when the
+  // handler throws (native/crash.c).
+  extraFlags: ["-fexceptions"],
   linkFlags: ["-ldl"],
 };
 

@@ -28,6 +28,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "crash.h"
 #include "handler_internal.h"
 
 typedef int32_t (*inline_cb_t)(int32_t slot);
@@ -104,6 +105,9 @@ static XLA_FFI_Error* answer_metadata(const slot_config* s, XLA_FFI_CallFrame* f
   return NULL;
 }
 
+/* The entry points (below): slot n's is what the crash slot names. */
+static XLA_FFI_Handler* const g_entries[SLOT_COUNT];
+
 static XLA_FFI_Error* slot_entry(int32_t n, XLA_FFI_CallFrame* f) {
   if (f == NULL) {
     xfd_warn("deno-xla-ffi: TS handler entry point %d called with a null call frame", (int)n);
@@ -167,7 +171,9 @@ static XLA_FFI_Error* slot_entry(int32_t n, XLA_FFI_CallFrame* f) {
                                 XFD_JS_BLOCK_PYTHON;
     if (python && s->async) return host_refuse_pending(f, 0);
     if (blocked) atomic_store(&g_js_blocked, 0);
+    XFD_RUNNING_ENTER(g_entries[n]);
     int32_t status = cb(n);
+    XFD_RUNNING_LEAVE();
     if (blocked) atomic_store(&g_js_blocked, blocked);
     if (status == 2 && python) return host_refuse_pending(f, ((const int32_t*)g_flat)[4]);
     const int32_t* h = (const int32_t*)g_flat;

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "crash.h"
 #include "handler_internal.h"
 
 #define SPIN_NS 50000   /* how long a caller spins for its result before it sleeps */
@@ -29,6 +30,7 @@
 #define YIELD_NS 5000   /* how long a caller that does not spin yields before it sleeps */
 
 void xla_ffi_deno_handler_job_done(int32_t status);
+void* xla_ffi_deno_handler_slot_pointer(int32_t i);
 
 _Atomic(thread_cb_t) g_thread_cb;
 static _Atomic int64_t g_wakeups, g_foreign_calls, g_settled_early;
@@ -395,6 +397,24 @@ static int64_t g_last_sync_done;
  * does not linger). */
 static int g_early_pending;
 
+/* The crash slot while JS runs a queued call (JS thread only): it names the
+ * call's entry point, then what it named before (the JS thread may serve
+ * queued calls while it waits inside another call). */
+static const void* g_job_prev;
+static int g_job_named;
+
+static void job_named(int32_t slot) {
+  g_job_prev = xfd_running;
+  xfd_running = xla_ffi_deno_handler_slot_pointer(slot);
+  g_job_named = 1;
+}
+
+static void job_unnamed(void) {
+  if (!g_job_named) return;
+  xfd_running = g_job_prev;
+  g_job_named = 0;
+}
+
 /*
  * done_status >= 0: the current call returned it (as job_done); then the
  * next, waiting up to linger_ns for one when the queue is empty. A negative
@@ -406,6 +426,7 @@ static int g_early_pending;
 int32_t xla_ffi_deno_handler_next_job(int32_t done_status, int32_t linger_ns) {
   if (done_status >= 0 && g_cur_job != NULL) xla_ffi_deno_handler_job_done(done_status);
   leave_job_context(); /* a job left without job_done */
+  job_unnamed();
   if (g_early_pending) linger_ns = 0;
   for (;;) {
     /* Linger briefly for the next call before giving up the wake-up: callers
@@ -458,9 +479,11 @@ int32_t xla_ffi_deno_handler_next_job(int32_t done_status, int32_t linger_ns) {
      * returned a future; a sync caller's is in its own cache): copy it. */
     if (j->flat != NULL && j->flat_n <= g_flat_cap) {
       memcpy(g_flat, j->flat, (size_t)j->flat_n * sizeof(int64_t));
+      job_named(j->slot);
       return j->slot;
     }
     if (!j->async && xla_ffi_deno_handler_flatten_into(j->frame, g_flat, g_flat_cap) >= 0) {
+      job_named(j->slot);
       return j->slot;
     }
     static const char too_big[] = "The call frame is too large for the TS handler flat buffer";
@@ -475,6 +498,7 @@ int32_t xla_ffi_deno_handler_next_job(int32_t done_status, int32_t linger_ns) {
 void xla_ffi_deno_handler_job_done(int32_t status) {
   job* j = g_cur_job;
   g_cur_job = NULL;
+  job_unnamed();
   leave_job_context(); /* before the caller learns the call is over */
   if (j == NULL) return;
   if (j->async) {

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "crash.h"
 #include "runtime_internal.h"
 
 /* ------------------------------------------------------------------------ */
@@ -31,12 +32,20 @@ void xrt_set_invoke_guard(void* fn) { atomic_store(&g_guard, (xrt_guard_fn)fn); 
 /** Whether C++ exceptions of handlers are caught (the guard is installed). */
 int32_t xrt_invoke_guarded(void) { return atomic_load(&g_guard) != NULL; }
 
+/* The thread's crash slot names h during the call (crash.h). */
 XLA_FFI_Error* xrt_invoke(XLA_FFI_Handler* h, XLA_FFI_CallFrame* cf, const char* what) {
   xrt_guard_fn g = atomic_load_explicit(&g_guard, memory_order_relaxed);
-  if (g == NULL) return h(cf);
+  XFD_RUNNING_ENTER(h);
+  if (g == NULL) {
+    XLA_FFI_Error* e = h(cf);
+    XFD_RUNNING_LEAVE();
+    return e;
+  }
   XLA_FFI_Error* out = NULL;
   char msg[1024];
-  if (g(h, cf, &out, msg, (int32_t)sizeof msg) == 0) return out;
+  int32_t threw = g(h, cf, &out, msg, (int32_t)sizeof msg);
+  XFD_RUNNING_LEAVE();
+  if (threw == 0) return out;
   /* XLA ffi_api.cc Call: Unknown("XLA FFI call failed: %s", e.what()) */
   return xrt_error_new(XLA_FFI_Error_Code_UNKNOWN, "%s: %s", what, msg);
 }

@@ -31,6 +31,8 @@ export interface ChildOptions {
 /** Exit code and decoded output of a child. */
 export interface ChildResult {
   code: number;
+  /** The signal that ended the child, or null when it exited (set by {@link runDeno}). */
+  signal?: Deno.Signal | null;
   stdout: string;
   stderr: string;
 }
@@ -63,7 +65,12 @@ export async function runDeno(
   }
   const r = await child.output();
   const text = new TextDecoder();
-  return { code: r.code, stdout: text.decode(r.stdout), stderr: text.decode(r.stderr) };
+  return {
+    code: r.code,
+    signal: r.signal,
+    stdout: text.decode(r.stdout),
+    stderr: text.decode(r.stderr),
+  };
 }
 
 /**

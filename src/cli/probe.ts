@@ -166,7 +166,9 @@ export function _spawnChild(
   try {
     return new Deno.Command(Deno.execPath(), {
       args: ["run", "--quiet", "--no-prompt", ..._childPermissions(scoped), entry, ...args],
-      env,
+      // The parent reports a crash of the child itself (the handler, the
+      // signal, what it means): no in-process crash line from the child.
+      env: { XLA_FFI_DENO_CRASH_REPORT: "0", ...env },
       stdin: "null",
       stdout: "piped",
       stderr: "piped",

@@ -28,6 +28,7 @@ import {
   type Op,
 } from "./host.ts";
 import { _register, _unregister } from "../_resources.ts";
+import { _describeHandler } from "../native/lib.ts";
 
 /** The JS type of an attribute kind. */
 export type AttrValueOf<K extends AttrKind> = K extends "bool" ? boolean
@@ -421,7 +422,10 @@ export class Binding<P extends unknown[] = []> {
       throw new RangeError(`settleWaitUs must be 0 to 1000 µs, got ${wait}`);
     }
     const slot = _acquire(entry, version, options.traits ?? 0, isAsync, Math.round(wait * 1000));
-    return new Handler(slot, this.#stage);
+    const h = new Handler(slot, this.#stage);
+    // A crash while it runs (a raw pointer read through FFI) names it.
+    _describeHandler(h.pointer, fn.name || `anonymous, entry point ${slot}`, "");
+    return h;
   }
 }
 

@@ -49,8 +49,71 @@ export function native(): Native {
     _checkPermissions();
     opened = openLibrary(nativeLibraryPath(), SYMBOLS);
     installGuard(opened.symbols);
+    // A fatal signal in a handler called in-process names it (docs/faults.md).
+    if (_crashReportWanted()) opened.symbols.xla_ffi_deno_crash_install();
   }
   return opened.symbols;
+}
+
+/**
+ * Whether to install the fatal-signal reporter: unless `XLA_FFI_DENO_CRASH_REPORT`
+ * is `0` (read only when the environment may be read without a prompt). Child
+ * processes that exist to contain a crash, and report it themselves (the
+ * command line's), set it.
+ */
+function _crashReportWanted(): boolean {
+  const variable = "XLA_FFI_DENO_CRASH_REPORT";
+  try {
+    if (Deno.permissions.querySync({ name: "env", variable }).state !== "granted") return true;
+    return Deno.env.get(variable) !== "0";
+  } catch {
+    return true;
+  }
+}
+
+const crashText = new TextEncoder();
+
+/** What each described handler pointer is called, and its library ("" for TS). */
+const described = new Map<bigint, { base: string; library: string }>();
+
+function describeNative(pointer: Deno.PointerObject, name: string, library: string): void {
+  native().xla_ffi_deno_crash_describe(
+    pointer,
+    crashText.encode(name + "\0"),
+    crashText.encode(library + "\0"),
+  );
+}
+
+/**
+ * @internal What a fatal signal during a call of `pointer` names: `name`
+ * (a symbol, a TS function's name) and `library`, the path of its shared
+ * object (`""` for a TS handler). A later description of the pointer
+ * replaces this one. Costs nothing per call: the table is read only when a
+ * signal arrives (docs/faults.md, "Crashes in-process").
+ */
+export function _describeHandler(pointer: Deno.PointerObject, name: string, library: string): void {
+  described.set(BigInt(Deno.UnsafePointer.value(pointer)), { base: name, library });
+  describeNative(pointer, `'${name}'`, library);
+}
+
+/**
+ * @internal `pointer` was registered as `registered`: a crash names it
+ * `'registered' (name)`. A pointer never described is named by the shared
+ * object holding it.
+ */
+export function _describeRegistered(pointer: Deno.PointerObject, registered: string): void {
+  const d = described.get(BigInt(Deno.UnsafePointer.value(pointer)));
+  if (d !== undefined) {
+    describeNative(pointer, `'${registered}' (${d.base})`, d.library);
+    return;
+  }
+  const buf = new Uint8Array(4096);
+  let library = "(no shared object)";
+  if (native().xrt_dladdr(pointer, buf, buf.length) !== 0) {
+    const end = buf.indexOf(0);
+    library = new TextDecoder().decode(buf.subarray(0, end < 0 ? buf.length : end));
+  }
+  describeNative(pointer, `'${registered}'`, library);
 }
 
 let guardProblem: string | undefined = "not installed yet";

@@ -7,7 +7,7 @@
  */
 import { ErrorCode } from "../abi/enums.ts";
 import { FfiError } from "../errors.ts";
-import { native } from "../native/lib.ts";
+import { _describeRegistered, native } from "../native/lib.ts";
 import { _pin } from "../handler/host.ts";
 import { _check, _takeError, _utf8 } from "./_native_error.ts";
 import {
@@ -44,6 +44,11 @@ export function _registerBundle(
   // A registration lasts as long as the process: a TS entry point it names
   // is never reused for another handler (after close() it reports an error).
   for (let i = 0; i < 4; i++) if (ptrs[i]) _pin(ptrs[i]!.pointer);
+  // A crash in a handler called by this name names it (an isolated handler
+  // runs in its own process, behind a stub shared by all of them).
+  for (const h of ptrs) {
+    if (h && (h as NativeHandler)._isolated === undefined) _describeRegistered(h.pointer, name);
+  }
 }
 
 /**

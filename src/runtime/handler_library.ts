@@ -8,7 +8,7 @@
 import { fileURLToPath } from "node:url";
 import { ErrorCode, ExecutionStage } from "../abi/enums.ts";
 import { FfiError } from "../errors.ts";
-import { native } from "../native/lib.ts";
+import { _describeHandler, native } from "../native/lib.ts";
 import { _cString } from "./_native_error.ts";
 import { _register, _unregister } from "../_resources.ts";
 import { _Isolated, type IsolateOptions } from "./isolate.ts";
@@ -434,6 +434,7 @@ export class HandlerLibrary {
     }
     if (!h) {
       h = new NativeHandler(this.symbol(name), name);
+      _describeHandler(h.pointer, name, this.path); // named by a crash in it
       owners.set(h, this); // the library stays loaded while its handler is reachable
       this.#cache.set(name, h);
     }

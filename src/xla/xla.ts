@@ -8,7 +8,7 @@
 import { type DataType, ErrorCode } from "../abi/enums.ts";
 import type { DataTypedArray } from "../abi/dtype.ts";
 import { FfiError } from "../errors.ts";
-import { native } from "../native/lib.ts";
+import { _describeRegistered, native } from "../native/lib.ts";
 import {
   _asHandlerOrStages,
   _checkHandler,
@@ -555,6 +555,7 @@ export class Xla implements FfiHost {
       throw new FfiError(ErrorCode.INVALID_ARGUMENT, "A target name must be a non-empty string");
     }
     const bundle: HandlerStages = isStages(handler) ? handler : { execute: handler };
+    const sym = native();
     const platform = options.platform ?? (this.platform === "gpu" ? "CUDA" : "cpu");
     const guard = options.guard === true;
     if (guard && platform.toLowerCase() !== "cpu") {
@@ -575,7 +576,12 @@ export class Xla implements FfiHost {
       _checkHandler(p, h.name);
       // Named as the embedded runtime names it: an ffiCall target's own registration is internal.
       const named = h.name ?? (name.startsWith("deno_xla.ffi_call.") ? "handler" : name);
-      const entry = guard && k === "execute" ? guardedEntry(p, named) : p;
+      // XLA calls a C handler itself: through a wrapper that marks the
+      // thread's crash slot, so that a fatal signal names it (a TS entry
+      // point marks it already); a guard wraps that.
+      _describeRegistered(p, name);
+      const called = sym.xla_ffi_deno_handler_slot_of(p) >= 0 ? p : sym.xla_ffi_deno_crash_wrap(p)!;
+      const entry = guard && k === "execute" ? guardedEntry(called, named) : called;
       stages[k] = Number(Deno.UnsafePointer.value(entry));
       pointers.push(p);
     }
