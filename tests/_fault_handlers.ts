@@ -29,17 +29,20 @@ export function hangingLoadPath(): string {
 }
 
 /**
- * The number of descriptors open in this process, counted by this process
+ * The descriptors open in this process, counted and listed by this process
  * (fault_open_descriptors): nothing else starts or ends while it counts.
+ * `list` has one `fd -> target` line each.
  */
-export function openDescriptors(): number {
+export function openDescriptors(): { count: number; list: string[] } {
   const lib = Deno.dlopen(faultHandlersPath(), {
-    fault_open_descriptors: { parameters: [], result: "i32" },
+    fault_open_descriptors: { parameters: ["buffer", "i32"], result: "i32" },
   });
   try {
-    const n = lib.symbols.fault_open_descriptors();
+    const buf = new Uint8Array(1 << 16);
+    const n = lib.symbols.fault_open_descriptors(buf, buf.length);
     assert.ok(n > 0, "cannot list /proc/self/fd");
-    return n;
+    const text = new TextDecoder().decode(buf.subarray(0, buf.indexOf(0)));
+    return { count: n, list: text.split("\n").filter(Boolean) };
   } finally {
     lib.close();
   }

@@ -8,7 +8,7 @@
  * xla_ffi.h; each answers the metadata query first, as ffi.h does. Built with
  * -DFAULT_HANG_IN_CONSTRUCTOR, the library's initialiser never returns (a
  * library that hangs while it loads). fault_open_descriptors is no handler:
- * the tests call it in their own process to count its descriptors.
+ * the tests call it in their own process to count and list its descriptors.
  *
  * Copyright 2026 The deno-xla-ffi Authors. Licensed under Apache-2.0.
  */
@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -295,13 +296,23 @@ __attribute__((constructor)) static void fault_hang_while_loading(void) {
  * /proc/self/fd, less the one that lists them), or -1. Counted in the process
  * itself: another process listing them (ls) races with the descriptors its
  * own start opens and closes in this one (the child's standard streams). */
-int32_t fault_open_descriptors(void) {
+int32_t fault_open_descriptors(char* out, int32_t cap) {
   DIR* d = opendir("/proc/self/fd");
   if (!d) return -1;
-  int32_t n = 0;
+  int self = dirfd(d);
+  int32_t n = 0, used = 0;
+  if (out && cap > 0) out[0] = 0;
   for (struct dirent* e; (e = readdir(d)) != NULL;) {
-    if (e->d_name[0] != '.') n++;
+    if (e->d_name[0] == '.' || atoi(e->d_name) == self) continue;
+    n++;
+    if (!out || cap <= 0) continue;
+    /* "fd -> target" lines, so that a test can say which descriptors are new. */
+    char target[256];
+    ssize_t k = readlinkat(self, e->d_name, target, sizeof target - 1);
+    target[k > 0 ? k : 0] = 0;
+    int w = snprintf(out + used, (size_t)(cap - used), "%s -> %s\n", e->d_name, target);
+    if (w > 0 && used + w < cap) used += w;
   }
   closedir(d);
-  return n - 1;
+  return n;
 }
