@@ -121,17 +121,34 @@ export function _checkDataSize(
 }
 
 /**
- * Why a typed array that entered a call frame no longer holds its `need`
- * bytes (its ArrayBuffer detached, or shrunk), for operand `what`.
+ * The bytes a typed array or DataView holds now: 0 when its ArrayBuffer is
+ * detached or a resizable one shrank below the view (where a DataView's
+ * `byteLength` throws a TypeError). Allocates nothing.
+ */
+export function _viewBytes(view: ArrayBufferView): number {
+  try {
+    return view.byteLength;
+  } catch {
+    return 0; // a DataView over a detached or shrunk buffer
+  }
+}
+
+/** Whether a view's ArrayBuffer is detached (transferred); a SharedArrayBuffer never is. */
+export function _isDetached(view: ArrayBufferView): boolean {
+  return (view.buffer as ArrayBuffer).detached === true;
+}
+
+/**
+ * Why a typed array or DataView that entered a call frame no longer holds
+ * its `need` bytes (its ArrayBuffer detached, or shrunk), for operand `what`.
  */
 export function _lostData(view: ArrayBufferView, need: number, what: string): FfiError {
-  const buf = view.buffer as ArrayBuffer;
   return new FfiError(
     ErrorCode.INVALID_ARGUMENT,
-    buf.detached === true
+    _isDetached(view)
       ? `${what}: its ArrayBuffer was detached (transferred) after it entered the call frame; ` +
         `pass the data again (setArg/setRet) before calling`
-      : `${what}: its data shrank to ${view.byteLength} bytes after it entered the call ` +
+      : `${what}: its data shrank to ${_viewBytes(view)} bytes after it entered the call ` +
         `frame, which needs ${need}`,
   );
 }
