@@ -402,6 +402,25 @@ Deno.test("setArg, setRet and updateBuffers check indices, data and lists before
     );
     frame.setArg(0, x); // replacing a detached view is fine
     rt.callSync(echo, frame);
+    // A result DataView detached after it was set: setting the argument still works
+    // (a guarded frame looks at every operand's memory then), the call names the result.
+    const out = new DataView(new ArrayBuffer(8));
+    frame.setRet(0, out);
+    out.buffer.transfer();
+    frame.setArg(0, new Float32Array(2));
+    assert.throws(
+      () => rt.callSync(echo, frame),
+      invalid(/^result 0: its ArrayBuffer was detached/),
+    );
+    // A DataView a shrunk resizable buffer no longer covers cannot enter.
+    const small = new ArrayBuffer(8, { maxByteLength: 16 });
+    const outside = new DataView(small, 4, 4);
+    small.resize(2);
+    assert.throws(
+      () => frame.setRet(0, outside),
+      invalid(/^result 0: the DataView is out of bounds of its resizable ArrayBuffer/),
+    );
+    frame.setRet(0, y);
   }
 });
 

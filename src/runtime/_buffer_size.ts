@@ -133,6 +133,19 @@ export function _viewBytes(view: ArrayBufferView): number {
   }
 }
 
+/**
+ * Whether a view cannot be read: its ArrayBuffer is detached, or it is a
+ * DataView that a shrunk resizable buffer no longer covers (its getters throw).
+ */
+export function _isUnreadable(view: ArrayBufferView): boolean {
+  if (_isDetached(view)) return true;
+  try {
+    return view.byteOffset < 0;
+  } catch {
+    return true;
+  }
+}
+
 /** Whether a view's ArrayBuffer is detached (transferred); a SharedArrayBuffer never is. */
 export function _isDetached(view: ArrayBufferView): boolean {
   return (view.buffer as ArrayBuffer).detached === true;

@@ -19,7 +19,14 @@ import {
 } from "./attributes.ts";
 import { DeviceMemory } from "../cuda/memory.ts";
 import { _bufferBytes, DeviceBuffer } from "./device_buffer.ts";
-import { _checkDataSize, _checkShape, _isDetached, _lostData, _viewBytes } from "./_buffer_size.ts";
+import {
+  _checkDataSize,
+  _checkShape,
+  _isDetached,
+  _isUnreadable,
+  _lostData,
+  _viewBytes,
+} from "./_buffer_size.ts";
 import { dataTypeOf } from "../abi/dtype.ts";
 import { type _ImplicitAttr, _implicitAttrs } from "./_hints.ts";
 import type { ArrayInput } from "./ffi_call.ts";
@@ -133,7 +140,7 @@ function addressValue(a: unknown, what: string): number {
  */
 function checkOperandData(data: unknown, what: string): void {
   if (ArrayBuffer.isView(data)) {
-    if (_isDetached(data)) bad(detachedMessage(data, what));
+    if (_isUnreadable(data)) bad(detachedMessage(data, what));
     return;
   }
   if (data instanceof DeviceBuffer || data instanceof DeviceMemory) return;
@@ -159,9 +166,10 @@ function checkOperandData(data: unknown, what: string): void {
 }
 
 function detachedMessage(data: ArrayBufferView, what: string): string {
-  return `${what}: the ${
-    data.constructor?.name ?? "typed array"
-  }'s ArrayBuffer is detached (transferred); pass data that holds its bytes`;
+  const name = data.constructor?.name ?? "typed array";
+  return _isDetached(data)
+    ? `${what}: the ${name}'s ArrayBuffer is detached (transferred); pass data that holds its bytes`
+    : `${what}: the ${name} is out of bounds of its resizable ArrayBuffer, which shrank`;
 }
 
 /** An operand's native address; its data was checked ({@link checkOperandData}). */
@@ -219,7 +227,7 @@ function bufferEntry(
     return bufferEntry(input.data, dims ?? input.shape, dtype ?? input.dtype, what);
   }
   if (!ArrayBuffer.isView(data)) bad(`${what}: expected a typed array or device memory`);
-  if (_isDetached(data)) bad(detachedMessage(data, what));
+  if (_isUnreadable(data)) bad(detachedMessage(data, what));
   const dt = dtype ?? inferredType(data);
   if (dt === undefined) {
     bad(`${what}: cannot infer the data type of ${data.constructor.name}; pass one`);
@@ -608,7 +616,15 @@ export class CallFrameBuilder {
  */
 export function _regionOf(data: unknown): readonly [unknown, number] | null {
   if (data === null || data === undefined) return null;
-  if (ArrayBuffer.isView(data)) return [data.buffer, data.byteOffset];
+  if (ArrayBuffer.isView(data)) {
+    // A DataView over a detached or shrunk buffer throws from byteOffset; the
+    // call refuses it anyway (CallFrame._checkHost), so where it was matters not.
+    let offset = 0;
+    try {
+      offset = data.byteOffset;
+    } catch { /* offset 0 */ }
+    return [data.buffer, offset];
+  }
   if (data instanceof DeviceBuffer || data instanceof DeviceMemory) return null;
   const a = toAddress(data as Address);
   return a === 0 ? null : [a, 0];
