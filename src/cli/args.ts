@@ -7,7 +7,8 @@
  *
  * - argument: `dtype[d0,d1,…]=v0,v1,…` (one value fills the whole array, a
  *   zero-sized one such as `s32[0,3]` needs none; brackets in the values are
- *   ignored, so `f32[2,2]=[[1,2],[3,4]]` works),
+ *   ignored, so `f32[2,2]=[[1,2],[3,4]]` works; at most
+ *   {@link MAX_INLINE_VALUES} values),
  *   `dtype=v` for a scalar, `token`, or a path ending in `.npy`;
  * - result: `dtype[d0,d1,…]`, `dtype` for a scalar, `token`, or `like:N` (the
  *   dtype and shape of argument N, counted from 0);
@@ -347,6 +348,12 @@ function _count(dims: readonly number[]): number {
  * command line may have: 2^24, 128 MiB as the JS numbers the parser holds
  * them in. A larger array is refused before anything is filled; a `.npy`
  * file holds any size.
+ *
+ * @example
+ * ```ts
+ * import { MAX_INLINE_VALUES } from "@deno-xla/ffi/cli";
+ * console.log(MAX_INLINE_VALUES); // 16777216
+ * ```
  */
 export const MAX_INLINE_VALUES = 2 ** 24;
 
