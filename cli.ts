@@ -74,6 +74,7 @@ export {
   ExitCode,
   type InlineArraySpec,
   type LikeSpec,
+  MAX_INLINE_VALUES,
   type NpyFileSpec,
   parseArgSpec,
   parseAttrValue,

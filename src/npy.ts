@@ -76,6 +76,59 @@ const MAGIC = [0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59]; // "\x93NUMPY"
 export const NPY_MAX_DIMS = 64;
 const _LITTLE = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
+/** A value as an error message shows it (never throws). */
+function _shown(v: unknown): string {
+  if (typeof v === "string") return JSON.stringify(v.length > 64 ? `${v.slice(0, 64)}…` : v);
+  if (typeof v === "bigint") return `${v}n`;
+  if (ArrayBuffer.isView(v)) return `a ${v.constructor?.name ?? "typed array"}`;
+  if (v instanceof ArrayBuffer) return "an ArrayBuffer";
+  if (Array.isArray(v)) return "an array";
+  if (typeof v === "function") return "a function";
+  if (v !== null && typeof v === "object") return "an object";
+  return String(v);
+}
+
+/**
+ * FfiError INVALID_ARGUMENT unless `options` is undefined, null or an object
+ * whose `voidAs`, when given, is a data type (whether it is one NumPy stores
+ * as void bytes is checked when a void dtype is read).
+ */
+function _checkOptions(options: unknown, fn: string): void {
+  if (options === undefined || options === null) return;
+  if (typeof options !== "object") {
+    throw _bad(`${fn}: options must be an object, got ${_shown(options)}`);
+  }
+  const voidAs = (options as ReadNpyOptions).voidAs;
+  if (voidAs !== undefined && !_isDataType(voidAs)) {
+    throw _bad(`${fn}: voidAs ${_shown(voidAs)} is not a data type`);
+  }
+}
+
+function _isDataType(dt: unknown): boolean {
+  try {
+    dataTypeInfo(dt as DataType);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** FfiError INVALID_ARGUMENT unless `path` is a string or a URL. */
+function _checkPath(path: unknown, fn: string): void {
+  if (typeof path !== "string" && !(path instanceof URL)) {
+    throw _bad(`${fn}: the path must be a string or a URL, got ${_shown(path)}`);
+  }
+}
+
+/** A view's byte length; 0 for a DataView whose buffer was shrunk below it (its getter throws). */
+function _viewBytes(view: ArrayBufferView): number {
+  try {
+    return view.byteLength;
+  } catch {
+    return 0;
+  }
+}
+
 function _bad(message: string): FfiError {
   return new FfiError(ErrorCode.INVALID_ARGUMENT, message);
 }
@@ -251,7 +304,8 @@ function _parseDescr(descr: _PyValue, options: ReadNpyOptions): _Descr {
     }
     return { dtype: dt, itemsize: size, swapUnit: size, bigEndian };
   }
-  const dt = _NUMPY[`${kind}${size}`];
+  const key = `${kind}${size}`;
+  const dt = Object.hasOwn(_NUMPY, key) ? _NUMPY[key] : undefined;
   if (dt === undefined) {
     throw _bad(`Unsupported .npy dtype '${descr}': no XLA data type matches it`);
   }
@@ -282,8 +336,10 @@ function _repr(v: _PyValue): string {
 
 /**
  * Parses the bytes of a `.npy` file (format 1.0, 2.0 or 3.0). Bad magic,
- * malformed headers, unsupported dtypes (named in the message) and truncated
- * data throw FfiError INVALID_ARGUMENT.
+ * malformed headers, unsupported dtypes (named in the message), truncated
+ * data, `bytes` that are not a Uint8Array (or are detached) and options that
+ * are not an object or whose `voidAs` is no data type throw FfiError
+ * INVALID_ARGUMENT.
  *
  * @example
  * ```ts
@@ -295,6 +351,13 @@ function _repr(v: _PyValue): string {
  * ```
  */
 export function readNpy(bytes: Uint8Array, options?: ReadNpyOptions): NpyArray {
+  if (!(bytes instanceof Uint8Array)) {
+    throw _bad(`readNpy: bytes must be a Uint8Array, got ${_shown(bytes)}`);
+  }
+  if ((bytes.buffer as ArrayBuffer).detached === true) {
+    throw _bad("readNpy: the bytes' ArrayBuffer is detached (transferred)");
+  }
+  _checkOptions(options, "readNpy");
   options ??= {};
   if (bytes.length < 10 || MAGIC.some((b, i) => bytes[i] !== b)) {
     throw _bad("Not a .npy file: the magic string \\x93NUMPY is missing");
@@ -437,9 +500,10 @@ function _fortranToC(src: DataTypedArray, shape: number[], lanes: number): DataT
 
 /**
  * The bytes of a `.npy` file (format 1.0, little-endian, C order) holding
- * an array. `data` must hold exactly product(shape) × ByteWidth bytes; BF16
- * and other types NumPy has no name for are written as void (`'<V2'`,
- * `'|V1'`), as NumPy saves ml_dtypes arrays.
+ * an array. `shape` must be an array of integers ≥ 0 and `data` a view
+ * holding exactly product(shape) × ByteWidth bytes (FfiError
+ * INVALID_ARGUMENT otherwise); BF16 and other types NumPy has no name for are
+ * written as void (`'<V2'`, `'|V1'`), as NumPy saves ml_dtypes arrays.
  *
  * @example
  * ```ts
@@ -450,11 +514,19 @@ function _fortranToC(src: DataTypedArray, shape: number[], lanes: number): DataT
  * ```
  */
 export function writeNpy(array: NpyArrayLike): Uint8Array {
+  if (array === null || typeof array !== "object") {
+    throw _bad(`writeNpy: expected an array { dtype, shape, data }, got ${_shown(array)}`);
+  }
   const info = dataTypeInfo(array.dtype);
   const descr = _descrOf(array.dtype);
-  const shape = [...array.shape];
-  if (!shape.every((d) => Number.isSafeInteger(d) && d >= 0)) {
-    throw _bad(`Invalid shape [${shape.join(", ")}]: dimensions must be integers ≥ 0`);
+  if (!Array.isArray(array.shape)) {
+    throw _bad(`writeNpy: shape must be an array of dimensions, got ${_shown(array.shape)}`);
+  }
+  const shape: unknown[] = [...array.shape];
+  if (!shape.every((d) => Number.isSafeInteger(d) && (d as number) >= 0)) {
+    throw _bad(
+      `Invalid shape [${shape.map(_shown).join(", ")}]: dimensions must be integers ≥ 0`,
+    );
   }
   if (shape.length > NPY_MAX_DIMS) {
     throw _bad(
@@ -462,13 +534,17 @@ export function writeNpy(array: NpyArrayLike): Uint8Array {
         `${NPY_MAX_DIMS} (NPY_MAXDIMS of NumPy 2.x)`,
     );
   }
-  const count = shape.reduce((a, b) => a * b, 1);
+  const count = (shape as number[]).reduce((a, b) => a * b, 1);
   const byteLength = count * info.byteWidth;
-  if (!ArrayBuffer.isView(array.data) || array.data.byteLength !== byteLength) {
+  if (ArrayBuffer.isView(array.data) && (array.data.buffer as ArrayBuffer).detached === true) {
+    throw _bad("writeNpy: the data's ArrayBuffer is detached (transferred)");
+  }
+  const have = ArrayBuffer.isView(array.data) ? _viewBytes(array.data) : -1;
+  if (have !== byteLength) {
     throw _bad(
-      `Data of ${
-        ArrayBuffer.isView(array.data) ? array.data.byteLength : "no"
-      } bytes does not fit shape [${shape.join(", ")}] of ${info.name} (${byteLength} bytes)`,
+      `Data of ${have < 0 ? "no" : have} bytes does not fit shape [${
+        shape.join(", ")
+      }] of ${info.name} (${byteLength} bytes)`,
     );
   }
   const shapeText = shape.length === 1 ? `(${shape[0]},)` : `(${shape.join(", ")})`;
@@ -506,7 +582,8 @@ export function writeNpy(array: NpyArrayLike): Uint8Array {
 
 /**
  * Reads a `.npy` file (see {@link readNpy}). A file that cannot be read
- * throws FfiError NOT_FOUND or INVALID_ARGUMENT naming the path.
+ * throws FfiError NOT_FOUND or INVALID_ARGUMENT naming the path, a path that
+ * is not a string or a URL FfiError INVALID_ARGUMENT.
  *
  * @example
  * ```ts ignore
@@ -516,6 +593,8 @@ export function writeNpy(array: NpyArrayLike): Uint8Array {
  * ```
  */
 export function loadNpy(path: string | URL, options?: ReadNpyOptions): NpyArray {
+  _checkPath(path, "loadNpy");
+  _checkOptions(options, "loadNpy");
   let bytes: Uint8Array;
   try {
     bytes = Deno.readFileSync(path);
@@ -536,7 +615,8 @@ export function loadNpy(path: string | URL, options?: ReadNpyOptions): NpyArray 
 }
 
 /**
- * Writes an array to a `.npy` file (see {@link writeNpy}).
+ * Writes an array to a `.npy` file (see {@link writeNpy}); a path that is not
+ * a string or a URL is an FfiError INVALID_ARGUMENT.
  *
  * @example
  * ```ts ignore
@@ -546,6 +626,7 @@ export function loadNpy(path: string | URL, options?: ReadNpyOptions): NpyArray 
  * ```
  */
 export function saveNpy(path: string | URL, array: NpyArrayLike): void {
+  _checkPath(path, "saveNpy");
   const bytes = writeNpy(array);
   try {
     Deno.writeFileSync(path, bytes);

@@ -4,6 +4,7 @@ import { FfiError } from "../src/errors.ts";
 import {
   type AttrDictionary,
   type AttrValue,
+  MAX_INLINE_VALUES,
   parseArgSpec,
   parseAttrValue,
   parseCommandLine,
@@ -418,4 +419,52 @@ Deno.test("run: --instantiate names the instantiate handler; not with --stage in
     () => parseCommandLine(["run", "l.so", "h", "--instantiate", "a", "--instantiate", "b"]),
     /--instantiate is given more than once/,
   );
+});
+
+Deno.test("an inline array too large for the command line fails at once, naming its bytes", () => {
+  const cases: [string, RegExp][] = [
+    ["f4e2m1fn[100000000]=-1", /f4e2m1fn\[100000000\] has 100000000 elements \(100000000 bytes\)/],
+    ["s8[4294967296]=1", /s8\[4294967296\] has 4294967296 elements \(4294967296 bytes\)/],
+    ["c64[100000,100000]=0", /c64\[100000,100000\] has 10000000000 elements \(80000000000 bytes\)/],
+    ["f32[16777217]", /f32\[16777217\] has 16777217 elements \(67108868 bytes\)/],
+  ];
+  for (const [text, re] of cases) {
+    const t = performance.now();
+    usageError(() => parseArgSpec(text, "--arg 1"), re);
+    usageError(
+      () => parseCommandLine(["run", "./lib.so", "h", "--arg", text]),
+      /^--arg 1: .* more than the 16777216 values an array on the command line may hold/,
+    );
+    assert.ok(performance.now() - t < 1000, `${text} took ${performance.now() - t} ms`);
+  }
+  assert.equal(MAX_INLINE_VALUES, 2 ** 24);
+  // At the limit, one value fills the array (re and im alternating for a complex one).
+  const big = parseArgSpec(`u8[${2 ** 24}]=7`, "a");
+  assert.ok(
+    big.kind === "inline" && big.values.length === 2 ** 24 && big.values[2 ** 24 - 1] === 7,
+  );
+  const c = parseArgSpec(`c128[${2 ** 23}]=1-2j`, "a");
+  assert.ok(c.kind === "inline" && c.values.length === 2 ** 24);
+  assert.deepEqual([c.values[0], c.values[1], c.values.at(-2), c.values.at(-1)], [1, -2, 1, -2]);
+  assert.deepEqual(parseArgSpec("c64[3]=1+2j", "a"), {
+    kind: "inline",
+    dtype: DataType.C64,
+    dims: [3],
+    values: [1, 2, 1, 2, 1, 2],
+  });
+});
+
+Deno.test("names are looked up in tables of their own: no Object.prototype member is a stage", () => {
+  for (const name of ["constructor", "__proto__", "toString", "hasOwnProperty", "valueOf"]) {
+    usageError(
+      () => parseCommandLine(["run", "./lib.so", "h", "--stage", name]),
+      new RegExp(
+        `^--stage '${name}': expected one of instantiate, prepare, initialize, execute$`,
+      ),
+    );
+    usageError(
+      () => parseArgSpec(`${name}[2]=1`, "--arg 1"),
+      /unknown element type|is not an array/,
+    );
+  }
 });

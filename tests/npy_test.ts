@@ -567,3 +567,69 @@ assert a == [1.0, -2.0, float("inf")], a
     }
   },
 });
+
+Deno.test("every entry point refuses values of the wrong kind with INVALID_ARGUMENT", () => {
+  const invalid = (re: RegExp) => (e: unknown) => {
+    assert.ok(e instanceof FfiError, `expected FfiError, got ${e}`);
+    assert.equal(e.code, ErrorCode.INVALID_ARGUMENT);
+    assert.match(e.message, re);
+    return true;
+  };
+  const good = writeNpy({ dtype: DataType.F32, shape: [2], data: new Float32Array(2) });
+  for (const [bytes, shown] of [[null, "null"], [undefined, "undefined"], [[1, 2], "an array"]]) {
+    assert.throws(
+      () => readNpy(bytes as never),
+      invalid(new RegExp(`^readNpy: bytes must be a Uint8Array, got ${shown}$`)),
+    );
+  }
+  assert.throws(() => readNpy(good.buffer as never), invalid(/got an ArrayBuffer$/));
+  const gone = good.slice();
+  gone.buffer.transfer();
+  assert.throws(() => readNpy(gone), invalid(/^readNpy: the bytes' ArrayBuffer is detached/));
+  assert.throws(() => readNpy(good, 5 as never), invalid(/^readNpy: options must be an object/));
+  assert.throws(
+    () => readNpy(good, { voidAs: 99 as DataType }),
+    invalid(/^readNpy: voidAs 99 is not a data type$/),
+  );
+  assert.deepEqual([...readNpy(good, null as never).data], [0, 0]);
+  assert.deepEqual(readNpy(good, { voidAs: DataType.BF16 }).shape, [2]);
+
+  for (const a of [null, undefined, 5, "x"]) {
+    assert.throws(() => writeNpy(a as never), invalid(/^writeNpy: expected an array/));
+  }
+  for (const shape of [5, undefined, "12"]) {
+    assert.throws(
+      () => writeNpy({ dtype: DataType.U8, shape: shape as never, data: new Uint8Array(2) }),
+      invalid(/^writeNpy: shape must be an array of dimensions/),
+    );
+  }
+  assert.throws(
+    () =>
+      writeNpy({ dtype: DataType.F32, shape: [Symbol("x")] as never, data: new Float32Array(1) }),
+    invalid(/^Invalid shape \[Symbol\(x\)\]: dimensions must be integers ≥ 0$/),
+  );
+  const detached = new Float32Array(0);
+  detached.buffer.transfer();
+  assert.throws(
+    () => writeNpy({ dtype: DataType.F32, shape: [0], data: detached }),
+    invalid(/^writeNpy: the data's ArrayBuffer is detached/),
+  );
+  const dv = new DataView(new ArrayBuffer(0));
+  dv.buffer.transfer();
+  assert.throws(
+    () => writeNpy({ dtype: DataType.F32, shape: [0], data: dv }),
+    invalid(/^writeNpy: the data's ArrayBuffer is detached/),
+  );
+
+  // A path that is not one is refused, not turned into a file named "null".
+  for (const path of [null, undefined, 5, {}]) {
+    assert.throws(
+      () => loadNpy(path as never),
+      invalid(/^loadNpy: the path must be a string or a URL, got /),
+    );
+    assert.throws(
+      () => saveNpy(path as never, { dtype: DataType.F32, shape: [1], data: new Float32Array(1) }),
+      invalid(/^saveNpy: the path must be a string or a URL, got /),
+    );
+  }
+});

@@ -229,6 +229,201 @@ Deno.test("frame limits are INVALID_ARGUMENT naming the operand, dims in any ord
   assert.equal(a.numArgs, 2);
 });
 
+Deno.test("builder operands: detached arrays, addresses, dtypes, dims and attrs() are checked", () => {
+  const detached = () => {
+    const v = new Float32Array(4);
+    v.buffer.transfer();
+    return v;
+  };
+  assert.throws(
+    () => new CallFrameBuilder().arg(detached()),
+    invalid(/^argument 0: the Float32Array's ArrayBuffer is detached \(transferred\)/),
+  );
+  assert.throws(
+    () => new CallFrameBuilder().tokenRet().ret(detached(), [0]),
+    invalid(/^result 1: the Float32Array's ArrayBuffer is detached/),
+  );
+  const dv = new DataView(new ArrayBuffer(8));
+  dv.buffer.transfer();
+  assert.throws(
+    () => new CallFrameBuilder().arg({ data: dv, shape: [2], dtype: DataType.F32 }),
+    invalid(/^argument 0: the DataView's ArrayBuffer is detached/),
+  );
+  for (const a of [{}, "0x10", undefined, true, -1, 1.5, NaN, Infinity, 2 ** 53, -1n, 2n ** 64n]) {
+    assert.throws(
+      () => new CallFrameBuilder().argPointer(a as never, DataType.F32, [1]),
+      invalid(/^argument 0: (expected an address|invalid buffer address)/),
+      String(a),
+    );
+    assert.throws(
+      () => new CallFrameBuilder().tokenRet().retPointer(a as never, DataType.F32, [1]),
+      invalid(/^result 1: (expected an address|invalid buffer address)/),
+    );
+  }
+  // Documented addresses: null, a pointer, a bigint, a safe integer >= 0.
+  const p = Deno.UnsafePointer.create(0x1000n);
+  using ok = new CallFrameBuilder().argPointer(null, DataType.F32, [0])
+    .argPointer(p, DataType.F32, [0]).argPointer(0x2000n, DataType.F32, [0])
+    .retPointer(2 ** 53 - 1, DataType.F32, [0]).build();
+  assert.equal(ok.numArgs, 3);
+  for (const dt of [14, 34, "f32", NaN, 2 ** 32, true]) {
+    assert.throws(
+      () => new CallFrameBuilder().arg(new Float32Array(4), [4], dt as never),
+      invalid(new RegExp(`^argument 0: unknown data type ${String(dt)}$`)),
+    );
+    assert.throws(
+      () => new CallFrameBuilder().retPointer(0, dt as never, [4]),
+      invalid(new RegExp(`^result 0: unknown data type ${String(dt)}$`)),
+    );
+  }
+  for (const dims of [5, true, "4", { length: 1 }]) {
+    assert.throws(
+      () => new CallFrameBuilder().arg(new Float32Array(4), dims as never),
+      invalid(/^argument 0: dims must be an array of dimensions/),
+    );
+    assert.throws(
+      () => new CallFrameBuilder().argPointer(0, DataType.F32, dims as never),
+      invalid(/^argument 0: dims must be an array of dimensions/),
+    );
+  }
+  for (const d of [null, undefined, 5, "x", [1], new Date(0), new Float32Array(1), () => 1]) {
+    assert.throws(
+      () => new CallFrameBuilder().attrs(d as never),
+      invalid(/^attrs must be a dictionary \(an object or a Map\), got /),
+      String(d),
+    );
+  }
+  // A nested value that is no dictionary is refused too, not taken as an empty one.
+  assert.throws(
+    () => new CallFrameBuilder().attr("when", new Date(0) as never),
+    invalid(/^attribute 'when': unsupported attribute value /),
+  );
+  let deep: Record<string, unknown> = { leaf: 1 };
+  for (let i = 0; i < 20000; i++) deep = { d: deep };
+  assert.throws(
+    () => new CallFrameBuilder().attrs(deep as never),
+    invalid(/^attribute 'd': dictionaries nest more than 64 deep$/),
+  );
+  using dicts = new CallFrameBuilder().attrs({ a: 1 }).attrs(new Map([["b", 2]]))
+    .attrs(Object.assign(Object.create(null), { c: 3 })).build();
+  assert.equal(dicts.numArgs, 0);
+});
+
+Deno.test("setArg, setRet and updateBuffers check indices, data and lists before changing anything", async () => {
+  using lib = HandlerLibrary.open(testHandlersPath());
+  using rt = new Runtime({ threads: 1 });
+  const echo = lib.handler("test_echo");
+  for (const guard of [false, true]) {
+    const x = new Float32Array([1, 2]), y = new Float32Array(2);
+    using frame = new CallFrameBuilder({ guard }).arg(x).ret(y).build();
+    const indices: [unknown, string][] = [
+      ["0", '"0"'],
+      [0n, "0n"],
+      [null, "null"],
+      [undefined, "undefined"],
+      [1.5, "1.5"],
+      [Infinity, "Infinity"],
+      [-1, "-1"],
+      [1, "1"],
+      [2 ** 32, "4294967296"],
+    ];
+    for (const [i, text] of indices) {
+      const re = (what: string) =>
+        new RegExp(
+          `^${what} index ${text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} out of range ` +
+            `\\[0, 1\\) \\(the frame has 1 ${what.toLowerCase()}\\)$`,
+        );
+      assert.throws(() => frame.setArg(i as number, x), invalid(re("Argument")));
+      assert.throws(() => frame.setRet(i as number, y), invalid(re("Result")));
+    }
+    const junk: unknown[] = [true, {}, [], () => 1, "0x1000", undefined, Symbol("s")];
+    for (const d of junk) {
+      assert.throws(
+        () => frame.setArg(0, d as never),
+        invalid(/^argument 0: expected a typed array, device memory or an address/),
+      );
+      assert.throws(
+        () => frame.setRet(0, d as never),
+        invalid(/^result 0: expected a typed array, device memory or an address/),
+      );
+    }
+    for (const a of [Infinity, 1.5, NaN, -1, 2 ** 53, -1n, 2n ** 64n]) {
+      assert.throws(
+        () => frame.setArg(0, a as never),
+        invalid(/^argument 0: invalid buffer address /),
+      );
+      assert.throws(() => frame.updateBuffers([x], [a as never]), invalid(/^result 0: invalid/));
+    }
+    const gone = new Float32Array(2);
+    gone.buffer.transfer();
+    assert.throws(
+      () => frame.setRet(0, gone),
+      invalid(/^result 0: the Float32Array's ArrayBuffer is detached/),
+    );
+    for (
+      const [args, rets, re] of [
+        [
+          undefined,
+          [y],
+          /^updateBuffers: the arguments must be an array of buffers, got undefined$/,
+        ],
+        [[x], null, /^updateBuffers: the results must be an array of buffers, got null$/],
+        [[x], new Float32Array(2), /^updateBuffers: the results must be an array of buffers/],
+        [{ length: 1 }, [y], /^updateBuffers: the arguments must be an array of buffers/],
+        [[new Float32Array(2)], [undefined], /^result 0: expected a typed array/],
+      ] as const
+    ) {
+      assert.throws(() => frame.updateBuffers(args as never, rets as never), invalid(re));
+    }
+    // Nothing was swapped: the frame still computes with x and y.
+    x.set([3, 4]);
+    rt.callSync(echo, frame);
+    assert.deepEqual([...y], [3, 4]);
+    await rt.call(echo, frame);
+    // A DataView detached after it was set fails the call naming it.
+    const view = new DataView(new ArrayBuffer(8));
+    frame.setArg(0, view);
+    view.buffer.transfer();
+    assert.throws(
+      () => rt.callSync(echo, frame),
+      invalid(/^argument 0: its ArrayBuffer was detached \(transferred\) after it entered/),
+    );
+    await assert.rejects(
+      rt.call(echo, frame),
+      invalid(/^argument 0: its ArrayBuffer was detached/),
+    );
+    // And a DataView over a resizable buffer shrunk below it.
+    const rab = new ArrayBuffer(8, { maxByteLength: 16 });
+    frame.setArg(0, new DataView(rab, 0, 8));
+    rab.resize(4);
+    assert.throws(
+      () => rt.callSync(echo, frame),
+      invalid(/^argument 0: its data shrank to 0 bytes after it entered the call frame/),
+    );
+    frame.setArg(0, x); // replacing a detached view is fine
+    rt.callSync(echo, frame);
+    // A result DataView detached after it was set: setting the argument still works
+    // (a guarded frame looks at every operand's memory then), the call names the result.
+    const out = new DataView(new ArrayBuffer(8));
+    frame.setRet(0, out);
+    out.buffer.transfer();
+    frame.setArg(0, new Float32Array(2));
+    assert.throws(
+      () => rt.callSync(echo, frame),
+      invalid(/^result 0: its ArrayBuffer was detached/),
+    );
+    // A DataView a shrunk resizable buffer no longer covers cannot enter.
+    const small = new ArrayBuffer(8, { maxByteLength: 16 });
+    const outside = new DataView(small, 4, 4);
+    small.resize(2);
+    assert.throws(
+      () => frame.setRet(0, outside),
+      invalid(/^result 0: the DataView is out of bounds of its resizable ArrayBuffer/),
+    );
+    frame.setRet(0, y);
+  }
+});
+
 Deno.test("ffiCall option mistakes are INVALID_ARGUMENT naming the option", async () => {
   using lib = HandlerLibrary.open(testHandlersPath());
   using rt = new Runtime({ threads: 0 });

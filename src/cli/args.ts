@@ -7,7 +7,8 @@
  *
  * - argument: `dtype[d0,d1,…]=v0,v1,…` (one value fills the whole array, a
  *   zero-sized one such as `s32[0,3]` needs none; brackets in the values are
- *   ignored, so `f32[2,2]=[[1,2],[3,4]]` works),
+ *   ignored, so `f32[2,2]=[[1,2],[3,4]]` works; at most
+ *   {@link MAX_INLINE_VALUES} values),
  *   `dtype=v` for a scalar, `token`, or a path ending in `.npy`;
  * - result: `dtype[d0,d1,…]`, `dtype` for a scalar, `token`, or `like:N` (the
  *   dtype and shape of argument N, counted from 0);
@@ -25,6 +26,7 @@
 import { _distance } from "../_closest.ts";
 import { DataType, ErrorCode, ExecutionStage } from "../abi/enums.ts";
 import { FfiError } from "../errors.ts";
+import { dataTypeInfo } from "../abi/dtype.ts";
 import { lookupTypeName, TYPE_NAMES, typeFacts, typeName } from "./type_names.ts";
 
 /**
@@ -341,6 +343,20 @@ function _count(dims: readonly number[]): number {
   return dims.reduce((a, b) => a * b, 1);
 }
 
+/**
+ * The most values (elements; two per complex element) an array given on the
+ * command line may have: 2^24, 128 MiB as the JS numbers the parser holds
+ * them in. A larger array is refused before anything is filled; a `.npy`
+ * file holds any size.
+ *
+ * @example
+ * ```ts
+ * import { MAX_INLINE_VALUES } from "@deno-xla/ffi/cli";
+ * console.log(MAX_INLINE_VALUES); // 16777216
+ * ```
+ */
+export const MAX_INLINE_VALUES = 2 ** 24;
+
 const SPEC_RE = /^([a-z][a-z0-9]*)(?:\[([^\]]*)\])?(?:=([\s\S]*))?$/i;
 
 function _typeOf(name: string, where: string): DataType {
@@ -385,12 +401,20 @@ export function parseArgSpec(text: string, where: string): ArgSpec {
   const dims = parseDims(dimsText ?? "", where);
   const shape = `${typeName(dtype)}[${dims.join(",")}]`;
   const count = _count(dims);
+  const perElement = typeFacts(dtype)!.kind === "complex" ? 2 : 1;
+  if (count * perElement > MAX_INLINE_VALUES) {
+    _usage(
+      `${where}: ${shape} has ${count} elements (${
+        count * dataTypeInfo(dtype).byteWidth
+      } bytes), more than the ${MAX_INLINE_VALUES} values an array on the command line may ` +
+        `hold; give a larger array as a .npy file`,
+    );
+  }
   if (valuesText === undefined && count === 0) return { kind: "inline", dtype, dims, values: [] };
   if (valuesText === undefined) {
     _usage(`${where}: ${shape} has no values: write ${shape}=v0,v1,… or give a .npy file`);
   }
   let values = parseValues(valuesText, dtype, where);
-  const perElement = typeFacts(dtype)!.kind === "complex" ? 2 : 1;
   const given = values.length / perElement;
   if (given === 1 && count !== 1) {
     values = _fill(values, count);
@@ -402,9 +426,13 @@ export function parseArgSpec(text: string, where: string): ArgSpec {
   return { kind: "inline", dtype, dims, values };
 }
 
+/** `count` copies of one element's values (one, or re and im): Array.fill, then doubling copies. */
 function _fill(values: ElementValues, count: number): ElementValues {
-  const out = new Array(count * values.length);
-  for (let i = 0; i < out.length; i++) out[i] = values[i % values.length];
+  if (values.length === 1) return new Array(count).fill(values[0]) as ElementValues;
+  const out = new Array(count * values.length).fill(values[0]);
+  if (out.length === 0) return out as ElementValues;
+  for (let i = 0; i < values.length; i++) out[i] = values[i];
+  for (let n = values.length; n < out.length; n *= 2) out.copyWithin(n, 0, n);
   return out as ElementValues;
 }
 
@@ -543,12 +571,13 @@ export function addAttr(attrs: AttrDictionary, text: string): void {
 
 // ---------------------------------------------------------------- options
 
-const STAGES: Record<string, ExecutionStage> = {
-  instantiate: ExecutionStage.INSTANTIATE,
-  prepare: ExecutionStage.PREPARE,
-  initialize: ExecutionStage.INITIALIZE,
-  execute: ExecutionStage.EXECUTE,
-};
+/** The stages `--stage` names (a Map: no name reaches Object.prototype). */
+const STAGES: ReadonlyMap<string, ExecutionStage> = new Map([
+  ["instantiate", ExecutionStage.INSTANTIATE],
+  ["prepare", ExecutionStage.PREPARE],
+  ["initialize", ExecutionStage.INITIALIZE],
+  ["execute", ExecutionStage.EXECUTE],
+]);
 
 const RUN_OPTIONS = [
   "arg",
@@ -699,9 +728,9 @@ function _parseRun(argv: readonly string[]): ParsedCommand {
         addAttr(run.attrs, value);
         break;
       case "stage": {
-        const stage = STAGES[value.toLowerCase()];
+        const stage = STAGES.get(value.toLowerCase());
         if (stage === undefined) {
-          _usage(`--stage '${value}': expected one of ${Object.keys(STAGES).join(", ")}`);
+          _usage(`--stage '${value}': expected one of ${[...STAGES.keys()].join(", ")}`);
         }
         run.stage = stage;
         break;

@@ -121,17 +121,47 @@ export function _checkDataSize(
 }
 
 /**
- * Why a typed array that entered a call frame no longer holds its `need`
- * bytes (its ArrayBuffer detached, or shrunk), for operand `what`.
+ * The bytes a typed array or DataView holds now: 0 when its ArrayBuffer is
+ * detached or a resizable one shrank below the view (where a DataView's
+ * `byteLength` throws a TypeError). Allocates nothing.
+ */
+export function _viewBytes(view: ArrayBufferView): number {
+  try {
+    return view.byteLength;
+  } catch {
+    return 0; // a DataView over a detached or shrunk buffer
+  }
+}
+
+/**
+ * Whether a view cannot be read: its ArrayBuffer is detached, or it is a
+ * DataView that a shrunk resizable buffer no longer covers (its getters throw).
+ */
+export function _isUnreadable(view: ArrayBufferView): boolean {
+  if (_isDetached(view)) return true;
+  try {
+    return view.byteOffset < 0;
+  } catch {
+    return true;
+  }
+}
+
+/** Whether a view's ArrayBuffer is detached (transferred); a SharedArrayBuffer never is. */
+export function _isDetached(view: ArrayBufferView): boolean {
+  return (view.buffer as ArrayBuffer).detached === true;
+}
+
+/**
+ * Why a typed array or DataView that entered a call frame no longer holds
+ * its `need` bytes (its ArrayBuffer detached, or shrunk), for operand `what`.
  */
 export function _lostData(view: ArrayBufferView, need: number, what: string): FfiError {
-  const buf = view.buffer as ArrayBuffer;
   return new FfiError(
     ErrorCode.INVALID_ARGUMENT,
-    buf.detached === true
+    _isDetached(view)
       ? `${what}: its ArrayBuffer was detached (transferred) after it entered the call frame; ` +
         `pass the data again (setArg/setRet) before calling`
-      : `${what}: its data shrank to ${view.byteLength} bytes after it entered the call ` +
+      : `${what}: its data shrank to ${_viewBytes(view)} bytes after it entered the call ` +
         `frame, which needs ${need}`,
   );
 }

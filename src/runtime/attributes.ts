@@ -5,7 +5,7 @@
  * @module
  */
 import { AttrType, DataType, ErrorCode } from "../abi/enums.ts";
-import { FfiError } from "../errors.ts";
+import { _describeValue, FfiError } from "../errors.ts";
 
 /**
  * A scalar attribute with an explicit element type (made by {@link scalar},
@@ -255,6 +255,18 @@ export const _ATTR_LIMITS = {
 } as const;
 
 /**
+ * @internal Whether a value is an attribute dictionary: a `Map`, or a plain
+ * object (its prototype `Object.prototype` or null). Arrays, typed arrays
+ * and instances of other classes (a `Date`, a `Set`) are not.
+ */
+export function _isDictionary(value: unknown): value is AttrDictionary {
+  if (value instanceof Map) return true;
+  if (value === null || typeof value !== "object") return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/**
  * Normalises a value into an entry; throws FfiError INVALID_ARGUMENT.
  * `depth`: how deeply the entry's dictionary nests (1 for an entry of the
  * frame's own dictionary).
@@ -362,7 +374,7 @@ export function _makeEntry(
     e.size += 8 + pad8(e.strLen);
     return e;
   }
-  if (value !== null && typeof value === "object") {
+  if (_isDictionary(value)) {
     const entries = value instanceof Map
       ? [...(value as ReadonlyMap<string, AttrInput>)]
       : Object.entries(value as { [k: string]: AttrInput });
@@ -389,5 +401,5 @@ export function _makeEntry(
     e.dict = dict;
     return e;
   }
-  bad(`${what}: unsupported attribute value ${String(value)}`);
+  bad(`${what}: unsupported attribute value ${_describeValue(value)}`);
 }

@@ -5,20 +5,28 @@
  * @module
  */
 import { AttrType, DataType, ErrorCode } from "../abi/enums.ts";
-import { FfiError } from "../errors.ts";
+import { _describeValue, FfiError } from "../errors.ts";
 import { _register, _unregister } from "../_resources.ts";
 import { native } from "../native/lib.ts";
 import {
   _ATTR_LIMITS,
   type _AttrEntry,
   _attrWidth,
+  _isDictionary,
   _makeEntry,
   type AttrDictionary,
   type AttrInput,
 } from "./attributes.ts";
 import { DeviceMemory } from "../cuda/memory.ts";
 import { _bufferBytes, DeviceBuffer } from "./device_buffer.ts";
-import { _checkDataSize, _checkShape, _lostData } from "./_buffer_size.ts";
+import {
+  _checkDataSize,
+  _checkShape,
+  _isDetached,
+  _isUnreadable,
+  _lostData,
+  _viewBytes,
+} from "./_buffer_size.ts";
 import { dataTypeOf } from "../abi/dtype.ts";
 import { type _ImplicitAttr, _implicitAttrs } from "./_hints.ts";
 import type { ArrayInput } from "./ffi_call.ts";
@@ -38,7 +46,7 @@ export type DeviceData = DeviceBuffer | DeviceMemory;
 
 /** Where a buffer's data lives: 1 host typed array, 2 device memory, 0 unknown/none. */
 function placementOf(data: unknown): number {
-  if (ArrayBuffer.isView(data)) return data.byteLength > 0 ? 1 : 0;
+  if (ArrayBuffer.isView(data)) return _viewBytes(data) > 0 ? 1 : 0;
   if (data instanceof DeviceBuffer || data instanceof DeviceMemory) return 2;
   return 0;
 }
@@ -80,19 +88,95 @@ export function _addressOf(view: ArrayBufferView): number {
   return base + view.byteOffset;
 }
 
-function toAddress(a: Address | BufferData | DeviceData): number {
+/** A value as an error message shows it: strings quoted, bigints with `n`. */
+function shown(v: unknown): string {
+  if (typeof v === "string") return JSON.stringify(v.length > 64 ? `${v.slice(0, 64)}…` : v);
+  if (typeof v === "bigint") return `${v}n`;
+  if (ArrayBuffer.isView(v)) return `a ${v.constructor?.name ?? "typed array"}`;
+  if (Array.isArray(v)) return "an array";
+  if (typeof v === "function") return "a function";
+  if (v !== null && typeof v === "object") return `an object (${_describeValue(v).slice(0, 64)})`;
+  return String(v);
+}
+
+/** The largest address a frame takes: the largest integer a JS number holds exactly. */
+const MAX_ADDRESS = BigInt(Number.MAX_SAFE_INTEGER);
+
+/**
+ * The numeric value of a native address given as an {@link Address}: null
+ * (0), a pointer object, a bigint or a number that is a safe integer ≥ 0.
+ * FfiError INVALID_ARGUMENT naming `what` and the value for anything else.
+ */
+function addressValue(a: unknown, what: string): number {
   if (a === null) return 0;
-  if (a instanceof DeviceBuffer || a instanceof DeviceMemory) return deviceAddress(a.ptr);
   if (typeof a === "number") {
-    if (!Number.isSafeInteger(a) || a < 0) bad(`Invalid buffer address ${a}`);
+    if (!Number.isSafeInteger(a) || a < 0) {
+      bad(`${what}: invalid buffer address ${a} (an address is a safe integer >= 0)`);
+    }
     return a;
   }
   if (typeof a === "bigint") {
-    if (a < 0n || a > BigInt(Number.MAX_SAFE_INTEGER)) bad(`Invalid buffer address ${a}`);
+    if (a < 0n || a > MAX_ADDRESS) {
+      bad(`${what}: invalid buffer address ${a}n (an address is in [0, 2^53))`);
+    }
     return Number(a);
   }
+  if (typeof a === "object") {
+    let v: bigint | number | undefined;
+    try {
+      v = Deno.UnsafePointer.value(a as Deno.PointerObject); // throws for any non-pointer object
+    } catch { /* below */ }
+    if (v !== undefined) return addressValue(BigInt(v), what);
+  }
+  bad(
+    `${what}: expected an address (a pointer, a bigint or a safe integer >= 0), got ${shown(a)}`,
+  );
+}
+
+/**
+ * Checks data for operand `what` as setArg/setRet take it: a typed array
+ * whose ArrayBuffer is not detached, device memory, or an address
+ * ({@link addressValue}). FfiError INVALID_ARGUMENT naming `what` otherwise.
+ */
+function checkOperandData(data: unknown, what: string): void {
+  if (ArrayBuffer.isView(data)) {
+    if (_isUnreadable(data)) bad(detachedMessage(data, what));
+    return;
+  }
+  if (data instanceof DeviceBuffer || data instanceof DeviceMemory) return;
+  if (data === null || typeof data === "number" || typeof data === "bigint") {
+    addressValue(data, what);
+    return;
+  }
+  if (typeof data === "object") {
+    let pointer = false;
+    try {
+      Deno.UnsafePointer.value(data as Deno.PointerObject);
+      pointer = true;
+    } catch { /* below */ }
+    if (pointer) {
+      addressValue(data, what);
+      return;
+    }
+  }
+  bad(
+    `${what}: expected a typed array, device memory or an address (a pointer, a bigint or a ` +
+      `safe integer >= 0), got ${shown(data)}`,
+  );
+}
+
+function detachedMessage(data: ArrayBufferView, what: string): string {
+  const name = data.constructor?.name ?? "typed array";
+  return _isDetached(data)
+    ? `${what}: the ${name}'s ArrayBuffer is detached (transferred); pass data that holds its bytes`
+    : `${what}: the ${name} is out of bounds of its resizable ArrayBuffer, which shrank`;
+}
+
+/** An operand's native address; its data was checked ({@link checkOperandData}). */
+function toAddress(a: Address | BufferData | DeviceData): number {
+  if (a instanceof DeviceBuffer || a instanceof DeviceMemory) return deviceAddress(a.ptr);
   if (ArrayBuffer.isView(a)) return _addressOf(a);
-  return Number(Deno.UnsafePointer.value(a));
+  return addressValue(a, "buffer");
 }
 
 function deviceAddress(p: bigint): number {
@@ -143,6 +227,7 @@ function bufferEntry(
     return bufferEntry(input.data, dims ?? input.shape, dtype ?? input.dtype, what);
   }
   if (!ArrayBuffer.isView(data)) bad(`${what}: expected a typed array or device memory`);
+  if (_isUnreadable(data)) bad(detachedMessage(data, what));
   const dt = dtype ?? inferredType(data);
   if (dt === undefined) {
     bad(`${what}: cannot infer the data type of ${data.constructor.name}; pass one`);
@@ -373,8 +458,10 @@ export class CallFrameBuilder {
 
   /** Adds a buffer argument at a native (host or device) address. */
   argPointer(data: Address, dtype: DataType, dims: readonly number[]): this {
-    _checkShape(dtype, dims, `argument ${this.#args.length}`);
-    this.#args.push({ dtype, dims: [...dims], address: toAddress(data), keep: null });
+    const what = `argument ${this.#args.length}`;
+    const address = addressValue(data, what);
+    _checkShape(dtype, dims, what);
+    this.#args.push({ dtype, dims: [...dims], address, keep: null });
     this.#size += 16 + 8 * dims.length;
     return this;
   }
@@ -404,8 +491,10 @@ export class CallFrameBuilder {
 
   /** Adds a buffer result at a native (host or device) address. */
   retPointer(data: Address, dtype: DataType, dims: readonly number[]): this {
-    _checkShape(dtype, dims, `result ${this.#rets.length}`);
-    this.#rets.push({ dtype, dims: [...dims], address: toAddress(data), keep: null });
+    const what = `result ${this.#rets.length}`;
+    const address = addressValue(data, what);
+    _checkShape(dtype, dims, what);
+    this.#rets.push({ dtype, dims: [...dims], address, keep: null });
     this.#size += 16 + 8 * dims.length;
     return this;
   }
@@ -447,8 +536,14 @@ export class CallFrameBuilder {
     return this;
   }
 
-  /** Adds every entry of a dictionary as an attribute. */
+  /**
+   * Adds every entry of a dictionary (a plain object or a `Map`) as an
+   * attribute; anything else is an FfiError INVALID_ARGUMENT.
+   */
   attrs(dict: AttrDictionary): this {
+    if (!_isDictionary(dict)) {
+      bad(`attrs must be a dictionary (an object or a Map), got ${shown(dict)}`);
+    }
     const entries = dict instanceof Map
       ? [...(dict as ReadonlyMap<string, AttrInput>)]
       : Object.entries(dict as { [k: string]: AttrInput });
@@ -521,7 +616,15 @@ export class CallFrameBuilder {
  */
 export function _regionOf(data: unknown): readonly [unknown, number] | null {
   if (data === null || data === undefined) return null;
-  if (ArrayBuffer.isView(data)) return [data.buffer, data.byteOffset];
+  if (ArrayBuffer.isView(data)) {
+    // A DataView over a detached or shrunk buffer throws from byteOffset; the
+    // call refuses it anyway (CallFrame._checkHost), so where it was matters not.
+    let offset = 0;
+    try {
+      offset = data.byteOffset;
+    } catch { /* offset 0 */ }
+    return [data.buffer, offset];
+  }
   if (data instanceof DeviceBuffer || data instanceof DeviceMemory) return null;
   const a = toAddress(data as Address);
   return a === 0 ? null : [a, 0];
@@ -603,6 +706,8 @@ export class CallFrame {
   #keepRets: unknown[];
   /** The typed array of each argument, then of each result (null: other data). */
   #views: (ArrayBufferView | null)[];
+  /** Where each argument's, then result's, data lives as counted ({@link placementOf}). */
+  #placed: Uint8Array;
   /** Bytes each argument's, then result's, data must hold (0: a token or an empty buffer). */
   #need: number[] = [];
   /** Number of arguments. */
@@ -623,8 +728,9 @@ export class CallFrame {
     this.#keepRets = keepRets;
     this.numArgs = keepArgs.length;
     this.numRets = keepRets.length;
-    for (const k of keepArgs) this.#count(k, 1);
-    for (const k of keepRets) this.#count(k, 1);
+    this.#placed = new Uint8Array(keepArgs.length + keepRets.length);
+    keepArgs.forEach((k, i) => this.#place(i, k));
+    keepRets.forEach((k, i) => this.#place(keepArgs.length + i, k));
     this.#views = [...keepArgs, ...keepRets].map((k) => ArrayBuffer.isView(k) ? k : null);
     _register(this, "CallFrame", freeFrame, ptr);
   }
@@ -638,15 +744,16 @@ export class CallFrame {
 
   /**
    * @internal Before a call of a frame with host buffers: FfiError
-   * INVALID_ARGUMENT naming the first typed array that no longer holds its
-   * bytes (its ArrayBuffer detached or shrunk since it entered the frame),
-   * which the call would otherwise read and write after it was freed.
+   * INVALID_ARGUMENT naming the first typed array or DataView that no longer
+   * holds its bytes (its ArrayBuffer detached or shrunk since it entered the
+   * frame), which the call would otherwise read and write after it was
+   * freed. Allocates nothing.
    */
   _checkHost(): void {
     const views = this.#views, need = this.#need;
     for (let i = 0; i < views.length; i++) {
       const v = views[i]!;
-      if (v !== null && v.byteLength < need[i]!) {
+      if (v !== null && _viewBytes(v) < need[i]!) {
         const what = i < this.numArgs ? `argument ${i}` : `result ${i - this.numArgs}`;
         throw _lostData(v, need[i]!, what);
       }
@@ -654,13 +761,20 @@ export class CallFrame {
   }
 
   /**
-   * New data for operand `i` (kind 0: argument, 1: result) must hold the
-   * frame's bytes for it, as the builder checked ({@link _checkDataSize}).
+   * New data for operand `i` (kind 0: argument, 1: result): a typed array
+   * that is not detached, device memory or a valid address
+   * ({@link checkOperandData}), host memory of the operand's size in a
+   * guarded frame, and holding the frame's bytes for it, as the builder
+   * checked ({@link _checkDataSize}). Changes nothing.
    */
   #checkData(kind: 0 | 1, i: number, data: unknown, what: string): void {
+    checkOperandData(data, what);
+    if (this._guard !== null) {
+      this.#guardedData(data, (kind === 0 ? this._guard.args : this._guard.rets)[i]!.size, what);
+    }
     const e = this._spec === null ? undefined : (kind === 0 ? this._spec.args : this._spec.rets)[i];
     if (e === undefined || e.dtype === DataType.TOKEN) return;
-    if (ArrayBuffer.isView(data)) _checkDataSize(e.dtype, e.dims, data.byteLength, "array", what);
+    if (ArrayBuffer.isView(data)) _checkDataSize(e.dtype, e.dims, _viewBytes(data), "array", what);
     else if (data instanceof DeviceBuffer) {
       _checkDataSize(e.dtype, e.dims, data.memory.bytes, "device buffer", what);
     } else if (data instanceof DeviceMemory) {
@@ -668,10 +782,15 @@ export class CallFrame {
     }
   }
 
-  #count(data: unknown, delta: number): void {
+  /** Counts operand `k`'s (arguments, then results) new data in place of its old one. */
+  #place(k: number, data: unknown): void {
+    const old = this.#placed[k]!;
+    if (old === 1) this._hostBuffers--;
+    else if (old === 2) this._deviceBuffers--;
     const p = placementOf(data);
-    if (p === 1) this._hostBuffers += delta;
-    else if (p === 2) this._deviceBuffers += delta;
+    if (p === 1) this._hostBuffers++;
+    else if (p === 2) this._deviceBuffers++;
+    this.#placed[k] = p;
   }
 
   /**
@@ -737,48 +856,54 @@ export class CallFrame {
   }
 
   /**
-   * Points argument `i` at new data (a typed array, device memory or an
-   * address). A typed array must hold exactly the argument's bytes, device
-   * memory at least that many (as the builder checks): FfiError
-   * INVALID_ARGUMENT naming the argument otherwise.
+   * Points argument `i` (an integer in `[0, numArgs)`) at new data: a typed
+   * array, device memory or an {@link Address}. A typed array must hold
+   * exactly the argument's bytes and not be detached, device memory at least
+   * that many bytes (as the builder checks), an address be null, a pointer,
+   * a bigint or a safe integer >= 0: FfiError INVALID_ARGUMENT naming the
+   * argument otherwise, and the frame is left as it was.
    */
   setArg(i: number, data: BufferData | DeviceData | Address): void {
-    if (!(i >= 0 && i < this.numArgs)) bad(`Argument index ${i} out of range [0, ${this.numArgs})`);
+    this.#index(i, this.numArgs, "Argument");
     this.#idle();
-    if (this._guard !== null) {
-      // The native argument stays a guard shadow; the data is copied in per call.
-      this.#guardedData(data, this._guard.args[i]!.size, `argument ${i}`);
-      this.#checkData(0, i, data, `argument ${i}`);
-      this._live();
-    } else {
-      this.#checkData(0, i, data, `argument ${i}`);
-      native().xrt_frame_set_arg(this._live(), i, toAddress(data));
-    }
-    this.#count(this.#keepArgs[i], -1);
-    this.#keepArgs[i] = data;
-    this.#views[i] = ArrayBuffer.isView(data) ? data : null;
-    this.#count(data, 1);
+    this.#checkData(0, i, data, `argument ${i}`);
+    this.#apply(0, i, data);
     if (this._guard !== null) this._relinkGuard();
   }
 
   /** Points result `i` at new data, checked as {@link setArg} checks it. */
   setRet(i: number, data: BufferData | DeviceData | Address): void {
-    if (!(i >= 0 && i < this.numRets)) bad(`Result index ${i} out of range [0, ${this.numRets})`);
+    this.#index(i, this.numRets, "Result");
     this.#idle();
-    if (this._guard !== null) {
-      // The native result stays the guard's shadow; the data is copied in and out per call.
-      this.#guardedData(data, this._guard.rets[i]!.size, `result ${i}`);
-      this.#checkData(1, i, data, `result ${i}`);
-      this._live();
-    } else {
-      this.#checkData(1, i, data, `result ${i}`);
-      native().xrt_frame_set_ret(this._live(), i, toAddress(data));
-    }
-    this.#count(this.#keepRets[i], -1);
-    this.#keepRets[i] = data;
-    this.#views[this.numArgs + i] = ArrayBuffer.isView(data) ? data : null;
-    this.#count(data, 1);
+    this.#checkData(1, i, data, `result ${i}`);
+    this.#apply(1, i, data);
     if (this._guard !== null) this._relinkGuard();
+  }
+
+  /** FfiError INVALID_ARGUMENT unless `i` is an operand index: an integer in [0, n). */
+  #index(i: unknown, n: number, what: "Argument" | "Result"): void {
+    if (typeof i !== "number" || !Number.isInteger(i) || i < 0 || i >= n) {
+      bad(
+        `${what} index ${shown(i)} out of range [0, ${n}) (the frame has ${n} ` +
+          `${what === "Argument" ? "argument" : "result"}${n === 1 ? "" : "s"})`,
+      );
+    }
+  }
+
+  /** Points operand `i` (kind 0: argument, 1: result) at data checked by {@link #checkData}. */
+  #apply(kind: 0 | 1, i: number, data: unknown): void {
+    const ptr = this._live();
+    // A guarded frame's native operand stays the guard's shadow: the data is copied per call.
+    if (this._guard === null) {
+      const address = toAddress(data as BufferData | DeviceData | Address);
+      if (kind === 0) native().xrt_frame_set_arg(ptr, i, address);
+      else native().xrt_frame_set_ret(ptr, i, address);
+    }
+    const k = kind === 0 ? i : this.numArgs + i;
+    if (kind === 0) this.#keepArgs[i] = data;
+    else this.#keepRets[i] = data;
+    this.#views[k] = ArrayBuffer.isView(data) ? data : null;
+    this.#place(k, data);
   }
 
   /**
@@ -796,33 +921,44 @@ export class CallFrame {
     if (data instanceof DeviceBuffer || data instanceof DeviceMemory) {
       bad(`${what}: a guarded frame takes host memory, not device memory`);
     }
-    if (ArrayBuffer.isView(data) && data.byteLength !== size) {
+    if (ArrayBuffer.isView(data) && _viewBytes(data) !== size) {
       bad(
-        `${what}: a guarded frame's buffer keeps its size (${size} bytes), got ${data.byteLength}`,
+        `${what}: a guarded frame's buffer keeps its size (${size} bytes), got ${_viewBytes(data)}`,
       );
     }
   }
 
   /**
-   * Swaps all buffer pointers at once (XLA's `UpdateWithBuffers`). Each new
-   * buffer is checked as {@link setArg} checks it before any is swapped: a
-   * bad one leaves the frame as it was.
+   * Swaps all buffer pointers at once (XLA's `UpdateWithBuffers`): `args`
+   * and `rets` are arrays of one new buffer per argument and per result.
+   * Each new buffer is checked as {@link setArg} checks it before any is
+   * swapped: a bad one (or a list that is not an array of the frame's
+   * length) is an FfiError INVALID_ARGUMENT and leaves the frame as it was.
    */
   updateBuffers(
     args: readonly (BufferData | DeviceData | Address)[],
     rets: readonly (BufferData | DeviceData | Address)[],
   ): void {
+    if (!Array.isArray(args)) {
+      bad(`updateBuffers: the arguments must be an array of buffers, got ${shown(args)}`);
+    }
+    if (!Array.isArray(rets)) {
+      bad(`updateBuffers: the results must be an array of buffers, got ${shown(rets)}`);
+    }
     if (args.length !== this.numArgs) {
       bad(`Invalid number of updated arguments: ${args.length} vs ${this.numArgs}`);
     }
     if (rets.length !== this.numRets) {
       bad(`Invalid number of updated results: ${rets.length} vs ${this.numRets}`);
     }
+    this.#idle();
     // Every buffer is checked before any is swapped: a bad one changes nothing.
     for (let i = 0; i < args.length; i++) this.#checkData(0, i, args[i], `argument ${i}`);
     for (let i = 0; i < rets.length; i++) this.#checkData(1, i, rets[i], `result ${i}`);
-    for (let i = 0; i < args.length; i++) this.setArg(i, args[i]!);
-    for (let i = 0; i < rets.length; i++) this.setRet(i, rets[i]!);
+    this._live();
+    for (let i = 0; i < args.length; i++) this.#apply(0, i, args[i]);
+    for (let i = 0; i < rets.length; i++) this.#apply(1, i, rets[i]);
+    if (this._guard !== null) this._relinkGuard();
   }
 
   /** Frees the native frame. Fails while a call using it is in flight. */

@@ -396,7 +396,7 @@ export class _Isolated {
       const reported = reportedSignal(stderr);
       const name = reported?.signal ?? _signalName(ex[1]!);
       const words = [
-        SIGNAL_WORDS[name],
+        Object.hasOwn(SIGNAL_WORDS, name) ? SIGNAL_WORDS[name] : undefined,
         reported && reported.signal !== _signalName(ex[1]!)
           ? `reported by ${reported.by}, which then ended the process with ${_signalName(ex[1]!)}`
           : undefined,
