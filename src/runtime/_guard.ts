@@ -263,8 +263,9 @@ export class _FrameGuard {
   }
 }
 
+/** `n` rounded up to {@link ALIGN}; exact for any safe integer (bit operators wrap at 2^31). */
 function align(n: number): number {
-  return (n + ALIGN - 1) & ~(ALIGN - 1);
+  return Math.ceil(n / ALIGN) * ALIGN;
 }
 
 /**
