@@ -125,6 +125,7 @@ export class _FrameGuard {
     this.argAt = args.map(place);
     this.aliasOf = args.map(() => -1);
     this.#size = Math.max(off, 8);
+    checkFits(this.#size);
     const ptr = native().xrt_guard_map(this.#size);
     if (ptr === null) {
       throw new FfiError(
@@ -260,6 +261,37 @@ export class _FrameGuard {
     this.#mem = null;
     native().xrt_guard_unmap(this.#ptr, this.#size);
     this.#ptr = null;
+  }
+}
+
+/**
+ * Guard memory is written in full (canaries, then every operand's data), and
+ * the results' data is copied back, so a frame needing more than the memory
+ * available would not fail: the process would be killed once the pages are
+ * touched. Where the process may read
+ * the system's memory figures (`--allow-sys`), such a frame fails first with
+ * RESOURCE_EXHAUSTED naming the bytes; without that permission the mapping
+ * is tried as it is.
+ */
+function checkFits(bytes: number): void {
+  if (bytes < 1 << 30) return;
+  let available: number;
+  try {
+    if (Deno.permissions.querySync({ name: "sys", kind: "systemMemoryInfo" }).state !== "granted") {
+      return;
+    }
+    available = Deno.systemMemoryInfo().available;
+  } catch {
+    return;
+  }
+  // The results' own buffers are written too (their data comes back after the call).
+  if (2 * bytes > available) {
+    throw new FfiError(
+      ErrorCode.RESOURCE_EXHAUSTED,
+      `Cannot map ${bytes} bytes of guard memory for a guarded frame: ` +
+        `it and its operands' own data need twice that, and ${available} bytes of memory ` +
+        `are available`,
+    );
   }
 }
 
