@@ -14,7 +14,7 @@ import { _closeCall, _errorCode, _openCall, FfiError } from "../errors.ts";
 import { native } from "../native/lib.ts";
 import { _takeError } from "./_native_error.ts";
 import { _apiMinor, type ApiVersion, NEWEST_API_VERSION } from "../abi/version.ts";
-import type { CallFrame } from "./call_frame.ts";
+import { CallFrame } from "./call_frame.ts";
 import type { FfiCallOptions, FfiCallTarget, FfiHost } from "./ffi_call.ts";
 import {
   _asHandler,
@@ -511,7 +511,11 @@ export class Runtime implements FfiHost {
       if (typeof target !== "string") target = _asHandlerOrStages(target, "A runtime call", true);
     } else if (!("execute" in target)) {
       const p = (target as HandlerRef).pointer;
-      if (typeof p !== "object" || p === null || Object.getPrototypeOf(p) !== null) {
+      // A pointer object has no prototype, so no constructor (a cheaper test than getPrototypeOf).
+      if (
+        typeof p !== "object" || p === null ||
+        (p as { constructor?: unknown }).constructor !== undefined
+      ) {
         target = _asHandlerOrStages(target, "A runtime call", true);
       }
     } else {
@@ -624,7 +628,9 @@ export class Runtime implements FfiHost {
    */
   callSync(target: HandlerTarget, frame: CallFrame, options?: CallOptions): void {
     const rt = this.#live();
-    _checkCall(frame, options, "Runtime.callSync");
+    if (options !== undefined || !(frame instanceof CallFrame)) {
+      _checkCall(frame, options, "Runtime.callSync");
+    }
     // One field test on the hot path; the isolated branch does the rest.
     if (
       target != null &&
