@@ -119,7 +119,10 @@ export interface HandlerMetadata {
 }
 
 /**
- * Per-call options.
+ * Per-call options. A call checks them before anything else: options that
+ * are not an object, or an option that is not of its type, fail with
+ * FfiError INVALID_ARGUMENT naming the option and the value (`undefined`
+ * and `null` options are absent).
  *
  * `userData` is what XLA's execution context holds for `ExecutionContext_Get`
  * (ffi.h `Ctx<UserData<T>>`): pointers by type id, the type id being one the
@@ -140,16 +143,22 @@ export interface HandlerMetadata {
  * ```
  */
 export interface CallOptions {
-  /** Execution stage (default EXECUTE). */
+  /** Execution stage, an {@link ExecutionStage} number 0..3 (default EXECUTE). */
   stage?: ExecutionStage;
-  /** Run id (`RunId_Get`); default -1 (XLA's unset run id). */
+  /**
+   * Run id (`RunId_Get`): a safe integer or a bigint in the int64 range;
+   * default -1 (XLA's unset run id).
+   */
   runId?: number | bigint;
   /**
-   * Device ordinal (`DeviceOrdinal_Get`); default -1 on Host (unset), the
-   * runtime's device on CUDA.
+   * Device ordinal (`DeviceOrdinal_Get`), an int32 integer; default -1 on
+   * Host (unset), the runtime's device on CUDA.
    */
   deviceOrdinal?: number;
-  /** User data for `ExecutionContext_Get`: type id → pointer (not null, ids unique). */
+  /**
+   * User data for `ExecutionContext_Get`: type id (a non-negative safe
+   * integer or int64 bigint) → pointer object (not null, ids unique).
+   */
   userData?:
     | ReadonlyMap<number | bigint, Deno.PointerValue>
     | Iterable<
