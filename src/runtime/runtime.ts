@@ -121,8 +121,9 @@ export interface HandlerMetadata {
 /**
  * Per-call options. A call checks them before anything else: options that
  * are not an object, or an option that is not of its type, fail with
- * FfiError INVALID_ARGUMENT naming the option and the value (`undefined`
- * and `null` options are absent).
+ * FfiError INVALID_ARGUMENT naming the option and the value (an option
+ * whose value is `undefined` or `null` is absent; `options` itself may be
+ * `undefined`, not `null`).
  *
  * `userData` is what XLA's execution context holds for `ExecutionContext_Get`
  * (ffi.h `Ctx<UserData<T>>`): pointers by type id, the type id being one the
