@@ -125,6 +125,7 @@ export class _FrameGuard {
     this.argAt = args.map(place);
     this.aliasOf = args.map(() => -1);
     this.#size = Math.max(off, 8);
+    checkFits(this.#size);
     const ptr = native().xrt_guard_map(this.#size);
     if (ptr === null) {
       throw new FfiError(
@@ -263,8 +264,60 @@ export class _FrameGuard {
   }
 }
 
+/** The largest guard mapping when the memory available cannot be read: 4 GiB. */
+export const _MAX_GUARD_BYTES_UNKNOWN = 2 ** 32;
+
+/**
+ * The memory available now, in bytes, under `--allow-sys`
+ * (`Deno.systemMemoryInfo`, asked without a prompt); undefined otherwise.
+ */
+function availableMemory(): number | undefined {
+  try {
+    const p = Deno.permissions;
+    if (p.querySync({ name: "sys", kind: "systemMemoryInfo" }).state === "granted") {
+      return Deno.systemMemoryInfo().available;
+    }
+  } catch {
+    // No figures.
+  }
+  return undefined;
+}
+
+/**
+ * Guard memory is written in full (canaries, then every operand's data), and
+ * the results' data is copied back, so a frame needing more than the memory
+ * available would not fail: the process would be killed once the pages are
+ * touched (or spend minutes writing them). A mapping of 1 GiB or more fails
+ * first, with RESOURCE_EXHAUSTED naming the bytes, when it and the operands'
+ * own data need more than the memory available (read under `--allow-sys`),
+ * or, where that cannot be read, when it is over
+ * {@link _MAX_GUARD_BYTES_UNKNOWN}.
+ */
+function checkFits(bytes: number): void {
+  if (bytes < 1 << 30) return;
+  const available = availableMemory();
+  if (available === undefined) {
+    if (bytes <= _MAX_GUARD_BYTES_UNKNOWN) return;
+    throw new FfiError(
+      ErrorCode.RESOURCE_EXHAUSTED,
+      `Cannot map ${bytes} bytes of guard memory for a guarded frame: without --allow-sys ` +
+        `(the memory available) a guarded frame maps at most ${_MAX_GUARD_BYTES_UNKNOWN} bytes`,
+    );
+  }
+  // The results' own buffers are written too (their data comes back after the call).
+  if (2 * bytes > available) {
+    throw new FfiError(
+      ErrorCode.RESOURCE_EXHAUSTED,
+      `Cannot map ${bytes} bytes of guard memory for a guarded frame: ` +
+        `it and its operands' own data need twice that, and ${available} bytes of memory ` +
+        `are available`,
+    );
+  }
+}
+
+/** `n` rounded up to {@link ALIGN}; exact for any safe integer (bit operators wrap at 2^31). */
 function align(n: number): number {
-  return (n + ALIGN - 1) & ~(ALIGN - 1);
+  return Math.ceil(n / ALIGN) * ALIGN;
 }
 
 /**

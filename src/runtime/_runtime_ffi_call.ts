@@ -86,8 +86,11 @@ export class _FfiCalls {
       await rt.call(target, frame, instance ? { instance } : undefined);
     };
     if (rt.cuda !== null) return await this.#callCuda(rt.cuda, args, specs, aliases, options, run);
-    const outs = specs.map((r) =>
-      viewAs(r.dtype, _resultStorage(r.shape.reduce((a, b) => a * b, 1) * byteWidth(r.dtype)))
+    const outs = specs.map((r, i) =>
+      viewAs(
+        r.dtype,
+        _resultStorage(r.shape.reduce((a, b) => a * b, 1) * byteWidth(r.dtype), `result ${i}`),
+      )
     );
     const inputs: ArrayInput[] = args.map((a) => ({
       data: a.bytes,
@@ -144,7 +147,15 @@ export class _FfiCalls {
   #bundle(target: FfiCallTarget): HandlerStages {
     if (typeof target === "string") return this.#rt.named(target);
     const t = _asHandlerOrStages(target, "Runtime.ffiCall");
-    return _isStages(t) ? t : { execute: t };
+    if (!_isStages(t)) return { execute: t };
+    if (t.execute == null) {
+      throw new FfiError(
+        ErrorCode.INVALID_ARGUMENT,
+        `Runtime.ffiCall: the bundle has no execute stage (got ${String(t.execute)}); ` +
+          `XLA requires one`,
+      );
+    }
+    return t;
   }
 
   /** Runs a bundle's instantiate stage with the attributes only, as XLA does once per call site. */

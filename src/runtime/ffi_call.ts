@@ -437,10 +437,21 @@ let arenaUsed = 0;
  * ArrayBuffer per result would cost tens of microseconds a call (its address
  * is taken for the frame), so results of up to 16 KiB share a buffer that
  * is never reused: each result stays its own, and the buffer lives as long
- * as any result in it.
+ * as any result in it. FfiError RESOURCE_EXHAUSTED naming `what` when the
+ * bytes cannot be allocated.
  */
-export function _resultStorage(bytes: number): Uint8Array {
-  if (bytes > ARENA_BYTES / 4) return new Uint8Array(bytes);
+export function _resultStorage(bytes: number, what = "result"): Uint8Array {
+  if (bytes > ARENA_BYTES / 4) {
+    try {
+      return new Uint8Array(bytes);
+    } catch (e) {
+      // V8 fails an ArrayBuffer it cannot allocate with a RangeError.
+      throw new FfiError(
+        ErrorCode.RESOURCE_EXHAUSTED,
+        `${what}: cannot allocate ${bytes} bytes for it (${(e as Error).message})`,
+      );
+    }
+  }
   if (arena === null || arenaUsed + bytes > ARENA_BYTES) {
     arena = new ArrayBuffer(ARENA_BYTES);
     arenaUsed = 0;

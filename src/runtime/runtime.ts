@@ -14,7 +14,7 @@ import { _closeCall, _errorCode, _openCall, FfiError } from "../errors.ts";
 import { native } from "../native/lib.ts";
 import { _takeError } from "./_native_error.ts";
 import { _apiMinor, type ApiVersion, NEWEST_API_VERSION } from "../abi/version.ts";
-import type { CallFrame } from "./call_frame.ts";
+import { CallFrame } from "./call_frame.ts";
 import type { FfiCallOptions, FfiCallTarget, FfiHost } from "./ffi_call.ts";
 import {
   _asHandler,
@@ -54,6 +54,7 @@ import {
   _recordIsolated,
 } from "./_isolated_dispatch.ts";
 import { _FfiCalls } from "./_runtime_ffi_call.ts";
+import { _checkCall, _show, _userData } from "./_call_options.ts";
 import {
   _lookup,
   _metadata,
@@ -118,7 +119,11 @@ export interface HandlerMetadata {
 }
 
 /**
- * Per-call options.
+ * Per-call options. A call checks them before anything else: options that
+ * are not an object, or an option that is not of its type, fail with
+ * FfiError INVALID_ARGUMENT naming the option and the value (an option
+ * whose value is `undefined` or `null` is absent; `options` itself may be
+ * `undefined`, not `null`).
  *
  * `userData` is what XLA's execution context holds for `ExecutionContext_Get`
  * (ffi.h `Ctx<UserData<T>>`): pointers by type id, the type id being one the
@@ -139,16 +144,22 @@ export interface HandlerMetadata {
  * ```
  */
 export interface CallOptions {
-  /** Execution stage (default EXECUTE). */
+  /** Execution stage, an {@link ExecutionStage} number 0..3 (default EXECUTE). */
   stage?: ExecutionStage;
-  /** Run id (`RunId_Get`); default -1 (XLA's unset run id). */
+  /**
+   * Run id (`RunId_Get`): a safe integer or a bigint in the int64 range;
+   * default -1 (XLA's unset run id).
+   */
   runId?: number | bigint;
   /**
-   * Device ordinal (`DeviceOrdinal_Get`); default -1 on Host (unset), the
-   * runtime's device on CUDA.
+   * Device ordinal (`DeviceOrdinal_Get`), an int32 integer; default -1 on
+   * Host (unset), the runtime's device on CUDA.
    */
   deviceOrdinal?: number;
-  /** User data for `ExecutionContext_Get`: type id → pointer (not null, ids unique). */
+  /**
+   * User data for `ExecutionContext_Get`: type id (a non-negative safe
+   * integer or int64 bigint) → pointer object (not null, ids unique).
+   */
   userData?:
     | ReadonlyMap<number | bigint, Deno.PointerValue>
     | Iterable<
@@ -510,8 +521,22 @@ export class Runtime implements FfiHost {
       if (typeof target !== "string") target = _asHandlerOrStages(target, "A runtime call", true);
     } else if (!("execute" in target)) {
       const p = (target as HandlerRef).pointer;
-      if (typeof p !== "object" || p === null) {
+      // A pointer object has no prototype, so no constructor (a cheaper test than getPrototypeOf).
+      if (
+        typeof p !== "object" || p === null ||
+        (p as { constructor?: unknown }).constructor !== undefined
+      ) {
         target = _asHandlerOrStages(target, "A runtime call", true);
+      }
+    } else {
+      // A bundle: every stage given is a handler, and execute is there.
+      _asHandlerOrStages(target, "A runtime call", true);
+      if (target.execute == null) {
+        throw new FfiError(
+          ErrorCode.INVALID_ARGUMENT,
+          `A runtime call: the bundle has no execute stage (got ${_show(target.execute)}); ` +
+            `XLA requires one`,
+        );
       }
     }
     if (typeof target !== "string" && !("execute" in target)) {
@@ -546,29 +571,7 @@ export class Runtime implements FfiHost {
     }
     let user = NO_USER;
     let n = 0;
-    if (options.userData !== undefined) {
-      const pairs = [...options.userData];
-      user = new BigInt64Array(pairs.length * 2);
-      const seen = new Set<bigint>();
-      for (const [id, p] of pairs) {
-        const typeId = BigInt(id);
-        // XLA execution_context.cc InsertUserData: "User data must be not null",
-        // "User data with type id %d already exists in execution context".
-        if (p === null) {
-          throw new FfiError(ErrorCode.INVALID_ARGUMENT, "User data must be not null");
-        }
-        if (seen.has(typeId)) {
-          throw new FfiError(
-            ErrorCode.ALREADY_EXISTS,
-            `User data with type id ${typeId} already exists in execution context`,
-          );
-        }
-        seen.add(typeId);
-        user[2 * n] = typeId;
-        user[2 * n + 1] = BigInt(Deno.UnsafePointer.value(p));
-        n++;
-      }
-    }
+    if (options.userData != null) [user, n] = _userData(options.userData, "A runtime call");
     const ordinal = options.deviceOrdinal ?? this.#cuda?.context.device.ordinal ?? -1;
     if (!Number.isInteger(ordinal) || ordinal < -2147483648 || ordinal > 2147483647) {
       throw new FfiError(ErrorCode.INVALID_ARGUMENT, `Invalid device ordinal ${ordinal}`);
@@ -585,7 +588,7 @@ export class Runtime implements FfiHost {
       options.stage ?? ExecutionStage.EXECUTE,
       BigInt(options.runId ?? -1),
       ordinal,
-      options.instance ? options.instance._live() : null,
+      options.instance != null ? options.instance._live() : null,
       user,
       n,
     );
@@ -635,6 +638,9 @@ export class Runtime implements FfiHost {
    */
   callSync(target: HandlerTarget, frame: CallFrame, options?: CallOptions): void {
     const rt = this.#live();
+    if (options !== undefined || !(frame instanceof CallFrame)) {
+      _checkCall(frame, options, "Runtime.callSync");
+    }
     // One field test on the hot path; the isolated branch does the rest.
     if (
       target != null &&
@@ -686,6 +692,7 @@ export class Runtime implements FfiHost {
     hint: "builder" | "attrs",
   ): Promise<void> {
     const rt = this.#live();
+    _checkCall(frame, options, hint === "attrs" ? "Runtime.ffiCall" : "Runtime.call");
     const iso = _isolatedTarget(target, options, this.#isolatedScope);
     if (iso !== undefined) {
       await this.#isolated(iso, _OP_CALL, frame, this.#isolation(frame, options));
@@ -741,15 +748,19 @@ export class Runtime implements FfiHost {
     frame: CallFrame,
     options?: ThreadCallOptions,
   ): Promise<ThreadCallResult> {
-    options ??= {};
     const rt = this.#live();
+    _checkCall(frame, options, "Runtime.callOnThreads");
+    options ??= {};
     const threads = options.threads ?? 1;
     const iterations = options.iterations ?? 1;
     if (!Number.isInteger(threads) || threads < 1 || threads > 1024) {
-      throw new FfiError(ErrorCode.INVALID_ARGUMENT, `Invalid thread count ${threads}`);
+      throw new FfiError(ErrorCode.INVALID_ARGUMENT, `Invalid thread count ${_show(threads)}`);
     }
-    if (!Number.isInteger(iterations) || iterations < 0) {
-      throw new FfiError(ErrorCode.INVALID_ARGUMENT, `Invalid iteration count ${iterations}`);
+    if (!Number.isSafeInteger(iterations) || iterations < 0) {
+      throw new FfiError(
+        ErrorCode.INVALID_ARGUMENT,
+        `Invalid iteration count ${_show(iterations)}`,
+      );
     }
     const iso = _isolatedTarget(target, options, this.#isolatedScope);
     if (iso !== undefined) {
@@ -886,6 +897,7 @@ export class Runtime implements FfiHost {
     options?: Omit<CallOptions, "stage" | "instance">,
   ): Promise<Instance> {
     this.#live();
+    _checkCall(frame, options, "Runtime.instantiate");
     const inst = _newInstance();
     try {
       await this.call(target, frame, {
