@@ -43,3 +43,20 @@ export const THROWN_CASES: readonly (readonly [unknown, ErrorCode, string])[] = 
 export function isInvalidArgument(e: unknown): boolean {
   return e instanceof FfiError && e.code === ErrorCode.INVALID_ARGUMENT;
 }
+
+/** Rejects with an FfiError of `code` whose message matches `re`; returns it. */
+export async function rejectsWith(
+  p: Promise<unknown>,
+  code: ErrorCode,
+  re: RegExp,
+): Promise<FfiError> {
+  try {
+    await p;
+  } catch (e) {
+    assert.ok(e instanceof FfiError, `expected an FfiError, got ${String(e)}`);
+    assert.equal(e.codeName, ErrorCode[code], `code of: ${e.message}`);
+    assert.match(e.message, re);
+    return e;
+  }
+  assert.fail(`expected a rejection matching ${re}`);
+}

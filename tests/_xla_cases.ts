@@ -8,6 +8,7 @@
  * @module
  */
 import assert from "node:assert/strict";
+import { rejectsWith as rejects } from "./_assert.ts";
 import {
   ArrayAttr,
   DataType,
@@ -30,19 +31,6 @@ const spec = (dtype: DataType, shape: number[]) => ({ dtype, shape });
 
 async function open(options: XlaOptions = {}): Promise<Xla> {
   return await Xla.open(options);
-}
-
-/** Rejects with an FfiError of `code` whose message matches `re`; returns it. */
-async function rejects(p: Promise<unknown>, code: ErrorCode, re: RegExp): Promise<FfiError> {
-  try {
-    await p;
-  } catch (e) {
-    assert.ok(e instanceof FfiError, `expected an FfiError, got ${String(e)}`);
-    assert.equal(e.codeName, ErrorCode[code], `code of: ${e.message}`);
-    assert.match(e.message, re);
-    return e;
-  }
-  assert.fail(`expected a rejection matching ${re}`);
 }
 
 /** y = 2 * x (F32 of any rank). */

@@ -9,25 +9,13 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { DataType, ErrorCode, Ffi, FfiError, HandlerLibrary } from "../mod.ts";
+import { rejectsWith as rejects } from "./_assert.ts";
+import { DataType, ErrorCode, Ffi, HandlerLibrary } from "../mod.ts";
 import { Xla } from "../src/xla/mod.ts";
 import { faultHandlersPath } from "./_fault_handlers.ts";
 
 const F32 = DataType.F32;
 const spec = (shape: number[]) => ({ dtype: F32, shape });
-
-/** Rejects with an FfiError of `code` whose message matches `re`; returns it. */
-async function rejects(p: Promise<unknown>, code: ErrorCode, re: RegExp): Promise<FfiError> {
-  try {
-    await p;
-  } catch (e) {
-    assert.ok(e instanceof FfiError, `expected an FfiError, got ${String(e)}`);
-    assert.equal(e.codeName, ErrorCode[code], `code of: ${e.message}`);
-    assert.match(e.message, re);
-    return e;
-  }
-  assert.fail(`expected a rejection matching ${re}`);
-}
 
 /** A program calling `target` on its arguments, with one F32 result of `shape`. */
 function program(target: string, args: string[], shape: number[]): string {

@@ -737,6 +737,17 @@ export class _Isolated {
     return undefined;
   }
 
+  /** The error of a handler call whose process did not answer (`rc` of xiso_call*). */
+  #callDeath(rc: number, handler: string, placed: Placed[]): FfiError {
+    return this.#death(
+      rc,
+      this.#who(handler),
+      "return",
+      `handler '${handler}'`,
+      this.#faultOf(placed, handler),
+    );
+  }
+
   /** A call on the calling thread, waiting at most the deadline. */
   callSync(symbol: string, handler: string, frame: CallFrame, ctx: _IsolatedContext): void {
     this.#claim();
@@ -744,15 +755,7 @@ export class _Isolated {
       this.#ensureSync();
       const placed = this.#prepare(_OP_CALL_SYNC, symbol, frame, ctx);
       const rc = native().xiso_call_sync(this.#x!, this.timeoutMs);
-      if (rc !== 0) {
-        throw this.#death(
-          rc,
-          this.#who(handler),
-          "return",
-          `handler '${handler}'`,
-          this.#faultOf(placed, handler),
-        );
-      }
+      if (rc !== 0) throw this.#callDeath(rc, handler, placed);
       this.#reply(_OP_CALL_SYNC, frame, placed, handler);
     } finally {
       this.#busy = false;
@@ -779,15 +782,7 @@ export class _Isolated {
         await this.#ensure();
         const placed = this.#prepare(op, symbol, frame, ctx);
         const rc = await native().xiso_call(this.#x!, this.timeoutMs);
-        if (rc !== 0) {
-          throw this.#death(
-            rc,
-            this.#who(handler),
-            "return",
-            `handler '${handler}'`,
-            this.#faultOf(placed, handler),
-          );
-        }
+        if (rc !== 0) throw this.#callDeath(rc, handler, placed);
         return this.#reply(op, frame, placed, handler);
       } finally {
         this.#busy = false;
