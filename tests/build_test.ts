@@ -69,10 +69,10 @@ Deno.test("build: a C handler from the working directory's relative paths; heade
           name: "fill",
           sources: ["src/fill.c"],
           includeDirs: ["include"],
-          outDir: "out",
+          cacheDir: "out",
         };
         const first = buildHandlerLibrary(options);
-        assert.ok(first.startsWith("out/"), first);
+        assert.ok(first.startsWith(`${Deno.cwd()}/out/`), first); // relative to root: the cwd
         assert.equal(buildHandlerLibrary(options), first); // cached
         assert.deepEqual(callFill(first, "fill", 3), [7, 7, 7]);
         // A changed header is a new build, though no source changed.
@@ -126,7 +126,7 @@ Deno.test({
         root: dir,
         sources: ["handlers/twice.cc"],
         ffiHeaders: "jaxlib",
-        outDir: `${dir}/out`,
+        cacheDir: `${dir}/out`,
       });
       using lib = HandlerLibrary.open(path);
       using rt = new Runtime({ threads: 0 });
@@ -146,7 +146,8 @@ Deno.test({
 Deno.test("build: a compile error names the compiler's first error line", () => {
   inUserFolder({ "broken.c": '#include "xla_ffi.h"\nint f(void) { return missing; }\n' }, (dir) => {
     assert.throws(
-      () => buildHandlerLibrary({ name: "broken", root: dir, sources: ["broken.c"], outDir: dir }),
+      () =>
+        buildHandlerLibrary({ name: "broken", root: dir, sources: ["broken.c"], cacheDir: dir }),
       isFfi(
         ErrorCode.INTERNAL,
         /^Compiling libbroken\.so failed: \S*broken\.c:2:\d+: error: .*missing/,
@@ -158,7 +159,7 @@ Deno.test("build: a compile error names the compiler's first error line", () => 
 Deno.test("build: bad input gets a clear error before any compile", () => {
   inUserFolder({ "a.c": "int a;\n", "b.cc": "int b;\n", "notes.txt": "" }, (dir) => {
     const build = (o: Partial<Parameters<typeof buildHandlerLibrary>[0]>) => () =>
-      buildHandlerLibrary({ name: "x", sources: ["a.c"], root: dir, outDir: dir, ...o });
+      buildHandlerLibrary({ name: "x", sources: ["a.c"], root: dir, cacheDir: dir, ...o });
     assert.throws(
       build({ sources: ["nope.c"] }),
       isFfi(ErrorCode.NOT_FOUND, /'nope\.c' not found/),
@@ -224,11 +225,68 @@ console.log(path, JSON.stringify([...out]));
     const err = new TextDecoder().decode(out.stderr);
     assert.ok(out.success, err);
     assert.match(text, /\[5,5\]\n$/);
-    // The default cache is the copy's own .build/; nothing was made under an encoded name.
-    assert.ok(text.startsWith(`${repo}/.build/`), text);
+    // The default cache is the working directory's; nothing was made under an encoded name.
+    assert.ok(text.startsWith(`${repo}/.deno-xla-ffi/build/`), text);
     const encoded: string[] = [];
     for await (const e of Deno.readDir(tmp)) if (e.name !== "with space") encoded.push(e.name);
     assert.deepEqual(encoded, []);
+  } finally {
+    Deno.removeSync(tmp, { recursive: true });
+  }
+});
+
+/** Every file and folder under `dir`, relative to it, sorted. */
+function listTree(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string, rel: string) => {
+    for (const e of Deno.readDirSync(d)) {
+      out.push(`${rel}${e.name}`);
+      if (e.isDirectory) walk(`${d}/${e.name}`, `${rel}${e.name}/`);
+    }
+  };
+  walk(dir, "");
+  return out.sort();
+}
+
+Deno.test("build: user builds land in the working directory, or cacheDir; the module's folder gets nothing", async () => {
+  const { nativeLibraryPath } = await import("../build.ts");
+  const mainLib = nativeLibraryPath();
+  const tmp = Deno.makeTempDirSync({ prefix: "deno-xla-ffi-cache-" });
+  try {
+    // A copy of the module (as a vendored or checked-out one would be) and a project beside it.
+    const mod = `${tmp}/module`, project = `${tmp}/project`;
+    Deno.mkdirSync(mod);
+    Deno.mkdirSync(project);
+    const root = new URL("../", import.meta.url);
+    for (const f of ["src", "native", "build.ts", "mod.ts", "deno.json"]) {
+      const cp = new Deno.Command("cp", { args: ["-r", fileURLToPath(new URL(f, root)), mod] });
+      assert.ok((await cp.output()).success, `copying ${f}`);
+    }
+    Deno.writeTextFileSync(`${project}/fill.c`, FILL_C);
+    Deno.writeTextFileSync(`${project}/fill_value.h`, "#define FILL_VALUE 4.0f\n");
+    Deno.writeTextFileSync(
+      `${project}/main.ts`,
+      `import { buildHandlerLibrary, defaultCacheDir } from "../module/src/build/mod.ts";
+console.log(defaultCacheDir());
+console.log(buildHandlerLibrary({ name: "fill", sources: ["fill.c"] }));
+console.log(buildHandlerLibrary({ name: "fill", sources: ["fill.c"], cacheDir: "elsewhere" }));
+`,
+    );
+    const before = listTree(mod);
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "--no-lock", "--no-config", "main.ts"],
+      cwd: project,
+      env: { XLA_FFI_DENO_LIB: mainLib, XLA_FFI_DENO_PREBUILT: "" },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.ok(out.success, new TextDecoder().decode(out.stderr));
+    const [cache, first, second] = new TextDecoder().decode(out.stdout).trim().split("\n");
+    assert.equal(cache, `${project}/.deno-xla-ffi/build`);
+    assert.ok(first?.startsWith(`${project}/.deno-xla-ffi/build/`), first);
+    assert.ok(second?.startsWith(`${project}/elsewhere/`), second);
+    assert.deepEqual(callFill(first!, "fill", 2), [4, 4]);
+    assert.deepEqual(listTree(mod), before);
   } finally {
     Deno.removeSync(tmp, { recursive: true });
   }
@@ -255,7 +313,7 @@ XLA_FFI_Error* fill(XLA_FFI_CallFrame* f) {
       "src/table.def": "10.0f,\n",
     },
     (dir) => {
-      const options = { name: "fill", root: dir, sources: ["src/fill.c"], outDir: `${dir}/out` };
+      const options = { name: "fill", root: dir, sources: ["src/fill.c"], cacheDir: `${dir}/out` };
       const first = buildHandlerLibrary(options);
       assert.deepEqual(callFill(first, "fill", 2), [11, 11]);
       assert.equal(buildHandlerLibrary(options), first); // nothing changed: cached
@@ -300,7 +358,7 @@ Deno.test("build: the same library built at once by several Workers and processe
       root: dir,
       sources: ["fill.c"],
       includeDirs: ["include"],
-      outDir: `${dir}/out`,
+      cacheDir: `${dir}/out`,
     });
     // JavaScript, so neither a Worker nor a process spends time type-checking before it builds.
     Deno.writeTextFileSync(

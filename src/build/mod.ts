@@ -10,8 +10,11 @@
  * found through the Python in `DENO_XLA_PYTHON`). Third-party headers are
  * included with `-isystem`, so their warnings are not yours; your own code
  * is compiled with `-Wall -Wextra -Werror` and your `flags` after them. The
- * result is cached by content, and a failed compile throws an error that
- * names the compiler's first error line.
+ * result is cached by content in your project (`.deno-xla-ffi/build` of the
+ * working directory) or, when this module is imported from JSR or a URL, in
+ * the per-user cache ({@link defaultCacheDir}; `cacheDir` chooses another
+ * folder), never in this module's own folder; a failed compile throws an
+ * error that names the compiler's first error line.
  *
  * @example
  * ```ts
@@ -30,7 +33,7 @@
  * }
  * `,
  * );
- * const path = buildHandlerLibrary({ name: "fill", sources: ["fill.c"], root: dir, outDir: dir });
+ * const path = buildHandlerLibrary({ name: "fill", sources: ["fill.c"], root: dir, cacheDir: dir });
  * using lib = HandlerLibrary.open(path);
  * using rt = new Runtime({ threads: 0 });
  * const out = new Float32Array(1);
@@ -82,8 +85,66 @@ export interface HandlerBuildOptions {
   linkFlags?: readonly string[];
   /** `"c"` or `"c++"`; default: from the sources' extensions (mixing them needs this). */
   language?: "c" | "c++";
-  /** Cache folder; default `.build/` of a local checkout, else `~/.cache/deno-xla-ffi`. */
-  outDir?: string;
+  /**
+   * The folder builds are cached in (a path, relative to `root`, or a `file:`
+   * URL). Default: {@link defaultCacheDir}, in your project (`.deno-xla-ffi/build`
+   * of the working directory) when this module is a local file, in the per-user
+   * cache (`$XDG_CACHE_HOME/deno-xla-ffi/build`, else `~/.cache/deno-xla-ffi/build`)
+   * when it is imported from JSR or a URL. Never this module's own folder.
+   */
+  cacheDir?: string | URL;
+}
+
+/** The folder name of the default cache in a working directory. */
+const PROJECT_CACHE = ".deno-xla-ffi/build";
+
+function envGet(name: string): string | undefined {
+  try {
+    return Deno.env.get(name);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotCapable || e instanceof Deno.errors.PermissionDenied) {
+      throw new FfiError(
+        ErrorCode.PERMISSION_DENIED,
+        `reading the environment variable ${name} needs --allow-env (${(e as Error).message}); ` +
+          `or give buildHandlerLibrary a cacheDir`,
+        { cause: e },
+      );
+    }
+    throw e;
+  }
+}
+
+/**
+ * The folder {@link buildHandlerLibrary} caches builds in when no `cacheDir`
+ * is given. When this module is a local file (a checkout, or a copy in your
+ * project), builds land in your project: `.deno-xla-ffi/build` of the working
+ * directory (add `.deno-xla-ffi/` to your `.gitignore`). When it is imported
+ * from JSR or a URL, Deno's cache of it is read-only and shared by all your
+ * projects, and so are the builds: they land in
+ * `$XDG_CACHE_HOME/deno-xla-ffi/build`, else `~/.cache/deno-xla-ffi/build`.
+ * Builds are keyed by content, so projects sharing a cache never see each
+ * other's stale libraries.
+ *
+ * @example
+ * ```ts
+ * import { defaultCacheDir } from "@deno-xla/ffi/build";
+ * console.log(defaultCacheDir()); // e.g. "/home/me/project/.deno-xla-ffi/build"
+ * ```
+ */
+export function defaultCacheDir(): string {
+  if (new URL(import.meta.url).protocol === "file:") return resolve(Deno.cwd(), PROJECT_CACHE);
+  const xdg = envGet("XDG_CACHE_HOME");
+  const base = xdg ? xdg : join(envGet("HOME") ?? "/tmp", ".cache");
+  return join(base, "deno-xla-ffi", "build");
+}
+
+function cacheDirPath(root: string, dir: string | URL | undefined): string {
+  if (dir === undefined) return defaultCacheDir();
+  if (dir instanceof URL && dir.protocol === "file:") return fileURLToPath(dir);
+  if (typeof dir !== "string" || dir === "") {
+    bad(`cacheDir must be a folder path or a file: URL, got ${String(dir)}`);
+  }
+  return dir.startsWith("file:") ? fileURLToPath(dir) : resolve(root, dir);
 }
 
 const CXX_EXT = /\.(cc|cpp|cxx|c\+\+|C)$/;
@@ -226,8 +287,11 @@ export function jaxlibIncludeDir(python?: string): string {
  * by content: the sources, the headers beside them and in the include
  * folders, the FFI headers, the compiler, the flags, and every file the
  * compiler read as it lists them (`-MD`): a change to any of them builds
- * anew, at a new path. Builds of one library at once from several Workers or
- * processes are safe. See the module documentation for an example and the
+ * anew, at a new path. The cache is `cacheDir`, default
+ * {@link defaultCacheDir}: your project's `.deno-xla-ffi/build`, or the
+ * per-user cache for a remote import; never this module's folder. Builds of
+ * one library at once from several Workers or processes are safe. See the
+ * module documentation for an example and the
  * defaults.
  *
  * Throws FfiError: INVALID_ARGUMENT for a bad name, no sources or mixed
@@ -307,6 +371,6 @@ export function buildHandlerLibrary(options: HandlerBuildOptions): string {
     linkFlags: [...(options.linkFlags ?? [])],
     includeDirs: includeDirs.map((d) => pathToFileURL(d)),
     systemIncludeDirs: [ffiDir, ...systemDirs].map((d) => d instanceof URL ? d : pathToFileURL(d)),
-    outDir: options.outDir,
+    outDir: cacheDirPath(root, options.cacheDir),
   });
 }
