@@ -323,10 +323,13 @@ export class XlaProgram {
    *
    * @example
    * ```ts ignore
-   * using prog = await xla.jit(
-   *   'def f(x):\n    return ffi.ffi_call("my.scale", jax.ShapeDtypeStruct(x.shape, x.dtype))(x)\n',
-   * );
+   * // xla and my.scale as in the module example
+   * await using prog = await xla.jit(`
+   * def f(x):
+   *     return ffi.ffi_call("my.scale", jax.ShapeDtypeStruct(x.shape, x.dtype))(x, alpha=np.float32(2))
+   * `);
    * const [y] = prog.runSync(new Float32Array([1, 2, 3])); // my.scale runs inline
+   * console.log(y!.data); // Float32Array(3) [ 2, 4, 6 ]
    * ```
    */
   runSync(...args: XlaArg[]): XlaArray[] {
