@@ -292,6 +292,60 @@ console.log(buildHandlerLibrary({ name: "fill", sources: ["fill.c"], cacheDir: "
   }
 });
 
+Deno.test({
+  name: "build: imported from a URL, user builds land in the per-user cache",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    // Serve this checkout over HTTP, as JSR serves the published files.
+    const root = new URL("../", import.meta.url);
+    const ac = new AbortController();
+    const server = Deno.serve(
+      { hostname: "127.0.0.1", port: 0, signal: ac.signal, onListen() {} },
+      async (req) => {
+        try {
+          const body = await Deno.readFile(new URL(new URL(req.url).pathname.slice(1), root));
+          return new Response(body, {
+            headers: { "content-type": "application/typescript; charset=utf-8" },
+          });
+        } catch {
+          return new Response("not found", { status: 404 });
+        }
+      },
+    );
+    const host = `127.0.0.1:${server.addr.port}`;
+    const tmp = Deno.makeTempDirSync({ prefix: "deno-xla-ffi-remote-" });
+    try {
+      const project = `${tmp}/project`, cache = `${tmp}/xdg`;
+      Deno.mkdirSync(project);
+      Deno.writeTextFileSync(`${project}/fill.c`, FILL_C);
+      Deno.writeTextFileSync(`${project}/fill_value.h`, "#define FILL_VALUE 6.0f\n");
+      const code = `
+        import { buildHandlerLibrary, defaultCacheDir } from "http://${host}/src/build/mod.ts";
+        console.log(defaultCacheDir());
+        console.log(buildHandlerLibrary({ name: "fill", sources: ["fill.c"] }));
+      `;
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: ["eval", "--no-lock", "--no-config", `--allow-import=${host}`, "-A", code],
+        cwd: project,
+        env: { XDG_CACHE_HOME: cache, DENO_DIR: `${tmp}/deno`, NO_COLOR: "1" },
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      assert.ok(out.success, new TextDecoder().decode(out.stderr));
+      const [dir, path] = new TextDecoder().decode(out.stdout).trim().split("\n");
+      assert.equal(dir, `${cache}/deno-xla-ffi/build`);
+      assert.ok(path?.startsWith(`${cache}/deno-xla-ffi/build/`), path);
+      assert.deepEqual(callFill(path!, "fill", 2), [6, 6]);
+      assert.deepEqual(listTree(project), ["fill.c", "fill_value.h"]);
+    } finally {
+      ac.abort();
+      await server.finished;
+      Deno.removeSync(tmp, { recursive: true });
+    }
+  },
+});
+
 Deno.test("build: every file the compiler read keys the cache: headers in subfolders, .def tables", () => {
   inUserFolder(
     {
