@@ -186,6 +186,20 @@ export const HOST_CASES: Record<string, (host: FfiHost) => Promise<void>> = {
       ErrorCode.NOT_FOUND,
     );
     assert.match(unknown.message, /^No FFI handler registered for (rt|xla)\.not\.registered /);
+    // A name close to a registered one: the hint on both hosts.
+    await host.register(named(host, "same.errors.scale"), wantsF32);
+    const typo = await rejects(
+      host.ffiCall(named(host, "same.errors.sclae"), { results: [{ dtype: F32, shape: [] }] }),
+      ErrorCode.NOT_FOUND,
+    );
+    assert.match(
+      typo.message,
+      /^No FFI handler registered for (rt|xla)\.same\.errors\.sclae on a platform \S+ \(canonical host\)/,
+    );
+    assert.ok(
+      typo.message.endsWith(` (did you mean '${named(host, "same.errors.scale")}'?)`),
+      typo.message,
+    );
     await rejects(host.ffiCall(wantsF32, { results: null as never }), ErrorCode.INVALID_ARGUMENT);
   },
 

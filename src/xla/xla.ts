@@ -26,6 +26,7 @@ import {
   type FfiRegisterTypeOptions,
 } from "../runtime/ffi_call.ts";
 import { _withAttrHint } from "../runtime/_hints.ts";
+import { _closest } from "../_closest.ts";
 import {
   _attrHints,
   _encodeAttrs,
@@ -185,6 +186,12 @@ const registrations = new Map<
   string,
   { bundle: HandlerStages; platform: string; traits: number; guarded: boolean }
 >();
+
+/** XLA's canonical platform name: lower case, "cpu" is "host", "gpu" is "cuda". */
+function canonicalPlatform(p: string): string {
+  const l = p.toLowerCase();
+  return l === "cpu" ? "host" : l === "gpu" ? "cuda" : l;
+}
 
 /** The guarded entry point XLA calls for `p` (native/handler_guard.c). */
 function guardedEntry(p: Deno.PointerObject, name: string): Deno.PointerObject {
@@ -638,8 +645,41 @@ export class Xla implements FfiHost {
       );
       return _replyArrays(r).map((a) => a.data);
     } catch (e) {
-      throw e instanceof FfiError ? _withAttrHint(e, _attrHints(options.attrs), "attrs") : e;
+      if (!(e instanceof FfiError)) throw e;
+      const found = typeof target === "string" ? this.#notFound(e, target) : e;
+      throw _withAttrHint(found, _attrHints(options.attrs), "attrs");
     }
+  }
+
+  /**
+   * XLA's NOT_FOUND for a target name with the embedded runtime's hint: the
+   * closest name registered through this module for this host's platform,
+   * or the platform the name is registered for.
+   */
+  #notFound(error: FfiError, name: string): FfiError {
+    if (error.code !== ErrorCode.NOT_FOUND || !error.message.includes(name)) return error;
+    const here = canonicalPlatform(this.platform);
+    const names: string[] = [];
+    let elsewhere: string | undefined;
+    for (const [n, r] of registrations) {
+      if (n.startsWith("deno_xla.")) continue; // ffiCall's own registrations
+      const p = canonicalPlatform(r.platform);
+      if (p === here) names.push(n);
+      else if (n === name) elsewhere ??= p;
+    }
+    const near = _closest(name, names);
+    const hint = near !== undefined
+      ? `did you mean '${near}'?`
+      : elsewhere !== undefined
+      ? `it is registered for ${
+        elsewhere === "host" ? "Host" : elsewhere === "cuda" ? "CUDA" : elsewhere
+      }`
+      : undefined;
+    if (hint === undefined) return error;
+    const message = `${error.message} (${hint})`;
+    return error instanceof PythonError
+      ? new PythonError(error.code, message, error.pythonType, error.traceback)
+      : new FfiError(error.code, message, { cause: error.cause });
   }
 
   /** A target's registered name: the name itself, or the name a handler or bundle got. */
