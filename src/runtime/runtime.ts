@@ -15,7 +15,13 @@ import { native } from "../native/lib.ts";
 import { _takeError } from "./_native_error.ts";
 import { _apiMinor, type ApiVersion, NEWEST_API_VERSION } from "../abi/version.ts";
 import { CallFrame } from "./call_frame.ts";
-import type { FfiCallOptions, FfiCallTarget, FfiHost } from "./ffi_call.ts";
+import type {
+  ArraySpec,
+  FfiCallOptions,
+  FfiCallResults,
+  FfiCallTarget,
+  FfiHost,
+} from "./ffi_call.ts";
 import {
   _asHandler,
   _asHandlerOrStages,
@@ -856,7 +862,10 @@ export class Runtime implements FfiHost {
    * console.log(total); // Float32Array(1) [ 6 ]
    * ```
    */
-  ffiCall(target: FfiCallTarget, options: FfiCallOptions): Promise<DataTypedArray[]> {
+  ffiCall<const R extends readonly ArraySpec[]>(
+    target: FfiCallTarget,
+    options: FfiCallOptions<R>,
+  ): Promise<FfiCallResults<R>> {
     this.#ffi ??= new _FfiCalls({
       live: () => {
         this.#live();
@@ -873,7 +882,7 @@ export class Runtime implements FfiHost {
       checkVersion: (handler, name) => this.#checkVersion(handler, name),
       cuda: this.#cuda !== null ? this : null,
     });
-    return this.#ffi.call(target, options);
+    return this.#ffi.call(target, options) as Promise<FfiCallResults<R>>;
   }
 
   /**

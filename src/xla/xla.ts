@@ -20,7 +20,9 @@ import {
   _checkAliases,
   _checkCallOptions,
   _identity,
+  type ArraySpec,
   type FfiCallOptions,
+  type FfiCallResults,
   type FfiCallTarget,
   type FfiHost,
   type FfiRegisterTypeOptions,
@@ -127,7 +129,7 @@ export interface XlaRegisterOptions {
   guard?: boolean;
 }
 
-export type { FfiCallOptions, VmapMethod } from "../runtime/ffi_call.ts";
+export type { FfiCallOptions, FfiCallResults, VmapMethod } from "../runtime/ffi_call.ts";
 
 /** Options of {@link Xla.registerType}. */
 export interface XlaRegisterTypeOptions extends FfiRegisterTypeOptions {
@@ -616,7 +618,10 @@ export class Xla implements FfiHost {
    * XLA: such a TS handler's entry point stays reserved).
    * `inputOutputAliases` is jax's `input_output_aliases`.
    */
-  async ffiCall(target: FfiCallTarget, options: FfiCallOptions): Promise<DataTypedArray[]> {
+  async ffiCall<const R extends readonly ArraySpec[]>(
+    target: FfiCallTarget,
+    options: FfiCallOptions<R>,
+  ): Promise<FfiCallResults<R>> {
     if (!this.#open) throw closedError("The Xla host");
     _checkCallOptions(options);
     const args = (options.args ?? []).map((a, i) => _normaliseArg(a, `argument ${i}`));
@@ -643,7 +648,7 @@ export class Xla implements FfiHost {
         args,
         _replySize(results),
       );
-      return _replyArrays(r).map((a) => a.data);
+      return _replyArrays(r).map((a) => a.data) as FfiCallResults<R>;
     } catch (e) {
       if (!(e instanceof FfiError)) throw e;
       const found = typeof target === "string" ? this.#notFound(e, target) : e;
