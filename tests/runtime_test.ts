@@ -749,3 +749,46 @@ Deno.test("ffiCall refuses a handler of an API version the runtime would not reg
     assert.equal(y![0], 2);
   }
 });
+
+Deno.test("a float array of twice the elements without a type: the size error says complex", async () => {
+  // CallFrameBuilder: the type inferred from the array.
+  assert.throws(
+    () => new CallFrameBuilder().arg(new Float64Array(4), [2]),
+    (e: unknown) =>
+      isFfi(ErrorCode.INVALID_ARGUMENT)(e) &&
+      (e as Error).message.endsWith(
+        "f64[2] needs 16 bytes but the array has 32 (a Float64Array of twice the elements: " +
+          "complex data? pass its type, DataType.C128)",
+      ),
+  );
+  // A type given, or another size: no guess.
+  for (
+    const build of [
+      () => new CallFrameBuilder().arg(new Float32Array(4), [2], DataType.F32),
+      () => new CallFrameBuilder().arg(new Float32Array(6), [2]),
+      () => new CallFrameBuilder().arg(new Int32Array(4), [2]),
+    ]
+  ) {
+    assert.throws(build, (e: unknown) => {
+      assert.ok(isFfi(ErrorCode.INVALID_ARGUMENT)(e));
+      assert.doesNotMatch((e as Error).message, /complex/);
+      return true;
+    });
+  }
+  // ffiCall: the same, as its option is worded.
+  using rt = new Runtime({ threads: 0 });
+  using h = Ffi.bind().arg(DataType.C128).to(() => {});
+  await assert.rejects(
+    rt.ffiCall(h, { args: [{ data: new Float64Array(4), shape: [2] }], results: [] }),
+    isFfi(
+      ErrorCode.INVALID_ARGUMENT,
+      "argument 0: f64[2] needs 16 bytes but the array has 32 (a Float64Array of twice the " +
+        "elements: complex data? give dtype: DataType.C128)",
+    ),
+  );
+  const none = await rt.ffiCall(h, {
+    args: [{ data: new Float64Array(4), shape: [2], dtype: DataType.C128 }],
+    results: [],
+  });
+  assert.equal(none.length, 0);
+});

@@ -330,7 +330,14 @@ export function _normaliseArg(arg: ArrayArg, what: string): _Arg {
     checkShape(input.shape, dtype, what);
     shape = [...input.shape];
   }
-  _checkDataSize(dtype, shape, data.byteLength, "array", what);
+  _checkDataSize(
+    dtype,
+    shape,
+    data.byteLength,
+    "array",
+    what,
+    input.dtype === undefined ? (c) => `give dtype: DataType.${c}` : undefined,
+  );
   return { dtype, shape, bytes: new Uint8Array(data.buffer, data.byteOffset, data.byteLength) };
 }
 
