@@ -834,7 +834,10 @@ export class Runtime implements FfiHost {
    * future of an async handler; a bundle's instantiate stage runs once per
    * signature, with the attributes only, and its state is kept for later
    * calls of that signature until {@link clearCache}), closes what it made
-   * and resolves to the results. `target` is a registered name, a handler or
+   * and resolves to the results, each typed by its spec ({@link FfiCallResults}:
+   * `{ dtype: DataType.F32, shape }` gives a `Float32Array`). A name not
+   * registered is NOT_FOUND with the closest registered name as a hint.
+   * `target` is a registered name, a handler or
    * a bundle; a handler or bundle whose execute handler reports an API
    * version this runtime would not register is refused with
    * {@link register}'s INVALID_ARGUMENT (as `Xla.ffiCall` registers it, and

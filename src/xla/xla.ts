@@ -611,9 +611,11 @@ export class Xla implements FfiHost {
   /**
    * Calls a target once through `jax.jit(jax.ffi.ffi_call(...))` (compiled
    * once per signature and attribute set, then cached until
-   * {@link clearCache}) and resolves to its results as typed arrays: the
-   * same options, results and errors as `Runtime.ffiCall` on the embedded
-   * runtime. `target` is a registered name, or a handler or bundle, which is
+   * {@link clearCache}) and resolves to its results as typed arrays, each
+   * typed by its spec ({@link FfiCallResults}): the same options, results
+   * and errors as `Runtime.ffiCall` on the embedded runtime (XLA's NOT_FOUND
+   * for a name not registered gets the closest name registered through this
+   * module as a hint, as the embedded runtime's does). `target` is a registered name, or a handler or bundle, which is
    * registered once under a name of its own (registrations are permanent in
    * XLA: such a TS handler's entry point stays reserved).
    * `inputOutputAliases` is jax's `input_output_aliases`.
