@@ -713,7 +713,11 @@ async function _compare(
     if (r.kind !== "buffer") continue;
     const ref = await _phase(ExitCode.FILE, () => runtime.readNpy(file));
     try {
-      assertAllClose(_comparable(r), _comparable(ref), { rtol: run.rtol, atol: run.atol });
+      // numpy's defaults, as the command line documents them (not the data type's).
+      assertAllClose(_comparable(r), _comparable(ref), {
+        rtol: run.rtol ?? 1e-7,
+        atol: run.atol ?? 0,
+      });
       out.push({ index, file, match: true });
     } catch (e) {
       if (!(e instanceof AssertionError)) throw e;
