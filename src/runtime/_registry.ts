@@ -124,11 +124,13 @@ const _UNREGISTERED_TYPE = /Types used by FFI handlers must be registered/;
  * (`HandlerLibrary.typeId`) before the handler is asked or registered, as XLA
  * requires.
  */
-export function _withTypeRemedy(e: unknown, handler: string): unknown {
+export function _withTypeRemedy(e: unknown, handler: string | undefined): unknown {
   if (!(e instanceof FfiError) || !_UNREGISTERED_TYPE.test(e.message)) return e;
   return new FfiError(
     e.code,
-    `${e.message} ('${handler}' makes a state whose type has no id yet: register the type ` +
+    `${e.message} (${
+      handler === undefined ? "the handler" : `'${handler}'`
+    } makes a state whose type has no id yet: register the type ` +
       `first, rt.registerType(name, lib.typeId("<T>_type_id"), { typeInfo: ` +
       `lib.typeInfo("<T>_type_info") }), with the XLA_FFI_TypeId* function the library ` +
       `exports for it; the command line's run does it with --type NAME=SYMBOL)`,
