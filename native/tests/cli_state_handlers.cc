@@ -4,7 +4,8 @@
  * for the command line's handling of state types: an instantiate stage that
  * makes a `Scaler` from the `factor` attribute, an execute stage that scales
  * its argument by it and counts its calls, and the type id and type info of
- * `Scaler` exported the way ffi.h declares them (`*_type_id`, `*_type_info`).
+ * `Scaler` exported the way ffi.h declares them (`*_type_id`, `*_type_info`),
+ * and an instantiate handler of a type without such exports.
  *
  * Copyright 2026 The deno-xla-ffi Authors. Licensed under Apache-2.0.
  */
@@ -51,3 +52,17 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(cli_scaler_execute, ScalerExecute,
                                   .Ctx<ffi::State<Scaler>>()
                                   .Arg<ffi::Buffer<ffi::F32>>()
                                   .Ret<ffi::Buffer<ffi::F32>>());
+
+// A state type the library exports no type id function for: only a runtime
+// that registers it by other means can ask its instantiate handler.
+struct Hidden {
+  static ffi::TypeId id;
+};
+ffi::TypeId Hidden::id = {};
+
+static ffi::ErrorOr<std::unique_ptr<Hidden>> HiddenInstantiate() {
+  return std::make_unique<Hidden>();
+}
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(cli_hidden_instantiate, HiddenInstantiate,
+                              ffi::Ffi::BindInstantiate());

@@ -95,6 +95,9 @@ function _child(libPath: string, symbols: readonly string[]): void {
           _emit({ symbol, ok: true, major: 0, minor: 0, traits: 0, needsType: true });
           continue;
         }
+      }
+      // Asked after the types were registered (for this symbol or one before it).
+      if (typeIds !== undefined && md.stateTypeId !== 0) {
         stateType = [...typeIds].find(([, id]) => id === md.stateTypeId)?.[0];
       }
       _emit({
