@@ -60,6 +60,17 @@ export function typeNameOf(symbol: string): string {
  * the runtime's id written into the storage it returns; `<stem>_type_info`,
  * when `exports` has it, gives the deleter of the type's states. Returns the
  * id of each symbol.
+ *
+ * @example
+ * ```ts ignore
+ * import { HandlerLibrary, Runtime } from "@deno-xla/ffi";
+ * import { registerLibraryTypes } from "./state_types.ts";
+ * using lib = HandlerLibrary.open("./libmy_stateful.so");
+ * using rt = new Runtime();
+ * const types = [{ name: "Scaler", symbol: "scaler_type_id" }];
+ * const ids = registerLibraryTypes(rt, lib, types, new Set(["scaler_type_id", "scaler_type_info"]));
+ * console.log(ids.get("scaler_type_id")); // the id the runtime assigned, also in the library
+ * ```
  */
 export function registerLibraryTypes(
   rt: Runtime,
