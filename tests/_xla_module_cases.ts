@@ -5,8 +5,8 @@
  * `registrations()`, skipped targets, and the lifetime after close.
  */
 import assert from "node:assert/strict";
-import { DataType, ErrorCode, FfiError, Runtime } from "../mod.ts";
-import { PythonError, Xla } from "../src/xla/mod.ts";
+import { DataType, ErrorCode, type FfiError, Runtime } from "../mod.ts";
+import { type PythonError, Xla } from "../src/xla/mod.ts";
 
 const GETRF_RESULTS = (n: number) => [
   { dtype: DataType.F32, shape: [n, n] },
