@@ -85,6 +85,13 @@ const CASES: Record<string, () => Promise<void>> = {
     assert.deepEqual(lapack.skipped, []);
     assert.deepEqual(lapack.platforms, ["cpu"]);
     for (const p of ["s", "d", "c", "z"]) assert.ok(lapack.has(`lapack_${p}getrf_ffi`), p);
+    // jaxlib.lapack wraps the same capsules as {"cpu": [(name, capsule, api_version)]}.
+    const wrapped = await xla.handlersFrom("jaxlib.lapack");
+    assert.deepEqual([...wrapped.keys()].sort(), [...lapack.keys()].sort());
+    assert.equal(
+      Deno.UnsafePointer.value(wrapped.get("lapack_sgetrf_ffi")!.pointer),
+      Deno.UnsafePointer.value(lapack.get("lapack_sgetrf_ffi")!.pointer),
+    );
     const getrf = lapack.handler("lapack_sgetrf_ffi");
     assert.equal(getrf.module, "jaxlib.cpu._lapack");
     assert.equal(getrf.apiVersion, 1);

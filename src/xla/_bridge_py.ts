@@ -331,9 +331,8 @@ def _deno_xla_bridge():
             raise Fail(3, "%s.%s() returned a %s, not a dict"
                           % (name, regs_attr, type(regs).__name__))
         want = h.get("platform") or "cpu"
-        flat = not any(isinstance(v, (list, tuple)) and all(isinstance(t, (list, tuple)) for t in v)
-                       and len(v) > 0 for v in regs.values()) or not regs
-        if flat:
+        if not any(isinstance(v, list) and all(isinstance(t, (list, tuple)) for t in v)
+                   for v in regs.values()):
             form = "flat"
             rows = [(want, k, v, 1) for k, v in regs.items()]
         else:
@@ -341,9 +340,10 @@ def _deno_xla_bridge():
             rows = []
             for plat, targets in regs.items():
                 for t in targets:
-                    if len(t) == 2:
-                        t = (t[0], t[1], 1)
-                    rows.append((str(plat), t[0], t[1], t[2]))
+                    if len(t) not in (2, 3) or not isinstance(t[-1] if len(t) == 3 else 1, int):
+                        raise Fail(3, "%s.%s()[%r] holds %r, not (name, capsule, api_version)"
+                                      % (name, regs_attr, plat, t))
+                    rows.append((str(plat), t[0], t[1], t[2] if len(t) == 3 else 1))
         handlers, skipped, platforms = [], [], sorted({r[0] for r in rows})
         for plat, tname, fn, api in rows:
             if want != "*" and plat.lower() != want.lower():
