@@ -711,8 +711,28 @@ async function _checkProvided(run: ParsedRun): Promise<void> {
   }
 }
 
+/** Hosting Python needs the native library's permissions, all of env and read, and running it. */
+function _checkPythonPermissions(command: string): void {
+  const missing = new Set(missingNativePermissions().missing);
+  if (!_granted({ name: "env" })) missing.add("--allow-env");
+  if (!_granted({ name: "read" })) missing.add("--allow-read");
+  if (!_granted({ name: "run" })) missing.add("--allow-run");
+  if (!_granted({ name: "ffi" })) missing.add("--allow-ffi");
+  if (missing.size === 0) return;
+  const order = ["--allow-env", "--allow-read", "--allow-write", "--allow-run", "--allow-ffi"];
+  const flags = order.filter((f) => missing.has(f)).join(" ");
+  throw new _Exit(
+    ExitCode.USAGE,
+    new FfiError(
+      ErrorCode.PERMISSION_DENIED,
+      `'${command} --python-module' hosts Python and needs ${flags}: run again with ${flags}`,
+    ),
+  );
+}
+
 /** `inspect --python-module M`: the module's handlers, their metadata, what it left out. */
 async function _inspectPythonModule(py: PythonModuleArgs, io: CliIo): Promise<ExitCode> {
+  _checkPythonPermissions("inspect");
   const json = py.argv.includes("--json");
   const { xla, handlers } = await _phase(ExitCode.LIBRARY, () => _openModule(py));
   try {
@@ -760,6 +780,7 @@ async function _runPythonModule(
   const cmd = await _phase(ExitCode.USAGE, () => parseCommandLine(py.argv));
   if (cmd.command !== "run") return ExitCode.USAGE;
   cmd.target = { kind: "module", path: py.module };
+  _checkPythonPermissions("run");
   if (runtime.runIsolated && !child) {
     await _phase(ExitCode.FILE, () => _checkFiles(cmd));
     const sink = io.progress?.sink ?? Deno.stderr;

@@ -126,3 +126,17 @@ Deno.test({
     assert.match(noModule.stderr, /no_such_module_x/);
   },
 });
+
+Deno.test("cli python module: without the permissions to host Python, a usage error naming them", async () => {
+  const r = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-read", new URL(cli).pathname, "inspect", "--python-module", LAPACK],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(r.code, 2);
+  const err = new TextDecoder().decode(r.stderr);
+  assert.match(
+    err,
+    /'inspect --python-module' hosts Python and needs --allow-env .*--allow-run --allow-ffi/,
+  );
+});
