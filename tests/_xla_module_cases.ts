@@ -5,7 +5,7 @@
  * `registrations()`, skipped targets, and the lifetime after close.
  */
 import assert from "node:assert/strict";
-import { DataType, ErrorCode, type FfiError, Runtime } from "../mod.ts";
+import { CallFrameBuilder, DataType, ErrorCode, type FfiError, Runtime } from "../mod.ts";
 import { type PythonError, Xla } from "../src/xla/mod.ts";
 
 const GETRF_RESULTS = (n: number) => [
@@ -118,6 +118,13 @@ result = [np.asarray(lu).T.ravel().tolist(), (np.asarray(piv) + 1).tolist()]
       results: GETRF_RESULTS(3),
     });
     assert.deepEqual(lu2, lu);
+    // callSync with a call frame of its own: the same factors in place.
+    const lu3 = new Float32Array(9), ipiv3 = new Int32Array(3), info3 = new Int32Array(1);
+    using frame = new CallFrameBuilder().arg(transpose(A3, 3), [3, 3]).ret(lu3, [3, 3]).ret(ipiv3)
+      .ret(info3, []).build();
+    rt.callSync(getrf, frame);
+    assert.deepEqual(lu3, lu);
+    assert.deepEqual(ipiv3, ipiv);
   },
 
   /** The same handler as a target of real XLA (Xla.ffiCall). */

@@ -11,7 +11,10 @@ import { runXlaCase, XLA_SKIP, xlaName } from "./_xla_env.ts";
 const ignore = XLA_SKIP !== undefined;
 const script = new URL("./_xla_module_cases.ts", import.meta.url);
 const cases: [string, string][] = [
-  ["lapackRuntime", "xla modules: LAPACK sgetrf on the embedded runtime, P·L·U = A, as scipy"],
+  [
+    "lapackRuntime",
+    "xla modules: LAPACK sgetrf on the embedded runtime (ffiCall, register, callSync), P·L·U = A, as scipy",
+  ],
   ["lapackXla", "xla modules: LAPACK sgetrf as a target of Xla.ffiCall"],
   ["platformsForm", "xla modules: {platform: [...]} form, initialize called when asked, skips"],
   ["flatForm", "xla modules: flat dict form, stage dicts, errors naming the module"],
