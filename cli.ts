@@ -52,7 +52,20 @@ import type {
   MetadataAnswer,
 } from "./src/cli/runtime_api.ts";
 import { _runChild, _runChildMark, embeddedRuntime } from "./src/cli/embedded.ts";
-import { _closeRunModule, _importForRun } from "./src/cli/module_target.ts";
+import {
+  _closeRunModule,
+  _importForRun,
+  _isProvided,
+  _provideForRun,
+} from "./src/cli/module_target.ts";
+import {
+  _formatModuleInspect,
+  _openModule,
+  _pythonModuleArgs,
+  type ModuleHandlerRow,
+  type PythonModuleArgs,
+} from "./src/cli/python_module.ts";
+import { Runtime } from "./src/runtime/runtime.ts";
 import {
   type ArrayData,
   type ExpectReport,
@@ -465,6 +478,7 @@ async function _suggestHandler(
 
 async function _checkTarget(run: ParsedRun, runtime?: CliRuntime): Promise<void> {
   const { path, kind } = run.target;
+  if (kind === "module" && _isProvided(run)) return _checkProvided(run);
   if (kind === "library") {
     const table = readElfSymbols(path);
     const names = _functionNames(table);
@@ -710,6 +724,118 @@ async function _runTarget(run: ParsedRun, io: CliIo, runtime: CliRuntime): Promi
   return expect?.some((e) => !e.match) ? ExitCode.MISMATCH : ExitCode.OK;
 }
 
+/** The handler of a Python extension module's run is one of the module's. */
+async function _checkProvided(run: ParsedRun): Promise<void> {
+  const names = Object.keys(await _importForRun(run, run.target.path));
+  for (const [want, option] of [[run.handler, ""], [run.instantiate, "--instantiate "]]) {
+    if (want === undefined || names.includes(want)) continue;
+    const near = _closest(want, names);
+    throw new FfiError(
+      ErrorCode.NOT_FOUND,
+      `${option}'${want}' is not a handler of the Python module ${run.target.path}` +
+        (near ? ` (did you mean '${near}'?)` : "") + ` (${_plural(names.length, "handler")})`,
+    );
+  }
+}
+
+/** Hosting Python needs the native library's permissions, all of env and read, and running it. */
+function _checkPythonPermissions(command: string): void {
+  const missing = new Set(missingNativePermissions().missing);
+  if (!_granted({ name: "env" })) missing.add("--allow-env");
+  if (!_granted({ name: "read" })) missing.add("--allow-read");
+  if (!_granted({ name: "run" })) missing.add("--allow-run");
+  if (!_granted({ name: "ffi" })) missing.add("--allow-ffi");
+  if (missing.size === 0) return;
+  const order = ["--allow-env", "--allow-read", "--allow-write", "--allow-run", "--allow-ffi"];
+  const flags = order.filter((f) => missing.has(f)).join(" ");
+  throw new _Exit(
+    ExitCode.USAGE,
+    new FfiError(
+      ErrorCode.PERMISSION_DENIED,
+      `'${command} --python-module' hosts Python and needs ${flags}: run again with ${flags}`,
+    ),
+  );
+}
+
+/** `inspect --python-module M`: the module's handlers, their metadata, what it left out. */
+async function _inspectPythonModule(py: PythonModuleArgs, io: CliIo): Promise<ExitCode> {
+  _checkPythonPermissions("inspect");
+  const json = py.argv.includes("--json");
+  const { xla, handlers } = await _phase(ExitCode.LIBRARY, () => _openModule(py));
+  try {
+    using rt = new Runtime();
+    const rows: ModuleHandlerRow[] = [];
+    for (const h of handlers.values()) {
+      const md = await _phase(ExitCode.LIBRARY, () => rt.metadata(h));
+      rows.push({
+        name: h.name,
+        apiVersion: `${md.apiVersion.major}.${md.apiVersion.minor}`,
+        traits: _traitNames(md.traits),
+      });
+    }
+    if (json) {
+      io.stdout(
+        JSON.stringify({
+          module: handlers.module,
+          file: handlers.file,
+          platforms: handlers.platforms,
+          handlers: rows,
+          skipped: handlers.skipped,
+        }) + "\n",
+      );
+    } else {
+      io.stdout(_formatModuleInspect(handlers, rows));
+    }
+    return ExitCode.OK;
+  } finally {
+    await xla.close();
+  }
+}
+
+/**
+ * `run --python-module M NAME …`: in a child process (a crash of the handler,
+ * e.g. LAPACK's without `--initialize initialize`, is reported), which hosts
+ * Python and runs the module's handler as a run of a TS module's export.
+ */
+async function _runPythonModule(
+  py: PythonModuleArgs,
+  argv: readonly string[],
+  io: CliIo,
+  runtime: CliRuntime,
+  child: { terminal: boolean } | undefined,
+): Promise<ExitCode> {
+  const cmd = await _phase(ExitCode.USAGE, () => parseCommandLine(py.argv));
+  if (cmd.command !== "run") return ExitCode.USAGE;
+  cmd.target = { kind: "module", path: py.module };
+  _checkPythonPermissions("run");
+  if (runtime.runIsolated && !child) {
+    await _phase(ExitCode.FILE, () => _checkFiles(cmd));
+    const sink = io.progress?.sink ?? Deno.stderr;
+    const runIsolated = runtime.runIsolated.bind(runtime);
+    const code = await _phase(ExitCode.LIBRARY, () =>
+      runIsolated(argv, cmd, {
+        stdout: io.stdout,
+        stderr: io.stderr,
+        progressTerminal: sink.isTerminal(),
+      }));
+    if (code === ExitCode.CRASHED && py.initialize === undefined) {
+      io.stderr(
+        `hint: some modules' handlers crash until the module is initialized: jaxlib.cpu._lapack ` +
+          `needs --initialize initialize\n`,
+      );
+    }
+    return code;
+  }
+  const { xla, handlers } = await _phase(ExitCode.LIBRARY, () => _openModule(py));
+  try {
+    _provideForRun(cmd, Object.fromEntries(handlers));
+    return await _run(cmd, io, runtime);
+  } finally {
+    if (child) _runChildMark("done");
+    await xla.close();
+  }
+}
+
 /** An array of the command line as `assertAllClose` reads it (values already decoded). */
 function _comparable(a: ArrayData): { data: ArrayBufferView; shape: number[]; dtype: DataType } {
   const shape = [...a.dims];
@@ -820,6 +946,9 @@ export async function main(argv: readonly string[], io?: CliIo): Promise<number>
   };
   const runtime = out.runtime ?? embeddedRuntime();
   try {
+    const py = await _phase(ExitCode.USAGE, () => _pythonModuleArgs(argv));
+    if (py?.command === "inspect") return await _inspectPythonModule(py, out);
+    if (py?.command === "run") return await _runPythonModule(py, argv, out, runtime, child);
     const cmd = await _phase(ExitCode.USAGE, () => parseCommandLine(argv));
     if (cmd.command !== "help") _checkPermissions(cmd, runtime);
     switch (cmd.command) {

@@ -959,13 +959,21 @@ Types: pred (bool), s8 s16 s32 s64 (i8 ... i64), u8 u16 u32 u64, f16 bf16
 f32 f64, c64 c128 (values 1+2j), f8 types (f8e5m2, f8e4m3fn, ...), token.
 Integers may be written 0x.., 0o.., 0b..; floats as inf, -inf, nan.
 
+A Python extension module's handlers (jaxlib's LAPACK, nanobind modules):
+'run --python-module M <handler>' hosts Python with jax ($DENO_XLA_PYTHON)
+and runs one of the handlers M.registrations() hands out, in a child process;
+--initialize F calls M.F() first (jaxlib.cpu._lapack needs initialize),
+--module-platform P takes platform P's (default cpu).
+
 Examples:
   cli run ./libscale.so scale --arg f32[2,3]=1,2,3,4,5,6 --ret f32[2,3] \\
       --attr alpha=f32:2.5 --repeat 100
   cli run examples/handlers.ts counter --attr start=i64:41 --ret s64
   cli run ./libgpu.so scale --platform cuda --arg x.npy --ret f32[1024]
   cli run ./librms.so rms_norm --arg x.npy --ret like:0 --attr eps=f32:1e-5 \\
-      --expect ref.npy --rtol 1e-6`;
+      --expect ref.npy --rtol 1e-6
+  cli run --python-module jaxlib.cpu._lapack --initialize initialize \\
+      lapack_sgetrf_ffi --arg f32[2,2]=4,6,3,3 --ret f32[2,2] --ret s32[2] --ret s32`;
 
 const INSPECT_TEXT = `Usage: cli inspect <lib.so> [--all] [--verbose] [--json]
 
@@ -988,7 +996,13 @@ Options:
                traits}] | null, skipped: [{symbol, name, reason}],
                notQueried: [{symbol, name, reason}], error: {code, message}
                | null}
-  -h, --help   this help`;
+  -h, --help   this help
+
+'inspect --python-module M [--initialize F] [--module-platform P] [--json]'
+lists the handlers a Python extension module hands out from M.registrations()
+(jaxlib.cpu._lapack, nanobind modules), hosting Python with jax
+($DENO_XLA_PYTHON); legacy custom calls and foreign capsules are listed as
+skipped with the reason.`;
 
 /**
  * The help text: general, or for `run` or `inspect`; always lists the exit

@@ -33,6 +33,28 @@ export async function _importForRun(key: object, path: string): Promise<ModuleEx
   return mod;
 }
 
+/**
+ * Gives the run `key` the exports it would import (the handlers of a Python
+ * extension module, `run --python-module`): {@link _importForRun} returns
+ * them, and the target is not looked for as a file.
+ *
+ * @example
+ * ```ts ignore
+ * _provideForRun(run, { lapack_sgetrf_ffi: handler });
+ * ```
+ */
+export function _provideForRun(key: object, exports: ModuleExports): void {
+  _loaded.set(key, exports);
+  _provided.add(key);
+}
+
+/** Whether the run `key`'s exports were given by {@link _provideForRun}. */
+export function _isProvided(key: object): boolean {
+  return _provided.has(key);
+}
+
+const _provided = new WeakSet<object>();
+
 /** True for a TS handler or bundle: has `close()` and an entry point or an execute stage. */
 function _closable(v: unknown): v is { close(): void } {
   return typeof v === "object" && v !== null && typeof (v as { close?: unknown }).close ===
@@ -54,6 +76,7 @@ export function _closeRunModule(key: object): void {
   const mod = _loaded.get(key);
   if (!mod) return;
   _loaded.delete(key);
+  _provided.delete(key);
   for (const v of Object.values(mod)) {
     if (!_closable(v)) continue;
     try {

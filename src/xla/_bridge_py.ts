@@ -241,7 +241,7 @@ def _deno_xla_bridge():
         hid = next(S["ids"])
         ns = {"jax": jax, "jnp": jax.numpy, "np": np, "lax": jax.lax, "ffi": jax.ffi,
               "__name__": "__deno_xla__", "__builtins__": __builtins__}
-        S["hosts"][hid] = {"programs": {}, "ffi": {}, "ns": ns}
+        S["hosts"][hid] = {"programs": {}, "ffi": {}, "ns": ns, "modules": {}}
         ns["program"] = lambda pid: S["hosts"][hid]["programs"][pid].fn
         import jaxlib
         api = [None, None]
@@ -288,6 +288,87 @@ def _deno_xla_bridge():
             fn = jax.jit(lambda *xs: call(*xs, **attrs))
             st["ffi"][h["key"]] = fn
         return fn(*read_args(mv, h["args"], h["_base"]))
+
+    # Handlers a Python extension module hands out (jaxlib's LAPACK, nanobind examples):
+    # registrations() is {name: capsule | {stage: capsule}} (jaxlib.cpu._lapack) or
+    # {platform: [(name, capsule | {stage: capsule}, api_version)]} (jaxlib.lapack), as
+    # jax._src.lax.linalg.register_module_custom_calls and jax.ffi.register_ffi_target take.
+    capsule_name = ctypes.pythonapi.PyCapsule_GetName
+    capsule_name.restype = ctypes.c_char_p
+    capsule_name.argtypes = (ctypes.py_object,)
+    capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+    capsule_pointer.restype = ctypes.c_void_p
+    capsule_pointer.argtypes = (ctypes.py_object, ctypes.c_char_p)
+    target_capsule = b"xla._CUSTOM_CALL_TARGET"
+
+    def capsule_address(c):
+        if type(c).__name__ != "PyCapsule":
+            return None, "is a %s, not a PyCapsule" % type(c).__name__
+        n = capsule_name(c)
+        if n != target_capsule:
+            return None, ("is a PyCapsule named %r, not %r"
+                          % (n.decode() if n is not None else None, target_capsule.decode()))
+        return capsule_pointer(c, n), None
+
+    def op_handlers_from(h, mv):
+        st = host(h)
+        import importlib
+        name = h["module"]
+        mod = importlib.import_module(name)
+        st["modules"][name] = mod  # kept while the host is open (CPython never unloads it)
+        init = h.get("initialize")
+        if init:
+            f = getattr(mod, init, None)
+            if not callable(f):
+                raise Fail(5, "%s has no function %s() to initialize it" % (name, init))
+            f()
+        regs_attr = h.get("registrations") or "registrations"
+        f = getattr(mod, regs_attr, None)
+        if not callable(f):
+            raise Fail(5, "%s has no function %s() handing out its handlers" % (name, regs_attr))
+        regs = f()
+        if not isinstance(regs, dict):
+            raise Fail(3, "%s.%s() returned a %s, not a dict"
+                          % (name, regs_attr, type(regs).__name__))
+        want = h.get("platform") or "cpu"
+        if not any(isinstance(v, list) and all(isinstance(t, (list, tuple)) for t in v)
+                   for v in regs.values()):
+            form = "flat"
+            rows = [(want, k, v, 1) for k, v in regs.items()]
+        else:
+            form = "platforms"
+            rows = []
+            for plat, targets in regs.items():
+                for t in targets:
+                    if len(t) not in (2, 3) or not isinstance(t[-1] if len(t) == 3 else 1, int):
+                        raise Fail(3, "%s.%s()[%r] holds %r, not (name, capsule, api_version)"
+                                      % (name, regs_attr, plat, t))
+                    rows.append((str(plat), t[0], t[1], t[2] if len(t) == 3 else 1))
+        handlers, skipped, platforms = [], [], sorted({r[0] for r in rows})
+        for plat, tname, fn, api in rows:
+            if want != "*" and plat.lower() != want.lower():
+                continue
+            entry = {"name": str(tname), "platform": plat, "apiVersion": int(api)}
+            if int(api) != 1:
+                skipped.append(dict(entry, reason="a legacy custom call (api_version %d), "
+                                    "not an XLA FFI handler" % int(api)))
+                continue
+            stages = fn if isinstance(fn, dict) else {"execute": fn}
+            out, why = {}, None
+            for stage, c in stages.items():
+                addr, why = capsule_address(c)
+                if why is not None:
+                    why = "its %s stage %s" % (stage, why) if isinstance(fn, dict) else why
+                    break
+                out[str(stage)] = addr
+            if why is None and not out.get("execute"):
+                why = "has no execute stage"
+            if why is not None:
+                skipped.append(dict(entry, reason=why))
+                continue
+            handlers.append(dict(entry, stages=out))
+        return {"module": name, "file": getattr(mod, "__file__", None), "form": form,
+                "platforms": platforms, "handlers": handlers, "skipped": skipped}
 
     def op_register_type(h, mv):
         host(h)
@@ -402,6 +483,7 @@ def _deno_xla_bridge():
             st["programs"].clear()
             st["ffi"].clear()
             st["ns"].clear()
+            st["modules"].clear()
             gc.collect()
             _deno_xla_distributed_leave(jax, h["host"])
         for t in h.get("tokens") or ():
@@ -429,7 +511,7 @@ def _deno_xla_bridge():
            "register_type": op_register_type, "clear_cache": op_clear_cache,
            "clear_program": op_clear_program,
            "compile": op_compile, "run": op_run, "take": op_take, "release": op_release,
-           "python": op_python, "stats": op_stats}
+           "python": op_python, "stats": op_stats, "handlers_from": op_handlers_from}
 
     def dispatch(req_addr, req_len, reply_addr, reply_cap):
         try:

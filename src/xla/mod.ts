@@ -46,6 +46,12 @@ export {
   type XlaVersion,
 } from "./xla.ts";
 export { PythonError } from "./_host.ts";
+export {
+  type HandlersFromOptions,
+  ModuleHandler,
+  ModuleHandlers,
+  type SkippedTarget,
+} from "./modules.ts";
 export type { CpuCollectives, DistributedInfo, DistributedOptions } from "./_distributed.ts";
 export { findPython, probePython, type PythonInfo } from "./python.ts";
 export type { XlaArg, XlaArray, XlaArrayInput, XlaArraySpec } from "./_codec.ts";

@@ -54,6 +54,12 @@ import {
   type DistributedOptions,
 } from "./_distributed.ts";
 import { _checkFfiApi } from "./_ffi_api.ts";
+import {
+  type _HandlersReply,
+  _moduleHandlers,
+  type HandlersFromOptions,
+  type ModuleHandlers,
+} from "./modules.ts";
 
 /** Options of {@link Xla.open}. */
 export interface XlaOptions {
@@ -863,6 +869,68 @@ export class Xla implements FfiHost {
   runPythonSync(source: string): unknown {
     if (!this.#open) throw closedError("The Xla host");
     return this._requestSync({ op: "python", source: String(source) }).header!.result ?? null;
+  }
+
+  /**
+   * The XLA FFI handlers a Python extension module hands out as PyCapsules
+   * (`xla._CUSTOM_CALL_TARGET`) from its `registrations()`: jaxlib's LAPACK
+   * (`"jaxlib.cpu._lapack"`, which needs `initialize: "initialize"`), its
+   * sparse kernels, modules built with nanobind. Imports the module in this
+   * host (calling `options.initialize` first when given) and keeps it while
+   * the host is open. `registrations()` may be a flat dict (name → capsule,
+   * or a dict of stage capsules) or `{platform: [(name, capsule,
+   * api_version)]}` as `jaxlib.lapack` has; only `options.platform`'s (default
+   * `"cpu"`) are kept. Legacy custom calls (api_version 0) and capsules of
+   * another name are left out and listed in `skipped` with the reason.
+   *
+   * The handlers are C handlers in this process: targets of `Runtime.ffiCall`,
+   * `register` and `callSync` as well as of {@link ffiCall} and
+   * {@link register}. They are usable while this host is open; afterwards
+   * they refuse (FAILED_PRECONDITION). Throws PythonError UNAVAILABLE when the
+   * module cannot be imported, NOT_FOUND when it has no such functions.
+   *
+   * @example
+   * ```ts ignore
+   * import { DataType, Runtime } from "@deno-xla/ffi";
+   * await using xla = await Xla.open();
+   * const lapack = await xla.handlersFrom("jaxlib.cpu._lapack", { initialize: "initialize" });
+   * using rt = new Runtime();
+   * // A = [[4, 3], [6, 3]], column-major as LAPACK reads it
+   * const [lu, ipiv, info] = await rt.ffiCall(lapack.handler("lapack_sgetrf_ffi"), {
+   *   args: [{ data: new Float32Array([4, 6, 3, 3]), shape: [2, 2] }],
+   *   results: [
+   *     { dtype: DataType.F32, shape: [2, 2] },
+   *     { dtype: DataType.S32, shape: [2] },
+   *     { dtype: DataType.S32, shape: [] },
+   *   ],
+   * });
+   * ```
+   */
+  async handlersFrom(module: string, options: HandlersFromOptions = {}): Promise<ModuleHandlers> {
+    if (!this.#open) throw closedError("The Xla host");
+    if (typeof module !== "string" || !/^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$/.test(module)) {
+      throw new FfiError(
+        ErrorCode.INVALID_ARGUMENT,
+        `A Python module name must be dotted identifiers, got ${JSON.stringify(module)}`,
+      );
+    }
+    for (const k of ["initialize", "registrations", "platform"] as const) {
+      const v = options[k];
+      if (v !== undefined && (typeof v !== "string" || v === "")) {
+        throw new FfiError(
+          ErrorCode.INVALID_ARGUMENT,
+          `handlersFrom option ${k} must be a non-empty string, got ${JSON.stringify(v)}`,
+        );
+      }
+    }
+    const r = await this._request({
+      op: "handlers_from",
+      module,
+      initialize: options.initialize ?? null,
+      registrations: options.registrations ?? null,
+      platform: options.platform ?? "cpu",
+    });
+    return _moduleHandlers(r.header as unknown as _HandlersReply, () => this.#open);
   }
 
   /** What the hosted Python holds: allocated blocks, tracked objects, this host's programs. */
