@@ -97,7 +97,8 @@ function checkOne(
  * option an array of at most one layout per operand (missing ones are
  * row-major), each layout null or a permutation of the operand's dimension
  * indices, and an aliased argument and result of the same layout (jax's
- * rule). Returns null when neither option is given (the default path).
+ * rule). Returns null when every operand is row-major (the default path:
+ * neither option given, or only row-major layouts).
  */
 export function _checkLayouts(
   inputLayouts: readonly _LayoutOption[] | undefined,
@@ -144,6 +145,8 @@ export function _checkLayouts(
       );
     }
   }
+  // All row-major: the default path, as if no layouts were given.
+  if (inputs.every((l) => l === null) && outputs.every((l) => l === null)) return null;
   return { inputs, outputs };
 }
 
