@@ -262,6 +262,16 @@ export const HOST_CASES: Record<string, (host: FfiHost) => Promise<void>> = {
       ErrorCode.FAILED_PRECONDITION,
     );
     assert.match(notAliased.message, /the result is not the argument's buffer/);
+    // Column-major operands, as a BLAS kernel takes them: a (2x3) @ b (3x2), given row-major.
+    const a = { data: new Float32Array([1, 2, 3, 4, 5, 6]), shape: [2, 3] };
+    const b = { data: new Float32Array([7, 8, 9, 10, 11, 12]), shape: [3, 2] };
+    const [product] = await host.ffiCall(lib.handler("testing_col_major_matmul"), {
+      args: [a, b],
+      results: [{ dtype: F32, shape: [2, 2] }],
+      inputLayouts: [[1, 0], [1, 0]],
+      outputLayouts: [[1, 0]],
+    });
+    assertAllClose({ data: product!, shape: [2, 2] }, [[58, 64], [139, 154]]);
     // State: the library's type id registered with the host, then the counter counts.
     const id = lib.typeId("testing_counter_type_id");
     const assigned = await host.registerType("testing.Counter", id, {
