@@ -36,6 +36,7 @@ import { assertAllClose, AssertionError } from "./src/testing/assert.ts";
 import { FfiError, toFfiError } from "./src/errors.ts";
 import { type ElfSymbolTable, readElfSymbols } from "./src/cli/elf.ts";
 import { classifyExports, type CxxName, isMangled } from "./src/cli/cxx.ts";
+import { typeNameOf } from "./src/cli/state_types.ts";
 import { _closest as _closestName } from "./src/_closest.ts";
 import {
   ExitCode,
@@ -248,6 +249,30 @@ function _plural(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`;
 }
 
+/** The `stateType` of an inspected handler's JSON, when it makes a state of a registered type. */
+function _stateTypeJson(md: HandlerMetadata): { stateType?: unknown } {
+  if (md.stateType === undefined) return {};
+  if (md.stateType === null) return { stateType: null };
+  return { stateType: { name: typeNameOf(md.stateType), typeId: md.stateType } };
+}
+
+/** The line `inspect` prints for a handler whose state type must be registered first. */
+function _stateTypeLine(name: string, md: HandlerMetadata, io: CliIo): void {
+  if (md.stateType === undefined) return;
+  if (md.stateType === null) {
+    io.stdout(
+      `${name}: makes a state whose type must be registered first, and the library exports ` +
+        `no type id function (XLA_FFI_TypeId* NAME_type_id(void)) for it; ` +
+        `run registers one with --type NAME=SYMBOL\n`,
+    );
+    return;
+  }
+  io.stdout(
+    `${name}: makes a state of type ${typeNameOf(md.stateType)} (type id ${md.stateType}), ` +
+      `which must be registered first; run registers it (--type NAME=${md.stateType})\n`,
+  );
+}
+
 async function _inspect(cmd: ParsedInspect, io: CliIo, runtime: CliRuntime): Promise<ExitCode> {
   const table = await _phase(ExitCode.LIBRARY, () => readElfSymbols(cmd.path));
   const exported = await classifyExports(_functionNames(table));
@@ -308,6 +333,7 @@ async function _inspect(cmd: ParsedInspect, io: CliIo, runtime: CliRuntime): Pro
           name: display.get(h.symbol),
           apiVersion: `${h.metadata.apiVersion.major}.${h.metadata.apiVersion.minor}`,
           traits: _traitNames(h.metadata.traits),
+          ..._stateTypeJson(h.metadata),
         })),
         skipped: skipped.map((k) => ({
           symbol: k.symbol,
@@ -337,10 +363,11 @@ async function _inspect(cmd: ParsedInspect, io: CliIo, runtime: CliRuntime): Pro
       const width = Math.max(7, ...rows.map(([n]) => n.length));
       io.stdout(`${"handler".padEnd(width)}  api   traits\n`);
       for (const [n, md] of rows) {
-        const v = `${md.apiVersion.major}.${md.apiVersion.minor}`;
-        const traits = _traitNames(md.traits).join(", ") || "-";
+        const v = md.stateType === null ? "?" : `${md.apiVersion.major}.${md.apiVersion.minor}`;
+        const traits = md.stateType === null ? "?" : _traitNames(md.traits).join(", ") || "-";
         io.stdout(`${n.padEnd(width)}  ${v.padEnd(4)}  ${traits}\n`);
       }
+      for (const [n, md] of rows) _stateTypeLine(n, md, io);
     }
     if (cmd.verbose) {
       for (const k of skipped) {
@@ -713,7 +740,11 @@ async function _compare(
     if (r.kind !== "buffer") continue;
     const ref = await _phase(ExitCode.FILE, () => runtime.readNpy(file));
     try {
-      assertAllClose(_comparable(r), _comparable(ref), { rtol: run.rtol, atol: run.atol });
+      // numpy's defaults, as the command line documents them (not the data type's).
+      assertAllClose(_comparable(r), _comparable(ref), {
+        rtol: run.rtol ?? 1e-7,
+        atol: run.atol ?? 0,
+      });
       out.push({ index, file, match: true });
     } catch (e) {
       if (!(e instanceof AssertionError)) throw e;

@@ -100,6 +100,7 @@ export type {
   ArrayInput,
   ArraySpec,
   FfiCallOptions,
+  FfiCallResults,
   FfiCallTarget,
   FfiHost,
   FfiRegisterOptions,

@@ -186,6 +186,34 @@ export const HOST_CASES: Record<string, (host: FfiHost) => Promise<void>> = {
       ErrorCode.NOT_FOUND,
     );
     assert.match(unknown.message, /^No FFI handler registered for (rt|xla)\.not\.registered /);
+    // Complex data given without its type: the size mismatch says which type it probably is.
+    const complexData = await rejects(
+      host.ffiCall(wantsF32, {
+        args: [{ data: new Float32Array(8), shape: [2, 2] }],
+        results: [{ dtype: F32, shape: [2, 2] }],
+        attrs: { alpha: scalar(F32, 2) },
+      }),
+      ErrorCode.INVALID_ARGUMENT,
+    );
+    assert.equal(
+      complexData.message,
+      "argument 0: f32[2,2] needs 16 bytes but the array has 32 (a Float32Array of twice the " +
+        "elements: complex data? give dtype: DataType.C64)",
+    );
+    // A name close to a registered one: the hint on both hosts.
+    await host.register(named(host, "same.errors.scale"), wantsF32);
+    const typo = await rejects(
+      host.ffiCall(named(host, "same.errors.sclae"), { results: [{ dtype: F32, shape: [] }] }),
+      ErrorCode.NOT_FOUND,
+    );
+    assert.match(
+      typo.message,
+      /^No FFI handler registered for (rt|xla)\.same\.errors\.sclae on a platform \S+ \(canonical host\)/,
+    );
+    assert.ok(
+      typo.message.endsWith(` (did you mean '${named(host, "same.errors.scale")}'?)`),
+      typo.message,
+    );
     await rejects(host.ffiCall(wantsF32, { results: null as never }), ErrorCode.INVALID_ARGUMENT);
   },
 

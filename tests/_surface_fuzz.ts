@@ -37,6 +37,7 @@ import {
   ErrorCode,
   ExecutionStage,
   Ffi,
+  type FfiCallOptions,
   FfiError,
   Runtime,
   scalar,
@@ -1788,7 +1789,7 @@ function genFfiCallCase(rng: Rng): Case {
       const t = target === "junk" ? junkTarget : target === "scale" ? env.scale : env.twice;
       const out = await attemptAsync(
         "Runtime.ffiCall",
-        () => env.rt.ffiCall(t as Handler, options as { results: [] }),
+        () => env.rt.ffiCall(t as Handler, options as FfiCallOptions),
       );
       if (!mutated) {
         if (!out.ok) {

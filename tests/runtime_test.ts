@@ -4,7 +4,9 @@ import {
   DataType,
   ErrorCode,
   ExecutionStage,
+  Ffi,
   FfiError,
+  HandlerBundle,
   HandlerLibrary,
   HandlerTraits,
   NativeHandler,
@@ -702,4 +704,91 @@ Deno.test("closeAsync joins the pool off the JS thread", async () => {
   await rt.closeAsync();
   await rt.closeAsync(); // idempotent
   assert.throws(() => rt.callSync("x", null as never), FfiError);
+});
+
+Deno.test("ffiCall refuses a handler of an API version the runtime would not register, as register does", async () => {
+  for (
+    const [apiVersion, reported] of [["0.1", "0.3"], ["0.1", "0.2"], ["0.2", "0.3"]] as const
+  ) {
+    using rt = new Runtime({ threads: 0, apiVersion });
+    using h = Ffi.bind().ret(DataType.F32).to((out) => {
+      out.typed()[0] = 1;
+    }, { apiVersion: reported });
+    const spec = { results: [{ dtype: DataType.F32, shape: [] }] };
+    let registered: FfiError | undefined;
+    try {
+      rt.register(`versions.ffi_call.${apiVersion}.${reported}.${Deno.pid}`, h);
+    } catch (e) {
+      registered = e as FfiError;
+    }
+    assert.ok(registered instanceof FfiError, "register refuses it");
+    // The same error, under the name Xla.ffiCall would register the handler with.
+    const why = (msg: string) => msg.replace(/registration for \S+ on/, "registration for NAME on");
+    for (const target of [h, new HandlerBundle({ execute: h })]) {
+      await assert.rejects(rt.ffiCall(target, spec), (e: unknown) => {
+        assert.ok(e instanceof FfiError);
+        assert.equal(e.code, registered!.code);
+        assert.equal(why(e.message), why(registered!.message));
+        assert.match(e.message, /registration for deno_xla\.ffi_call\.\d+ on platform Host/);
+        return true;
+      });
+    }
+    // A direct call is the caller's own: callSync and call run any handler as given.
+    const out = new Float32Array(1);
+    using f = new CallFrameBuilder().ret(out, []).build();
+    rt.callSync(h, f);
+    assert.equal(out[0], 1);
+  }
+  // Versions it accepts: 0.1 on 0.1; 0.1 to 0.3 on 0.3.
+  for (const [apiVersion, reported] of [["0.1", "0.1"], ["0.3", "0.1"], ["0.3", "0.2"]] as const) {
+    using rt = new Runtime({ threads: 0, apiVersion });
+    using h = Ffi.bind().ret(DataType.F32).to((out) => {
+      out.typed()[0] = 2;
+    }, { apiVersion: reported });
+    const [y] = await rt.ffiCall(h, { results: [{ dtype: DataType.F32, shape: [] }] });
+    assert.equal(y![0], 2);
+  }
+});
+
+Deno.test("a float array of twice the elements without a type: the size error says complex", async () => {
+  // CallFrameBuilder: the type inferred from the array.
+  assert.throws(
+    () => new CallFrameBuilder().arg(new Float64Array(4), [2]),
+    (e: unknown) =>
+      isFfi(ErrorCode.INVALID_ARGUMENT)(e) &&
+      (e as Error).message.endsWith(
+        "f64[2] needs 16 bytes but the array has 32 (a Float64Array of twice the elements: " +
+          "complex data? pass its type, DataType.C128)",
+      ),
+  );
+  // A type given, or another size: no guess.
+  for (
+    const build of [
+      () => new CallFrameBuilder().arg(new Float32Array(4), [2], DataType.F32),
+      () => new CallFrameBuilder().arg(new Float32Array(6), [2]),
+      () => new CallFrameBuilder().arg(new Int32Array(4), [2]),
+    ]
+  ) {
+    assert.throws(build, (e: unknown) => {
+      assert.ok(isFfi(ErrorCode.INVALID_ARGUMENT)(e));
+      assert.doesNotMatch((e as Error).message, /complex/);
+      return true;
+    });
+  }
+  // ffiCall: the same, as its option is worded.
+  using rt = new Runtime({ threads: 0 });
+  using h = Ffi.bind().arg(DataType.C128).to(() => {});
+  await assert.rejects(
+    rt.ffiCall(h, { args: [{ data: new Float64Array(4), shape: [2] }], results: [] }),
+    isFfi(
+      ErrorCode.INVALID_ARGUMENT,
+      "argument 0: f64[2] needs 16 bytes but the array has 32 (a Float64Array of twice the " +
+        "elements: complex data? give dtype: DataType.C128)",
+    ),
+  );
+  const none = await rt.ffiCall(h, {
+    args: [{ data: new Float64Array(4), shape: [2], dtype: DataType.C128 }],
+    results: [],
+  });
+  assert.equal(none.length, 0);
 });

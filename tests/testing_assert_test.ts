@@ -5,14 +5,24 @@
  * with numpy is at hand.
  */
 import assert from "node:assert/strict";
-import { DataType, encodeFloats, numberToSubByte } from "../mod.ts";
+import {
+  DataType,
+  encodeFloats,
+  ErrorCode,
+  Ffi,
+  FfiError,
+  numberToSubByte,
+  Runtime,
+} from "../mod.ts";
 import {
   assertAllClose,
   assertArrayEqual,
+  assertFfiError,
   AssertionError,
   complex128,
   complex64,
   complexPairs,
+  defaultTolerance,
   imagPart,
   like,
   realPart,
@@ -59,7 +69,7 @@ Deno.test("assertAllClose: numpy's report, with the message, indices by shape an
     failure(() =>
       assertAllClose({ data: new Float32Array(6), shape: [2, 3] }, [[0, 0], [0, 0], [0, 0]])
     ),
-    "Not equal to tolerance rtol=1e-7, atol=0\n(shapes (2, 3), (3, 2) mismatch)",
+    "Not equal to tolerance rtol=0.000001, atol=0.000001\n(shapes (2, 3), (3, 2) mismatch)",
   );
   assert.match(
     failure(() => assertAllClose(new Float32Array(3), new Float32Array(4))),
@@ -91,6 +101,144 @@ Deno.test("assertAllClose: tolerances as numpy (|a - e| <= atol + rtol * |e|), N
   assert.throws(() => assertAllClose([1, 2], [[1], [2, 3]]), /not rectangular/);
 });
 
+Deno.test("assertAllClose: tolerances not given are the data type's, as jax's tests have them", () => {
+  // jax._src.public_test_util.default_tolerance.
+  const expected: [DataType, number][] = [
+    [DataType.BF16, 1e-2],
+    [DataType.F16, 1e-3],
+    [DataType.F32, 1e-6],
+    [DataType.F64, 1e-15],
+    [DataType.C64, 1e-6],
+    [DataType.C128, 1e-15],
+    [DataType.F8E4M3FN, 1e-1],
+    [DataType.F8E5M2, 1e-1],
+    [DataType.F8E4M3B11FNUZ, 1e-1],
+    [DataType.F8E5M2FNUZ, 1e-1],
+    [DataType.F8E4M3FNUZ, 1e-1],
+    [DataType.F8E4M3, 1e-1],
+    [DataType.F8E3M4, 1e-1],
+    [DataType.F8E8M0FNU, 1],
+    [DataType.F4E2M1FN, 1],
+    [DataType.S32, 0],
+    [DataType.U8, 0],
+    [DataType.PRED, 0],
+    [DataType.S64, 0],
+  ];
+  for (const [dt, tol] of expected) assert.equal(defaultTolerance(dt), tol, DataType[dt]);
+  // F32: rtol = atol = 1e-6, the type of a typed array, of { data, dtype } or of options.dtype.
+  assertAllClose(new Float32Array([1.0000019]), [1]);
+  assert.match(
+    failure(() => assertAllClose(new Float32Array([1.0000025]), [1])),
+    /^Not equal to tolerance rtol=0\.000001, atol=0\.000001\n/,
+  );
+  assertAllClose([1.0000019], new Float32Array([1])); // either side's type
+  // atol applies alone near 0 (numpy's atol would be 0): 1e-6 + 1e-6 * 0.
+  assertAllClose(new Float32Array([1e-6]), [0]);
+  failure(() => assertAllClose(new Float32Array([1.1e-6]), [0]));
+  // F64: 1e-15.
+  assertAllClose(new Float64Array([1 + 1e-15]), [1]);
+  failure(() => assertAllClose(new Float64Array([1 + 1e-14]), [1]));
+  // The larger of the two sides' tolerances.
+  assertAllClose(new Float32Array([1.0000019]), new Float64Array([1]));
+  // BF16 1e-2, F16 1e-3, complex as its parts.
+  assertAllClose({ data: encodeFloats(DataType.BF16, [1]), dtype: DataType.BF16 }, [1.015]);
+  failure(() =>
+    assertAllClose({ data: encodeFloats(DataType.BF16, [1]), dtype: DataType.BF16 }, [1.03])
+  );
+  assertAllClose(encodeFloats(DataType.BF16, [1]), [1.015], { dtype: DataType.BF16 });
+  assertAllClose(new Float16Array([1]), [1.0015]);
+  failure(() => assertAllClose(new Float16Array([1]), [1.003]));
+  assertAllClose(complex64([1], [0]), complex64([1.0000015], [0]));
+  failure(() => assertAllClose(complex64([1], [0]), complex64([1.00001], [0])));
+  // Each of rtol and atol defaults alone: given rtol 0, atol stays F32's 1e-6.
+  assertAllClose(new Float32Array([1e-6]), [0], { rtol: 0 });
+  assert.match(
+    failure(() => assertAllClose(new Float32Array([2]), [1], { rtol: 0 })),
+    /^Not equal to tolerance rtol=0, atol=0\.000001\n/,
+  );
+  // No floating type on either side: numpy's rtol 1e-7, atol 0.
+  assertAllClose([1 + 1e-8], [1]);
+  assert.match(
+    failure(() => assertAllClose([1 + 1e-6], [1])),
+    /^Not equal to tolerance rtol=1e-7, atol=0\n/,
+  );
+  assert.match(
+    failure(() => assertAllClose(new Int32Array([2]), [1])),
+    /^Not equal to tolerance rtol=1e-7, atol=0\n/,
+  );
+});
+
+Deno.test("assertFfiError: sync and async, the code by value or name, the message by string or pattern", async () => {
+  const thrower = (code: ErrorCode, message: string) => () => {
+    throw new FfiError(code, message);
+  };
+  // Sync: returns the error.
+  const e = assertFfiError(thrower(ErrorCode.NOT_FOUND, "No FFI handler"), ErrorCode.NOT_FOUND);
+  assert.ok(e instanceof FfiError);
+  assert.equal(e.message, "No FFI handler");
+  assertFfiError(thrower(ErrorCode.INTERNAL, "boom at 3"), "INTERNAL", "boom");
+  assertFfiError(thrower(ErrorCode.INTERNAL, "boom at 3"), "INTERNAL", /at \d$/);
+  // Its failures are AssertionErrors saying what differs.
+  assert.equal(
+    failure(() => assertFfiError(() => {}, "INTERNAL", undefined, "the call")),
+    "Expected an FfiError INTERNAL, but nothing was thrown: the call",
+  );
+  assert.equal(
+    failure(() => assertFfiError(thrower(ErrorCode.ABORTED, "x"), ErrorCode.INTERNAL)),
+    "Expected an FfiError INTERNAL, but it is ABORTED\nMessage: x",
+  );
+  assert.equal(
+    failure(() => assertFfiError(thrower(ErrorCode.INTERNAL, "x"), "INTERNAL", "y")),
+    'Expected the FfiError\'s message to include "y"\nMessage: x',
+  );
+  assert.equal(
+    failure(() => assertFfiError(thrower(ErrorCode.INTERNAL, "x"), "INTERNAL", /^y/)),
+    "Expected the FfiError's message to match /^y/\nMessage: x",
+  );
+  assert.equal(
+    failure(() =>
+      assertFfiError(() => {
+        throw new TypeError("not an FfiError");
+      }, "INTERNAL")
+    ),
+    "Expected an FfiError INTERNAL, but TypeError: not an FfiError was thrown",
+  );
+  assert.throws(() => assertFfiError(() => {}, "NOPE" as "INTERNAL"), TypeError);
+  assert.throws(() => assertFfiError(() => {}, 0), TypeError);
+  // Async: a promise, or a function returning one, gives a promise of the error.
+  const rejected = Promise.reject(new FfiError("UNIMPLEMENTED", "later"));
+  const p: Promise<FfiError> = assertFfiError(rejected, "UNIMPLEMENTED", "later");
+  assert.ok(p instanceof Promise);
+  assert.equal((await p).codeName, "UNIMPLEMENTED");
+  const q = assertFfiError(async () => {
+    await Promise.resolve();
+    throw new FfiError(ErrorCode.CANCELLED, "stopped");
+  }, ErrorCode.CANCELLED);
+  assert.equal((await q).message, "stopped");
+  await assert.rejects(
+    assertFfiError(Promise.resolve(1), "INTERNAL"),
+    (err: unknown) =>
+      err instanceof AssertionError &&
+      err.message === "Expected an FfiError INTERNAL, but nothing was thrown",
+  );
+  await assert.rejects(
+    assertFfiError(Promise.reject(new FfiError("ABORTED", "a")), "INTERNAL"),
+    AssertionError,
+  );
+  // A call on a host.
+  using rt = new Runtime({ threads: 0 });
+  using fails = Ffi.bind().ret(DataType.F32).to(() => {
+    throw new FfiError("DATA_LOSS", "lost");
+  });
+  const err = await assertFfiError(
+    rt.ffiCall(fails, { results: [{ dtype: DataType.F32, shape: [] }] }),
+    "DATA_LOSS",
+    "lost",
+  );
+  assert.equal(err.code, ErrorCode.DATA_LOSS);
+  await assertFfiError(() => rt.ffiCall("no.such.target", { results: [] }), "NOT_FOUND");
+});
+
 Deno.test("assertAllClose: every data type read as its values", () => {
   // 16-, 8- and 4-bit floats through their views.
   assertAllClose(new Float16Array([0.5, 1.5]), [0.5, 1.5]);
@@ -106,9 +254,9 @@ Deno.test("assertAllClose: every data type read as its values", () => {
   ]);
   assert.match(
     failure(() =>
-      assertAllClose({ data: encodeFloats(DataType.F8E5M2, [1]), dtype: DataType.F8E5M2 }, [1.1])
+      assertAllClose({ data: encodeFloats(DataType.F8E5M2, [1]), dtype: DataType.F8E5M2 }, [1.5])
     ),
-    /\[0\]: 1 vs 1\.1/,
+    /\[0\]: 1 vs 1\.5/,
   );
   // Sub-byte integers sign-extended, PRED as 0/1.
   const s4 = Uint8Array.from([-8, 7, -1], (v) => numberToSubByte(DataType.S4, v));

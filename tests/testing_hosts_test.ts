@@ -6,10 +6,13 @@
  */
 import assert from "node:assert/strict";
 import {
+  type ArraySpec,
   DataType,
+  type DataTypedArray,
   ErrorCode,
   Ffi,
   FfiError,
+  type FfiHost,
   HandlerBundle,
   Runtime,
   runtimeDebugStats,
@@ -18,6 +21,7 @@ import { findCxxCompiler } from "../build.ts";
 import { childContext, runDeno } from "./_child.ts";
 import { FFI_H_CASES, ffiHSkip, HOST_CASES, XLA_CASES } from "./_host_cases.ts";
 import { XLA_SKIP, xlaName } from "./_xla_env.ts";
+import type { Xla } from "../src/xla/mod.ts";
 
 const cxx = findCxxCompiler();
 const ffiHReason = ffiHSkip() ?? (cxx === undefined ? "no C++ compiler" : undefined);
@@ -130,4 +134,53 @@ Deno.test("Runtime.clearCache refuses while an ffiCall uses a kept instance", as
   assert.equal((await rt.ffiCall(bundle, spec))[0]![0], 2n); // the instance was kept
   rt.clearCache();
   assert.equal((await rt.ffiCall(bundle, spec))[0]![0], 1n);
+});
+
+Deno.test("ffiCall results are typed by their specs (checked by deno check)", async () => {
+  using rt = new Runtime({ threads: 0 });
+  using h = Ffi.bind().ret(DataType.F32).ret(DataType.S64, 0).to((y, n) => {
+    y.typed().fill(1.5);
+    n.typed()[0] = 7n;
+  });
+  // Literal dtypes, written inline: no cast, no `as const`.
+  const [y, n] = await rt.ffiCall(h, {
+    results: [{ dtype: DataType.F32, shape: [2] }, { dtype: DataType.S64, shape: [] }],
+  });
+  const f32: Float32Array = y;
+  const s64: BigInt64Array = n;
+  assert.deepEqual([...f32], [1.5, 1.5]);
+  assert.equal(s64[0], 7n);
+  // @ts-expect-error an F32 result is no Int32Array
+  const _notInt: Int32Array = y;
+  // Specs kept in a variable `as const`; complex and BF16 by their storage.
+  using z = Ffi.bind().ret(DataType.C64).ret(DataType.BF16).to(() => {});
+  const specs = [{ dtype: DataType.C64, shape: [1] }, {
+    dtype: DataType.BF16,
+    shape: [1],
+  }] as const;
+  const [c, b] = await rt.ffiCall(z, { results: specs });
+  const pairs: Float32Array = c, bits: Uint16Array = b;
+  assert.equal(pairs.length, 2);
+  assert.equal(bits.length, 1);
+  // A dtype that is not a literal: any typed array.
+  const dtype: DataType = DataType.F32 as DataType;
+  using any = Ffi.bind().ret(DataType.F32).to(() => {});
+  const [u] = await rt.ffiCall(any, { results: [{ dtype, shape: [1] }] });
+  const loose: DataTypedArray = u;
+  assert.ok(loose instanceof Float32Array);
+  // @ts-expect-error not known to be a Float32Array
+  const _notNarrowed: Float32Array = u;
+  const list: ArraySpec[] = [{ dtype: DataType.F32, shape: [1] }];
+  const all: DataTypedArray[] = await rt.ffiCall(any, { results: list });
+  assert.equal(all.length, 1);
+  // The same through FfiHost and on Xla (type-checked, not run).
+  const host: FfiHost = rt;
+  const [viaHost] = await host.ffiCall(any, { results: [{ dtype: DataType.F32, shape: [1] }] });
+  const _hostTyped: Float32Array = viaHost;
+  const _onXla = async (xla: Xla) => {
+    const [x] = await xla.ffiCall("t", { results: [{ dtype: DataType.F64, shape: [] }] });
+    const _f64: Float64Array = x;
+    // @ts-expect-error an F64 result is no Float32Array
+    const _f32: Float32Array = x;
+  };
 });

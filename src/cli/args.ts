@@ -171,6 +171,13 @@ export interface ParsedRun {
    * bundle runs its own instantiate stage when this is not given.
    */
   instantiate?: string;
+  /**
+   * `--type NAME=SYMBOL`: state types to register before the handlers are
+   * asked, each under NAME with the library's `XLA_FFI_TypeId* SYMBOL(void)`
+   * (ffi.h's type id function). Without any, a handler whose state type has
+   * no id yet gets every `*_type_id` function of the library registered.
+   */
+  types?: { name: string; symbol: string }[];
   /** Worker threads of the runtime's pool, when given. */
   threads?: number;
   /**
@@ -589,6 +596,7 @@ const RUN_OPTIONS = [
   "attr",
   "stage",
   "instantiate",
+  "type",
   "platform",
   "repeat",
   "threads",
@@ -739,6 +747,20 @@ function _parseRun(argv: readonly string[]): ParsedCommand {
         if (value === "") _usage("--instantiate: the handler name is empty");
         run.instantiate = value;
         break;
+      case "type": {
+        const eq = value.indexOf("=");
+        const tname = value.slice(0, eq).trim();
+        const symbol = value.slice(eq + 1).trim();
+        if (eq < 0 || tname === "" || symbol === "") {
+          _usage(
+            `--type '${value}': expected NAME=SYMBOL (SYMBOL: the library's type id function)`,
+          );
+        }
+        run.types ??= [];
+        if (run.types.some((t) => t.name === tname)) _usage(`--type ${tname} is given twice`);
+        run.types.push({ name: tname, symbol });
+        break;
+      }
       case "platform":
         if (value !== "host" && value !== "cuda") {
           _usage(`--platform '${value}': expected host or cuda`);
@@ -804,6 +826,9 @@ function _parseRun(argv: readonly string[]): ParsedCommand {
   });
   if (run.instantiate !== undefined && run.stage === ExecutionStage.INSTANTIATE) {
     _usage("--instantiate goes with the execute, prepare or initialize stage, not instantiate");
+  }
+  if (run.types !== undefined && run.target.kind === "module") {
+    _usage("--type goes with a shared library; a module registers its types itself");
   }
   const dup = run.outs.find((o, i) => run.outs.indexOf(o) !== i);
   if (dup !== undefined) _usage(`--out '${dup}' is given for two results`);
@@ -913,6 +938,11 @@ Options:
   --instantiate H    first run handler H (same library or module; of a
                      bundle, its instantiate stage) in the instantiate stage
                      with the attributes only; the calls use the state it sets
+  --type NAME=SYM    register a state type under NAME with the library's type
+                     id function XLA_FFI_TypeId* SYM(void) (ffi.h's
+                     XLA_FFI_DECLARE_TYPE_ID_SYMBOL) before the handlers are
+                     asked; without it, a handler whose state type has no id
+                     gets every *_type_id function of the library registered
   --platform P       host (default) or cuda: arguments are copied to device
                      buffers and results back after each call (exit code 5
                      without a CUDA driver; $XLA_FFI_DENO_CUDA names one)

@@ -27,6 +27,14 @@ import type { Instance } from "../runtime/instance.ts";
 import { Runtime } from "../runtime/runtime.ts";
 import type { AttrDictionary, AttrValue, ParsedRun } from "./args.ts";
 import { _closeRunModule, _importForRun } from "./module_target.ts";
+import { readElfSymbols } from "./elf.ts";
+import {
+  registerLibraryTypes,
+  typeIdSymbols,
+  typeNameOf,
+  type TypeSpec,
+  UNREGISTERED_TYPE,
+} from "./state_types.ts";
 import { _localLibrary, _spawnChild, type ProbeOptions, queryInChild } from "./probe.ts";
 import type {
   CallArg,
@@ -356,6 +364,55 @@ async function _load(run: ParsedRun): Promise<_Loaded> {
   }
 }
 
+/**
+ * Registers the state types of a library's handlers, then runs `check` (the
+ * metadata checks): the `--type` ones first; without any, and only when an
+ * ffi.h instantiate handler answers that its state type has no id, every
+ * type id function the library exports (`*_type_id`, each under its name
+ * without the suffix), and `check` again.
+ */
+async function _registerTypes(
+  rt: Runtime,
+  lib: HandlerLibrary,
+  libPath: string,
+  types: readonly TypeSpec[],
+  check: () => void,
+): Promise<void> {
+  const exports = new Set((await readElfSymbols(libPath)).symbols.map((s) => s.name));
+  const register = (list: readonly TypeSpec[]) => {
+    for (const t of list) {
+      if (!exports.has(t.symbol)) {
+        throw new FfiError(
+          ErrorCode.NOT_FOUND,
+          `${libPath} has no export '${t.symbol}' (--type ${t.name}=${t.symbol})`,
+        );
+      }
+    }
+    try {
+      registerLibraryTypes(rt, lib, list, exports);
+    } catch (e) {
+      const err = toFfiError(e);
+      throw new FfiError(err.code, `registering the state types of ${libPath}: ${err.message}`, {
+        cause: e,
+      });
+    }
+  };
+  if (types.length > 0) {
+    register(types);
+    check();
+    return;
+  }
+  try {
+    check();
+  } catch (e) {
+    if (!UNREGISTERED_TYPE.test(toFfiError(e).message)) throw e;
+    const auto = typeIdSymbols([...exports]).map((s) => ({ name: typeNameOf(s), symbol: s }));
+    if (auto.length === 0) throw e;
+    register(auto);
+    check();
+  }
+}
+
 function _checkMetadata(rt: Runtime, handler: NativeHandler, lib?: string): HandlerMetadata {
   const see = lib === undefined ? "" : `; 'inspect ${lib}' lists the handlers it exports`;
   let md: HandlerMetadata;
@@ -533,8 +590,16 @@ async function _prepare(
     rt = _newRuntime(run);
     const cuda = rt.platform === "CUDA";
     const libPath = run.target.kind === "library" ? run.target.path : undefined;
-    _checkMetadata(rt, handler, libPath);
-    if (instantiate) _checkMetadata(rt, instantiate, libPath);
+    if (lib && libPath !== undefined) {
+      const r = rt;
+      await _registerTypes(r, lib, libPath, run.types ?? [], () => {
+        _checkMetadata(r, handler, libPath);
+        if (instantiate) _checkMetadata(r, instantiate, libPath);
+      });
+    } else {
+      _checkMetadata(rt, handler, libPath);
+      if (instantiate) _checkMetadata(rt, instantiate, libPath);
+    }
     const b = new CallFrameBuilder({ guard: run.guard === true });
     for (const a of args) {
       if (a.kind === "token") {

@@ -8,8 +8,10 @@
  *
  * Protocol (stdout, anywhere in a line, so output of the symbols themselves
  * cannot be mistaken for it): `PROBE_MARK` + JSON, first `{"ready":true}`,
- * then per symbol `{"symbol","ok":true,"major","minor","traits"}` or
- * `{"symbol","ok":false,"message"}`.
+ * then per symbol `{"symbol","ok":true,"major","minor","traits"}` (with
+ * `"stateType"`, the type id function of the state an ffi.h instantiate
+ * handler makes, or `"needsType":true` when the library exports none that
+ * fits) or `{"symbol","ok":false,"message"}`.
  *
  * @module
  */
@@ -18,6 +20,12 @@ import { FfiError, toFfiError } from "../errors.ts";
 import { HandlerLibrary } from "../runtime/handler_library.ts";
 import { Runtime } from "../runtime/runtime.ts";
 import type { HandlerMetadata, MetadataAnswer } from "./runtime_api.ts";
+import {
+  registerLibraryTypes,
+  typeIdSymbols,
+  typeNameOf,
+  UNREGISTERED_TYPE,
+} from "./state_types.ts";
 
 /**
  * The path to open a library given on the command line by: a bare file name
@@ -62,15 +70,43 @@ function _child(libPath: string, symbols: readonly string[]): void {
     return;
   }
   _emit({ ready: true });
+  // The state types of ffi.h instantiate handlers, registered on first need.
+  let typeIds: Map<string, number> | undefined;
   for (const symbol of symbols) {
     try {
-      const md = rt.metadata(lib.handler(symbol));
+      let md: HandlerMetadata & { stateTypeId: number };
+      let stateType: string | undefined;
+      try {
+        md = rt.metadata(lib.handler(symbol));
+      } catch (e) {
+        if (!UNREGISTERED_TYPE.test(toFfiError(e).message)) throw e;
+        if (typeIds === undefined) {
+          const types = typeIdSymbols(symbols).map((s) => ({ name: typeNameOf(s), symbol: s }));
+          try {
+            typeIds = registerLibraryTypes(rt, lib, types, new Set(symbols));
+          } catch {
+            typeIds = new Map();
+          }
+        }
+        try {
+          md = rt.metadata(lib.handler(symbol));
+        } catch {
+          // A state type the library exports no type id function for.
+          _emit({ symbol, ok: true, major: 0, minor: 0, traits: 0, needsType: true });
+          continue;
+        }
+      }
+      // Asked after the types were registered (for this symbol or one before it).
+      if (typeIds !== undefined && md.stateTypeId !== 0) {
+        stateType = [...typeIds].find(([, id]) => id === md.stateTypeId)?.[0];
+      }
       _emit({
         symbol,
         ok: true,
         major: md.apiVersion.major,
         minor: md.apiVersion.minor,
         traits: md.traits,
+        ...(stateType === undefined ? {} : { stateType }),
       });
     } catch (e) {
       _emit({ symbol, ok: false, message: toFfiError(e).message });
@@ -89,6 +125,8 @@ interface _Line {
   minor?: number;
   traits?: number;
   message?: string;
+  stateType?: string;
+  needsType?: boolean;
 }
 
 function _answer(line: _Line, symbol: string): MetadataAnswer {
@@ -97,6 +135,9 @@ function _answer(line: _Line, symbol: string): MetadataAnswer {
       ErrorCode.NOT_FOUND,
       `'${symbol}' does not answer the metadata query: ${line.message ?? "error"}`,
     );
+  }
+  if (line.needsType) {
+    return { apiVersion: { major: 0, minor: 0 }, traits: 0, stateType: null };
   }
   if (line.major === 0 && line.minor === 0) {
     return new FfiError(
@@ -108,6 +149,7 @@ function _answer(line: _Line, symbol: string): MetadataAnswer {
     apiVersion: { major: line.major ?? 0, minor: line.minor ?? 0 },
     traits: line.traits ?? 0,
   };
+  if (line.stateType !== undefined) md.stateType = line.stateType;
   return md;
 }
 

@@ -15,6 +15,13 @@ export interface HandlerMetadata {
   apiVersion: { major: number; minor: number };
   /** `XLA_FFI_Handler_Traits` bits (see `HandlerTraits`). */
   traits: number;
+  /**
+   * An instantiate handler built with ffi.h whose state type must be
+   * registered before it answers: the library's type id function
+   * (`XLA_FFI_TypeId* SYMBOL(void)`) of that type, or null when the library
+   * exports none that fits (then `apiVersion` and `traits` are unknown, 0).
+   */
+  stateType?: string | null;
 }
 
 /** One argument as handed to {@link CliRuntime.prepare}. */

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { type DataType, ErrorCode } from "../abi/enums.ts";
+import { DataType, ErrorCode } from "../abi/enums.ts";
 import { type DataTypeInfo, dataTypeInfo } from "../abi/dtype.ts";
 import { FfiError } from "../errors.ts";
 
@@ -100,7 +100,10 @@ export function _checkShape(dtype: DataType, dims: readonly number[], what: stri
 /**
  * The one size check of data entering a call frame: a typed array must hold
  * exactly the buffer's bytes, device memory at least that many. Returns the
- * buffer's size; FfiError INVALID_ARGUMENT naming `what` otherwise.
+ * buffer's size; FfiError INVALID_ARGUMENT naming `what` otherwise. `fix`,
+ * given where the data type was inferred from the typed array, words how to
+ * give a complex type: a `Float32Array` (`Float64Array`) of twice the
+ * elements is most likely complex data given without its C64 (C128) type.
  */
 export function _checkDataSize(
   dtype: DataType,
@@ -108,13 +111,21 @@ export function _checkDataSize(
   have: number,
   holder: "array" | "device buffer" | "device memory",
   what: string,
+  fix?: (complex: "C64" | "C128") => string,
 ): number {
   const need = _bufferBytes(dtype, dims, what);
   if (holder === "array" ? have !== need : have < need) {
+    const info = dataTypeInfo(dtype);
+    let hint = "";
+    if (fix !== undefined && need > 0 && have === 2 * need) {
+      const complex = dtype === DataType.F32 ? "C64" : dtype === DataType.F64 ? "C128" : undefined;
+      if (complex !== undefined) {
+        hint = ` (a ${dtype === DataType.F32 ? "Float32Array" : "Float64Array"} of twice the ` +
+          `elements: complex data? ${fix(complex)})`;
+      }
+    }
     bad(
-      `${what}: ${
-        _shapeText(dataTypeInfo(dtype), dims)
-      } needs ${need} bytes but the ${holder} has ${have}`,
+      `${what}: ${_shapeText(info, dims)} needs ${need} bytes but the ${holder} has ${have}${hint}`,
     );
   }
   return need;

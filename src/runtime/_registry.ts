@@ -40,7 +40,11 @@ export function _registerBundle(
   }
   const n = _utf8(name);
   const p = _utf8(platform);
-  _check(native().xrt_register(rt, n, BigInt(n.length), p, BigInt(p.length), b, traits));
+  try {
+    _check(native().xrt_register(rt, n, BigInt(n.length), p, BigInt(p.length), b, traits));
+  } catch (e) {
+    throw _withTypeRemedy(e, (bundle.instantiate ?? bundle.execute).name);
+  }
   // A registration lasts as long as the process: a TS entry point it names
   // is never reused for another handler (after close() it reports an error).
   for (let i = 0; i < 4; i++) if (ptrs[i]) _pin(ptrs[i]!.pointer);
@@ -98,12 +102,40 @@ export function _registeredNames(rt: Deno.PointerObject, platform: string): stri
 export function _metadata(rt: Deno.PointerObject, handler: HandlerRef): HandlerMetadata {
   _checkHandler(handler.pointer, handler.name);
   const out = new BigInt64Array(4);
-  _check(native().xrt_metadata(rt, handler.pointer, out));
+  try {
+    _check(native().xrt_metadata(rt, handler.pointer, out));
+  } catch (e) {
+    throw _withTypeRemedy(e, handler.name);
+  }
   return {
     apiVersion: { major: Number(out[0]), minor: Number(out[1]) },
     traits: Number(out[2]),
     stateTypeId: Number(out[3]),
   };
+}
+
+/** What ffi.h's instantiate handlers answer while their state type has no id. */
+const _UNREGISTERED_TYPE = /Types used by FFI handlers must be registered/;
+
+/**
+ * @internal `e` with the remedy added when it is ffi.h's answer of an
+ * instantiate handler whose state type is not registered yet: the type must
+ * be registered (`Runtime.registerType`) with the library's type id storage
+ * (`HandlerLibrary.typeId`) before the handler is asked or registered, as XLA
+ * requires.
+ */
+export function _withTypeRemedy(e: unknown, handler: string | undefined): unknown {
+  if (!(e instanceof FfiError) || !_UNREGISTERED_TYPE.test(e.message)) return e;
+  return new FfiError(
+    e.code,
+    `${e.message} (${
+      handler === undefined ? "the handler" : `'${handler}'`
+    } makes a state whose type has no id yet: register the type ` +
+      `first, rt.registerType(name, lib.typeId("<T>_type_id"), { typeInfo: ` +
+      `lib.typeInfo("<T>_type_info") }), with the XLA_FFI_TypeId* function the library ` +
+      `exports for it; the command line's run does it with --type NAME=SYMBOL)`,
+    { cause: e },
+  );
 }
 
 /**

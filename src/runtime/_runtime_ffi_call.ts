@@ -28,6 +28,7 @@ import {
   _asHandlerOrStages,
   _isStages,
   _stageHandler,
+  type HandlerRef,
   type HandlerStages,
 } from "./handler_library.ts";
 import { _newInstance, type Instance } from "./instance.ts";
@@ -42,6 +43,8 @@ export interface _FfiCallRuntime {
   named(name: string): HandlerStages;
   /** Calls one stage as `Runtime.call` does, with hints about implicit attributes. */
   call(target: FfiCallTarget, frame: CallFrame, options: CallOptions | undefined): Promise<void>;
+  /** Refuses a handler whose API version the runtime would not register, with its message. */
+  checkVersion(handler: HandlerRef, name: string): void;
   /** The runtime's device copies when it runs on CUDA, null on Host. */
   readonly cuda: Pick<Runtime, "deviceArg" | "deviceBuffer" | "toHost"> | null;
 }
@@ -50,6 +53,8 @@ export interface _FfiCallRuntime {
 export class _FfiCalls {
   readonly #rt: _FfiCallRuntime;
   readonly #instances = new Map<string, Instance>();
+  /** Execute handlers whose API version was checked. */
+  readonly #checked = new WeakSet<object>();
 
   constructor(rt: _FfiCallRuntime) {
     this.#rt = rt;
@@ -161,15 +166,20 @@ export class _FfiCalls {
   #bundle(target: FfiCallTarget): HandlerStages {
     if (typeof target === "string") return this.#rt.named(target);
     const t = _asHandlerOrStages(target, "Runtime.ffiCall");
-    if (!_isStages(t)) return { execute: t };
-    if (t.execute == null) {
+    const bundle: HandlerStages = _isStages(t) ? t : { execute: t };
+    if (bundle.execute == null) {
       throw new FfiError(
         ErrorCode.INVALID_ARGUMENT,
-        `Runtime.ffiCall: the bundle has no execute stage (got ${String(t.execute)}); ` +
+        `Runtime.ffiCall: the bundle has no execute stage (got ${String(bundle.execute)}); ` +
           `XLA requires one`,
       );
     }
-    return t;
+    // XLA checks the version when the target is registered, as Xla.ffiCall registers it.
+    if (!this.#checked.has(bundle.execute)) {
+      this.#rt.checkVersion(bundle.execute, `deno_xla.ffi_call.${_identity(t)}`);
+      this.#checked.add(bundle.execute);
+    }
+    return bundle;
   }
 
   /** Runs a bundle's instantiate stage with the attributes only, as XLA does once per call site. */

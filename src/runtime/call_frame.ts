@@ -236,7 +236,14 @@ function bufferEntry(
     const width = _checkShape(dt, [], what); // ByteWidth; an unknown type or a token fails here
     dims = [data.byteLength / width];
   }
-  _checkDataSize(dt, dims, data.byteLength, "array", what);
+  _checkDataSize(
+    dt,
+    dims,
+    data.byteLength,
+    "array",
+    what,
+    dtype === undefined ? (c) => `pass its type, DataType.${c}` : undefined,
+  );
   return { dtype: dt, dims: [...dims], address: _addressOf(data), keep: data };
 }
 

@@ -12,6 +12,7 @@ import { FfiError } from "../errors.ts";
 import { _bufferBytes, _checkDataSize } from "./_buffer_size.ts";
 import type { AttrDictionary } from "./attributes.ts";
 import type { HandlerRef, HandlerStages, TypeIdRef } from "./handler_library.ts";
+import type { TypedArrayOf } from "../handler/_dtype.ts";
 
 /**
  * An array with its shape (and a dtype when the data's own type is not the
@@ -65,6 +66,29 @@ export interface ArraySpec {
 }
 
 /**
+ * The results of `ffiCall` for result specs `R`: one typed array per spec,
+ * the one of its dtype when the dtype is a literal (`DataType.F32` gives
+ * `Float32Array`, `DataType.C64` a `Float32Array` of interleaved pairs,
+ * `DataType.BF16` a `Uint16Array` of bits; {@link TypedArrayOf}), any
+ * {@link DataTypedArray} when it is not (a `DataType` variable, `like(x)`).
+ * Specs written inline in the call are literal without `as const`.
+ *
+ * @example
+ * ```ts
+ * import { type ArraySpec, DataType, type FfiCallResults } from "@deno-xla/ffi";
+ * type R = FfiCallResults<[{ dtype: DataType.F32; shape: [2] }, { dtype: DataType.S64; shape: [] }]>;
+ * const results: R = [new Float32Array(2), new BigInt64Array(1)];
+ * const loose: FfiCallResults<ArraySpec[]> = [new Int8Array(1)]; // not literal: any typed array
+ * console.log(results.length, loose.length); // 2 1
+ * ```
+ */
+export type FfiCallResults<R extends readonly ArraySpec[]> = {
+  -readonly [K in keyof R]: R[K] extends { readonly dtype: infer D extends DataType }
+    ? TypedArrayOf<D>
+    : DataTypedArray;
+};
+
+/**
  * How `jax.ffi.ffi_call` batches under `jax.vmap` (real XLA only).
  *
  * @example
@@ -96,11 +120,15 @@ export type VmapMethod =
  * console.log(options.results.length); // 1
  * ```
  */
-export interface FfiCallOptions {
+export interface FfiCallOptions<R extends readonly ArraySpec[] = readonly ArraySpec[]> {
   /** The arguments, in order. */
   args?: readonly ArrayArg[];
-  /** Element type and shape of each result (`shape: []` is a scalar). */
-  results: readonly ArraySpec[];
+  /**
+   * Element type and shape of each result (`shape: []` is a scalar). A
+   * literal dtype types its result: `{ dtype: DataType.F32, shape }` gives
+   * a `Float32Array` ({@link FfiCallResults}).
+   */
+  results: R;
   /**
    * Attributes: `boolean`, `number` (S64 when an integer, else F64), `bigint`
    * (S64), `string`, typed arrays, `scalar(dtype, v)`, `array(dtype, vs)`,
@@ -253,8 +281,14 @@ export interface FfiHost {
     id?: number | bigint | TypeIdRef,
     options?: FfiRegisterTypeOptions,
   ): number | Promise<number>;
-  /** Calls a target once, as jax's `ffi_call` does; resolves to the results. */
-  ffiCall(target: FfiCallTarget, options: FfiCallOptions): Promise<DataTypedArray[]>;
+  /**
+   * Calls a target once, as jax's `ffi_call` does; resolves to the results,
+   * typed by their specs ({@link FfiCallResults}).
+   */
+  ffiCall<const R extends readonly ArraySpec[]>(
+    target: FfiCallTarget,
+    options: FfiCallOptions<R>,
+  ): Promise<FfiCallResults<R>>;
   /**
    * Forgets what earlier `ffiCall`s kept per signature (compiled calls, and
    * with them the state their instantiate stage made), so the next call
@@ -350,7 +384,14 @@ export function _normaliseArg(arg: ArrayArg, what: string): _Arg {
     checkShape(input.shape, dtype, what);
     shape = [...input.shape];
   }
-  _checkDataSize(dtype, shape, data.byteLength, "array", what);
+  _checkDataSize(
+    dtype,
+    shape,
+    data.byteLength,
+    "array",
+    what,
+    input.dtype === undefined ? (c) => `give dtype: DataType.${c}` : undefined,
+  );
   return { dtype, shape, bytes: new Uint8Array(data.buffer, data.byteOffset, data.byteLength) };
 }
 

@@ -15,7 +15,13 @@ import { native } from "../native/lib.ts";
 import { _takeError } from "./_native_error.ts";
 import { _apiMinor, type ApiVersion, NEWEST_API_VERSION } from "../abi/version.ts";
 import { CallFrame } from "./call_frame.ts";
-import type { FfiCallOptions, FfiCallTarget, FfiHost } from "./ffi_call.ts";
+import type {
+  ArraySpec,
+  FfiCallOptions,
+  FfiCallResults,
+  FfiCallTarget,
+  FfiHost,
+} from "./ffi_call.ts";
 import {
   _asHandler,
   _asHandlerOrStages,
@@ -828,8 +834,16 @@ export class Runtime implements FfiHost {
    * future of an async handler; a bundle's instantiate stage runs once per
    * signature, with the attributes only, and its state is kept for later
    * calls of that signature until {@link clearCache}), closes what it made
-   * and resolves to the results. `target` is a registered name, a handler or
-   * a bundle. `inputOutputAliases` (`{ 0: 0 }`) makes a result the
+   * and resolves to the results, each typed by its spec ({@link FfiCallResults}:
+   * `{ dtype: DataType.F32, shape }` gives a `Float32Array`). A name not
+   * registered is NOT_FOUND with the closest registered name as a hint.
+   * `target` is a registered name, a handler or
+   * a bundle; a handler or bundle whose execute handler reports an API
+   * version this runtime would not register is refused with
+   * {@link register}'s INVALID_ARGUMENT (as `Xla.ffiCall` registers it, and
+   * XLA checks the version there), under the name `Xla.ffiCall` would
+   * register it with (`deno_xla.ffi_call.<n>`); {@link call} and
+   * {@link callSync} call any handler as given. `inputOutputAliases` (`{ 0: 0 }`) makes a result the
    * argument's buffer: the handler sees one address for both; the caller's
    * array is copied first, never written. On a CUDA runtime the arguments
    * are copied to device buffers, the results allocated there and copied
@@ -851,7 +865,10 @@ export class Runtime implements FfiHost {
    * console.log(total); // Float32Array(1) [ 6 ]
    * ```
    */
-  ffiCall(target: FfiCallTarget, options: FfiCallOptions): Promise<DataTypedArray[]> {
+  ffiCall<const R extends readonly ArraySpec[]>(
+    target: FfiCallTarget,
+    options: FfiCallOptions<R>,
+  ): Promise<FfiCallResults<R>> {
     this.#ffi ??= new _FfiCalls({
       live: () => {
         this.#live();
@@ -865,9 +882,31 @@ export class Runtime implements FfiHost {
         return b;
       },
       call: (target, frame, options) => this.#call(target, frame, options, "attrs"),
+      checkVersion: (handler, name) => this.#checkVersion(handler, name),
       cuda: this.#cuda !== null ? this : null,
     });
-    return this.#ffi.call(target, options);
+    return this.#ffi.call(target, options) as Promise<FfiCallResults<R>>;
+  }
+
+  /**
+   * Refuses a handler whose reported API version this runtime would not
+   * register (native/runtime_registry.c's rule and message, XLA's): 0.1
+   * takes 0.1 only, 0.2 and later take 0.1 up to their own version.
+   */
+  #checkVersion(handler: HandlerRef, name: string): void {
+    const { major, minor } = this.metadata(handler).apiVersion;
+    const v = Number(this.apiVersion.slice(2));
+    const ok = v === 1 ? major === 0 && minor === 1 : major === 0 && minor >= 1 && minor <= v;
+    if (ok) return;
+    const where = `${name} on platform ${this.platform} (canonical ${this.platform.toLowerCase()})`;
+    const why = `failed because the handler's API version (${major}.${minor}) is incompatible ` +
+      `with the framework's API version (0.${v})`;
+    throw new FfiError(
+      ErrorCode.INVALID_ARGUMENT,
+      v === 1
+        ? `FFI handler registration for ${where} ${why}`
+        : `XLA FFI handler registration for ${where} ${why}. Minimum supported API version is (0.1).`,
+    );
   }
 
   /**

@@ -5,8 +5,9 @@
  *
  * @module
  */
-import { DataType } from "../abi/enums.ts";
+import { DataType, ErrorCode } from "../abi/enums.ts";
 import { dataTypeInfo } from "../abi/dtype.ts";
+import { FfiError } from "../errors.ts";
 import { _asComplex, type _Flat, _flatten, type ArrayLikeInput } from "./_values.ts";
 
 /**
@@ -38,9 +39,16 @@ export class AssertionError extends Error {
 
 /** Options of {@link assertAllClose}. */
 export interface AllCloseOptions {
-  /** Relative tolerance (default 1e-7, numpy's). */
+  /**
+   * Relative tolerance. Default: the data type's ({@link defaultTolerance},
+   * the larger of the two sides'), as jax's `assertAllClose`; 1e-7
+   * (numpy's) when neither side has a floating or complex type.
+   */
   rtol?: number;
-  /** Absolute tolerance (default 0). */
+  /**
+   * Absolute tolerance. Default: the data type's, as `rtol`; 0 (numpy's)
+   * when neither side has a floating or complex type.
+   */
   atol?: number;
   /** NaNs in the same places are equal (default true, numpy's). */
   equalNan?: boolean;
@@ -152,23 +160,76 @@ function compare(
   return { ok, abs, rel: mag === 0 || !Number.isFinite(abs) ? Infinity : abs / mag };
 }
 
+/** jax's `public_test_util.default_tolerance`, for the floating and complex types. */
+const TOLERANCES: Partial<Record<DataType, number>> = {
+  [DataType.F4E2M1FN]: 1e0,
+  [DataType.F8E8M0FNU]: 1e0,
+  [DataType.F8E3M4]: 1e-1,
+  [DataType.F8E4M3]: 1e-1,
+  [DataType.F8E4M3B11FNUZ]: 1e-1,
+  [DataType.F8E4M3FN]: 1e-1,
+  [DataType.F8E4M3FNUZ]: 1e-1,
+  [DataType.F8E5M2]: 1e-1,
+  [DataType.F8E5M2FNUZ]: 1e-1,
+  [DataType.BF16]: 1e-2,
+  [DataType.F16]: 1e-3,
+  [DataType.F32]: 1e-6,
+  [DataType.F64]: 1e-15,
+  [DataType.C64]: 1e-6,
+  [DataType.C128]: 1e-15,
+};
+
+/**
+ * The tolerance {@link assertAllClose} uses for a data type when `rtol` or
+ * `atol` is not given: jax's test utilities' default
+ * (`jax._src.public_test_util.default_tolerance`). BF16 1e-2, F16 1e-3,
+ * F32 and C64 1e-6, F64 and C128 1e-15, the F8 types 1e-1 (F8E8M0FNU and
+ * F4E2M1FN 1, as jax has them); 0 for integers, PRED and the rest, for
+ * which numpy's defaults apply.
+ *
+ * @example
+ * ```ts
+ * import { DataType } from "@deno-xla/ffi";
+ * import { defaultTolerance } from "@deno-xla/ffi/testing";
+ * console.log(defaultTolerance(DataType.F32)); // 0.000001
+ * console.log(defaultTolerance(DataType.BF16)); // 0.01
+ * console.log(defaultTolerance(DataType.S32)); // 0
+ * ```
+ *
+ * @param dtype the data type
+ * @returns its default relative and absolute tolerance
+ */
+export function defaultTolerance(dtype: DataType): number {
+  return TOLERANCES[dtype] ?? 0;
+}
+
+/** The larger default tolerance of two sides, or undefined when neither has one (numpy's then). */
+function sidesTolerance(a: _Flat, e: _Flat): number | undefined {
+  const t = Math.max(
+    a.dtype === undefined ? 0 : defaultTolerance(a.dtype),
+    e.dtype === undefined ? 0 : defaultTolerance(e.dtype),
+  );
+  return t > 0 ? t : undefined;
+}
+
 function check(
   actual: ArrayLikeInput,
   expected: ArrayLikeInput,
-  rtol: number,
-  atol: number,
+  tolerances: { rtol?: number; atol?: number },
   equalNan: boolean,
   dtype: DataType | undefined,
-  header: string,
+  header: (rtol: number, atol: number) => string,
   msg: string | undefined,
 ): void {
   let a = _flatten(actual, "actual", dtype);
   let e = _flatten(expected, "expected", dtype);
+  const typed = sidesTolerance(a, e);
+  const rtol = tolerances.rtol ?? typed ?? 1e-7, atol = tolerances.atol ?? typed ?? 0;
   const bare = (x: ArrayLikeInput) => ArrayBuffer.isView(x);
   // A bare float array beside a complex one holds interleaved (re, im) pairs.
   if (e.im !== null && a.im === null && bare(actual) && a.n === 2 * e.n) a = _asComplex(a);
   if (a.im !== null && e.im === null && bare(expected) && e.n === 2 * a.n) e = _asComplex(e);
-  const head = `${header}${msg ? `: ${msg}` : ""}`;
+  const head = `${header(rtol, atol)}${msg ? `: ${msg}` : ""}`;
   if (a.shape !== undefined && e.shape !== undefined) {
     if (a.shape.length !== e.shape.length || a.shape.some((d, i) => d !== e.shape![i])) {
       throw new AssertionError(
@@ -227,6 +288,14 @@ function check(
  * own type is not the element type (BF16 bits in a `Uint16Array`) need
  * `dtype`.
  *
+ * Tolerances not given default to the data type's, as in jax's
+ * `assertAllClose`: both `rtol` and `atol` are the larger
+ * {@link defaultTolerance} of the two sides' types (F32 1e-6, F64 1e-15,
+ * BF16 1e-2, ...), a side's type being its typed array's, its `dtype`, or
+ * `options.dtype`. Plain numbers and nested JS arrays have no type; when
+ * neither side has a floating or complex type the defaults are numpy's
+ * (rtol 1e-7, atol 0).
+ *
  * On failure it throws an {@link AssertionError} with numpy's report: the
  * mismatched count and percentage, the largest absolute and relative
  * difference among them, and the first mismatching indices with both values.
@@ -234,6 +303,7 @@ function check(
  * @example
  * ```ts
  * import { assertAllClose } from "@deno-xla/ffi/testing";
+ * assertAllClose(new Float32Array([1, 2.000001]), [1, 2]); // F32: rtol = atol = 1e-6
  * assertAllClose(new Float32Array([1, 2.0000001]), [1, 2], { rtol: 1e-6 });
  * assertAllClose({ data: new Float32Array([1, 2, 3, 4]), shape: [2, 2] }, [[1, 2], [3, 4]]);
  * try {
@@ -254,18 +324,17 @@ export function assertAllClose(
   options: AllCloseOptions = {},
   msg?: string,
 ): void {
-  const rtol = options.rtol ?? 1e-7, atol = options.atol ?? 0;
-  if (!(rtol >= 0) || !(atol >= 0)) {
+  const { rtol, atol } = options;
+  if ((rtol !== undefined && !(rtol >= 0)) || (atol !== undefined && !(atol >= 0))) {
     throw new RangeError(`rtol and atol must be non-negative numbers (rtol ${rtol}, atol ${atol})`);
   }
   check(
     actual,
     expected,
-    rtol,
-    atol,
+    { rtol, atol },
     options.equalNan ?? true,
     options.dtype,
-    `Not equal to tolerance rtol=${rtol}, atol=${atol}`,
+    (r, t) => `Not equal to tolerance rtol=${r}, atol=${t}`,
     msg,
   );
 }
@@ -294,5 +363,212 @@ export function assertArrayEqual(
   msg?: string,
   options: { dtype?: DataType } = {},
 ): void {
-  check(actual, expected, 0, 0, true, options.dtype, "Arrays are not equal", msg);
+  check(
+    actual,
+    expected,
+    { rtol: 0, atol: 0 },
+    true,
+    options.dtype,
+    () => "Arrays are not equal",
+    msg,
+  );
+}
+
+/** The code an {@link assertFfiError} expects: an {@link ErrorCode} or its name. */
+export type FfiErrorCode = ErrorCode | keyof typeof ErrorCode;
+
+/**
+ * What {@link assertFfiError} returns for a function returning `R`: a
+ * promise of the error when `R` is a promise (an async function), the error
+ * itself otherwise (a function that only throws returns `never`).
+ *
+ * @example
+ * ```ts
+ * import type { FfiError } from "@deno-xla/ffi";
+ * import type { FfiErrorOf } from "@deno-xla/ffi/testing";
+ * const sync: FfiErrorOf<never> = undefined as unknown as FfiError;
+ * const async: FfiErrorOf<Promise<void>> = Promise.resolve(sync);
+ * ```
+ */
+export type FfiErrorOf<R> = [R] extends [never] ? FfiError
+  : [R] extends [PromiseLike<unknown>] ? Promise<FfiError>
+  : FfiError;
+
+function codeName(code: ErrorCode): string {
+  return ErrorCode[code] ?? `CODE_${code}`;
+}
+
+function expectedCode(code: FfiErrorCode): ErrorCode {
+  if (typeof code === "string") {
+    const c = (ErrorCode as unknown as Record<string, ErrorCode>)[code];
+    if (typeof c !== "number" || c === ErrorCode.OK) {
+      throw new TypeError(`assertFfiError: ${JSON.stringify(code)} is not an error code's name`);
+    }
+    return c;
+  }
+  if (typeof code !== "number" || ErrorCode[code] === undefined || code === ErrorCode.OK) {
+    throw new TypeError(`assertFfiError: ${String(code)} is not an error code (1..16)`);
+  }
+  return code;
+}
+
+function checkFfiError(
+  error: unknown,
+  code: ErrorCode,
+  message: string | RegExp | undefined,
+  msg: string | undefined,
+): FfiError {
+  const suffix = msg ? `: ${msg}` : "";
+  if (!(error instanceof FfiError)) {
+    const what = error instanceof Error
+      ? `${error.name}: ${error.message}`
+      : `a non-error value (${String(error)})`;
+    throw new AssertionError(
+      `Expected an FfiError ${codeName(code)}, but ${what} was thrown${suffix}`,
+      { cause: error },
+    );
+  }
+  if (error.code !== code) {
+    throw new AssertionError(
+      `Expected an FfiError ${codeName(code)}, but it is ${error.codeName}${suffix}\n` +
+        `Message: ${error.message}`,
+      { cause: error },
+    );
+  }
+  if (message !== undefined) {
+    const ok = typeof message === "string"
+      ? error.message.includes(message)
+      : message.test(error.message);
+    if (!ok) {
+      throw new AssertionError(
+        `Expected the FfiError's message to ${
+          typeof message === "string" ? `include ${JSON.stringify(message)}` : `match ${message}`
+        }${suffix}\nMessage: ${error.message}`,
+        { cause: error },
+      );
+    }
+  }
+  return error;
+}
+
+function isThenable(v: unknown): v is PromiseLike<unknown> {
+  return v !== null && (typeof v === "object" || typeof v === "function") &&
+    typeof (v as { then?: unknown }).then === "function";
+}
+
+function notThrown(code: ErrorCode, msg: string | undefined): AssertionError {
+  return new AssertionError(
+    `Expected an FfiError ${codeName(code)}, but nothing was thrown${msg ? `: ${msg}` : ""}`,
+  );
+}
+
+async function settle(
+  p: PromiseLike<unknown>,
+  code: ErrorCode,
+  message: string | RegExp | undefined,
+  msg: string | undefined,
+): Promise<FfiError> {
+  try {
+    await p;
+  } catch (e) {
+    return checkFfiError(e, code, message, msg);
+  }
+  throw notThrown(code, msg);
+}
+
+/**
+ * Asserts that a call fails with an {@link FfiError} of a code (and a
+ * message that includes a string or matches a pattern), and returns the
+ * error. Async: given a promise, or a function that returns one (an async
+ * function, `() => host.ffiCall(...)`), it returns a promise to `await`.
+ * Fails with an {@link AssertionError} when nothing is thrown, something
+ * other than an `FfiError` is, or the code or message differ.
+ *
+ * @example
+ * ```ts
+ * import { DataType, ErrorCode, Ffi, FfiError, Runtime } from "@deno-xla/ffi";
+ * import { assertFfiError } from "@deno-xla/ffi/testing";
+ *
+ * // Sync: a function that throws.
+ * assertFfiError(() => {
+ *   throw new FfiError(ErrorCode.INVALID_ARGUMENT, "bad shape");
+ * }, ErrorCode.INVALID_ARGUMENT, "shape");
+ *
+ * // Async: a promise (or an async function).
+ * using rt = new Runtime({ threads: 0 });
+ * using fails = Ffi.bind().ret(DataType.F32).to(() => {
+ *   throw new FfiError("UNIMPLEMENTED", "not yet");
+ * });
+ * const e = await assertFfiError(
+ *   rt.ffiCall(fails, { results: [{ dtype: DataType.F32, shape: [] }] }),
+ *   "UNIMPLEMENTED",
+ *   /not yet/,
+ * );
+ * console.log(e.codeName); // UNIMPLEMENTED
+ * ```
+ *
+ * @param promise a promise that rejects
+ * @param code the expected code, an {@link ErrorCode} or its name
+ * @param messageIncludes a string the message includes, or a pattern it matches
+ * @param msg a message to add to the failure
+ * @returns the error (a promise of it when async)
+ * @throws {AssertionError} when the call does not fail as expected
+ */
+export function assertFfiError(
+  promise: PromiseLike<unknown>,
+  code: FfiErrorCode,
+  messageIncludes?: string | RegExp,
+  msg?: string,
+): Promise<FfiError>;
+/**
+ * Asserts that a function throws an {@link FfiError} of a code (and a
+ * message that includes a string or matches a pattern), and returns it; for
+ * a function that returns a promise (an async function, `() =>
+ * host.ffiCall(...)`), that the promise rejects so, returning a promise of
+ * the error.
+ *
+ * @example
+ * ```ts
+ * import { ErrorCode, FfiError } from "@deno-xla/ffi";
+ * import { assertFfiError } from "@deno-xla/ffi/testing";
+ * const e = assertFfiError(() => {
+ *   throw new FfiError(ErrorCode.NOT_FOUND, "No FFI handler registered for x");
+ * }, "NOT_FOUND");
+ * console.log(e.message); // No FFI handler registered for x
+ * ```
+ *
+ * @param fn a function that throws, or returns a promise that rejects
+ * @param code the expected code, an {@link ErrorCode} or its name
+ * @param messageIncludes a string the message includes, or a pattern it matches
+ * @param msg a message to add to the failure
+ * @returns the error, or a promise of it when `fn` returns a promise
+ * @throws {AssertionError} when the call does not fail as expected
+ */
+export function assertFfiError<R>(
+  fn: () => R,
+  code: FfiErrorCode,
+  messageIncludes?: string | RegExp,
+  msg?: string,
+): FfiErrorOf<R>;
+export function assertFfiError(
+  fnOrPromise: PromiseLike<unknown> | (() => unknown),
+  code: FfiErrorCode,
+  messageIncludes?: string | RegExp,
+  msg?: string,
+): FfiError | Promise<FfiError> {
+  const c = expectedCode(code);
+  if (typeof fnOrPromise !== "function") {
+    if (!isThenable(fnOrPromise)) {
+      throw new TypeError("assertFfiError: expected a function or a promise");
+    }
+    return settle(fnOrPromise, c, messageIncludes, msg);
+  }
+  let result: unknown;
+  try {
+    result = fnOrPromise();
+  } catch (e) {
+    return checkFfiError(e, c, messageIncludes, msg);
+  }
+  if (isThenable(result)) return settle(result, c, messageIncludes, msg);
+  throw notThrown(c, msg);
 }

@@ -1,6 +1,8 @@
 /**
  * Testing XLA FFI handlers: array assertions with `numpy.testing`'s
- * semantics and report ({@link assertAllClose}, {@link assertArrayEqual}),
+ * semantics and report ({@link assertAllClose}, {@link assertArrayEqual}; tolerances
+ * default to the data type's, as jax's tests have them: {@link defaultTolerance}),
+ * {@link assertFfiError} for calls that must fail,
  * result specs shaped like an array ({@link like}), and complex arrays from
  * and to their parts. No dependencies beyond the module; assertions throw
  * {@link AssertionError} and take an optional message last, as
@@ -37,7 +39,11 @@ export {
   type AllCloseOptions,
   assertAllClose,
   assertArrayEqual,
+  assertFfiError,
   AssertionError,
+  defaultTolerance,
+  type FfiErrorCode,
+  type FfiErrorOf,
 } from "./assert.ts";
 export type { ArrayLikeInput } from "./_values.ts";
 export {

@@ -34,6 +34,7 @@
  */
 export {
   type FfiCallOptions,
+  type FfiCallResults,
   type JitOptions,
   type PythonStats,
   type VmapMethod,

@@ -20,13 +20,16 @@ import {
   _checkAliases,
   _checkCallOptions,
   _identity,
+  type ArraySpec,
   type FfiCallOptions,
+  type FfiCallResults,
   type FfiCallTarget,
   type FfiHost,
   type FfiRegisterTypeOptions,
 } from "../runtime/ffi_call.ts";
 import { _withAttrHint } from "../runtime/_hints.ts";
 import { _checkLayouts, _jaxLayouts } from "../runtime/_layout.ts";
+import { _closest } from "../_closest.ts";
 import {
   _attrHints,
   _encodeAttrs,
@@ -127,7 +130,7 @@ export interface XlaRegisterOptions {
   guard?: boolean;
 }
 
-export type { FfiCallOptions, VmapMethod } from "../runtime/ffi_call.ts";
+export type { FfiCallOptions, FfiCallResults, VmapMethod } from "../runtime/ffi_call.ts";
 
 /** Options of {@link Xla.registerType}. */
 export interface XlaRegisterTypeOptions extends FfiRegisterTypeOptions {
@@ -186,6 +189,12 @@ const registrations = new Map<
   string,
   { bundle: HandlerStages; platform: string; traits: number; guarded: boolean }
 >();
+
+/** XLA's canonical platform name: lower case, "cpu" is "host", "gpu" is "cuda". */
+function canonicalPlatform(p: string): string {
+  const l = p.toLowerCase();
+  return l === "cpu" ? "host" : l === "gpu" ? "cuda" : l;
+}
 
 /** The guarded entry point XLA calls for `p` (native/handler_guard.c). */
 function guardedEntry(p: Deno.PointerObject, name: string): Deno.PointerObject {
@@ -606,15 +615,20 @@ export class Xla implements FfiHost {
   /**
    * Calls a target once through `jax.jit(jax.ffi.ffi_call(...))` (compiled
    * once per signature and attribute set, then cached until
-   * {@link clearCache}) and resolves to its results as typed arrays: the
-   * same options, results and errors as `Runtime.ffiCall` on the embedded
-   * runtime. `target` is a registered name, or a handler or bundle, which is
+   * {@link clearCache}) and resolves to its results as typed arrays, each
+   * typed by its spec ({@link FfiCallResults}): the same options, results
+   * and errors as `Runtime.ffiCall` on the embedded runtime (XLA's NOT_FOUND
+   * for a name not registered gets the closest name registered through this
+   * module as a hint, as the embedded runtime's does). `target` is a registered name, or a handler or bundle, which is
    * registered once under a name of its own (registrations are permanent in
    * XLA: such a TS handler's entry point stays reserved).
    * `inputOutputAliases` is jax's `input_output_aliases`; `inputLayouts`
    * and `outputLayouts` are jax's `input_layouts` and `output_layouts`.
    */
-  async ffiCall(target: FfiCallTarget, options: FfiCallOptions): Promise<DataTypedArray[]> {
+  async ffiCall<const R extends readonly ArraySpec[]>(
+    target: FfiCallTarget,
+    options: FfiCallOptions<R>,
+  ): Promise<FfiCallResults<R>> {
     if (!this.#open) throw closedError("The Xla host");
     _checkCallOptions(options);
     const args = (options.args ?? []).map((a, i) => _normaliseArg(a, `argument ${i}`));
@@ -655,10 +669,43 @@ export class Xla implements FfiHost {
         args,
         _replySize(results),
       );
-      return _replyArrays(r).map((a) => a.data);
+      return _replyArrays(r).map((a) => a.data) as FfiCallResults<R>;
     } catch (e) {
-      throw e instanceof FfiError ? _withAttrHint(e, _attrHints(options.attrs), "attrs") : e;
+      if (!(e instanceof FfiError)) throw e;
+      const found = typeof target === "string" ? this.#notFound(e, target) : e;
+      throw _withAttrHint(found, _attrHints(options.attrs), "attrs");
     }
+  }
+
+  /**
+   * XLA's NOT_FOUND for a target name with the embedded runtime's hint: the
+   * closest name registered through this module for this host's platform,
+   * or the platform the name is registered for.
+   */
+  #notFound(error: FfiError, name: string): FfiError {
+    if (error.code !== ErrorCode.NOT_FOUND || !error.message.includes(name)) return error;
+    const here = canonicalPlatform(this.platform);
+    const names: string[] = [];
+    let elsewhere: string | undefined;
+    for (const [n, r] of registrations) {
+      if (n.startsWith("deno_xla.")) continue; // ffiCall's own registrations
+      const p = canonicalPlatform(r.platform);
+      if (p === here) names.push(n);
+      else if (n === name) elsewhere ??= p;
+    }
+    const near = _closest(name, names);
+    const hint = near !== undefined
+      ? `did you mean '${near}'?`
+      : elsewhere !== undefined
+      ? `it is registered for ${
+        elsewhere === "host" ? "Host" : elsewhere === "cuda" ? "CUDA" : elsewhere
+      }`
+      : undefined;
+    if (hint === undefined) return error;
+    const message = `${error.message} (${hint})`;
+    return error instanceof PythonError
+      ? new PythonError(error.code, message, error.pythonType, error.traceback)
+      : new FfiError(error.code, message, { cause: error.cause });
   }
 
   /** A target's registered name: the name itself, or the name a handler or bundle got. */

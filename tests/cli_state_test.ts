@@ -1,0 +1,132 @@
+/**
+ * Stateful handlers built with XLA's ffi.h on the command line and the
+ * embedded API (native/tests/cli_state_handlers.cc, compiled against jaxlib's
+ * headers): an instantiate handler whose state type has no id yet is listed
+ * by `inspect` with the type id function it needs; `run` registers the type
+ * (`--type NAME=SYMBOL`, or the library's `*_type_id` functions on its own)
+ * and runs instantiate then execute; the embedded runtime's error names the
+ * remedy.
+ */
+import assert from "node:assert/strict";
+import { buildSharedLibrary, findCxxCompiler } from "../build.ts";
+import { embeddedRuntime, ExitCode } from "../cli.ts";
+import { ErrorCode, FfiError, HandlerLibrary, Runtime } from "../mod.ts";
+import { captureCli } from "./_cli_capture.ts";
+import { jaxlibHeaders } from "./_jax.ts";
+
+const jax = jaxlibHeaders();
+const SKIP = jax.reason ?? (findCxxCompiler() === undefined ? "no C++ compiler" : undefined);
+const note = SKIP ? ` (skipped: ${SKIP})` : "";
+
+function library(): string {
+  return buildSharedLibrary({
+    name: "xrt_cli_state_handlers",
+    sources: ["native/tests/cli_state_handlers.cc"],
+    cxx: true,
+    // XLA's header does not build warning-free; it is not this project's code.
+    baseFlags: ["-std=c++17", "-O2", "-fPIC", "-pthread", "-w"],
+    includeDirs: [jax.includeDir!],
+  });
+}
+
+function cli(argv: string[]) {
+  return captureCli(argv, { runtime: embeddedRuntime({ probe: { timeoutMs: 10000 } }) });
+}
+
+const RUN = [
+  "cli_scaler_execute",
+  "--instantiate",
+  "cli_scaler_instantiate",
+  "--attr",
+  "factor=f32:2.5",
+  "--arg",
+  "f32[3]=1,2,3",
+  "--ret",
+  "f32[3]",
+];
+
+Deno.test({
+  name: "inspect lists an ffi.h instantiate handler and the state type it needs" + note,
+  ignore: SKIP !== undefined,
+  fn: async () => {
+    const lib = library();
+    const r = await cli(["inspect", lib]);
+    assert.equal(r.code, ExitCode.OK, r.err);
+    assert.match(r.out, /^cli_scaler_instantiate\s+0\.3\s+-$/m);
+    assert.match(r.out, /^cli_scaler_execute\s+0\.3\s+-$/m);
+    assert.match(r.out, /^cli_hidden_instantiate\s+\?\s+\?$/m);
+    assert.ok(
+      r.out.includes(
+        "cli_scaler_instantiate: makes a state of type cli_scaler (type id cli_scaler_type_id), " +
+          "which must be registered first; run registers it (--type NAME=cli_scaler_type_id)\n",
+      ),
+      r.out,
+    );
+    assert.match(r.out, /^cli_hidden_instantiate: makes a state whose type must be registered/m);
+    // The type id and type info functions are no handlers.
+    assert.ok(!/^cli_scaler_type_(id|info)\s/m.test(r.out), r.out);
+    const j = JSON.parse((await cli(["inspect", "--json", lib])).out);
+    const by = new Map(j.handlers.map((h: { symbol: string }) => [h.symbol, h]));
+    assert.deepEqual((by.get("cli_scaler_instantiate") as { stateType: unknown }).stateType, {
+      name: "cli_scaler",
+      typeId: "cli_scaler_type_id",
+    });
+    assert.equal((by.get("cli_hidden_instantiate") as { stateType: unknown }).stateType, null);
+    assert.ok(!("stateType" in (by.get("cli_scaler_execute") as object)));
+  },
+});
+
+Deno.test({
+  name: "run --type NAME=SYMBOL registers the state type; instantiate then execute" + note,
+  ignore: SKIP !== undefined,
+  fn: async () => {
+    const lib = library();
+    const r = await cli(["run", lib, ...RUN, "--type", "Scaler=cli_scaler_type_id"]);
+    assert.equal(r.code, ExitCode.OK, r.err);
+    assert.equal(r.out, "result 0: f32[3]\n[2.5, 5.0, 7.5]\n");
+    const missing = await cli(["run", lib, ...RUN, "--type", "Scaler=no_such_type_id"]);
+    assert.equal(missing.code, ExitCode.LIBRARY);
+    assert.match(missing.err, /has no export 'no_such_type_id' \(--type Scaler=no_such_type_id\)/);
+    const bad = await cli(["run", lib, ...RUN, "--type", "Scaler"]);
+    assert.equal(bad.code, ExitCode.USAGE);
+    assert.match(bad.err, /--type 'Scaler': expected NAME=SYMBOL/);
+  },
+});
+
+Deno.test({
+  name: "run registers the library's type id functions on its own" + note,
+  ignore: SKIP !== undefined,
+  fn: async () => {
+    const lib = library();
+    const r = await cli(["run", lib, ...RUN, "--repeat", "2"]);
+    assert.equal(r.code, ExitCode.OK, r.err);
+    assert.match(r.out, /\[2\.5, 5\.0, 7\.5\]/);
+    // A state type without a type id function stays an error naming the remedy.
+    const h = await cli(["run", lib, "cli_hidden_instantiate", "--stage", "instantiate"]);
+    assert.equal(h.code, ExitCode.LIBRARY, h.out);
+    assert.match(h.err, /Types used by FFI handlers must be registered/);
+    assert.match(h.err, /--type NAME=SYMBOL/);
+  },
+});
+
+Deno.test({
+  name: "embedded: the metadata error of an unregistered state type names the remedy" + note,
+  ignore: SKIP !== undefined,
+  fn: () => {
+    using lib = HandlerLibrary.open(library());
+    using rt = new Runtime();
+    const inst = lib.handler("cli_scaler_instantiate");
+    assert.throws(() => rt.metadata(inst), (e: unknown) => {
+      assert.ok(e instanceof FfiError, String(e));
+      assert.equal(e.code, ErrorCode.FAILED_PRECONDITION);
+      assert.match(e.message, /Types used by FFI handlers must be registered/);
+      assert.match(e.message, /'cli_scaler_instantiate' makes a state whose type has no id yet/);
+      assert.match(e.message, /rt\.registerType\(name, lib\.typeId\("<T>_type_id"\)/);
+      return true;
+    });
+    const id = rt.registerType("Scaler", lib.typeId("cli_scaler_type_id"), {
+      typeInfo: lib.typeInfo("cli_scaler_type_info"),
+    });
+    assert.equal(rt.metadata(inst).stateTypeId, id);
+  },
+});
