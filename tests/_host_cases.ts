@@ -290,6 +290,16 @@ export const HOST_CASES: Record<string, (host: FfiHost) => Promise<void>> = {
       ErrorCode.FAILED_PRECONDITION,
     );
     assert.match(notAliased.message, /the result is not the argument's buffer/);
+    // Column-major operands, as a BLAS kernel takes them: a (2x3) @ b (3x2), given row-major.
+    const a = { data: new Float32Array([1, 2, 3, 4, 5, 6]), shape: [2, 3] };
+    const b = { data: new Float32Array([7, 8, 9, 10, 11, 12]), shape: [3, 2] };
+    const [product] = await host.ffiCall(lib.handler("testing_col_major_matmul"), {
+      args: [a, b],
+      results: [{ dtype: F32, shape: [2, 2] }],
+      inputLayouts: [[1, 0], [1, 0]],
+      outputLayouts: [[1, 0]],
+    });
+    assertAllClose({ data: product!, shape: [2, 2] }, [[58, 64], [139, 154]]);
     // State: the library's type id registered with the host, then the counter counts.
     const id = lib.typeId("testing_counter_type_id");
     const assigned = await host.registerType("testing.Counter", id, {
@@ -336,6 +346,164 @@ export const HOST_CASES: Record<string, (host: FfiHost) => Promise<void>> = {
         // 2 -> 5 as F32 first differs at byte 2 of element 1.
         /^Handler 'handler' wrote into argument 0 at byte offset 6 \(arguments are read-only; found by a copy compared after the call\)$/
           .test(e.message),
+    );
+  },
+
+  /**
+   * inputLayouts/outputLayouts: a handler that reads and writes column-major
+   * memory gets the same bytes, and the caller the same row-major results, on
+   * both hosts; rank 3, complex, aliases, and the same errors.
+   */
+  async layouts(host) {
+    // Treats x (dims [m, n]) as column-major: x[r][c] is at r + c*m. Writes the
+    // transpose y (dims [n, m]) row-major, and the column sums.
+    using transpose = Ffi.bind().arg(F32, 2).ret(F32, 2).ret(F32, 1).to((x, y, sums) => {
+      const [m, n] = x.dims as [number, number];
+      const xs = x.typed(), ys = y.typed(), ss = sums.typed();
+      for (let c = 0; c < n; c++) {
+        let sum = 0;
+        for (let r = 0; r < m; r++) {
+          ys[c * m + r] = xs[r + c * m]!;
+          sum += xs[r + c * m]!;
+        }
+        ss[c] = sum;
+      }
+    });
+    const x = { data: new Float32Array([1, 2, 3, 4, 5, 6]), shape: [2, 3] }; // [[1,2,3],[4,5,6]]
+    const [t, sums] = await host.ffiCall(transpose, {
+      args: [x],
+      results: [{ dtype: F32, shape: [3, 2] }, { dtype: F32, shape: [3] }],
+      inputLayouts: [[1, 0]],
+    });
+    assertAllClose({ data: t!, shape: [3, 2] }, [[1, 4], [2, 5], [3, 6]]);
+    assertArrayEqual(sums!, [5, 7, 9]);
+    // Row-major given explicitly, as null, or left out: the handler gets row-major memory.
+    for (const inputLayouts of [[[0, 1]], [null], [], undefined]) {
+      const [rowMajor] = await host.ffiCall(transpose, {
+        args: [x],
+        results: [{ dtype: F32, shape: [3, 2] }, { dtype: F32, shape: [3] }],
+        inputLayouts,
+      });
+      assertArrayEqual(rowMajor!, [1, 2, 3, 4, 5, 6]); // memory [1..6] read as columns (1,2), …
+    }
+    // An output layout: the handler writes memory order, the caller reads row-major.
+    using iota = Ffi.bind().ret(DataType.S32).to((y) => {
+      const ys = y.typed();
+      for (let i = 0; i < ys.length; i++) ys[i] = i;
+    });
+    const [colMajor] = await host.ffiCall(iota, {
+      results: [{ dtype: DataType.S32, shape: [2, 3] }],
+      outputLayouts: [[1, 0]],
+    });
+    assertArrayEqual(colMajor!, [0, 2, 4, 1, 3, 5]);
+    // Rank 3: every layout of a [2, 3, 4] array, in and out (the handler copies memory as is).
+    using copy = Ffi.bind().arg(F32).ret(F32).to((a, b) => {
+      b.typed().set(a.typed());
+    });
+    const x3 = Float32Array.from({ length: 24 }, (_, i) => i);
+    const at = (i: number, j: number, k: number) => 12 * i + 4 * j + k;
+    for (const layout of [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]]) {
+      const shape = [2, 3, 4];
+      const [stored] = await host.ffiCall(copy, {
+        args: [{ data: x3, shape }],
+        results: [{ dtype: F32, shape: [24] }],
+        inputLayouts: [layout],
+      });
+      const [roundTrip] = await host.ffiCall(copy, {
+        args: [{ data: x3, shape }],
+        results: [{ dtype: F32, shape }],
+        inputLayouts: [layout],
+        outputLayouts: [layout],
+      });
+      // Memory order: the layout's dims from major to minor, the last contiguous.
+      const want: number[] = [];
+      const d = layout.map((k) => shape[k]!);
+      for (let p = 0; p < d[0]!; p++) {
+        for (let q = 0; q < d[1]!; q++) {
+          for (let r = 0; r < d[2]!; r++) {
+            const ijk = [0, 0, 0];
+            ijk[layout[0]!] = p;
+            ijk[layout[1]!] = q;
+            ijk[layout[2]!] = r;
+            want.push(at(ijk[0]!, ijk[1]!, ijk[2]!));
+          }
+        }
+      }
+      assertArrayEqual(stored!, want, `layout [${layout}]`);
+      assertArrayEqual(roundTrip!, x3, `layout [${layout}] in and out`);
+    }
+    // Complex (8-byte elements): the pairs move together.
+    const z = { ...complex64([1, 2, 3, 4], [-1, -2, -3, -4]), shape: [2, 2] };
+    using copyC = Ffi.bind().arg(DataType.C64).ret(DataType.C64).to((a, b) => {
+      b.typed().set(a.typed());
+    });
+    const [zStored] = await host.ffiCall(copyC, {
+      args: [z],
+      results: [{ dtype: DataType.C64, shape: [4] }],
+      inputLayouts: [[1, 0]],
+    });
+    assert.deepEqual(complexPairs(zStored!), [[1, -1], [3, -3], [2, -2], [4, -4]]);
+    // An alias with one layout on both sides: the handler adds each element's memory position.
+    using addPosition = Ffi.bind().arg(F32).ret(F32).to((_a, b) => {
+      const bs = b.typed();
+      for (let i = 0; i < bs.length; i++) bs[i]! += 100 * i;
+    });
+    const [updated] = await host.ffiCall(addPosition, {
+      args: [x],
+      results: [like(x)],
+      inputOutputAliases: { 0: 0 },
+      inputLayouts: [[1, 0]],
+      outputLayouts: [[1, 0]],
+    });
+    // Column-major positions of [[1,2,3],[4,5,6]]: [[0,2,4],[1,3,5]].
+    assertArrayEqual(updated!, [1, 202, 403, 104, 305, 506]);
+    assertArrayEqual(x.data, [1, 2, 3, 4, 5, 6]);
+    // The same mistakes read the same on both hosts.
+    const refused = async (options: Record<string, unknown>, message: string) => {
+      const e = await rejects(
+        host.ffiCall(copy, {
+          args: [x],
+          results: [{ dtype: F32, shape: [2, 3] }],
+          ...options,
+        }),
+        ErrorCode.INVALID_ARGUMENT,
+      );
+      assert.equal(e.message, message);
+    };
+    await refused(
+      { inputLayouts: [[0]] },
+      "ffiCall: inputLayouts[0] (argument 0, shape [2, 3]): the layout [0] has 1 entry " +
+        "but the argument 0 has rank 2",
+    );
+    await refused(
+      { outputLayouts: [[1, 1]] },
+      "ffiCall: outputLayouts[0] (result 0, shape [2, 3]): the layout [1, 1] is not a " +
+        "permutation of 0..1 (each dimension index once, major to minor)",
+    );
+    await refused(
+      { inputLayouts: [[0, 2]] },
+      "ffiCall: inputLayouts[0] (argument 0, shape [2, 3]): the layout [0, 2] is not a " +
+        "permutation of 0..1 (each dimension index once, major to minor)",
+    );
+    await refused(
+      { inputLayouts: [null, [0, 1]] },
+      "ffiCall: inputLayouts has 2 layouts but there is 1 argument",
+    );
+    await refused(
+      { outputLayouts: [[1, 0]], inputOutputAliases: { 0: 0 } },
+      "ffiCall: inputOutputAliases maps argument 0 to result 0, but argument 0 has layout " +
+        "[0, 1] (inputLayouts[0]) and result 0 layout [1, 0] (outputLayouts[0]): an aliased " +
+        "pair needs one layout",
+    );
+    await refused(
+      { inputLayouts: [[1, 0]], outputLayouts: "column-major" },
+      "ffiCall: outputLayouts must be an array of layouts (one per result, null for " +
+        'row-major), got "column-major"',
+    );
+    await refused(
+      { inputLayouts: [{ 0: 1, 1: 0 }] },
+      "ffiCall: inputLayouts[0] (argument 0, shape [2, 3]): a layout must be an array of " +
+        "dimension indices (major to minor) or null, got an object",
     );
   },
 };

@@ -1693,6 +1693,8 @@ function genFfiCallCase(rng: Rng): Case {
   const nativeTarget = rng.chance(0.3);
   if (nativeTarget || rng.chance(0.3)) valid.attrs = { factor: scalar(DataType.F32, 2) };
   if (rng.chance(0.3)) valid.inputOutputAliases = { 0: 0 };
+  if (rng.chance(0.2)) valid.inputLayouts = rng.pick<unknown>([[[0]], [null], []]);
+  if (rng.chance(0.2)) valid.outputLayouts = rng.pick<unknown>([[[0]], [undefined]]);
   if (rng.chance(0.3)) valid.guard = rng.chance(0.5);
   let options: unknown = valid;
   let mutated = false;
@@ -1707,6 +1709,8 @@ function genFfiCallCase(rng: Rng): Case {
       "results",
       "attrs",
       "inputOutputAliases",
+      "inputLayouts",
+      "outputLayouts",
       "vmapMethod",
       "hasSideEffect",
       "guard",
@@ -1740,6 +1744,19 @@ function genFfiCallCase(rng: Rng): Case {
             { "1e0": 0 },
             { 0: null },
             { " 0": 0 },
+          ]);
+          break;
+        case "inputLayouts":
+        case "outputLayouts":
+          o[f] = rng.chance(0.4) ? genJunk(rng) : rng.pick<unknown>([
+            [[1]],
+            [[0, 0]],
+            [[-0]],
+            [[0.5]],
+            [["0"]],
+            [[0], [0]],
+            [{ 0: 0 }],
+            [new Int32Array(1)],
           ]);
           break;
         default:
@@ -1811,6 +1828,12 @@ function genFfiCallCase(rng: Rng): Case {
               "legacy_vectorized",
             ].includes(v));
         if (!ok) throw new Violation(`Runtime.ffiCall accepted an invalid ${k}`, show(v));
+      }
+      for (const k of ["inputLayouts", "outputLayouts"] as const) {
+        const v = o[k];
+        if (v !== undefined && !Array.isArray(v)) {
+          throw new Violation(`Runtime.ffiCall accepted an invalid ${k}`, show(v));
+        }
       }
       if (o.guard !== undefined && typeof o.guard !== "boolean") {
         throw new Violation("Runtime.ffiCall accepted an invalid guard", show(o.guard));

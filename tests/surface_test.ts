@@ -441,6 +441,18 @@ Deno.test("ffiCall option mistakes are INVALID_ARGUMENT naming the option", asyn
     [{ results, vmapMethod: "nope" }, /^ffiCall: vmapMethod must be one of .*, got "nope"$/],
     [{ results, hasSideEffect: 1 }, /^ffiCall: hasSideEffect must be a boolean, got 1$/],
     [{ results, guard: "yes" }, /^ffiCall: guard must be a boolean, got "yes"$/],
+    [
+      { results, inputLayouts: 5 },
+      /^ffiCall: inputLayouts must be an array of layouts \(one per argument, .*got 5$/,
+    ],
+    [
+      { results, outputLayouts: [[1]] },
+      /^ffiCall: outputLayouts\[0\] \(result 0, shape \[2\]\): the layout \[1\] is not a permutation of 0..0 /,
+    ],
+    [
+      { results, outputLayouts: [null, null] },
+      /^ffiCall: outputLayouts has 2 layouts but there is 1 result$/,
+    ],
     [{ results, attr: {} }, /^ffiCall: unknown option 'attr'/],
     [{ results, args: 5 }, /^ffiCall: args must be an array of arrays, got 5$/],
     [{ results, args: [null] }, /^argument 0: expected a typed array or \{ data, shape \}/],
@@ -486,6 +498,8 @@ Deno.test("ffiCall option mistakes are INVALID_ARGUMENT naming the option", asyn
     args: undefined,
     guard: undefined,
     inputOutputAliases: undefined,
+    inputLayouts: undefined,
+    outputLayouts: [undefined],
   });
   assert.equal(out.length, 1);
 });

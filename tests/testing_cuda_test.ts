@@ -2,8 +2,8 @@
  * `Runtime.ffiCall` on a CUDA runtime, against the stand-in driver
  * (native/tests/cuda_standin.c, device memory = host memory): arguments are
  * copied to device buffers, results allocated there and copied back, an
- * aliased result is its argument's device copy, and every device buffer the
- * call made is freed.
+ * aliased result is its argument's device copy, layouts apply to the device
+ * copies, and every device buffer the call made is freed.
  */
 import assert from "node:assert/strict";
 import { standinDriver } from "./_cuda_standin.ts";
@@ -28,7 +28,8 @@ if (standinPath) {
 }
 
 Deno.test({
-  name: "Runtime.ffiCall on CUDA: device copies in and out, aliasing, nothing left allocated" +
+  name:
+    "Runtime.ffiCall on CUDA: device copies in and out, aliasing, layouts, nothing left allocated" +
     (reason ? ` (ignored: ${reason})` : ""),
   ignore: reason !== undefined,
   fn: async () => {
@@ -60,6 +61,21 @@ Deno.test({
       });
       assert.equal(same, true, "an aliased result is its argument's device buffer");
       assertArrayEqual(z!, [1, 2, 3, 4, 5, 6]);
+      // Layouts: the device copy of an argument is in its layout; a result comes back row-major.
+      const [stored] = await rt.ffiCall(copy, {
+        args: [x],
+        results: [{ dtype: DataType.F32, shape: [6] }],
+        inputLayouts: [[1, 0]],
+      });
+      assertArrayEqual(stored!, [1, 4, 2, 5, 3, 6]);
+      const [back] = await rt.ffiCall(copy, {
+        args: [x],
+        results: [like(x)],
+        inputOutputAliases: { 0: 0 },
+        inputLayouts: [[1, 0]],
+        outputLayouts: [[1, 0]],
+      });
+      assertArrayEqual(back!, [1, 2, 3, 4, 5, 6]);
       assert.equal(standin!.standin_live_allocations(), before, "every device buffer was freed");
     } finally {
       _useDriverLibrary(undefined);

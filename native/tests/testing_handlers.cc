@@ -4,8 +4,9 @@
  * never part of this project), for the tests of `ffiCall` and
  * `@deno-xla/ffi/testing` that run one test body on the embedded runtime and
  * on real XLA: an RMS norm over the last axis, a sum into a rank-0 result,
- * complex arithmetic, an update in place through an aliased buffer, and a
- * stateful counter with an exported type id and TypeInfo.
+ * complex arithmetic, an update in place through an aliased buffer, a
+ * stateful counter with an exported type id and TypeInfo, and a matrix
+ * product over column-major operands (as BLAS and LAPACK kernels take them).
  *
  * Copyright 2026 The deno-xla-ffi Authors. Licensed under Apache-2.0.
  */
@@ -40,6 +41,34 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(testing_rms_norm, RmsNorm,
                                   .Attr<float>("eps")
                                   .Arg<ffi::Buffer<ffi::F32>>()
                                   .Ret<ffi::Buffer<ffi::F32>>());
+
+// c = a @ b, every matrix column-major (element [i][j] of an m-row matrix at
+// i + j*m), as a BLAS gemm takes them: called with input_layouts and
+// output_layouts of [1, 0] it computes the product of row-major arrays.
+static ffi::Error ColMajorMatmul(ffi::BufferR2<ffi::F32> a, ffi::BufferR2<ffi::F32> b,
+                                 ffi::ResultBufferR2<ffi::F32> c) {
+  const int64_t m = a.dimensions()[0], k = a.dimensions()[1], n = b.dimensions()[1];
+  if (b.dimensions()[0] != k || c->dimensions()[0] != m || c->dimensions()[1] != n) {
+    return ffi::Error::InvalidArgument("col_major_matmul: shapes do not match");
+  }
+  const float* x = a.typed_data();
+  const float* y = b.typed_data();
+  float* out = c->typed_data();
+  for (int64_t j = 0; j < n; ++j) {
+    for (int64_t i = 0; i < m; ++i) {
+      float sum = 0;
+      for (int64_t p = 0; p < k; ++p) sum += x[i + p * m] * y[p + j * k];
+      out[i + j * m] = sum;
+    }
+  }
+  return ffi::Error::Success();
+}
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(testing_col_major_matmul, ColMajorMatmul,
+                              ffi::Ffi::Bind()
+                                  .Arg<ffi::BufferR2<ffi::F32>>()
+                                  .Arg<ffi::BufferR2<ffi::F32>>()
+                                  .Ret<ffi::BufferR2<ffi::F32>>());
 
 // The sum of every element, into a scalar (rank-0) result.
 static ffi::Error Sum(ffi::Buffer<ffi::F32> x, ffi::ResultBufferR0<ffi::F32> out) {

@@ -32,6 +32,7 @@ import {
   type HandlerStages,
 } from "./handler_library.ts";
 import { _newInstance, type Instance } from "./instance.ts";
+import { _argsInLayout, _checkLayouts, _resultsFromLayout } from "./_layout.ts";
 import type { CallOptions, Runtime } from "./runtime.ts";
 
 /** What ffiCall needs of its runtime, private parts included. */
@@ -64,9 +65,16 @@ export class _FfiCalls {
     const rt = this.#rt;
     rt.live();
     _checkCallOptions(options);
-    const args = (options.args ?? []).map((a, i) => _normaliseArg(a, `argument ${i}`));
+    let args = (options.args ?? []).map((a, i) => _normaliseArg(a, `argument ${i}`));
     const specs = options.results.map((r, i) => _normaliseSpec(r, `result ${i}`));
     const aliases = _checkAliases(options.inputOutputAliases, args, specs);
+    const layouts = _checkLayouts(
+      options.inputLayouts,
+      options.outputLayouts,
+      args,
+      specs,
+      aliases,
+    );
     const bundle = this.#bundle(target);
     let instance: Instance | undefined;
     if (bundle.instantiate) {
@@ -76,6 +84,7 @@ export class _FfiCalls {
         specs,
         _attrsKey(options.attrs),
         aliases,
+        layouts,
       ]);
       instance = this.#instances.get(key);
       if (instance === undefined) {
@@ -90,7 +99,12 @@ export class _FfiCalls {
       }
       await rt.call(target, frame, instance ? { instance } : undefined);
     };
-    if (rt.cuda !== null) return await this.#callCuda(rt.cuda, args, specs, aliases, options, run);
+    // The handler gets (and writes) the bytes of the layouts XLA would give it.
+    if (layouts !== null) args = _argsInLayout(args, layouts);
+    if (rt.cuda !== null) {
+      const outs = await this.#callCuda(rt.cuda, args, specs, aliases, options, run);
+      return layouts === null ? outs : _resultsFromLayout(outs, specs, layouts);
+    }
     const outs = specs.map((r, i) =>
       viewAs(
         r.dtype,
@@ -109,7 +123,7 @@ export class _FfiCalls {
     }
     using frame = buildFrame(inputs, outs, specs, options.attrs, options.guard === true);
     await run(frame);
-    return outs;
+    return layouts === null ? outs : _resultsFromLayout(outs, specs, layouts);
   }
 
   /**

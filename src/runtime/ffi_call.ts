@@ -143,6 +143,60 @@ export interface FfiCallOptions<R extends readonly ArraySpec[] = readonly ArrayS
    * donate).
    */
   inputOutputAliases?: Readonly<Record<number, number>>;
+  /**
+   * jax's `input_layouts`: the memory layout the handler gets each argument
+   * in, one entry per argument (missing trailing entries are row-major). A
+   * layout lists the argument's dimension indices from the most major
+   * (slowest varying) to the most minor (contiguous), as jax's `ffi_call`
+   * takes them: `[0, 1, …, rank-1]`, `null` or `undefined` is row-major (the
+   * default), `[1, 0]` a column-major matrix, `[0, 2, 1]` a batch of
+   * column-major matrices. The arguments are still given row-major; the
+   * handler sees the same dims, its elements in the layout's order (XLA
+   * inserts the transpose; the embedded runtime copies the argument into
+   * the layout before the call). A layout must be a permutation of
+   * `0..rank-1`; there are at most as many layouts as arguments.
+   *
+   * @example
+   * ```ts
+   * import { DataType, Ffi, Runtime } from "@deno-xla/ffi";
+   * // A handler that reads its 2×3 argument column-major: as laid out in memory.
+   * using asStored = Ffi.bind().arg(DataType.F32, 2).ret(DataType.F32, 1).to((x, y) => {
+   *   y.typed().set(x.typed());
+   * });
+   * using rt = new Runtime({ threads: 0 });
+   * const [y] = await rt.ffiCall(asStored, {
+   *   args: [{ data: new Float32Array([1, 2, 3, 4, 5, 6]), shape: [2, 3] }],
+   *   results: [{ dtype: DataType.F32, shape: [6] }],
+   *   inputLayouts: [[1, 0]],
+   * });
+   * console.log([...y!]); // [ 1, 4, 2, 5, 3, 6 ]
+   * ```
+   */
+  inputLayouts?: readonly (readonly number[] | null | undefined)[];
+  /**
+   * jax's `output_layouts`: the memory layout the handler writes each
+   * result in, as {@link inputLayouts} (major to minor; `null`, `undefined`
+   * or a missing entry is row-major). The results come back row-major
+   * whatever the layout (XLA transposes them; the embedded runtime copies
+   * them out of the layout after the call). An aliased argument and result
+   * (`inputOutputAliases`) must have the same layout.
+   *
+   * @example
+   * ```ts
+   * import { DataType, Ffi, Runtime } from "@deno-xla/ffi";
+   * // The handler writes 1..6 in memory order; column-major, that is [[1, 3, 5], [2, 4, 6]].
+   * using count = Ffi.bind().ret(DataType.F32, 2).to((y) => {
+   *   y.typed().set([1, 2, 3, 4, 5, 6]);
+   * });
+   * using rt = new Runtime({ threads: 0 });
+   * const [y] = await rt.ffiCall(count, {
+   *   results: [{ dtype: DataType.F32, shape: [2, 3] }],
+   *   outputLayouts: [[1, 0]],
+   * });
+   * console.log([...y!]); // [ 1, 3, 5, 2, 4, 6 ]
+   * ```
+   */
+  outputLayouts?: readonly (readonly number[] | null | undefined)[];
   /** `ffi_call`'s `vmap_method` (real XLA; only matters inside `jax.vmap`). */
   vmapMethod?: VmapMethod;
   /** `ffi_call`'s `has_side_effect` (real XLA). */
@@ -358,6 +412,8 @@ const OPTIONS: ReadonlySet<string> = new Set([
   "results",
   "attrs",
   "inputOutputAliases",
+  "inputLayouts",
+  "outputLayouts",
   "vmapMethod",
   "hasSideEffect",
   "guard",

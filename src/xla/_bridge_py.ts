@@ -283,7 +283,9 @@ def _deno_xla_bridge():
             aliases = {a: r for a, r in h.get("aliases") or ()} or None
             call = jax.ffi.ffi_call(h["name"], results, vmap_method=h.get("vmapMethod"),
                                     has_side_effect=bool(h.get("hasSideEffect")),
-                                    input_output_aliases=aliases)
+                                    input_output_aliases=aliases,
+                                    input_layouts=h.get("inputLayouts"),
+                                    output_layouts=h.get("outputLayouts"))
             attrs = attrs_of(h["attrs"])
             fn = jax.jit(lambda *xs: call(*xs, **attrs))
             st["ffi"][h["key"]] = fn

@@ -28,6 +28,7 @@ import {
   type FfiRegisterTypeOptions,
 } from "../runtime/ffi_call.ts";
 import { _withAttrHint } from "../runtime/_hints.ts";
+import { _checkLayouts, _jaxLayouts } from "../runtime/_layout.ts";
 import { _closest } from "../_closest.ts";
 import {
   _attrHints,
@@ -627,7 +628,8 @@ export class Xla implements FfiHost {
    * module as a hint, as the embedded runtime's does). `target` is a registered name, or a handler or bundle, which is
    * registered once under a name of its own (registrations are permanent in
    * XLA: such a TS handler's entry point stays reserved).
-   * `inputOutputAliases` is jax's `input_output_aliases`.
+   * `inputOutputAliases` is jax's `input_output_aliases`; `inputLayouts`
+   * and `outputLayouts` are jax's `input_layouts` and `output_layouts`.
    */
   async ffiCall<const R extends readonly ArraySpec[]>(
     target: FfiCallTarget,
@@ -638,6 +640,9 @@ export class Xla implements FfiHost {
     const args = (options.args ?? []).map((a, i) => _normaliseArg(a, `argument ${i}`));
     const results = options.results.map((s, i) => _normaliseSpec(s, `result ${i}`));
     const aliases = _checkAliases(options.inputOutputAliases, args, results);
+    const layouts = _jaxLayouts(
+      _checkLayouts(options.inputLayouts, options.outputLayouts, args, results, aliases),
+    );
     const attrs = _encodeAttrs(options.attrs);
     const name = options.guard === true
       ? await this.#guardedName(target)
@@ -652,10 +657,21 @@ export class Xla implements FfiHost {
       vmapMethod,
       hasSideEffect,
       aliases,
+      layouts,
     ]);
     try {
       const r = await this._request(
-        { op: "ffi_call", key, name, results, attrs, vmapMethod, hasSideEffect, aliases },
+        {
+          op: "ffi_call",
+          key,
+          name,
+          results,
+          attrs,
+          vmapMethod,
+          hasSideEffect,
+          aliases,
+          ...layouts,
+        },
         args,
         _replySize(results),
       );
