@@ -745,16 +745,19 @@ function _checkPythonPermissions(command: string): void {
   if (!_granted({ name: "read" })) missing.add("--allow-read");
   if (!_granted({ name: "run" })) missing.add("--allow-run");
   if (!_granted({ name: "ffi" })) missing.add("--allow-ffi");
+  _missingFlagsExit(
+    missing,
+    (flags) =>
+      `'${command} --python-module' hosts Python and needs ${flags}: run again with ${flags}`,
+  );
+}
+
+/** Exits with USAGE and PERMISSION_DENIED when `missing` names flags (in the usual order). */
+function _missingFlagsExit(missing: Set<string>, message: (flags: string) => string): void {
   if (missing.size === 0) return;
   const order = ["--allow-env", "--allow-read", "--allow-write", "--allow-run", "--allow-ffi"];
   const flags = order.filter((f) => missing.has(f)).join(" ");
-  throw new _Exit(
-    ExitCode.USAGE,
-    new FfiError(
-      ErrorCode.PERMISSION_DENIED,
-      `'${command} --python-module' hosts Python and needs ${flags}: run again with ${flags}`,
-    ),
-  );
+  throw new _Exit(ExitCode.USAGE, new FfiError(ErrorCode.PERMISSION_DENIED, message(flags)));
 }
 
 /** `inspect --python-module M`: the module's handlers, their metadata, what it left out. */
@@ -905,16 +908,11 @@ function _checkPermissions(cmd: ParsedInspect | ParsedRun, runtime: CliRuntime):
   if (cmd.command === "run" && cmd.outs.some((out) => !_granted({ name: "write", path: out }))) {
     missing.add("--allow-write");
   }
-  if (missing.size === 0) return;
-  const order = ["--allow-env", "--allow-read", "--allow-write", "--allow-run", "--allow-ffi"];
-  const flags = order.filter((f) => missing.has(f)).join(" ");
-  throw new _Exit(
-    ExitCode.USAGE,
-    new FfiError(
-      ErrorCode.PERMISSION_DENIED,
+  _missingFlagsExit(
+    missing,
+    (flags) =>
       `'${cmd.command}' needs ${flags}: run again with ${flags} ('deno task cli' grants ` +
-        `every permission the command line uses)`,
-    ),
+      `every permission the command line uses)`,
   );
 }
 

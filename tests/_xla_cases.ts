@@ -25,6 +25,7 @@ import { readNpy, writeNpy } from "../src/npy.ts";
 import { PythonError, Xla, type XlaOptions } from "../src/xla/mod.ts";
 import { buildDemoLibrary } from "../examples/build_native.ts";
 import { thrownValues } from "./_thrown_values.ts";
+import { runCaseFromArgs } from "./_xla_env.ts";
 
 const F32 = DataType.F32;
 const spec = (dtype: DataType, shape: number[]) => ({ dtype, shape });
@@ -882,16 +883,7 @@ def f(x):
   },
 };
 
-if (import.meta.main) {
-  const name = Deno.args[0] ?? "";
-  const run = CASES[name];
-  if (run === undefined) {
-    console.error(`unknown case '${name}'; cases: ${Object.keys(CASES).join(", ")}`);
-    Deno.exit(2);
-  }
-  await run();
-  console.log(`ok ${name}`);
-}
+if (import.meta.main) await runCaseFromArgs(CASES);
 
 /** The names of the cases. */
 export const CASE_NAMES: readonly string[] = Object.keys(CASES);

@@ -76,3 +76,19 @@ export async function runXlaScript(script: URL, timeoutMs = 180_000): Promise<st
   assert.doesNotMatch(r.stderr, /Traceback/, context);
   return r.stdout;
 }
+
+/**
+ * The main of a case file run as `deno run … <file> <case>`: runs the case
+ * named by the first argument and prints `ok <case>` last; an unknown name
+ * exits with 2, listing the cases.
+ */
+export async function runCaseFromArgs(cases: Record<string, () => Promise<void>>): Promise<void> {
+  const name = Deno.args[0] ?? "";
+  const run = cases[name];
+  if (run === undefined) {
+    console.error(`unknown case '${name}'; cases: ${Object.keys(cases).join(", ")}`);
+    Deno.exit(2);
+  }
+  await run();
+  console.log(`ok ${name}`);
+}

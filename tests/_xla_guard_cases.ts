@@ -13,6 +13,7 @@ import { rejectsWith as rejects } from "./_assert.ts";
 import { DataType, ErrorCode, Ffi, HandlerLibrary } from "../mod.ts";
 import { Xla } from "../src/xla/mod.ts";
 import { faultHandlersPath } from "./_fault_handlers.ts";
+import { runCaseFromArgs } from "./_xla_env.ts";
 
 const F32 = DataType.F32;
 const spec = (shape: number[]) => ({ dtype: F32, shape });
@@ -231,13 +232,4 @@ def f(x):
   },
 };
 
-if (import.meta.main) {
-  const name = Deno.args[0] ?? "";
-  const run = CASES[name];
-  if (run === undefined) {
-    console.error(`unknown case '${name}'; cases: ${Object.keys(CASES).join(", ")}`);
-    Deno.exit(2);
-  }
-  await run();
-  console.log(`ok ${name}`);
-}
+if (import.meta.main) await runCaseFromArgs(CASES);

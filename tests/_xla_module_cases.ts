@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { CallFrameBuilder, DataType, ErrorCode, type FfiError, Runtime } from "../mod.ts";
 import { type PythonError, Xla } from "../src/xla/mod.ts";
+import { runCaseFromArgs } from "./_xla_env.ts";
 
 const GETRF_RESULTS = (n: number) => [
   { dtype: DataType.F32, shape: [n, n] },
@@ -245,13 +246,4 @@ result = [np.asarray(lu).T.ravel().tolist(), (np.asarray(piv) + 1).tolist()]
   },
 };
 
-if (import.meta.main) {
-  const name = Deno.args[0] ?? "";
-  const run = CASES[name];
-  if (run === undefined) {
-    console.error(`unknown case '${name}'; cases: ${Object.keys(CASES).join(", ")}`);
-    Deno.exit(2);
-  }
-  await run();
-  console.log(`ok ${name}`);
-}
+if (import.meta.main) await runCaseFromArgs(CASES);
