@@ -43,7 +43,7 @@ export function _registerBundle(
   try {
     _check(native().xrt_register(rt, n, BigInt(n.length), p, BigInt(p.length), b, traits));
   } catch (e) {
-    throw _withTypeRemedy(e, (bundle.instantiate ?? bundle.execute).name);
+    throw _withTypeRemedy(e, (bundle.instantiate ?? bundle.execute)?.name);
   }
   // A registration lasts as long as the process: a TS entry point it names
   // is never reused for another handler (after close() it reports an error).
