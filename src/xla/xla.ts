@@ -6,7 +6,6 @@
  * @module
  */
 import { type DataType, ErrorCode } from "../abi/enums.ts";
-import type { DataTypedArray } from "../abi/dtype.ts";
 import { FfiError } from "../errors.ts";
 import { _describeRegistered, native } from "../native/lib.ts";
 import {
@@ -911,16 +910,21 @@ export class Xla implements FfiHost {
    * await using xla = await Xla.open();
    * const lapack = await xla.handlersFrom("jaxlib.cpu._lapack", { initialize: "initialize" });
    * using rt = new Runtime();
-   * // A = [[4, 3], [6, 3]], column-major as LAPACK reads it
+   * // LU of A = [[4, 3], [6, 3]], handed to LAPACK column-major as jax does
    * const [lu, ipiv, info] = await rt.ffiCall(lapack.handler("lapack_sgetrf_ffi"), {
-   *   args: [{ data: new Float32Array([4, 6, 3, 3]), shape: [2, 2] }],
+   *   args: [{ data: new Float32Array([4, 3, 6, 3]), shape: [2, 2] }],
    *   results: [
    *     { dtype: DataType.F32, shape: [2, 2] },
    *     { dtype: DataType.S32, shape: [2] },
    *     { dtype: DataType.S32, shape: [] },
    *   ],
+   *   inputLayouts: [[1, 0]],
+   *   outputLayouts: [[1, 0], null, null],
    * });
+   * console.log(lu, ipiv, info); // [6, 3, 0.6667, 1] (row-major), [2, 2], [0]
    * ```
+   *
+   * docs/jax-extension-modules.md walks through LAPACK's routines this way.
    */
   async handlersFrom(module: string, options: HandlersFromOptions = {}): Promise<ModuleHandlers> {
     if (!this.#open) throw closedError("The Xla host");
