@@ -60,8 +60,9 @@ int32_t xla_ffi_deno_host_install(const xla_ffi_deno_host_hooks* hooks);
  * enter_as says what blocks it (the messages name it): a native handler
  * called synchronously (enter), or Python run on the JS thread, which also
  * makes a TS handler XLA calls inline fail when it returns a Promise (XLA
- * would wait for it on this very thread). */
-enum { XFD_JS_BLOCK_CALL = 1, XFD_JS_BLOCK_PYTHON = 2 };
+ * would wait for it on this very thread), or a native handler Runtime.ffiCall
+ * runs inline (enter_as XFD_JS_BLOCK_INLINE). */
+enum { XFD_JS_BLOCK_CALL = 1, XFD_JS_BLOCK_PYTHON = 2, XFD_JS_BLOCK_INLINE = 3 };
 int64_t xla_ffi_deno_js_block_enter(void);
 int64_t xla_ffi_deno_js_block_enter_as(int32_t kind);
 void xla_ffi_deno_js_block_leave(int64_t saved);

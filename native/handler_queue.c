@@ -798,6 +798,11 @@ XLA_FFI_Error* host_call_sync_foreign(int32_t slot, XLA_FFI_CallFrame* f) {
                    "called the handler from one of its own threads (a program it does not run "
                    "inline on the calling thread). Use run() or runPython() so the JS thread "
                    "stays free"
+             : atomic_load(&g_js_block_kind) == XFD_JS_BLOCK_INLINE
+                 ? "A TS handler called from another thread cannot run: the JS thread is "
+                   "blocked in a native handler Runtime.ffiCall runs on it (as XLA runs a "
+                   "synchronous handler inline), which waits for it. Give that ffiCall "
+                   "offThread: true so the JS thread stays free"
                  : "A TS handler called from another thread cannot run: the JS thread is "
                    "blocked in a native handler called with Runtime.callSync, which waits for "
                    "it. Call that handler with Runtime.call so the JS thread stays free");

@@ -49,7 +49,7 @@ if (scenario === "close") {
   assert.equal(runtimeDebugStats().runtimesDestroyed, destroyed + 1);
   task.close();
 } else if (scenario === "callSync-native") {
-  // A native handler run by callSync on the JS thread calls a TS handler on a
+  // A native handler run by callSync (or ffiCall) on the JS thread calls a TS handler on a
   // thread of its own and joins it: the TS call fails instead of waiting.
   const lib = HandlerLibrary.open(buildSharedLibrary({
     name: "ts_caller",
@@ -74,6 +74,18 @@ if (scenario === "close") {
   // Calling a TS handler inline from the JS thread never queues.
   rt.callSync(ts, new CallFrameBuilder().build());
   assert.equal(calls, 2);
+  // ffiCall runs the native handler inline too: the same refusal, naming offThread.
+  const attrs = { target: scalar(DataType.S64, ts.address) };
+  await assert.rejects(rt.ffiCall(caller, { results: [], attrs }), (e: unknown) => {
+    assert.ok(e instanceof FfiError);
+    assert.equal(e.code, ErrorCode.FAILED_PRECONDITION);
+    assert.match(e.message, /blocked in a native handler Runtime\.ffiCall runs on it/);
+    assert.match(e.message, /offThread: true/);
+    return true;
+  });
+  assert.equal(calls, 2);
+  await rt.ffiCall(caller, { results: [], attrs, offThread: true });
+  assert.equal(calls, 3);
   lib.close();
 } else {
   throw new Error(`unknown scenario ${scenario}`);

@@ -72,9 +72,22 @@ Deno.test("Runtime.ffiCall: closes what it made, refuses bad options, and a clos
       results: [{ dtype: DataType.F32, shape: [4] }],
     });
   }
+  // One call frame laid out for the signature, kept for the next calls until clearCache().
   const after = runtimeDebugStats();
-  assert.equal(after.framesCreated - before.framesCreated, 20);
-  assert.equal(after.framesDestroyed - before.framesDestroyed, 20);
+  assert.equal(after.framesCreated - before.framesCreated, 1);
+  assert.equal(after.framesDestroyed - before.framesDestroyed, 0);
+  rt.clearCache();
+  assert.equal(runtimeDebugStats().framesDestroyed - before.framesDestroyed, 1);
+  // Another signature, other attributes: another frame each.
+  await rt.ffiCall(h, {
+    args: [new Float32Array(2)],
+    results: [{ dtype: DataType.F32, shape: [2] }],
+  });
+  await rt.ffiCall(h, {
+    args: [new Float32Array(2)],
+    results: [{ dtype: DataType.F32, shape: [2] }],
+  });
+  assert.equal(runtimeDebugStats().framesCreated - before.framesCreated, 2);
   for (
     const [options, re] of [
       [{ results: [{ dtype: DataType.F32, shape: [-1] }] }, /result 0: invalid dimension -1 at 0/],
@@ -103,6 +116,11 @@ Deno.test("Runtime.ffiCall: closes what it made, refuses bad options, and a clos
   }
   await assert.rejects(rt.ffiCall(42 as never, { results: [] }), FfiError);
   rt.close();
+  const closed = runtimeDebugStats();
+  assert.equal(
+    closed.framesDestroyed - before.framesDestroyed,
+    closed.framesCreated - before.framesCreated,
+  );
   await assert.rejects(
     rt.ffiCall(h, { results: [] }),
     (e: unknown) => e instanceof FfiError && e.code === ErrorCode.FAILED_PRECONDITION,

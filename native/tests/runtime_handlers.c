@@ -6,7 +6,10 @@
  * Copyright 2026 The deno-xla-ffi Authors. Licensed under Apache-2.0.
  */
 #define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE
 #include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -607,6 +610,13 @@ XLA_FFI_Error* test_future_misuse(XLA_FFI_CallFrame* cf) {
   }
   cf->future = fc.future; /* error + future: the runtime must still free it */
   return e;
+}
+
+/** ret0 (S64) = the id of the thread that runs the handler (gettid: the process id on the main thread). */
+XLA_FFI_Error* test_thread_id(XLA_FFI_CallFrame* cf) {
+  METADATA(cf, 0);
+  *(int64_t*)ret(cf, 0)->data = (int64_t)syscall(SYS_gettid);
+  return NULL;
 }
 
 /** ret0 (S64) = ThreadPool_NumThreads; ret1 (S64) = sum of 1..n from n pool tasks. */

@@ -9,16 +9,18 @@
 import { type DataType, ErrorCode, ExecutionStage } from "../abi/enums.ts";
 import { byteWidth, type DataTypedArray, viewAs } from "../abi/dtype.ts";
 import { FfiError } from "../errors.ts";
-import type { AttrDictionary } from "./attributes.ts";
+import { ArrayAttr, type AttrDictionary, ScalarAttr } from "./attributes.ts";
 import { type CallFrame, CallFrameBuilder } from "./call_frame.ts";
 import type { DeviceBuffer } from "./device_buffer.ts";
 import {
+  type _Arg,
   _attrsKey,
   _checkAliases,
   _checkCallOptions,
   _identity,
   _normaliseArg,
   _normaliseSpec,
+  _quickArg,
   _resultStorage,
   type ArrayInput,
   type FfiCallOptions,
@@ -41,8 +43,18 @@ export interface _FfiCallRuntime {
   live(): void;
   /** The bundle registered under `name` (through the runtime's cache). */
   named(name: string): HandlerStages;
-  /** Calls one stage as `Runtime.call` does, with hints about implicit attributes. */
-  call(target: FfiCallTarget, frame: CallFrame, options: CallOptions | undefined): Promise<void>;
+  /**
+   * Calls one stage as `Runtime.call` does, with hints about implicit
+   * attributes; `inline` runs a native handler on the calling thread.
+   * Returns undefined when the call ended before it returned (or throws its
+   * error), else a Promise of its end.
+   */
+  call(
+    target: FfiCallTarget,
+    frame: CallFrame,
+    options: CallOptions | undefined,
+    inline: boolean,
+  ): Promise<void> | undefined;
   /** Refuses a handler whose API version the runtime would not register, with its message. */
   checkVersion(handler: HandlerRef, name: string): void;
   /** The runtime's device copies when it runs on CUDA, null on Host. */
@@ -55,6 +67,12 @@ export class _FfiCalls {
   readonly #instances = new Map<string, Instance>();
   /** Execute handlers whose API version was checked. */
   readonly #checked = new WeakSet<object>();
+  /**
+   * Call frames kept per signature (operand types and shapes, attributes),
+   * their operands pointed at each call's arrays: laying a frame out is
+   * most of what a call would cost otherwise. At most {@link MAX_FRAMES}.
+   */
+  readonly #frames = new Map<number, KeptFrame>();
 
   constructor(rt: _FfiCallRuntime) {
     this.#rt = rt;
@@ -65,7 +83,16 @@ export class _FfiCalls {
     const rt = this.#rt;
     rt.live();
     _checkCallOptions(options);
-    let args = (options.args ?? []).map((a, i) => _normaliseArg(a, `argument ${i}`));
+    const given = options.args ?? [];
+    let args: _Arg[] = new Array(given.length);
+    for (let i = 0; i < given.length; i++) {
+      const a = given[i]!;
+      // The message of a mistake is made only when there is one.
+      const quick = a !== null && typeof a === "object" && !ArrayBuffer.isView(a)
+        ? _quickArg(a)
+        : null;
+      args[i] = quick ?? _normaliseArg(a, `argument ${i}`);
+    }
     const specs = options.results.map((r, i) => _normaliseSpec(r, `result ${i}`));
     const aliases = _checkAliases(options.inputOutputAliases, args, specs);
     const layouts = _checkLayouts(
@@ -88,16 +115,19 @@ export class _FfiCalls {
       ]);
       instance = this.#instances.get(key);
       if (instance === undefined) {
-        instance = await this.#instantiate(target, options.attrs);
+        instance = await this.#instantiate(target, options.attrs, options.offThread !== true);
         this.#instances.set(key, instance);
       }
     }
+    // XLA's CPU runtime runs a synchronous handler inline; `offThread` asks for the pool.
+    const inline = options.offThread !== true;
+    const staged = bundle.prepare != null || bundle.initialize != null;
     const run = async (frame: CallFrame) => {
       for (const stage of [ExecutionStage.PREPARE, ExecutionStage.INITIALIZE] as const) {
         if (_stageHandler(bundle, stage) === null) continue;
-        await rt.call(target, frame, { stage, instance });
+        await rt.call(target, frame, { stage, instance }, inline);
       }
-      await rt.call(target, frame, instance ? { instance } : undefined);
+      await rt.call(target, frame, instance ? { instance } : undefined, inline);
     };
     // The handler gets (and writes) the bytes of the layouts XLA would give it.
     if (layouts !== null) args = _argsInLayout(args, layouts);
@@ -121,9 +151,64 @@ export class _FfiCalls {
       new Uint8Array(out.buffer, out.byteOffset, out.byteLength).set(args[a]!.bytes);
       inputs[a] = { data: out, shape: args[a]!.shape, dtype: args[a]!.dtype };
     }
-    using frame = buildFrame(inputs, outs, specs, options.attrs, options.guard === true);
-    await run(frame);
+    if (options.guard === true) {
+      using frame = buildFrame(inputs, outs, specs, options.attrs, true);
+      await run(frame);
+    } else {
+      const kept = this.#keptFrame(inputs, specs, options.attrs);
+      const frame = kept ?? buildFrame(inputs, outs, specs, options.attrs, false);
+      try {
+        if (kept !== null) kept._rebind(inputs, outs);
+        if (staged || instance !== undefined) await run(frame);
+        else {
+          // The common case without a closure: one stage, often over before it returns.
+          const pending = rt.call(target, frame, undefined, inline);
+          if (pending !== undefined) await pending;
+        }
+      } finally {
+        if (kept !== null) kept._release();
+        else frame.close();
+      }
+    }
     return layouts === null ? outs : _resultsFromLayout(outs, specs, layouts);
+  }
+
+  /**
+   * The frame kept for this signature, laid out on first use with its
+   * operands at null; null when the kept one is in use by a call in flight
+   * (the caller builds one of its own then).
+   */
+  #keptFrame(
+    inputs: readonly ArrayInput[],
+    specs: readonly { dtype: number; shape: readonly number[] }[],
+    attrs: AttrDictionary | undefined,
+  ): CallFrame | null {
+    let h = inputs.length * 131 + specs.length;
+    for (let i = 0; i < inputs.length; i++) h = hashSpec(h, inputs[i]!.dtype!, inputs[i]!.shape!);
+    for (let i = 0; i < specs.length; i++) h = hashSpec(h, specs[i]!.dtype, specs[i]!.shape);
+    const kept = this.#frames.get(h);
+    if (kept !== undefined && kept.frame._inflight === 0 && kept.matches(inputs, specs, attrs)) {
+      return kept.frame;
+    }
+    if (kept !== undefined && kept.frame._inflight > 0) return null;
+    const b = new CallFrameBuilder();
+    for (const a of inputs) b.argPointer(null, a.dtype!, a.shape!);
+    for (const r of specs) b.retPointer(null, r.dtype, r.shape);
+    if (attrs !== undefined) b.attrs(attrs);
+    const frame = b.build();
+    if (kept !== undefined) {
+      this.#frames.delete(h);
+      kept.frame.close();
+    } else if (this.#frames.size >= MAX_FRAMES) {
+      for (const [k, f] of this.#frames) {
+        if (f.frame._inflight > 0) continue;
+        this.#frames.delete(k);
+        f.frame.close();
+        break;
+      }
+    }
+    this.#frames.set(h, new KeptFrame(frame, inputs, specs, attrs));
+    return frame;
   }
 
   /**
@@ -186,11 +271,17 @@ export class _FfiCalls {
   async #instantiate(
     target: FfiCallTarget,
     attrs: AttrDictionary | undefined,
+    inline: boolean,
   ): Promise<Instance> {
     const inst = _newInstance();
     try {
       using frame = buildFrame([], [], [], attrs, false);
-      await this.#rt.call(target, frame, { stage: ExecutionStage.INSTANTIATE, instance: inst });
+      await this.#rt.call(
+        target,
+        frame,
+        { stage: ExecutionStage.INSTANTIATE, instance: inst },
+        inline,
+      );
     } catch (e) {
       inst.close();
       throw e;
@@ -211,7 +302,123 @@ export class _FfiCalls {
     const kept = [...this.#instances.values()];
     this.#instances.clear();
     for (const inst of kept) inst.close();
+    for (const [k, f] of this.#frames) {
+      if (f.frame._inflight > 0) continue;
+      this.#frames.delete(k);
+      f.frame.close();
+    }
   }
+}
+
+/** The most call frames one runtime's ffiCall keeps. */
+const MAX_FRAMES = 64;
+
+/** Mixes an operand's data type and shape into a signature's hash. */
+function hashSpec(h: number, dtype: number, shape: readonly number[]): number {
+  h = Math.imul(h ^ dtype, 0x9e3779b1) + shape.length;
+  for (let i = 0; i < shape.length; i++) h = Math.imul(h ^ (shape[i]! % 0x7fffffff), 0x85ebca6b);
+  return h | 0;
+}
+
+/** A kept frame and what it was laid out for: operand types and shapes, a copy of the attributes. */
+class KeptFrame {
+  readonly frame: CallFrame;
+  readonly #dtypes: number[];
+  readonly #shapes: number[][];
+  readonly #attrs: unknown;
+
+  constructor(
+    frame: CallFrame,
+    inputs: readonly ArrayInput[],
+    specs: readonly { dtype: number; shape: readonly number[] }[],
+    attrs: AttrDictionary | undefined,
+  ) {
+    this.frame = frame;
+    this.#dtypes = [...inputs.map((a) => a.dtype!), ...specs.map((r) => r.dtype)];
+    this.#shapes = [...inputs.map((a) => [...a.shape!]), ...specs.map((r) => [...r.shape])];
+    this.#attrs = _copyAttr(attrs);
+  }
+
+  /** Whether a call of these operands and attributes would lay out the same frame. */
+  matches(
+    inputs: readonly ArrayInput[],
+    specs: readonly { dtype: number; shape: readonly number[] }[],
+    attrs: AttrDictionary | undefined,
+  ): boolean {
+    const n = inputs.length;
+    if (n + specs.length !== this.#dtypes.length) return false;
+    for (let i = 0; i < this.#dtypes.length; i++) {
+      const o = i < n ? inputs[i]! : specs[i - n]!;
+      if (o.dtype !== this.#dtypes[i] || !sameList(o.shape!, this.#shapes[i]!)) return false;
+    }
+    return _sameAttr(attrs, this.#attrs);
+  }
+}
+
+function sameList(a: ArrayLike<unknown>, b: ArrayLike<unknown>): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (!Object.is(a[i], b[i])) return false;
+  return true;
+}
+
+/**
+ * A copy of an attribute value that later changes to the caller's object
+ * cannot reach: dictionaries, lists and typed arrays copied, the rest kept.
+ */
+export function _copyAttr(v: unknown): unknown {
+  if (v === null || typeof v !== "object") return v;
+  if (v instanceof ScalarAttr) return new ScalarAttr(v.dtype, v.value);
+  if (v instanceof ArrayAttr) return new ArrayAttr(v.dtype, Array.from(v.values));
+  if (ArrayBuffer.isView(v)) return (v as unknown as { slice(): unknown }).slice();
+  if (Array.isArray(v)) return v.slice();
+  if (v instanceof Map) return new Map([...v].map(([k, x]) => [k, _copyAttr(x)]));
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) out[k] = _copyAttr(x);
+  return out;
+}
+
+/**
+ * Whether attribute value `a` equals the copy `b` ({@link copyAttr}) as a
+ * frame encodes them: the same names in the same order, the same kinds,
+ * data types and values (`-0` apart from `0`, as their bits are).
+ */
+export function _sameAttr(a: unknown, b: unknown): boolean {
+  if (a === null || typeof a !== "object" || b === null || typeof b !== "object") {
+    return Object.is(a, b);
+  }
+  if (a instanceof ScalarAttr) {
+    return b instanceof ScalarAttr && a.dtype === b.dtype && Object.is(a.value, b.value);
+  }
+  if (a instanceof ArrayAttr) {
+    return b instanceof ArrayAttr && a.dtype === b.dtype && sameList(a.values, b.values);
+  }
+  if (ArrayBuffer.isView(a)) {
+    return ArrayBuffer.isView(b) && a.constructor === b.constructor &&
+      sameList(a as unknown as ArrayLike<unknown>, b as unknown as ArrayLike<unknown>);
+  }
+  if (Array.isArray(a)) return Array.isArray(b) && sameList(a, b);
+  if (a instanceof Map) {
+    if (!(b instanceof Map) || a.size !== b.size) return false;
+    const bi = b.entries();
+    for (const [k, x] of a) {
+      const [bk, bx] = bi.next().value!;
+      if (k !== bk || !_sameAttr(x, bx)) return false;
+    }
+    return true;
+  }
+  if (b instanceof Map || Array.isArray(b) || ArrayBuffer.isView(b)) return false;
+  if (b instanceof ScalarAttr || b instanceof ArrayAttr) return false;
+  // A frame sorts attributes by name; the same names in another order are only a cache miss.
+  const ak = Object.keys(a), bk = Object.keys(b);
+  if (ak.length !== bk.length) return false;
+  for (let i = 0; i < ak.length; i++) {
+    const k = ak[i]!;
+    if (k !== bk[i]) return false;
+    if (!_sameAttr((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) {
+      return false;
+    }
+  }
+  return true;
 }
 
 /** The one place ffiCall builds its call frames. */

@@ -936,6 +936,50 @@ export class CallFrame {
   }
 
   /**
+   * @internal A frame `ffiCall` keeps per signature: points every operand at
+   * new host arrays. The caller checked them (each holds its operand's bytes
+   * and is readable) and that the frame is not guarded and idle.
+   */
+  _rebind(args: readonly { data: ArrayBufferView }[], rets: readonly ArrayBufferView[]): void {
+    const ptr = this._live();
+    const sym = native();
+    for (let i = 0; i < args.length; i++) {
+      const a = args[i]!.data;
+      sym.xrt_frame_set_arg(ptr, i, _addressOf(a));
+      this.#keepArgs[i] = a;
+      this.#views[i] = a;
+      this.#place(i, a);
+    }
+    const n = this.numArgs;
+    for (let i = 0; i < rets.length; i++) {
+      const r = rets[i]!;
+      sym.xrt_frame_set_ret(ptr, i, _addressOf(r));
+      this.#keepRets[i] = r;
+      this.#views[n + i] = r;
+      this.#place(n + i, r);
+    }
+  }
+
+  /**
+   * @internal After a call of a kept frame: lets go of the caller's arrays
+   * (the native operands keep stale addresses until the next
+   * {@link _rebind}, and no call is made before it).
+   */
+  _release(): void {
+    const n = this.numArgs;
+    for (let i = 0; i < this.#keepArgs.length; i++) {
+      this.#keepArgs[i] = null;
+      this.#views[i] = null;
+      this.#place(i, null);
+    }
+    for (let i = 0; i < this.#keepRets.length; i++) {
+      this.#keepRets[i] = null;
+      this.#views[n + i] = null;
+      this.#place(n + i, null);
+    }
+  }
+
+  /**
    * Swaps all buffer pointers at once (XLA's `UpdateWithBuffers`): `args`
    * and `rets` are arrays of one new buffer per argument and per result.
    * Each new buffer is checked as {@link setArg} checks it before any is

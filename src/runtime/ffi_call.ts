@@ -6,10 +6,10 @@
  *
  * @module
  */
-import { type DataType, ErrorCode } from "../abi/enums.ts";
+import { DataType, ErrorCode } from "../abi/enums.ts";
 import { type DataTypedArray, dataTypeInfo, dataTypeOf } from "../abi/dtype.ts";
 import { FfiError } from "../errors.ts";
-import { _bufferBytes, _checkDataSize } from "./_buffer_size.ts";
+import { _bufferBytes, _checkDataSize, _MAX_BUFFER_BYTES, _MAX_RANK } from "./_buffer_size.ts";
 import type { AttrDictionary } from "./attributes.ts";
 import type { HandlerRef, HandlerStages, TypeIdRef } from "./handler_library.ts";
 import type { TypedArrayOf } from "../handler/_dtype.ts";
@@ -210,6 +210,17 @@ export interface FfiCallOptions<R extends readonly ArraySpec[] = readonly ArrayS
    * canaries before their start.
    */
   guard?: boolean;
+  /**
+   * Embedded runtime only: `true` calls a native handler on a thread of the
+   * runtime's pool, as {@link Runtime.call} does, so that a handler that
+   * blocks for long leaves the event loop free. By default `Runtime.ffiCall`
+   * calls it on the JavaScript thread, as XLA's CPU runtime calls a
+   * synchronous handler inline: no thread hand-off, and the event loop waits
+   * until the handler returns (a future it leaves pending is awaited without
+   * blocking). TS handlers of this thread always run on it. `Xla.ffiCall`
+   * accepts and ignores it (XLA picks its threads).
+   */
+  offThread?: boolean;
 }
 
 /**
@@ -358,8 +369,58 @@ function dataTypeInfoOrNull(dtype: number) {
   }
 }
 
+/** Byte width of each data type an argument may have (0: none, as TOKEN and INVALID). */
+const ARG_WIDTH: readonly number[] = (() => {
+  const w: number[] = [];
+  for (const v of Object.values(DataType)) {
+    if (typeof v !== "number") continue;
+    const info = dataTypeInfoOrNull(v);
+    w[v] = info === null || info.kind === "token" || info.kind === "invalid" ? 0 : info.byteWidth;
+  }
+  return w;
+})();
+
+/**
+ * The common argument, `{ data, shape, dtype? }` that is right, checked
+ * without making a message: null when anything is off (the full check then
+ * says what).
+ */
+export function _quickArg(arg: ArrayArg): _Arg | null {
+  const { data, shape, dtype } = arg as ArrayInput;
+  if (!ArrayBuffer.isView(data) || !Array.isArray(shape) || shape.length > _MAX_RANK) return null;
+  if ((data.buffer as ArrayBuffer).detached === true) return null;
+  let dt: number;
+  if (dtype === undefined) {
+    if (data instanceof Float32Array) dt = DataType.F32;
+    else if (data instanceof Float64Array) dt = DataType.F64;
+    else if (data instanceof Int32Array) dt = DataType.S32;
+    else return null;
+  } else dt = dtype;
+  const width = ARG_WIDTH[dt];
+  if (width === undefined || width === 0) return null;
+  let n = width, zero = false;
+  for (let i = 0; i < shape.length; i++) {
+    const d = shape[i];
+    if (!Number.isSafeInteger(d) || d! < 0) return null;
+    if (d === 0) zero = true;
+    else n *= d!;
+  }
+  if (n > _MAX_BUFFER_BYTES || data.byteLength !== (zero ? 0 : n)) return null;
+  return {
+    dtype: dt as DataType,
+    shape: shape.slice(),
+    bytes: data instanceof Uint8Array
+      ? data
+      : new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
+  };
+}
+
 /** Checks and normalises one argument (a typed array or `{ data, shape, dtype }`). */
 export function _normaliseArg(arg: ArrayArg, what: string): _Arg {
+  if (arg !== null && typeof arg === "object" && !ArrayBuffer.isView(arg)) {
+    const quick = _quickArg(arg);
+    if (quick !== null) return quick;
+  }
   if (arg === null || typeof arg !== "object") {
     bad(`${what}: expected a typed array or { data, shape }, got ${describe(arg)}`);
   }
@@ -417,6 +478,7 @@ const OPTIONS: ReadonlySet<string> = new Set([
   "vmapMethod",
   "hasSideEffect",
   "guard",
+  "offThread",
 ]);
 
 const VMAP_METHODS: ReadonlySet<unknown> = new Set<VmapMethod>([
@@ -475,6 +537,9 @@ export function _checkCallOptions(options: FfiCallOptions): void {
   }
   if (guard !== undefined && typeof guard !== "boolean") {
     bad(`ffiCall: guard must be a boolean, got ${describe(guard)}`);
+  }
+  if (options.offThread !== undefined && typeof options.offThread !== "boolean") {
+    bad(`ffiCall: offThread must be a boolean, got ${describe(options.offThread)}`);
   }
 }
 

@@ -207,6 +207,8 @@ function runtimePlatform(name: string): number | undefined {
 const NO_USER = new BigInt64Array(0);
 /** `xrt_call_begin`'s out-parameter: the error of a call that completed at once. */
 const beginOut = new BigUint64Array(1);
+/** The promise of a call that ended before it returned. */
+const DONE: Promise<void> = Promise.resolve();
 
 /**
  * The embedded XLA FFI runtime: every `XLA_FFI_Api` function, a thread pool
@@ -688,56 +690,112 @@ export class Runtime implements FfiHost {
    * call settles when the runtime sees its future complete.
    */
   call(target: HandlerTarget, frame: CallFrame, options?: CallOptions): Promise<void> {
-    return this.#call(target, frame, options, "builder");
+    try {
+      return this._callNow(target, frame, options, "builder", false) ?? DONE;
+    } catch (e) {
+      return Promise.reject(e);
+    }
   }
 
-  async #call(
+  /**
+   * @internal `call`, and `ffiCall`'s calls: throws or returns undefined
+   * when the call is over before it returns, else a Promise of its end.
+   * `inline` runs a native handler on this thread, as XLA's CPU runtime runs
+   * a synchronous handler inline, instead of on a thread of the pool; a
+   * future it leaves pending is awaited without blocking. A TS handler of
+   * this thread always runs here.
+   */
+  _callNow(
     target: HandlerTarget,
     frame: CallFrame,
     options: CallOptions | undefined,
     hint: "builder" | "attrs",
-  ): Promise<void> {
+    inline: boolean,
+  ): Promise<void> | undefined {
     const rt = this.#live();
     _checkCall(frame, options, hint === "attrs" ? "Runtime.ffiCall" : "Runtime.call");
     const iso = _isolatedTarget(target, options, this.#isolatedScope);
     if (iso !== undefined) {
-      await this.#isolated(iso, _OP_CALL, frame, this.#isolation(frame, options));
-      return;
+      return this.#isolated(iso, _OP_CALL, frame, this.#isolation(frame, options)).then(() => {});
     }
     const fn = this.#resolve(target, options?.stage ?? ExecutionStage.EXECUTE);
     this.#configure(frame, options);
-    if (fn === null) return;
+    if (fn === null) return undefined;
     this.#placement(frame);
     if (frame._hostBuffers !== 0) frame._checkHost();
     const snap = this.#snapshot(rt, frame);
     const inst = options?.instance;
+    const guard = frame._guard;
+    const sym = native();
+    // A TS handler hosted by another thread (a Worker's) is called from the pool.
+    const here = _isTsEntry(fn) ? sym.xla_ffi_deno_handler_is_host() === 1 : inline;
     this.#inflight++;
     frame._inflight++;
     if (inst) inst._inflight++;
-    let err: Deno.PointerObject | null;
-    const guard = frame._guard;
     const mark = _openCall();
+    let begun = 0;
+    try {
+      if (guard !== null) guard.before();
+      if (here) begun = sym.xrt_call_begin(snap, fn, beginOut);
+    } catch (e) {
+      this.#ended(frame, inst);
+      _closeCall(mark);
+      throw e;
+    }
+    if (!here || begun === 1) {
+      return this.#awaitCall(snap, fn, here, target, frame, inst, mark, hint);
+    }
+    this.#ended(frame, inst);
+    this.#settle(Deno.UnsafePointer.create(beginOut[0]!), target, frame, mark, hint);
+    return undefined;
+  }
+
+  /** The rest of a call that did not end at once: on the pool, or a pending future. */
+  async #awaitCall(
+    snap: Deno.PointerObject,
+    fn: Deno.PointerObject,
+    begun: boolean,
+    target: HandlerTarget,
+    frame: CallFrame,
+    inst: Instance | undefined,
+    mark: number,
+    hint: "builder" | "attrs",
+  ): Promise<void> {
+    let err: Deno.PointerObject | null;
+    try {
+      if (begun) {
+        await _awaitBegun(snap);
+        err = native().xrt_call_finish(snap);
+      } else {
+        err = await native().xrt_call_run(snap, fn);
+      }
+    } catch (e) {
+      _closeCall(mark);
+      throw e;
+    } finally {
+      this.#ended(frame, inst);
+    }
+    this.#settle(err, target, frame, mark, hint);
+  }
+
+  /** A call is no longer in flight. */
+  #ended(frame: CallFrame, inst: Instance | undefined): void {
+    this.#inflight--;
+    frame._inflight--;
+    if (inst) inst._inflight--;
+  }
+
+  /** After a call: the guard's checks, its error (with its cause and hints) thrown. */
+  #settle(
+    err: Deno.PointerObject | null,
+    target: HandlerTarget,
+    frame: CallFrame,
+    mark: number,
+    hint: "builder" | "attrs",
+  ): void {
     let error: FfiError | undefined;
     try {
-      try {
-        if (guard !== null) guard.before();
-        const sym = native();
-        if (_isTsEntry(fn) && sym.xla_ffi_deno_handler_is_host() === 1) {
-          if (sym.xrt_call_begin(snap, fn, beginOut) === 1) {
-            await _awaitBegun(snap);
-            err = sym.xrt_call_finish(snap);
-          } else {
-            err = Deno.UnsafePointer.create(beginOut[0]!);
-          }
-        } else {
-          err = await sym.xrt_call_run(snap, fn);
-        }
-      } finally {
-        this.#inflight--;
-        frame._inflight--;
-        if (inst) inst._inflight--;
-      }
-      if (guard !== null) _afterGuarded(guard, target, err);
+      if (frame._guard !== null) _afterGuarded(frame._guard, target, err);
       if (err !== null) error = _takeError(err);
     } finally {
       _closeCall(mark, error);
@@ -829,12 +887,16 @@ export class Runtime implements FfiHost {
   /**
    * Calls a handler once as jax's `ffi_call` does, the way `Xla.ffiCall`
    * does on real XLA (same options, same results, same errors): allocates
-   * the results from their specs (`shape: []` is a scalar), builds the call
-   * frame, calls the target as XLA would (off the JS thread, awaiting the
-   * future of an async handler; a bundle's instantiate stage runs once per
+   * the results from their specs (`shape: []` is a scalar), lays out the
+   * call frame (once per signature: operand types and shapes and attribute
+   * values; the frame is kept, up to 64 per runtime, and pointed at each
+   * call's arrays), calls the target as XLA's CPU runtime would (a native
+   * handler on the calling thread, as XLA runs a synchronous handler inline,
+   * or on the pool with `offThread: true`; the future of an async handler
+   * awaited; a bundle's instantiate stage runs once per
    * signature, with the attributes only, and its state is kept for later
-   * calls of that signature until {@link clearCache}), closes what it made
-   * and resolves to the results, each typed by its spec ({@link FfiCallResults}:
+   * calls of that signature until {@link clearCache}), lets go of the
+   * caller's arrays and resolves to the results, each typed by its spec ({@link FfiCallResults}:
    * `{ dtype: DataType.F32, shape }` gives a `Float32Array`). A name not
    * registered is NOT_FOUND with the closest registered name as a hint.
    * `target` is a registered name, a handler or
@@ -881,7 +943,8 @@ export class Runtime implements FfiHost {
         }
         return b;
       },
-      call: (target, frame, options) => this.#call(target, frame, options, "attrs"),
+      call: (target, frame, options, inline) =>
+        this._callNow(target, frame, options, "attrs", inline),
       checkVersion: (handler, name) => this.#checkVersion(handler, name),
       cuda: this.#cuda !== null ? this : null,
     });
@@ -911,9 +974,9 @@ export class Runtime implements FfiHost {
 
   /**
    * Forgets the handler instances {@link ffiCall} keeps per signature
-   * (running their states' deleters), so the next call instantiates again.
-   * Fails with FAILED_PRECONDITION, forgetting nothing, while an `ffiCall`
-   * using one is in flight.
+   * (running their states' deleters), so the next call instantiates again,
+   * and frees the call frames it keeps. Fails with FAILED_PRECONDITION,
+   * forgetting nothing, while an `ffiCall` using a kept instance is in flight.
    *
    * @example
    * ```ts
