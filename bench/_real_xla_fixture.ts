@@ -14,7 +14,7 @@ import { findPython, probePython, Xla } from "../src/xla/mod.ts";
  * array 0..n-1 already on the device: XLA runs a program whose input is still
  * being transferred on its own thread), `time_calls(f, x, n, into)` (appends
  * the seconds of n calls `f(x).block_until_ready()`), `summary(ts)` (median,
- * p10, p90 and count).
+ * p10, p90, p99, the mean and the count).
  */
 export const PY_TIMING = `
 import time
@@ -27,9 +27,11 @@ def time_calls(f, x, n, into):
         f(x).block_until_ready()
         into.append(pc() - t)
 def summary(ts):
+    mean = sum(ts) / len(ts)
     ts.sort()
     m = len(ts)
-    return {"median": ts[m // 2], "p10": ts[m // 10], "p90": ts[(9 * m) // 10], "calls": m}
+    return {"median": ts[m // 2], "p10": ts[m // 10], "p90": ts[(9 * m) // 10],
+            "p99": ts[(99 * m) // 100], "mean": mean, "calls": m}
 `;
 
 /** The load averages (1, 5, 15 min), from the hosted Python. */
