@@ -1,10 +1,12 @@
 /**
  * What `FfiBuffer.typed()` costs for a buffer at an address it has not seen
- * (XLA hands most calls their output at a new address, so a handler that
- * writes its result makes a fresh view per call): the view as made now (an
- * offset from one pointer made once) against the baseline it replaced (a
- * pointer object from a BigInt per view), and the parts: the pointer alone,
- * the external ArrayBuffer alone. 64 addresses in turn, 32 bytes each (8 f32).
+ * lately (a call of a jitted program in a loop gets its output at one of the
+ * last 256 addresses nine times in ten, and `typed()` then reuses its view):
+ * the view as made now (an offset from one pointer made once) against the
+ * baseline it replaced (a pointer object from a BigInt per view), the parts
+ * (the pointer alone, the external ArrayBuffer alone), and a view kept for
+ * an address seen before. 4096 addresses in turn (more than `typed()`
+ * keeps), 32 bytes each (8 f32); the kept view: 16 addresses in turn.
  *
  * Run: deno bench --allow-ffi bench/typed_view_bench.ts
  *
@@ -13,9 +15,9 @@
 import { DataType } from "../src/abi/enums.ts";
 import { FfiBuffer } from "../src/handler/buffer.ts";
 
-const memory = new Uint8Array(64 * 64);
+const memory = new Uint8Array(4096 * 64);
 const base = Number(Deno.UnsafePointer.value(Deno.UnsafePointer.of(memory)));
-const addr = (i: number) => base + (i & 63) * 64;
+const addr = (i: number) => base + (i & 4095) * 64;
 const one = Deno.UnsafePointer.create(1n)!;
 let sink: unknown;
 let i = 0;
@@ -34,6 +36,12 @@ Deno.bench("fresh view: pointer from a BigInt, then getArrayBuffer", {
   sink = new Float32Array(Deno.UnsafePointerView.getArrayBuffer(p!, 32));
 });
 
+Deno.bench("kept view: FfiBuffer.typed() at an address seen before", {
+  group: "view",
+}, () => {
+  sink = new FfiBuffer(DataType.F32, base + (i++ & 15) * 64, [8]).typed();
+});
+
 Deno.bench("part: pointer object from a BigInt", { group: "parts" }, () => {
   sink = Deno.UnsafePointer.create(BigInt(addr(i++)));
 });
@@ -43,7 +51,7 @@ Deno.bench("part: external ArrayBuffer at an offset", { group: "parts" }, () => 
 });
 
 Deno.bench("part: Float32Array over an existing ArrayBuffer", { group: "parts" }, () => {
-  sink = new Float32Array(memory.buffer, (i++ & 63) * 64, 8);
+  sink = new Float32Array(memory.buffer, (i++ & 4095) * 64, 8);
 });
 
 globalThis.addEventListener("unload", () => void sink);
