@@ -38,6 +38,24 @@ XFD_INTERNAL void xfd_warn(const char* fmt, ...) __attribute__((format(printf, 1
 XFD_INTERNAL int xfd_dtype_valid(int64_t dtype);
 /* Whether the n bytes at s are valid UTF-8. */
 XFD_INTERNAL int xfd_utf8_valid(const unsigned char* s, size_t n);
+/* What a frame check knows of the frame's runtime (xfd_check_frame). */
+typedef struct {
+  /* Also check the frame pointer, the frame's size, its api table and its
+   * stage (a frame that nothing has looked at yet, as checkCallFrame's). */
+  int whole;
+  /* The frame's api is a table of the runtime whose contexts start with
+   * ctx_tag: the context must be one of them, and in the execute stage a
+   * buffer with elements must have data. Other runtimes' contexts are
+   * opaque, and their buffers may be empty views. */
+  int own;
+  uint64_t ctx_tag;
+} xfd_frame_rules;
+/* The structural check of a call frame (struct sizes, null pointers, counts,
+ * ranks, data types, attribute names sorted, unique and UTF-8, the limits
+ * above), shared by the embedded runtime and the TS handler host. Returns 0,
+ * or an XLA error code with a message naming the first problem in buf. */
+XFD_INTERNAL int32_t xfd_check_frame(const XLA_FFI_CallFrame* f, const xfd_frame_rules* rules,
+                                     char* buf, size_t cap);
 /* Starts a detached thread running fn(arg) and pins the library holding fn
  * first, so that the thread never outlives the code it runs (Deno closes
  * libraries at exit). 1 when the thread started, else 0. */
