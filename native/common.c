@@ -32,11 +32,6 @@ void xfd_warn(const char* fmt, ...) {
   fputc('\n', stderr);
 }
 
-int xfd_dtype_valid(int64_t dt) {
-  return (dt >= XLA_FFI_DataType_PRED && dt <= XLA_FFI_DataType_F8E8M0FNU && dt != 13 &&
-          dt != 14);
-}
-
 int xfd_utf8_valid(const unsigned char* s, size_t n) {
   size_t i = 0;
   while (i < n) {

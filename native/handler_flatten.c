@@ -4,7 +4,9 @@
  * calls, no per-call allocation).
  *
  * Layout (slot = 8 bytes; "lo"/"hi" = the two int32 halves; "f64" = the slot
- * read as a double, used for addresses and int64 values):
+ * read as a double, used for addresses and int64 values). The header's
+ * int32 indices are the XFD_FLAT_* of abi_facts.h (TS reads the same
+ * numbers from src/abi/_facts.generated.ts):
  *   0..3    result area (written by TS: code, message length, token)
  *   4       stage (lo)
  *   5       api (f64)            6  ctx (f64)
@@ -94,11 +96,6 @@ static double addr(const void* p) { return (double)(uintptr_t)p; }
  * xla_ffi_deno_handler_check_frame then says why. */
 #define FLAT_BAD (-3)
 
-static inline int dtype_ok(int64_t dt) {
-  return (dt >= XLA_FFI_DataType_PRED && dt <= XLA_FFI_DataType_F8E8M0FNU && dt != 13 &&
-          dt != 14);
-}
-
 /* Whether n bytes are valid UTF-8 (ASCII words checked 8 bytes at a time). */
 static inline int utf8_ok(const char* s, size_t n) {
   size_t i = 0;
@@ -144,7 +141,7 @@ static inline __attribute__((always_inline)) int put_buffers_impl(flat_writer* w
     const XLA_FFI_Buffer* b = items ? (const XLA_FFI_Buffer*)items[i] : NULL;
     if (check && (type != XLA_FFI_ArgType_BUFFER || b == NULL ||
                   b->struct_size < XLA_FFI_Buffer_STRUCT_SIZE ||
-                  (!dtype_ok(b->dtype) && b->dtype != XLA_FFI_DataType_TOKEN) || b->rank < 0 ||
+                  (!xfd_dtype_valid(b->dtype) && b->dtype != XLA_FFI_DataType_TOKEN) || b->rank < 0 ||
                   b->rank > XFD_MAX_RANK || (b->rank > 0 && b->dims == NULL)))
       return FLAT_BAD;
     if (type != XLA_FFI_ArgType_BUFFER || b == NULL) {
@@ -232,7 +229,7 @@ static inline __attribute__((always_inline)) int put_attrs_impl(flat_writer* w,
     switch (type) {
       case XLA_FFI_AttrType_SCALAR: {
         const XLA_FFI_Scalar* s = (const XLA_FFI_Scalar*)value;
-        if (check && (!dtype_ok(s->dtype) || s->value == NULL)) return FLAT_BAD;
+        if (check && (!xfd_dtype_valid(s->dtype) || s->value == NULL)) return FLAT_BAD;
         int32_t dt = s ? (int32_t)s->dtype : 0;
         size_t width = xla_ffi_dtype_width(dt);
         if (width > 8) width = 8;
@@ -245,7 +242,7 @@ static inline __attribute__((always_inline)) int put_attrs_impl(flat_writer* w,
       }
       case XLA_FFI_AttrType_ARRAY: {
         const XLA_FFI_Array* a = (const XLA_FFI_Array*)value;
-        if (check && (!dtype_ok(a->dtype) || a->size > (size_t)XFD_MAX_ARRAY ||
+        if (check && (!xfd_dtype_valid(a->dtype) || a->size > (size_t)XFD_MAX_ARRAY ||
                       (a->size > 0 && a->data == NULL)))
           return FLAT_BAD;
         int32_t dt = a ? (int32_t)a->dtype : 0;
@@ -321,32 +318,32 @@ static inline __attribute__((always_inline)) int32_t flatten_impl(const XLA_FFI_
   /* Each count is at most cap (no overflow summing them) and every position fits an int32. */
   if (nargs > cap || nrets > cap || nattrs > cap || cap > INT32_MAX / 2) return -1;
   int64_t records = nargs + nrets + nattrs;
-  int64_t first = FLAT_HEADER_SLOTS + 6 + (records + 1) / 2;
+  int64_t first = XFD_FLAT_INDEX / 2 + (records + 1) / 2;
   if (records > cap || first > cap) return -1;
   flat_writer w = {out, first, cap};
-  int32_t* index = (int32_t*)&out[FLAT_HEADER_SLOTS + 6];
+  int32_t* head = (int32_t*)out;
+  int32_t* index = head + XFD_FLAT_INDEX;
   if (records % 2) index[records] = 0;
-  out[0] = out[1] = out[2] = out[3] = 0;
-  int32_t* head = (int32_t*)&out[FLAT_HEADER_SLOTS];
-  head[0] = (int32_t)f->stage;
-  head[1] = 0;
-  set_f64(&out[FLAT_HEADER_SLOTS + 1], addr(f->api));
-  set_f64(&out[FLAT_HEADER_SLOTS + 2], addr(f->ctx));
-  head[6] = (int32_t)nargs;
-  head[8] = (int32_t)nrets;
-  head[10] = (int32_t)nattrs;
+  memset(out, 0, XFD_FLAT_HEADER * sizeof(int32_t)); /* the result area */
+  head[XFD_FLAT_STAGE] = (int32_t)f->stage;
+  head[XFD_FLAT_STAGE + 1] = 0;
+  set_f64(&out[XFD_FLAT_API / 2], addr(f->api));
+  set_f64(&out[XFD_FLAT_CTX / 2], addr(f->ctx));
+  head[XFD_FLAT_NARGS] = (int32_t)nargs;
+  head[XFD_FLAT_NRETS] = (int32_t)nrets;
+  head[XFD_FLAT_NATTRS] = (int32_t)nattrs;
   int rc = put_buffers_impl(&w, nargs, (const int32_t*)f->args.types, f->args.args, index, check,
                             execute);
   if (rc) return rc;
-  head[7] = (int32_t)(w.pos * 2);
+  head[XFD_FLAT_RETS_AT] = (int32_t)(w.pos * 2);
   rc = put_buffers_impl(&w, nrets, (const int32_t*)f->rets.types, f->rets.rets, index + nargs,
                         check, execute);
   if (rc) return rc;
-  head[9] = (int32_t)(w.pos * 2);
+  head[XFD_FLAT_ATTRS_AT] = (int32_t)(w.pos * 2);
   rc = check ? put_attrs_checked(&w, &f->attrs, 0, index + nargs + nrets)
              : put_attrs_plain(&w, &f->attrs, 0, index + nargs + nrets);
   if (rc) return rc;
-  head[11] = (int32_t)(w.pos * 2);
+  head[XFD_FLAT_ATTRS_END] = (int32_t)(w.pos * 2);
   return (int32_t)w.pos;
 }
 
