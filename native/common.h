@@ -1,5 +1,5 @@
 /*
- * common.h: limits and small utilities shared by every part of the native
+ * common.h: the call-frame check and small utilities shared by every part of the native
  * library: the TS handler host (handler*.c), the embedded runtime
  * (runtime*.c) and the Python host (python_host.c). It depends on nothing
  * but the ABI header, so that each part can be read and built on its own

@@ -153,7 +153,7 @@ void xrt_live_unlock(const void* p) { pthread_mutex_unlock(&shard_of(p)->mu); }
 /**
  * Checks a call frame's structure with the shared check (common.c); NULL
  * when it is well formed, else an INVALID_ARGUMENT error that names the first
- * problem. The limits are the XFD_MAX_* values in common.h
+ * problem. The limits are the XFD_MAX_* values of abi_facts.h
  * (docs/reliability.md, "Guards").
  */
 XLA_FFI_Error* xrt_check_call_frame(const XLA_FFI_CallFrame* cf) {
