@@ -6,7 +6,9 @@
  * Run directly to build the main library and print its path:
  * `deno run --allow-read --allow-write --allow-run --allow-env build.ts`
  * (`--ptx`: the example kernels; `--embed`: regenerate
- * `src/native/embedded_sources.ts`).
+ * `src/native/embedded_sources.ts` and the TypeScript tables generated from
+ * `native/abi_facts.h`, see {@link generatedFiles}; `--embed --check`: exit 1
+ * naming the generated files that are stale, writing nothing).
  *
  * `XLA_FFI_DENO_PREBUILT` names a folder of libraries built elsewhere (by
  * `deno task carry`, for a machine without a C compiler): a build whose
@@ -24,6 +26,7 @@ import { fileURLToPath } from "node:url";
 import { ErrorCode } from "./src/abi/enums.ts";
 import { FfiError } from "./src/errors.ts";
 import { EMBEDDED_SOURCES } from "./src/native/embedded_sources.ts";
+import { abiFactsModule } from "./src/native/_abi_facts.ts";
 
 /**
  * The C sources of the TS handler host (what any XLA loads), relative to
@@ -32,6 +35,7 @@ import { EMBEDDED_SOURCES } from "./src/native/embedded_sources.ts";
  * runtime (see `docs/architecture.md`).
  */
 export const HANDLER_HOST_SOURCES: readonly string[] = [
+  "native/abi_facts.h",
   "native/xla_ffi.h",
   "native/xla_ffi_dtype.h",
   "native/xla_ffi_versions.h",
@@ -981,13 +985,50 @@ export function embeddedSourcesModule(): string {
   ].join("\n");
 }
 
+/**
+ * Every file `deno task embed` writes, relative to this file, with its
+ * current text: the embedded C sources and the TypeScript tables generated
+ * from `native/abi_facts.h`.
+ *
+ * @example
+ * ```ts ignore
+ * import { generatedFiles } from "./build.ts";
+ * for (const [rel] of generatedFiles()) console.log(rel);
+ * ```
+ */
+export function generatedFiles(): [string, string][] {
+  const facts = new TextDecoder().decode(readSource(new URL("native/abi_facts.h", HERE)));
+  return [
+    ["src/native/embedded_sources.ts", embeddedSourcesModule()],
+    ["src/abi/_facts.generated.ts", abiFactsModule(facts)],
+  ];
+}
+
 if (import.meta.main) {
   if (Deno.args.includes("--ptx")) {
     for (const p of buildPtx()) console.log(p);
   } else if (Deno.args.includes("--embed")) {
-    const out = new URL("src/native/embedded_sources.ts", HERE);
-    Deno.writeTextFileSync(out, embeddedSourcesModule());
-    console.log(fileURLToPath(out));
+    const check = Deno.args.includes("--check");
+    const stale: string[] = [];
+    for (const [rel, text] of generatedFiles()) {
+      const out = new URL(rel, HERE);
+      let current: string | undefined;
+      try {
+        current = Deno.readTextFileSync(out);
+      } catch {
+        current = undefined;
+      }
+      if (current === text) continue;
+      if (check) stale.push(rel);
+      else {
+        Deno.writeTextFileSync(out, text);
+        console.log(fileURLToPath(out));
+      }
+    }
+    if (stale.length > 0) {
+      console.error(`stale generated files (run \`deno task embed\`): ${stale.join(", ")}`);
+      Deno.exit(1);
+    }
   } else {
     console.log(nativeLibraryPath());
   }

@@ -175,19 +175,19 @@ static XLA_FFI_Error* slot_entry(int32_t n, XLA_FFI_CallFrame* f) {
     int32_t status = cb(n);
     XFD_RUNNING_LEAVE();
     if (blocked) atomic_store(&g_js_blocked, blocked);
-    if (status == 2 && python) return host_refuse_pending(f, ((const int32_t*)g_flat)[4]);
+    if (status == 2 && python) return host_refuse_pending(f, ((const int32_t*)g_flat)[XFD_FLAT_TOKEN]);
     const int32_t* h = (const int32_t*)g_flat;
     if (status == 1) {
-      int32_t len = h[2];
+      int32_t len = h[XFD_FLAT_MSG_LEN];
       if (len < 0) len = 0;
       if (len > MSG_CAP - 1) len = MSG_CAP - 1;
       char msg[MSG_CAP];
       memcpy(msg, g_msg, (size_t)len);
       msg[len] = 0;
-      return host_finish(f, 1, h[0], msg, 0);
+      return host_finish(f, 1, h[XFD_FLAT_CODE], msg, 0);
     }
     if (status == 0) return NULL;
-    return host_finish(f, status, h[0], "", h[4]);
+    return host_finish(f, status, h[XFD_FLAT_CODE], "", h[XFD_FLAT_TOKEN]);
   }
   /* Checked on the calling thread, before any future or queued job exists
    * (a synchronous call checks and flattens its frame in one walk there). */

@@ -4,7 +4,9 @@
  * calls, no per-call allocation).
  *
  * Layout (slot = 8 bytes; "lo"/"hi" = the two int32 halves; "f64" = the slot
- * read as a double, used for addresses and int64 values):
+ * read as a double, used for addresses and int64 values). The header's
+ * int32 indices are the XFD_FLAT_* of abi_facts.h (TS reads the same
+ * numbers from src/abi/_facts.generated.ts):
  *   0..3    result area (written by TS: code, message length, token)
  *   4       stage (lo)
  *   5       api (f64)            6  ctx (f64)
@@ -25,7 +27,6 @@
  *
  * Copyright 2026 The deno-xla-ffi Authors. Licensed under Apache-2.0.
  */
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -95,11 +96,6 @@ static double addr(const void* p) { return (double)(uintptr_t)p; }
  * xla_ffi_deno_handler_check_frame then says why. */
 #define FLAT_BAD (-3)
 
-static inline int dtype_ok(int64_t dt) {
-  return (dt >= XLA_FFI_DataType_PRED && dt <= XLA_FFI_DataType_F8E8M0FNU && dt != 13 &&
-          dt != 14);
-}
-
 /* Whether n bytes are valid UTF-8 (ASCII words checked 8 bytes at a time). */
 static inline int utf8_ok(const char* s, size_t n) {
   size_t i = 0;
@@ -145,7 +141,7 @@ static inline __attribute__((always_inline)) int put_buffers_impl(flat_writer* w
     const XLA_FFI_Buffer* b = items ? (const XLA_FFI_Buffer*)items[i] : NULL;
     if (check && (type != XLA_FFI_ArgType_BUFFER || b == NULL ||
                   b->struct_size < XLA_FFI_Buffer_STRUCT_SIZE ||
-                  (!dtype_ok(b->dtype) && b->dtype != XLA_FFI_DataType_TOKEN) || b->rank < 0 ||
+                  (!xfd_dtype_valid(b->dtype) && b->dtype != XLA_FFI_DataType_TOKEN) || b->rank < 0 ||
                   b->rank > XFD_MAX_RANK || (b->rank > 0 && b->dims == NULL)))
       return FLAT_BAD;
     if (type != XLA_FFI_ArgType_BUFFER || b == NULL) {
@@ -233,7 +229,7 @@ static inline __attribute__((always_inline)) int put_attrs_impl(flat_writer* w,
     switch (type) {
       case XLA_FFI_AttrType_SCALAR: {
         const XLA_FFI_Scalar* s = (const XLA_FFI_Scalar*)value;
-        if (check && (!dtype_ok(s->dtype) || s->value == NULL)) return FLAT_BAD;
+        if (check && (!xfd_dtype_valid(s->dtype) || s->value == NULL)) return FLAT_BAD;
         int32_t dt = s ? (int32_t)s->dtype : 0;
         size_t width = xla_ffi_dtype_width(dt);
         if (width > 8) width = 8;
@@ -246,7 +242,7 @@ static inline __attribute__((always_inline)) int put_attrs_impl(flat_writer* w,
       }
       case XLA_FFI_AttrType_ARRAY: {
         const XLA_FFI_Array* a = (const XLA_FFI_Array*)value;
-        if (check && (!dtype_ok(a->dtype) || a->size > (size_t)XFD_MAX_ARRAY ||
+        if (check && (!xfd_dtype_valid(a->dtype) || a->size > (size_t)XFD_MAX_ARRAY ||
                       (a->size > 0 && a->data == NULL)))
           return FLAT_BAD;
         int32_t dt = a ? (int32_t)a->dtype : 0;
@@ -322,32 +318,32 @@ static inline __attribute__((always_inline)) int32_t flatten_impl(const XLA_FFI_
   /* Each count is at most cap (no overflow summing them) and every position fits an int32. */
   if (nargs > cap || nrets > cap || nattrs > cap || cap > INT32_MAX / 2) return -1;
   int64_t records = nargs + nrets + nattrs;
-  int64_t first = FLAT_HEADER_SLOTS + 6 + (records + 1) / 2;
+  int64_t first = XFD_FLAT_INDEX / 2 + (records + 1) / 2;
   if (records > cap || first > cap) return -1;
   flat_writer w = {out, first, cap};
-  int32_t* index = (int32_t*)&out[FLAT_HEADER_SLOTS + 6];
+  int32_t* head = (int32_t*)out;
+  int32_t* index = head + XFD_FLAT_INDEX;
   if (records % 2) index[records] = 0;
-  out[0] = out[1] = out[2] = out[3] = 0;
-  int32_t* head = (int32_t*)&out[FLAT_HEADER_SLOTS];
-  head[0] = (int32_t)f->stage;
-  head[1] = 0;
-  set_f64(&out[FLAT_HEADER_SLOTS + 1], addr(f->api));
-  set_f64(&out[FLAT_HEADER_SLOTS + 2], addr(f->ctx));
-  head[6] = (int32_t)nargs;
-  head[8] = (int32_t)nrets;
-  head[10] = (int32_t)nattrs;
+  memset(out, 0, XFD_FLAT_HEADER * sizeof(int32_t)); /* the result area */
+  head[XFD_FLAT_STAGE] = (int32_t)f->stage;
+  head[XFD_FLAT_STAGE + 1] = 0;
+  set_f64(&out[XFD_FLAT_API / 2], addr(f->api));
+  set_f64(&out[XFD_FLAT_CTX / 2], addr(f->ctx));
+  head[XFD_FLAT_NARGS] = (int32_t)nargs;
+  head[XFD_FLAT_NRETS] = (int32_t)nrets;
+  head[XFD_FLAT_NATTRS] = (int32_t)nattrs;
   int rc = put_buffers_impl(&w, nargs, (const int32_t*)f->args.types, f->args.args, index, check,
                             execute);
   if (rc) return rc;
-  head[7] = (int32_t)(w.pos * 2);
+  head[XFD_FLAT_RETS_AT] = (int32_t)(w.pos * 2);
   rc = put_buffers_impl(&w, nrets, (const int32_t*)f->rets.types, f->rets.rets, index + nargs,
                         check, execute);
   if (rc) return rc;
-  head[9] = (int32_t)(w.pos * 2);
+  head[XFD_FLAT_ATTRS_AT] = (int32_t)(w.pos * 2);
   rc = check ? put_attrs_checked(&w, &f->attrs, 0, index + nargs + nrets)
              : put_attrs_plain(&w, &f->attrs, 0, index + nargs + nrets);
   if (rc) return rc;
-  head[11] = (int32_t)(w.pos * 2);
+  head[XFD_FLAT_ATTRS_END] = (int32_t)(w.pos * 2);
   return (int32_t)w.pos;
 }
 
@@ -361,171 +357,18 @@ int32_t xla_ffi_deno_handler_flatten_into(const XLA_FFI_CallFrame* f, int64_t* o
 
 /*
  * The structural check every TS entry point runs on a call frame before it
- * flattens it (the limits of common.h and the message shapes of the
- * embedded runtime's own frame check, without its snprintf on the good
- * path). The frame's api is checked by the caller; the execution context
- * only when the api is a table of the runtime that installed hooks
- * (handler_host.h: then it must be one of its contexts, and buffers with
- * elements need data, as in its check); other runtimes' contexts are opaque
- * and go to their own API functions.
- * Returns 0, or an XLA error code with the message in buf.
+ * flattens it: the shared check of common.c. The frame's api is checked by
+ * the caller; the execution context only when the api is a table of the
+ * runtime that installed hooks (handler_host.h: then it must be one of its
+ * contexts, and buffers with elements need data, as in the runtime's own
+ * check); other runtimes' contexts are opaque and go to their own API
+ * functions. Returns 0, or an XLA error code with the message in buf.
  */
-__attribute__((format(printf, 3, 4))) static int32_t bad(char* buf, size_t cap, const char* fmt,
-                                                         ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf, cap, fmt, ap);
-  va_end(ap);
-  return XLA_FFI_Error_Code_INVALID_ARGUMENT;
-}
-
-static int32_t check_buffers(int64_t n, const int32_t* types, void* const* items, int execute,
-                             const char* what, char* buf, size_t cap) {
-  if (n < 0 || n > XFD_MAX_OPERANDS)
-    return bad(buf, cap, "%s count %lld is out of range [0, %d]", what, (long long)n,
-               XFD_MAX_OPERANDS);
-  if (n > 0 && (types == NULL || items == NULL))
-    return bad(buf, cap, "%s: types or buffers are null for %lld operands", what, (long long)n);
-  for (int64_t i = 0; i < n; i++) {
-    if (types[i] != XLA_FFI_ArgType_BUFFER)
-      return bad(buf, cap, "%s %lld: invalid type %d", what, (long long)i, (int)types[i]);
-    const XLA_FFI_Buffer* b = (const XLA_FFI_Buffer*)items[i];
-    if (b == NULL) return bad(buf, cap, "%s %lld: the buffer pointer is null", what, (long long)i);
-    if (b->struct_size < XLA_FFI_Buffer_STRUCT_SIZE)
-      return bad(buf, cap, "%s %lld: Unexpected XLA_FFI_Buffer size: expected %zu, got %zu", what,
-                 (long long)i, (size_t)XLA_FFI_Buffer_STRUCT_SIZE, b->struct_size);
-    if (!xfd_dtype_valid(b->dtype) && b->dtype != XLA_FFI_DataType_TOKEN)
-      return bad(buf, cap, "%s %lld: invalid data type %d", what, (long long)i, (int)b->dtype);
-    if (b->rank < 0 || b->rank > XFD_MAX_RANK)
-      return bad(buf, cap, "%s %lld: rank %lld is out of range [0, %d]", what, (long long)i,
-                 (long long)b->rank, XFD_MAX_RANK);
-    if (b->rank > 0 && b->dims == NULL)
-      return bad(buf, cap, "%s %lld: dims is null for rank %lld", what, (long long)i,
-                 (long long)b->rank);
-    int64_t elements = 1;
-    for (int64_t d = 0; d < b->rank; d++) {
-      int64_t v = b->dims[d];
-      if (v < 0)
-        return bad(buf, cap, "%s %lld: negative dimension %lld at %lld", what, (long long)i,
-                   (long long)v, (long long)d);
-      if (__builtin_mul_overflow(elements, v, &elements))
-        return bad(buf, cap, "%s %lld: the element count overflows int64", what, (long long)i);
-    }
-    if (execute && elements > 0 && b->data == NULL && b->dtype != XLA_FFI_DataType_TOKEN)
-      return bad(buf, cap, "%s %lld: data is null for %lld elements", what, (long long)i,
-                 (long long)elements);
-  }
-  return 0;
-}
-
-static int span_less(const XLA_FFI_ByteSpan* x, const XLA_FFI_ByteSpan* y) {
-  size_t n = x->len < y->len ? x->len : y->len;
-  int c = n ? memcmp(x->ptr, y->ptr, n) : 0;
-  return c < 0 || (c == 0 && x->len < y->len);
-}
-
-static int32_t check_attrs(const XLA_FFI_Attrs* a, int depth, char* buf, size_t cap) {
-  if (depth > XFD_MAX_DEPTH)
-    return bad(buf, cap, "attributes nest deeper than the limit %d", XFD_MAX_DEPTH);
-  if (a->struct_size < XLA_FFI_Attrs_STRUCT_SIZE)
-    return bad(buf, cap, "Unexpected XLA_FFI_Attrs size: expected %zu, got %zu",
-               (size_t)XLA_FFI_Attrs_STRUCT_SIZE, a->struct_size);
-  if (a->size < 0 || a->size > XFD_MAX_ATTRS)
-    return bad(buf, cap, "attribute count %lld is out of range [0, %d]", (long long)a->size,
-               XFD_MAX_ATTRS);
-  if (a->size > 0 && (a->types == NULL || a->names == NULL || a->attrs == NULL))
-    return bad(buf, cap, "attributes: types, names or attrs is null for %lld attributes",
-               (long long)a->size);
-  for (int64_t i = 0; i < a->size; i++) {
-    const XLA_FFI_ByteSpan* nm = a->names[i];
-    if (nm == NULL) return bad(buf, cap, "attribute %lld: name is null", (long long)i);
-    if (nm->len > XFD_MAX_NAME)
-      return bad(buf, cap, "attribute %lld: name length %zu exceeds the limit %d", (long long)i,
-                 nm->len, XFD_MAX_NAME);
-    if (nm->len > 0 && nm->ptr == NULL)
-      return bad(buf, cap, "attribute %lld: name is null with length %zu", (long long)i, nm->len);
-    if (!xfd_utf8_valid((const unsigned char*)nm->ptr, nm->len))
-      return bad(buf, cap, "attribute %lld: the name is not valid UTF-8", (long long)i);
-    if (i > 0 && !span_less(a->names[i - 1], nm))
-      return bad(buf, cap, "attribute %lld: name '%.*s' is not after '%.*s' (names must be sorted "
-                 "and unique)", (long long)i, (int)nm->len, nm->ptr, (int)a->names[i - 1]->len,
-                 a->names[i - 1]->ptr);
-    const void* v = a->attrs[i];
-    if (v == NULL)
-      return bad(buf, cap, "attribute %lld: '%.*s' has a null value", (long long)i, (int)nm->len,
-                 nm->ptr);
-    switch (a->types[i]) {
-      case XLA_FFI_AttrType_SCALAR: {
-        const XLA_FFI_Scalar* s = v;
-        if (!xfd_dtype_valid(s->dtype))
-          return bad(buf, cap, "attribute %lld: '%.*s': invalid scalar data type %d",
-                     (long long)i, (int)nm->len, nm->ptr, (int)s->dtype);
-        if (s->value == NULL)
-          return bad(buf, cap, "attribute %lld: '%.*s': the scalar value is null", (long long)i,
-                     (int)nm->len, nm->ptr);
-        break;
-      }
-      case XLA_FFI_AttrType_ARRAY: {
-        const XLA_FFI_Array* arr = v;
-        if (!xfd_dtype_valid(arr->dtype))
-          return bad(buf, cap, "attribute %lld: '%.*s': invalid array data type %d",
-                     (long long)i, (int)nm->len, nm->ptr, (int)arr->dtype);
-        if (arr->size > (size_t)XFD_MAX_ARRAY)
-          return bad(buf, cap, "attribute %lld: '%.*s': array size %zu exceeds the limit %lld",
-                     (long long)i, (int)nm->len, nm->ptr, arr->size, (long long)XFD_MAX_ARRAY);
-        if (arr->size > 0 && arr->data == NULL)
-          return bad(buf, cap, "attribute %lld: '%.*s': the array data is null", (long long)i,
-                     (int)nm->len, nm->ptr);
-        break;
-      }
-      case XLA_FFI_AttrType_STRING: {
-        const XLA_FFI_ByteSpan* s = v;
-        if (s->len > (size_t)XFD_MAX_STRING)
-          return bad(buf, cap, "attribute %lld: '%.*s': string length %zu exceeds the limit %lld",
-                     (long long)i, (int)nm->len, nm->ptr, s->len, (long long)XFD_MAX_STRING);
-        if (s->len > 0 && s->ptr == NULL)
-          return bad(buf, cap, "attribute %lld: '%.*s': string is null with length %zu",
-                     (long long)i, (int)nm->len, nm->ptr, s->len);
-        break;
-      }
-      case XLA_FFI_AttrType_DICTIONARY: {
-        int32_t rc = check_attrs(v, depth + 1, buf, cap);
-        if (rc) return rc;
-        break;
-      }
-      default:
-        return bad(buf, cap, "attribute %lld: '%.*s': invalid attribute type %d", (long long)i,
-                   (int)nm->len, nm->ptr, (int)a->types[i]);
-    }
-  }
-  return 0;
-}
-
 int32_t xla_ffi_deno_handler_check_frame(const XLA_FFI_CallFrame* f, char* buf, size_t cap) {
-  /* The context is opaque to handlers (the runtime's API functions take it);
-   * the installed runtime's own contexts are recognisable, so check them. */
-  int own = host_own_api(f->api);
-  if (own) {
-    if (f->ctx == NULL) return bad(buf, cap, "The call frame's execution context is null");
-    if (!host_own_ctx(f->ctx))
-      return bad(buf, cap, "The call frame's execution context was not created by this runtime");
-  }
-  /* Null data with elements: an error under the installed runtime (as its
-   * check has it); other runtimes may pass it, and TS sees an empty view. */
-  int execute = f->stage == XLA_FFI_ExecutionStage_EXECUTE && own;
-  if (f->args.struct_size < XLA_FFI_Args_STRUCT_SIZE)
-    return bad(buf, cap, "Unexpected XLA_FFI_Args size: expected %zu, got %zu",
-               (size_t)XLA_FFI_Args_STRUCT_SIZE, f->args.struct_size);
-  int32_t rc = check_buffers(f->args.size, (const int32_t*)f->args.types, f->args.args, execute,
-                             "argument", buf, cap);
-  if (rc) return rc;
-  if (f->rets.struct_size < XLA_FFI_Rets_STRUCT_SIZE)
-    return bad(buf, cap, "Unexpected XLA_FFI_Rets size: expected %zu, got %zu",
-               (size_t)XLA_FFI_Rets_STRUCT_SIZE, f->rets.struct_size);
-  rc = check_buffers(f->rets.size, (const int32_t*)f->rets.types, f->rets.rets, execute, "result",
-                     buf, cap);
-  if (rc) return rc;
-  return check_attrs(&f->attrs, 0, buf, cap);
+  xfd_frame_rules rules = {.whole = 0, .own = host_own_api(f->api), .ctx_tag = 0};
+  const xla_ffi_deno_host_hooks* hooks = rules.own ? host_hooks() : NULL;
+  if (hooks != NULL) rules.ctx_tag = hooks->ctx_tag;
+  return xfd_check_frame(f, &rules, buf, cap);
 }
 
 /*

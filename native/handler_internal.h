@@ -24,8 +24,8 @@
 #define MSG_CAP 4096
 #define AUX_MSG_OFFSET 16
 
-/* Slots 0..3 of the flat buffer are the result area written by TS. */
-#define FLAT_HEADER_SLOTS 4
+/* The flat buffer's header (the result area TS writes, then the frame's
+ * header): the XFD_FLAT_* int32 indices of abi_facts.h. */
 
 /* How a slot's TS handler is called (set on the JS thread by slot_acquire). */
 typedef struct {

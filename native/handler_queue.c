@@ -40,9 +40,9 @@ void xla_ffi_deno_handler_put_result(void* result) {
   call_result* r = (call_result*)result;
   if (r == NULL || g_flat == NULL) return;
   const int32_t* h = (const int32_t*)g_flat;
-  r->code = h[0];
-  r->len = h[2];
-  r->token = h[4];
+  r->code = h[XFD_FLAT_CODE];
+  r->len = h[XFD_FLAT_MSG_LEN];
+  r->token = h[XFD_FLAT_TOKEN];
   if (r->len < 0) r->len = 0;
   if (r->len > MSG_CAP - 1) r->len = MSG_CAP - 1;
   memcpy(r->msg, g_msg, (size_t)r->len);
@@ -462,16 +462,16 @@ int32_t xla_ffi_deno_handler_next_job(int32_t done_status, int32_t linger_ns) {
       char text[128];
       int n = snprintf(text, sizeof text, "TS handler entry point %d was released", (int)j->slot);
       memcpy(g_msg, text, (size_t)n);
-      ((int32_t*)g_flat)[0] = XLA_FFI_Error_Code_FAILED_PRECONDITION;
-      ((int32_t*)g_flat)[2] = n;
+      ((int32_t*)g_flat)[XFD_FLAT_CODE] = XLA_FFI_Error_Code_FAILED_PRECONDITION;
+      ((int32_t*)g_flat)[XFD_FLAT_MSG_LEN] = n;
       xla_ffi_deno_handler_job_done(1);
       continue;
     }
     /* A CUDA runtime's call runs with its context current, as on its own thread. */
     int32_t code = enter_job_context(j);
     if (code != 0) {
-      ((int32_t*)g_flat)[0] = code;
-      ((int32_t*)g_flat)[2] = (int32_t)strnlen((const char*)g_msg, MSG_CAP);
+      ((int32_t*)g_flat)[XFD_FLAT_CODE] = code;
+      ((int32_t*)g_flat)[XFD_FLAT_MSG_LEN] = (int32_t)strnlen((const char*)g_msg, MSG_CAP);
       xla_ffi_deno_handler_job_done(1);
       continue;
     }
@@ -488,8 +488,8 @@ int32_t xla_ffi_deno_handler_next_job(int32_t done_status, int32_t linger_ns) {
     }
     static const char too_big[] = "The call frame is too large for the TS handler flat buffer";
     memcpy(g_msg, too_big, sizeof too_big - 1);
-    ((int32_t*)g_flat)[0] = XLA_FFI_Error_Code_RESOURCE_EXHAUSTED;
-    ((int32_t*)g_flat)[2] = (int32_t)(sizeof too_big - 1);
+    ((int32_t*)g_flat)[XFD_FLAT_CODE] = XLA_FFI_Error_Code_RESOURCE_EXHAUSTED;
+    ((int32_t*)g_flat)[XFD_FLAT_MSG_LEN] = (int32_t)(sizeof too_big - 1);
     xla_ffi_deno_handler_job_done(1);
   }
 }
@@ -641,7 +641,7 @@ XLA_FFI_Error* host_call_async_foreign(int32_t slot, XLA_FFI_CallFrame* f) {
   /* The frame is valid only during this call (XLA builds it, and the execution
    * context, on its stack): flatten it now; the JS thread decodes the copy. */
   int64_t small[512];
-  memset(small, 0, FLAT_HEADER_SLOTS * sizeof(int64_t)); /* the result area, copied too */
+  memset(small, 0, XFD_FLAT_HEADER * sizeof(int32_t)); /* the result area, copied too */
   int32_t used = xla_ffi_deno_handler_flatten_into(f, small, 512);
   const int64_t* src = small;
   int64_t* big = NULL;
@@ -756,7 +756,7 @@ XLA_FFI_Error* host_call_sync_foreign(int32_t slot, XLA_FFI_CallFrame* f) {
    * wrote, so the JS thread copies a few cache lines instead of walking
    * XLA's frame from another CPU. */
   int64_t flat[SYNC_FLAT_SLOTS];
-  memset(flat, 0, FLAT_HEADER_SLOTS * sizeof(int64_t)); /* the result area */
+  memset(flat, 0, XFD_FLAT_HEADER * sizeof(int32_t)); /* the result area */
   char text[512]; /* as the entry's own checks */
   int32_t bad;
   int32_t used = xla_ffi_deno_handler_check_flatten(f, flat, SYNC_FLAT_SLOTS, text, sizeof text,

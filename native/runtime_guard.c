@@ -5,9 +5,9 @@
  *  - a registry of the live XLA_FFI_Errors and XLA_FFI_Futures this runtime
  *    created, so that a foreign, freed or twice-released pointer handed to an
  *    API function gives an error instead of undefined behaviour;
- *  - xrt_check_call_frame: a structural check of a whole XLA_FFI_CallFrame
- *    (struct sizes, null pointers, counts, ranks, enum values, attribute
- *    names sorted, unique and UTF-8), with the documented limits of common.h;
+ *  - xrt_check_call_frame: the structural check of a whole XLA_FFI_CallFrame
+ *    (common.c's xfd_check_frame, shared with the TS handler host) as an
+ *    XLA_FFI_Error;
  *  - guard memory for guarded frames in the caller's process
  *    (src/runtime/_guard.ts): a mapping of its own, away from the
  *    allocator's heap, between two inaccessible pages.
@@ -19,7 +19,6 @@
  * Copyright 2026 The deno-xla-ffi Authors. Licensed under Apache-2.0.
  */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,168 +150,17 @@ void xrt_live_unlock(const void* p) { pthread_mutex_unlock(&shard_of(p)->mu); }
 /* Call frame check                                                          */
 /* ------------------------------------------------------------------------ */
 
-#define BAD(...) xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT, __VA_ARGS__)
-
-static XLA_FFI_Error* check_buffer(const XLA_FFI_Buffer* b, const char* what, int64_t i,
-                                   int execute) {
-  if (!b) return BAD("%s %lld: the buffer pointer is null", what, (long long)i);
-  if (b->struct_size < XLA_FFI_Buffer_STRUCT_SIZE)
-    return BAD("%s %lld: Unexpected XLA_FFI_Buffer size: expected %zu, got %zu", what,
-               (long long)i, (size_t)XLA_FFI_Buffer_STRUCT_SIZE, b->struct_size);
-  if (!xfd_dtype_valid(b->dtype) && b->dtype != XLA_FFI_DataType_TOKEN)
-    return BAD("%s %lld: invalid data type %d", what, (long long)i, (int)b->dtype);
-  if (b->rank < 0 || b->rank > XFD_MAX_RANK)
-    return BAD("%s %lld: rank %lld is out of range [0, %d]", what, (long long)i,
-               (long long)b->rank, XFD_MAX_RANK);
-  if (b->rank > 0 && !b->dims)
-    return BAD("%s %lld: dims is null for rank %lld", what, (long long)i, (long long)b->rank);
-  int64_t elements = 1;
-  for (int64_t d = 0; d < b->rank; d++) {
-    int64_t v = b->dims[d];
-    if (v < 0)
-      return BAD("%s %lld: negative dimension %lld at %lld", what, (long long)i, (long long)v,
-                 (long long)d);
-    if (v != 0 && elements > INT64_MAX / v)
-      return BAD("%s %lld: the element count overflows int64", what, (long long)i);
-    elements *= v;
-  }
-  if (execute && elements > 0 && !b->data && b->dtype != XLA_FFI_DataType_TOKEN)
-    return BAD("%s %lld: data is null for %lld elements", what, (long long)i,
-               (long long)elements);
-  return NULL;
-}
-
-static XLA_FFI_Error* check_span(const XLA_FFI_ByteSpan* s, size_t limit, const char* what,
-                                 const char* where) {
-  if (!s) return BAD("%s%s is null", where, what);
-  if (s->len > limit)
-    return BAD("%s%s length %zu exceeds the limit %zu", where, what, s->len, limit);
-  if (s->len > 0 && !s->ptr) return BAD("%s%s is null with length %zu", where, what, s->len);
-  return NULL;
-}
-
-static int span_cmp(const XLA_FFI_ByteSpan* x, const XLA_FFI_ByteSpan* y) {
-  size_t n = x->len < y->len ? x->len : y->len;
-  int c = n ? memcmp(x->ptr, y->ptr, n) : 0;
-  if (c) return c;
-  return (x->len > y->len) - (x->len < y->len);
-}
-
-static XLA_FFI_Error* check_attrs(const XLA_FFI_Attrs* a, int depth) {
-  if (depth > XFD_MAX_DEPTH)
-    return BAD("attributes nest deeper than the limit %d", XFD_MAX_DEPTH);
-  if (a->struct_size < XLA_FFI_Attrs_STRUCT_SIZE)
-    return BAD("Unexpected XLA_FFI_Attrs size: expected %zu, got %zu",
-               (size_t)XLA_FFI_Attrs_STRUCT_SIZE, a->struct_size);
-  if (a->size < 0 || a->size > XFD_MAX_ATTRS)
-    return BAD("attribute count %lld is out of range [0, %d]", (long long)a->size,
-               XFD_MAX_ATTRS);
-  if (a->size > 0 && (!a->types || !a->names || !a->attrs))
-    return BAD("attributes: types, names or attrs is null for %lld attributes",
-               (long long)a->size);
-  for (int64_t i = 0; i < a->size; i++) {
-    char where[48];
-    snprintf(where, sizeof where, "attribute %lld: ", (long long)i);
-    XLA_FFI_Error* e = check_span(a->names[i], XFD_MAX_NAME, "name", where);
-    if (e) return e;
-    const XLA_FFI_ByteSpan* nm = a->names[i];
-    if (!xfd_utf8_valid((const unsigned char*)nm->ptr, nm->len))
-      return BAD("%sthe name is not valid UTF-8", where);
-    if (i > 0 && span_cmp(a->names[i - 1], nm) >= 0)
-      return BAD("%sname '%.*s' is not after '%.*s' (names must be sorted and unique)", where,
-                 (int)nm->len, nm->ptr, (int)a->names[i - 1]->len, a->names[i - 1]->ptr);
-    const void* v = a->attrs[i];
-    if (!v) return BAD("%s'%.*s' has a null value", where, (int)nm->len, nm->ptr);
-    switch (a->types[i]) {
-      case XLA_FFI_AttrType_SCALAR: {
-        const XLA_FFI_Scalar* s = v;
-        if (!xfd_dtype_valid(s->dtype))
-          return BAD("%s'%.*s': invalid scalar data type %d", where, (int)nm->len, nm->ptr,
-                     (int)s->dtype);
-        if (!s->value) return BAD("%s'%.*s': the scalar value is null", where, (int)nm->len,
-                                  nm->ptr);
-        break;
-      }
-      case XLA_FFI_AttrType_ARRAY: {
-        const XLA_FFI_Array* arr = v;
-        if (!xfd_dtype_valid(arr->dtype))
-          return BAD("%s'%.*s': invalid array data type %d", where, (int)nm->len, nm->ptr,
-                     (int)arr->dtype);
-        if (arr->size > XFD_MAX_ARRAY)
-          return BAD("%s'%.*s': array size %zu exceeds the limit %lld", where, (int)nm->len,
-                     nm->ptr, arr->size, (long long)XFD_MAX_ARRAY);
-        if (arr->size > 0 && !arr->data)
-          return BAD("%s'%.*s': the array data is null", where, (int)nm->len, nm->ptr);
-        break;
-      }
-      case XLA_FFI_AttrType_STRING: {
-        e = check_span(v, XFD_MAX_STRING, "string", where);
-        if (e) return e;
-        break;
-      }
-      case XLA_FFI_AttrType_DICTIONARY:
-        e = check_attrs(v, depth + 1);
-        if (e) return e;
-        break;
-      default:
-        return BAD("%s'%.*s': invalid attribute type %d", where, (int)nm->len, nm->ptr,
-                   (int)a->types[i]);
-    }
-  }
-  return NULL;
-}
-
 /**
- * Checks a call frame's structure; NULL when it is well formed, else an
- * INVALID_ARGUMENT error that names the first problem. The limits are the
- * XFD_MAX_* values in common.h (docs/reliability.md, "Guards").
+ * Checks a call frame's structure with the shared check (common.c); NULL
+ * when it is well formed, else an INVALID_ARGUMENT error that names the first
+ * problem. The limits are the XFD_MAX_* values of abi_facts.h
+ * (docs/reliability.md, "Guards").
  */
 XLA_FFI_Error* xrt_check_call_frame(const XLA_FFI_CallFrame* cf) {
-  if (!cf) return BAD("The call frame is null");
-  if (cf->struct_size < XLA_FFI_CallFrame_STRUCT_SIZE)
-    return BAD("Unexpected XLA_FFI_CallFrame size: expected %zu, got %zu",
-               (size_t)XLA_FFI_CallFrame_STRUCT_SIZE, cf->struct_size);
-  if (!cf->api) return BAD("The call frame's api is null");
-  if (cf->api->struct_size < XLA_FFI_Api_STRUCT_SIZE)
-    return BAD("Unexpected XLA_FFI_Api size: expected %zu, got %zu",
-               (size_t)XLA_FFI_Api_STRUCT_SIZE, cf->api->struct_size);
-  if (!cf->ctx) return BAD("The call frame's execution context is null");
-  if (cf->ctx->magic != XRT_CTX_MAGIC)
-    return BAD("The call frame's execution context was not created by this runtime");
-  if ((uint32_t)cf->stage > (uint32_t)XLA_FFI_ExecutionStage_EXECUTE)
-    return BAD("Invalid execution stage %d", (int)cf->stage);
-  int execute = cf->stage == XLA_FFI_ExecutionStage_EXECUTE;
-  const XLA_FFI_Args* args = &cf->args;
-  if (args->struct_size < XLA_FFI_Args_STRUCT_SIZE)
-    return BAD("Unexpected XLA_FFI_Args size: expected %zu, got %zu",
-               (size_t)XLA_FFI_Args_STRUCT_SIZE, args->struct_size);
-  if (args->size < 0 || args->size > XFD_MAX_OPERANDS)
-    return BAD("argument count %lld is out of range [0, %d]", (long long)args->size,
-               XFD_MAX_OPERANDS);
-  if (args->size > 0 && (!args->types || !args->args))
-    return BAD("args: types or args is null for %lld arguments", (long long)args->size);
-  for (int64_t i = 0; i < args->size; i++) {
-    if (args->types[i] != XLA_FFI_ArgType_BUFFER)
-      return BAD("argument %lld: invalid argument type %d", (long long)i, (int)args->types[i]);
-    XLA_FFI_Error* e = check_buffer(args->args[i], "argument", i, execute);
-    if (e) return e;
-  }
-  const XLA_FFI_Rets* rets = &cf->rets;
-  if (rets->struct_size < XLA_FFI_Rets_STRUCT_SIZE)
-    return BAD("Unexpected XLA_FFI_Rets size: expected %zu, got %zu",
-               (size_t)XLA_FFI_Rets_STRUCT_SIZE, rets->struct_size);
-  if (rets->size < 0 || rets->size > XFD_MAX_OPERANDS)
-    return BAD("result count %lld is out of range [0, %d]", (long long)rets->size,
-               XFD_MAX_OPERANDS);
-  if (rets->size > 0 && (!rets->types || !rets->rets))
-    return BAD("rets: types or rets is null for %lld results", (long long)rets->size);
-  for (int64_t i = 0; i < rets->size; i++) {
-    if (rets->types[i] != XLA_FFI_RetType_BUFFER)
-      return BAD("result %lld: invalid result type %d", (long long)i, (int)rets->types[i]);
-    XLA_FFI_Error* e = check_buffer(rets->rets[i], "result", i, execute);
-    if (e) return e;
-  }
-  return check_attrs(&cf->attrs, 0);
+  static const xfd_frame_rules rules = {.whole = 1, .own = 1, .ctx_tag = XRT_CTX_MAGIC};
+  char buf[1024];
+  int32_t code = xfd_check_frame(cf, &rules, buf, sizeof buf);
+  return code ? xrt_error_new((XLA_FFI_Error_Code)code, "%s", buf) : NULL;
 }
 
 /* ------------------------------------------------------------------------ */

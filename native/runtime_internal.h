@@ -150,7 +150,7 @@ typedef struct xrt_frame {
   XLA_FFI_Error* last_error;
 } xrt_frame;
 
-/* Guards (runtime_guard.c); the limits are common.h's XFD_MAX_*, documented in
+/* Guards (runtime_guard.c); the limits are abi_facts.h's XFD_MAX_*, documented in
  * docs/reliability.md, "Guards". */
 #define XRT_CTX_MAGIC 0x58525443545856ull /* "VXTCTRX" */
 enum { XRT_LIVE_ERROR = 1, XRT_LIVE_FUTURE = 2 };

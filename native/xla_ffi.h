@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "abi_facts.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -58,50 +60,16 @@ typedef enum {
   XLA_FFI_ExecutionStage_EXECUTE = 3,
 } XLA_FFI_ExecutionStage;
 
-typedef enum {
-  XLA_FFI_DataType_INVALID = 0,
-  XLA_FFI_DataType_PRED = 1,
-  XLA_FFI_DataType_S8 = 2,
-  XLA_FFI_DataType_S16 = 3,
-  XLA_FFI_DataType_S32 = 4,
-  XLA_FFI_DataType_S64 = 5,
-  XLA_FFI_DataType_U8 = 6,
-  XLA_FFI_DataType_U16 = 7,
-  XLA_FFI_DataType_U32 = 8,
-  XLA_FFI_DataType_U64 = 9,
-  XLA_FFI_DataType_F16 = 10,
-  XLA_FFI_DataType_F32 = 11,
-  XLA_FFI_DataType_F64 = 12,
-  XLA_FFI_DataType_C64 = 15,
-  XLA_FFI_DataType_BF16 = 16,
-  XLA_FFI_DataType_TOKEN = 17,
-  XLA_FFI_DataType_C128 = 18,
-  XLA_FFI_DataType_F8E5M2 = 19,
-  XLA_FFI_DataType_F8E4M3FN = 20,
-  XLA_FFI_DataType_S4 = 21,
-  XLA_FFI_DataType_U4 = 22,
-  XLA_FFI_DataType_F8E4M3B11FNUZ = 23,
-  XLA_FFI_DataType_F8E5M2FNUZ = 24,
-  XLA_FFI_DataType_F8E4M3FNUZ = 25,
-  XLA_FFI_DataType_S2 = 26,
-  XLA_FFI_DataType_U2 = 27,
-  XLA_FFI_DataType_F8E4M3 = 28,
-  XLA_FFI_DataType_F8E3M4 = 29,
-  XLA_FFI_DataType_S1 = 30,
-  XLA_FFI_DataType_U1 = 31,
-  XLA_FFI_DataType_F4E2M1FN = 32,
-  XLA_FFI_DataType_F8E8M0FNU = 33,
-} XLA_FFI_DataType;
+/* The data types and attribute kinds, and their values, are native/abi_facts.h's. */
+#define XFD_DATA_TYPE_ENTRY_(name, value, ...) XLA_FFI_DataType_##name = value,
+#define XFD_ATTR_KIND_ENTRY_(name, value) XLA_FFI_AttrType_##name = value,
+
+typedef enum { XFD_DATA_TYPES(XFD_DATA_TYPE_ENTRY_) } XLA_FFI_DataType;
 
 typedef enum { XLA_FFI_ArgType_BUFFER = 1 } XLA_FFI_ArgType;
 typedef enum { XLA_FFI_RetType_BUFFER = 1 } XLA_FFI_RetType;
 
-typedef enum {
-  XLA_FFI_AttrType_ARRAY = 1,
-  XLA_FFI_AttrType_DICTIONARY = 2,
-  XLA_FFI_AttrType_SCALAR = 3,
-  XLA_FFI_AttrType_STRING = 4,
-} XLA_FFI_AttrType;
+typedef enum { XFD_ATTR_KINDS(XFD_ATTR_KIND_ENTRY_) } XLA_FFI_AttrType;
 
 typedef enum {
   XLA_FFI_HANDLER_TRAITS_COMMAND_BUFFER_COMPATIBLE = 1u << 0,

@@ -20,9 +20,10 @@
  *
  * @module
  */
-import { DataType, ErrorCode } from "./abi/enums.ts";
+import { type DataType, ErrorCode } from "./abi/enums.ts";
 import { FfiError } from "./errors.ts";
 import { type DataTypedArray, dataTypeInfo, dataTypeName } from "./abi/dtype.ts";
+import { _DATA_TYPE_FACTS } from "./abi/_facts.generated.ts";
 
 /** An n-dimensional array as read from or written to a `.npy` file. */
 export interface NpyArray {
@@ -238,42 +239,27 @@ interface _Descr {
   bigEndian: boolean;
 }
 
-const _NUMPY: Record<string, DataType> = {
-  b1: DataType.PRED,
-  i1: DataType.S8,
-  i2: DataType.S16,
-  i4: DataType.S32,
-  i8: DataType.S64,
-  u1: DataType.U8,
-  u2: DataType.U16,
-  u4: DataType.U32,
-  u8: DataType.U64,
-  f2: DataType.F16,
-  f4: DataType.F32,
-  f8: DataType.F64,
-  c8: DataType.C64,
-  c16: DataType.C128,
+/** NumPy's kind letters of .npy type codes. */
+const _LETTERS: Readonly<Record<string, string>> = {
+  pred: "b",
+  signed: "i",
+  unsigned: "u",
+  float: "f",
+  complex: "c",
 };
 
+/** The .npy type code (kind letter and bytes, `f4`) of each data type NumPy has itself. */
+const _NUMPY: Record<string, DataType> = Object.fromEntries(
+  _DATA_TYPE_FACTS.filter((f) => f.module === "numpy").map((f) => [
+    `${_LETTERS[f.kind]}${f.byteWidth}`,
+    f.value,
+  ]),
+);
+
 /** Data types NumPy can only store as void bytes (ml_dtypes' types). */
-const _VOID_TYPES = new Set<number>([
-  DataType.BF16,
-  DataType.F8E5M2,
-  DataType.F8E4M3FN,
-  DataType.F8E4M3B11FNUZ,
-  DataType.F8E5M2FNUZ,
-  DataType.F8E4M3FNUZ,
-  DataType.F8E4M3,
-  DataType.F8E3M4,
-  DataType.F4E2M1FN,
-  DataType.F8E8M0FNU,
-  DataType.S1,
-  DataType.S2,
-  DataType.S4,
-  DataType.U1,
-  DataType.U2,
-  DataType.U4,
-]);
+const _VOID_TYPES = new Set<number>(
+  _DATA_TYPE_FACTS.filter((f) => f.module === "ml_dtypes").map((f) => f.value),
+);
 
 function _parseDescr(descr: _PyValue, options: ReadNpyOptions): _Descr {
   if (typeof descr !== "string") {

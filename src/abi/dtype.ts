@@ -35,6 +35,7 @@
  */
 import { DataType } from "./enums.ts";
 import { ErrorCode } from "./enums.ts";
+import { _DATA_TYPE_FACTS, type _DataTypeFact, _FLOAT_FORMAT_FACTS } from "./_facts.generated.ts";
 import { FfiError } from "../errors.ts";
 
 /** Every TypedArray type a buffer of some {@link DataType} is viewed as. */
@@ -93,59 +94,40 @@ export interface DataTypeInfo {
   readonly lanes: number;
 }
 
-function _info(
-  dataType: DataType,
-  byteWidth: number,
-  bitWidth: number,
-  kind: DataTypeKind,
-  typedArray: DataTypedArrayConstructor | null,
-): DataTypeInfo {
-  return Object.freeze({
-    dataType,
-    name: DataType[dataType] as string,
-    byteWidth,
-    bitWidth,
-    kind,
-    typedArray,
-    lanes: typedArray === null ? 0 : kind === "complex" ? 2 : 1,
-  });
+/** The TypedArray that views a buffer of a data type, by its facts. */
+function _typedArray(f: _DataTypeFact): DataTypedArrayConstructor | null {
+  const raw = [Uint8Array, Uint16Array, Uint32Array, BigUint64Array];
+  const at = Math.log2(f.byteWidth); // 1, 2, 4, 8 bytes: 0..3
+  switch (f.kind) {
+    case "pred":
+      return Uint8Array;
+    case "signed":
+      return f.bitWidth < 8 ? Uint8Array : [Int8Array, Int16Array, Int32Array, BigInt64Array][at]!;
+    case "unsigned":
+      return raw[at]!;
+    case "float": // NumPy's own floats have a TypedArray; ml_dtypes' are viewed as raw bits
+      return f.module === "numpy" ? [Float16Array, Float32Array, Float64Array][at - 1]! : raw[at]!;
+    case "complex": // (real, imaginary) pairs
+      return f.byteWidth === 8 ? Float32Array : Float64Array;
+    default:
+      return null;
+  }
 }
 
 const _INFOS: ReadonlyMap<number, DataTypeInfo> = new Map(
-  [
-    _info(DataType.INVALID, 0, 0, "invalid", null),
-    _info(DataType.PRED, 1, 8, "pred", Uint8Array),
-    _info(DataType.S1, 1, 1, "signed", Uint8Array),
-    _info(DataType.S2, 1, 2, "signed", Uint8Array),
-    _info(DataType.S4, 1, 4, "signed", Uint8Array),
-    _info(DataType.S8, 1, 8, "signed", Int8Array),
-    _info(DataType.S16, 2, 16, "signed", Int16Array),
-    _info(DataType.S32, 4, 32, "signed", Int32Array),
-    _info(DataType.S64, 8, 64, "signed", BigInt64Array),
-    _info(DataType.U1, 1, 1, "unsigned", Uint8Array),
-    _info(DataType.U2, 1, 2, "unsigned", Uint8Array),
-    _info(DataType.U4, 1, 4, "unsigned", Uint8Array),
-    _info(DataType.U8, 1, 8, "unsigned", Uint8Array),
-    _info(DataType.U16, 2, 16, "unsigned", Uint16Array),
-    _info(DataType.U32, 4, 32, "unsigned", Uint32Array),
-    _info(DataType.U64, 8, 64, "unsigned", BigUint64Array),
-    _info(DataType.F16, 2, 16, "float", Float16Array),
-    _info(DataType.F32, 4, 32, "float", Float32Array),
-    _info(DataType.F64, 8, 64, "float", Float64Array),
-    _info(DataType.BF16, 2, 16, "float", Uint16Array),
-    _info(DataType.C64, 8, 64, "complex", Float32Array),
-    _info(DataType.C128, 16, 128, "complex", Float64Array),
-    _info(DataType.TOKEN, 0, 0, "token", null),
-    _info(DataType.F8E5M2, 1, 8, "float", Uint8Array),
-    _info(DataType.F8E4M3, 1, 8, "float", Uint8Array),
-    _info(DataType.F8E4M3FN, 1, 8, "float", Uint8Array),
-    _info(DataType.F8E4M3B11FNUZ, 1, 8, "float", Uint8Array),
-    _info(DataType.F8E5M2FNUZ, 1, 8, "float", Uint8Array),
-    _info(DataType.F8E4M3FNUZ, 1, 8, "float", Uint8Array),
-    _info(DataType.F8E3M4, 1, 8, "float", Uint8Array),
-    _info(DataType.F4E2M1FN, 1, 4, "float", Uint8Array),
-    _info(DataType.F8E8M0FNU, 1, 8, "float", Uint8Array),
-  ].map((i) => [i.dataType, i]),
+  _DATA_TYPE_FACTS.map((f) => {
+    const typedArray = _typedArray(f);
+    const info: DataTypeInfo = Object.freeze({
+      dataType: f.value,
+      name: f.name,
+      byteWidth: f.byteWidth,
+      bitWidth: f.bitWidth,
+      kind: f.kind,
+      typedArray,
+      lanes: typedArray === null ? 0 : f.kind === "complex" ? 2 : 1,
+    });
+    return [f.value, info];
+  }),
 );
 
 function _unknown(dt: number): FfiError {
@@ -427,23 +409,20 @@ interface _Format {
   decodeTable: Float64Array | null;
 }
 
-function _fmt(name: string, ebits: number, mbits: number, bias: number, kind: _Kind): _Format {
-  return { name, ebits, mbits, bias, kind, decodeTable: null };
-}
-
-const _FORMATS: ReadonlyMap<number, _Format> = new Map([
-  [DataType.F16, _fmt("F16", 5, 10, 15, "ieee")],
-  [DataType.BF16, _fmt("BF16", 8, 7, 127, "ieee")],
-  [DataType.F8E5M2, _fmt("F8E5M2", 5, 2, 15, "ieee")],
-  [DataType.F8E4M3, _fmt("F8E4M3", 4, 3, 7, "ieee")],
-  [DataType.F8E3M4, _fmt("F8E3M4", 3, 4, 3, "ieee")],
-  [DataType.F8E4M3FN, _fmt("F8E4M3FN", 4, 3, 7, "fn")],
-  [DataType.F8E4M3B11FNUZ, _fmt("F8E4M3B11FNUZ", 4, 3, 11, "fnuz")],
-  [DataType.F8E5M2FNUZ, _fmt("F8E5M2FNUZ", 5, 2, 16, "fnuz")],
-  [DataType.F8E4M3FNUZ, _fmt("F8E4M3FNUZ", 4, 3, 8, "fnuz")],
-  [DataType.F4E2M1FN, _fmt("F4E2M1FN", 2, 1, 1, "sat")],
-  [DataType.F8E8M0FNU, _fmt("F8E8M0FNU", 8, 0, 127, "e8m0")],
-]);
+/** The 16-, 8- and 4-bit float formats (F32 and F64 are JavaScript's own). */
+const _FORMATS: ReadonlyMap<number, _Format> = new Map(
+  _FLOAT_FORMAT_FACTS.filter((f) => 1 + f.ebits + f.mbits <= 16).map((f) => [
+    DataType[f.name as keyof typeof DataType],
+    {
+      name: f.name,
+      ebits: f.ebits,
+      mbits: f.mbits,
+      bias: f.bias,
+      kind: f.specials,
+      decodeTable: null,
+    },
+  ]),
+);
 
 function _format(dt: DataType | number): _Format {
   const f = _FORMATS.get(dt);

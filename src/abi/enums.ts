@@ -1,9 +1,12 @@
 /**
  * Every enum of the XLA FFI C ABI (spec §3), with the numeric values of
- * `c_api.h`.
+ * `c_api.h`. {@link DataType} and {@link AttrType} are generated from
+ * `native/abi_facts.h` (`src/abi/_facts.generated.ts`).
  *
  * @module
  */
+export { AttrType, DataType } from "./_facts.generated.ts";
+import { AttrType } from "./_facts.generated.ts";
 
 /**
  * Error codes of `XLA_FFI_Error_Code` (identical to `absl::StatusCode`).
@@ -32,51 +35,6 @@ export enum ErrorCode {
   UNAVAILABLE = 14,
   DATA_LOSS = 15,
   UNAUTHENTICATED = 16,
-}
-
-/**
- * Element types of buffers and attributes (`XLA_FFI_DataType`, the values of
- * `xla::PrimitiveType`). 13 (TUPLE) and 14 (OPAQUE) are not part of the FFI.
- *
- * @example
- * ```ts
- * import { DataType } from "@deno-xla/ffi";
- * console.log(DataType.F32); // 11
- * ```
- */
-export enum DataType {
-  INVALID = 0,
-  PRED = 1,
-  S8 = 2,
-  S16 = 3,
-  S32 = 4,
-  S64 = 5,
-  U8 = 6,
-  U16 = 7,
-  U32 = 8,
-  U64 = 9,
-  F16 = 10,
-  F32 = 11,
-  F64 = 12,
-  C64 = 15,
-  BF16 = 16,
-  TOKEN = 17,
-  C128 = 18,
-  F8E5M2 = 19,
-  F8E4M3FN = 20,
-  S4 = 21,
-  U4 = 22,
-  F8E4M3B11FNUZ = 23,
-  F8E5M2FNUZ = 24,
-  F8E4M3FNUZ = 25,
-  S2 = 26,
-  U2 = 27,
-  F8E4M3 = 28,
-  F8E3M4 = 29,
-  S1 = 30,
-  U1 = 31,
-  F4E2M1FN = 32,
-  F8E8M0FNU = 33,
 }
 
 /**
@@ -119,22 +77,6 @@ export enum ArgType {
  */
 export enum RetType {
   BUFFER = 1,
-}
-
-/**
- * Kinds of call-frame attributes (`XLA_FFI_AttrType`).
- *
- * @example
- * ```ts
- * import { AttrType } from "@deno-xla/ffi/abi";
- * console.log(AttrType[AttrType.SCALAR]); // "SCALAR"
- * ```
- */
-export enum AttrType {
-  ARRAY = 1,
-  DICTIONARY = 2,
-  SCALAR = 3,
-  STRING = 4,
 }
 
 /**

@@ -2,14 +2,15 @@
  * Element-type names on the command line: XLA's lower-case spellings (`f32`,
  * `s32`, `pred`, `bf16`, `c64`, …) plus the common aliases `i8`…`i64` and
  * `bool`, and the facts the option parser needs to check literal values.
- * Widths, kinds and names come from `src/abi/dtype.ts`; only the aliases and
- * the float limits live here.
+ * Widths, kinds and names come from `src/abi/dtype.ts`, float limits from
+ * `native/abi_facts.h`; only the aliases live here.
  *
  * @module
  */
 import { DataType, ErrorCode } from "../abi/enums.ts";
 import { FfiError } from "../errors.ts";
 import { allDataTypes, type DataTypeInfo, dataTypeInfo } from "../abi/dtype.ts";
+import { _FLOAT_FORMAT_FACTS } from "../abi/_facts.generated.ts";
 
 /** How literal values of an element type are written and checked. */
 export interface TypeFacts {
@@ -28,24 +29,15 @@ export interface TypeFacts {
 }
 
 /**
- * Float facts the command line checks literals against that `dtype.ts` does
- * not keep: the largest finite magnitude, and whether ±Inf/NaN exist.
+ * Float facts the command line checks literals against (native/abi_facts.h's
+ * float formats): the largest finite magnitude, and whether ±Inf/NaN exist.
  */
-const FLOAT_LIMITS: ReadonlyMap<DataType, { max: number; nonFinite: boolean }> = new Map([
-  [DataType.F16, { max: 65504, nonFinite: true }],
-  [DataType.BF16, { max: 3.3895313892515355e38, nonFinite: true }],
-  [DataType.F32, { max: 3.4028234663852886e38, nonFinite: true }],
-  [DataType.F64, { max: Number.MAX_VALUE, nonFinite: true }],
-  [DataType.F8E5M2, { max: 57344, nonFinite: true }],
-  [DataType.F8E4M3FN, { max: 448, nonFinite: false }],
-  [DataType.F8E4M3B11FNUZ, { max: 30, nonFinite: false }],
-  [DataType.F8E5M2FNUZ, { max: 57344, nonFinite: false }],
-  [DataType.F8E4M3FNUZ, { max: 240, nonFinite: false }],
-  [DataType.F8E4M3, { max: 240, nonFinite: true }],
-  [DataType.F8E3M4, { max: 15.5, nonFinite: true }],
-  [DataType.F4E2M1FN, { max: 6, nonFinite: false }],
-  [DataType.F8E8M0FNU, { max: 1.7014118346046923e38, nonFinite: false }],
-]);
+const FLOAT_LIMITS: ReadonlyMap<DataType, { max: number; nonFinite: boolean }> = new Map(
+  _FLOAT_FORMAT_FACTS.map((f) => [
+    DataType[f.name as keyof typeof DataType],
+    { max: f.max, nonFinite: f.nonFinite },
+  ]),
+);
 
 /** The command line's facts of one type, from `dtype.ts`'s (names are its, lower-cased). */
 function _facts(info: DataTypeInfo): TypeFacts {

@@ -1,6 +1,6 @@
 /**
  * The shared flat buffer that the C entry points flatten call frames into
- * (layout in native/handler_flatten.c), one typed-array view of it per
+ * (layout in native/handler_flatten.c, header indices in native/abi_facts.h), one typed-array view of it per
  * element type, and a scratch area where private copies of records are
  * decoded. Allocated once, on first use; nothing here allocates per call.
  *
@@ -9,19 +9,24 @@
  *
  * @module
  */
+import { _FLAT_HEADER } from "../abi/_facts.generated.ts";
 
 /** Size of the flat buffer and of the scratch area, in 8-byte slots (256 KiB). */
 export const FLAT_SLOTS = 1 << 15;
 
-/** int32 indices of the flat header (after the 4-slot result area). */
-export const H_STAGE = 8;
+/** int32 indices of the result area TS writes: status code, message length, token. */
+export const H_CODE = _FLAT_HEADER.code, H_MSG_LEN = _FLAT_HEADER.msgLen;
+export const H_TOKEN = _FLAT_HEADER.token;
+/** int32 index of the stage in the flat header (after the result area). */
+export const H_STAGE = _FLAT_HEADER.stage;
 /** f64 indices of the frame's api and execution context addresses. */
-export const H_API = 5, H_CTX = 6;
+export const H_API = _FLAT_HEADER.api / 2, H_CTX = _FLAT_HEADER.ctx / 2;
 /** Counts, and where the result records, the attribute records, and their end are. */
-export const H_NARGS = 14, H_RETS_AT = 15, H_NRETS = 16, H_ATTRS_AT = 17;
-export const H_NATTRS = 18, H_ATTRS_END = 19;
+export const H_NARGS = _FLAT_HEADER.nargs, H_RETS_AT = _FLAT_HEADER.retsAt;
+export const H_NRETS = _FLAT_HEADER.nrets, H_ATTRS_AT = _FLAT_HEADER.attrsAt;
+export const H_NATTRS = _FLAT_HEADER.nattrs, H_ATTRS_END = _FLAT_HEADER.attrsEnd;
 /** Where the record index starts: one int32 position per argument, result and attribute. */
-export const H_INDEX = 20;
+export const H_INDEX = _FLAT_HEADER.index;
 
 /** The flat buffer (the C side writes it, TS reads it). */
 export let flatBuffer: ArrayBuffer;

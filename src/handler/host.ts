@@ -18,10 +18,13 @@ import {
   flatI32,
   flatI64,
   H_API,
+  H_CODE,
   H_CTX,
+  H_MSG_LEN,
   H_NARGS,
   H_NATTRS,
   H_NRETS,
+  H_TOKEN,
   initFlat,
 } from "./_flat.ts";
 import { _takeScratch, decode, dropScratch, type Entry } from "./_decode.ts";
@@ -228,8 +231,8 @@ function writeError(e: unknown, own = false): number {
     written = encoder.encodeInto(fe.message, msgBytes.subarray(0, msgBytes.length - 1)).written;
     if (!own) _recordOrigin(decoder.decode(msgBytes.subarray(0, written)), e);
   } catch { /* an empty message */ }
-  flatI32[0] = _errorCode(fe.code);
-  flatI32[2] = written;
+  flatI32[H_CODE] = _errorCode(fe.code);
+  flatI32[H_MSG_LEN] = written;
   return 1;
 }
 
@@ -339,7 +342,7 @@ function settle(
     } finally {
       attaching = false;
     }
-    flatI32[4] = token;
+    flatI32[H_TOKEN] = token;
     return 2;
   }
   scratch?._release();

@@ -8,9 +8,10 @@
 import { DataType, ErrorCode } from "../abi/enums.ts";
 import { type DataTypeInfo, dataTypeInfo } from "../abi/dtype.ts";
 import { FfiError } from "../errors.ts";
+import { _FRAME_LIMITS } from "../abi/_facts.generated.ts";
 
-/** The most dimensions a buffer may have (`XFD_MAX_RANK`, native/common.h). */
-export const _MAX_RANK = 256;
+/** The most dimensions a buffer may have (`XFD_MAX_RANK`, native/abi_facts.h). */
+export const _MAX_RANK = _FRAME_LIMITS.maxRank;
 
 /**
  * The largest byte size of a buffer: the largest integer a JS number holds

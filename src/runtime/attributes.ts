@@ -6,6 +6,7 @@
  */
 import { AttrType, DataType, ErrorCode } from "../abi/enums.ts";
 import { _describeValue, FfiError } from "../errors.ts";
+import { _FRAME_LIMITS } from "../abi/_facts.generated.ts";
 
 /**
  * A scalar attribute with an explicit element type (made by {@link scalar},
@@ -242,16 +243,16 @@ const TYPED: ReadonlyMap<unknown, DataType> = new Map<unknown, DataType>([
 ]);
 
 /**
- * The limits of a frame's attributes (native/common.h, docs/reliability.md):
+ * The limits of a frame's attributes (native/abi_facts.h, docs/reliability.md):
  * entries per dictionary, dictionary nesting, name and string bytes, array
  * elements.
  */
 export const _ATTR_LIMITS = {
-  entries: 65536,
-  depth: 64,
-  name: 4096,
-  string: 2 ** 30,
-  array: 2 ** 31,
+  entries: _FRAME_LIMITS.maxAttrs,
+  depth: _FRAME_LIMITS.maxDepth,
+  name: _FRAME_LIMITS.maxName,
+  string: _FRAME_LIMITS.maxString,
+  array: _FRAME_LIMITS.maxArray,
 } as const;
 
 /**

@@ -31,6 +31,7 @@ import { dataTypeOf } from "../abi/dtype.ts";
 import { type _ImplicitAttr, _implicitAttrs } from "./_hints.ts";
 import type { ArrayInput } from "./ffi_call.ts";
 import { _FrameGuard, type _GuardOperand } from "./_guard.ts";
+import { _FRAME_LIMITS } from "../abi/_facts.generated.ts";
 
 /** Typed arrays usable as buffer arguments and results. */
 export type BufferData = ArrayBufferView;
@@ -51,8 +52,8 @@ function placementOf(data: unknown): number {
   return 0;
 }
 
-/** The most arguments, or results, of a frame (`XFD_MAX_OPERANDS`, native/common.h). */
-const MAX_OPERANDS = 65536;
+/** The most arguments, or results, of a frame (`XFD_MAX_OPERANDS`, native/abi_facts.h). */
+const MAX_OPERANDS = _FRAME_LIMITS.maxOperands;
 
 /** INVALID_ARGUMENT when a frame has more than `max` of `what`. */
 function atMost(n: number, max: number, what: string): void {

@@ -10,6 +10,13 @@
  *
  * @module
  */
+import { _DATA_TYPE_FACTS } from "../abi/_facts.generated.ts";
+
+/** A Python dict literal of the data types of one NumPy module: value -> type name. */
+function pyNames(module: "numpy" | "ml_dtypes"): string {
+  const rows = _DATA_TYPE_FACTS.filter((f) => f.module === module);
+  return `{${rows.map((f) => `${f.value}: "${f.numpy}"`).join(", ")}}`;
+}
 
 /** Python source of the bridge. */
 export const BRIDGE_SOURCE: string = String.raw`
@@ -28,18 +35,10 @@ def _deno_xla_bridge():
     np = None
     jax = None
 
-    # XLA_FFI_DataType values (xla::PrimitiveType) and their NumPy types.
-    NAMES = {
-        1: "bool", 2: "int8", 3: "int16", 4: "int32", 5: "int64", 6: "uint8", 7: "uint16",
-        8: "uint32", 9: "uint64", 10: "float16", 11: "float32", 12: "float64",
-        15: "complex64", 18: "complex128",
-    }
-    ML = {
-        16: "bfloat16", 19: "float8_e5m2", 20: "float8_e4m3fn", 21: "int4", 22: "uint4",
-        23: "float8_e4m3b11fnuz", 24: "float8_e5m2fnuz", 25: "float8_e4m3fnuz", 26: "int2",
-        27: "uint2", 28: "float8_e4m3", 29: "float8_e3m4", 30: "int1", 31: "uint1",
-        32: "float4_e2m1fn", 33: "float8_e8m0fnu",
-    }
+    # XLA_FFI_DataType values (xla::PrimitiveType) and their NumPy types
+    # (native/abi_facts.h): NumPy's own, and ml_dtypes'.
+    NAMES = ${pyNames("numpy")}
+    ML = ${pyNames("ml_dtypes")}
     DT = {}     # DataType -> numpy dtype
     BACK = {}   # numpy dtype -> DataType
 
