@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -68,6 +69,28 @@ static volatile sig_atomic_t g_n_guarded;
 static struct sigaction g_old_segv, g_old_bus;
 
 static xiso_header* header(void) { return (xiso_header*)g_base; }
+/* The wake-up words (the mapping moves when it grows: read g_base each time). */
+static xiso_sync* sync_page(void) { return (xiso_sync*)(g_base + XISO_SYNC_OFFSET); }
+
+/* How long the child spins for the next request after an answer before it
+ * sleeps on the futex (a caller calling in a loop posts it within a few
+ * microseconds), and the bound of one sleep, after which it checks that the
+ * parent still holds the socket. */
+#define XISO_CHILD_SPIN_NS 6000
+#define XISO_IDLE_SLICE_NS 250000000
+
+/* The next request after `seen` (0: the parent is gone, or closes the library). */
+static uint32_t next_request(uint32_t seen) {
+  for (;;) {
+    xiso_sync* s = sync_page();
+    uint32_t v = xiso_spin(&s->request, seen, XISO_CHILD_SPIN_NS);
+    if (v == seen) v = xiso_sleep(&s->request, seen, &s->child_sleeping, XISO_IDLE_SLICE_NS);
+    if (v != seen) return __atomic_load_n(&s->closing, __ATOMIC_ACQUIRE) ? 0 : v;
+    /* The parent writes nothing on the socket: readable means it closed it. */
+    struct pollfd p = {XISO_FD_SOCKET, POLLIN, 0};
+    if (poll(&p, 1, 0) > 0) return 0;
+  }
+}
 
 static void say(int32_t status, int32_t code, const char* fmt, ...) {
   xiso_header* h = header();
@@ -343,28 +366,29 @@ int main(int argc, char** argv) {
   if (ss.ss_sp) sigaltstack(&ss, NULL);
   sigaction(SIGSEGV, &sa, &g_old_segv);
   sigaction(SIGBUS, &sa, &g_old_bus);
-  /* Ready (or the reason not, in the header). */
+  /* Ready (or the reason not, in the header): one byte on the socket. */
   char b = lib ? 'R' : 'E';
   if (write(XISO_FD_SOCKET, &b, 1) != 1) return 0;
   if (!lib) return 0;
+  uint32_t seen = 0;
   for (;;) {
-    ssize_t n = read(XISO_FD_SOCKET, &b, 1);
-    if (n == 0) return 0; /* the parent closed the library (or died) */
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return 0;
-    }
+    uint32_t req = next_request(seen);
+    if (req == 0) return 0; /* the parent closed the library (or died) */
+    __atomic_store_n(&sync_page()->taken, req, __ATOMIC_SEQ_CST);
     uint64_t want = header()->map_size;
     if (!map_to(want)) {
       say(XISO_ERROR, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, "Cannot map %llu bytes: %s",
           (unsigned long long)want, strerror(errno));
     } else {
+      if (header()->guard) {
+        /* Arm the guard fault handler again (a handler may have replaced it). */
+        sigaction(SIGSEGV, &sa, NULL);
+        sigaction(SIGBUS, &sa, NULL);
+      }
       serve(lib);
     }
-    /* Keep the guard fault handler armed for the next call. */
-    sigaction(SIGSEGV, &sa, NULL);
-    sigaction(SIGBUS, &sa, NULL);
-    b = 'D';
-    if (write(XISO_FD_SOCKET, &b, 1) != 1) return 0;
+    xiso_sync* s = sync_page();
+    xiso_post(&s->reply, req, &s->parent_sleeping);
+    seen = req;
   }
 }
