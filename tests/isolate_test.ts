@@ -362,6 +362,41 @@ Deno.test("under deno test, an isolated crash fails its own test and the others 
   assert.match(text, /FAILED \| 2 passed \| 1 failed/);
 });
 
+Deno.test("isolated calls see a frame's operands as they are at each call", async () => {
+  using lib = HandlerLibrary.open(faultHandlersPath(), { isolate: true });
+  using rt = new Runtime({ threads: 0 });
+  const ok = lib.handler("fault_ok");
+  const x = new Float32Array([1, 2, 3]), y = new Float32Array(3);
+  using frame = new CallFrameBuilder().arg(x).ret(y).build();
+  rt.callSync(ok, frame);
+  assert.deepEqual([...y], [2, 4, 6]);
+  // The same arrays, new contents.
+  x.set([4, 5, 6]);
+  rt.callSync(ok, frame);
+  assert.deepEqual([...y], [8, 10, 12]);
+  // New arrays: the call reads and writes those, not the old ones.
+  const x2 = new Float32Array([7, 8, 9]), y2 = new Float32Array(3);
+  frame.setArg(0, x2);
+  frame.setRet(0, y2);
+  y.fill(0);
+  await rt.call(ok, frame);
+  assert.deepEqual([...y2], [14, 16, 18]);
+  assert.deepEqual([...y], [0, 0, 0]);
+  // An argument that is the result's memory: one place, read then written.
+  frame.setArg(0, y2);
+  rt.callSync(ok, frame);
+  assert.deepEqual([...y2], [28, 32, 36]);
+  // A view into a larger buffer, then back to the first arrays.
+  const big = new Float32Array([0, 1, 2, 3, 0]);
+  frame.setArg(0, big.subarray(1, 4));
+  frame.setRet(0, y);
+  rt.callSync(ok, frame);
+  assert.deepEqual([...y], [2, 4, 6]);
+  frame.setArg(0, x);
+  rt.callSync(ok, frame);
+  assert.deepEqual([...y], [8, 10, 12]);
+});
+
 Deno.test("crash and restart cycles leak no descriptors; queued async calls all run", async () => {
   // This process's descriptors, counted by itself (native code: Deno reads /proc only with
   // -A). A process listing them from outside would race with its own start: until the
