@@ -4,7 +4,8 @@
  * (baseline), the same library isolated (callSync and call), guarded
  * frames in-process and isolated, and one bare round trip to the child
  * (a symbol lookup: no frame) to show where the isolated call's time goes.
- * docs/faults.md quotes the figures.
+ * docs/faults.md quotes the figures of bench/isolate_speed.ts, which times
+ * the same calls in interleaved rounds.
  */
 import { HandlerLibrary, Runtime } from "../mod.ts";
 import { handlersPath, standardBuilder } from "./_runtime_fixture.ts";

@@ -34,7 +34,20 @@ _Static_assert(offsetof(xiso_header, fault_offset) == 368, "xiso_header layout")
 _Static_assert(offsetof(xiso_header, message) == 376, "xiso_header layout");
 _Static_assert(offsetof(xiso_header, metadata) == 2424, "xiso_header layout");
 _Static_assert(sizeof(xiso_operand) == 24, "xiso_operand layout");
-_Static_assert(sizeof(xiso_header) <= XISO_HEADER_BYTES, "xiso_header size");
+_Static_assert(sizeof(xiso_header) <= XISO_SYNC_OFFSET, "xiso_header size");
+_Static_assert(XISO_SYNC_OFFSET + sizeof(xiso_sync) <= XISO_HEADER_BYTES, "xiso_sync size");
+_Static_assert(offsetof(xiso_sync, reply) == 64, "xiso_sync layout");
+
+/* How long the parent spins for an answer before it sleeps on the futex:
+ * long enough for a short handler on a child that was awake, short enough
+ * not to take a core from it on a busy machine. */
+#define XISO_SPIN_NS 4000
+/* The bounds of one futex sleep while waiting for an answer: between two,
+ * the socket is checked for the child's death and its stderr drained. The
+ * first is short (a child that died while idle is told quickly); each next
+ * one doubles, up to the longest. */
+#define XISO_SLICE_FIRST_NS 200000
+#define XISO_SLICE_MAX_NS 10000000
 
 #define XISO_STDERR_CAP 65536
 
@@ -45,6 +58,7 @@ typedef struct xiso {
   int mem_fd;
   uint8_t* base;
   size_t size;
+  uint32_t seq; /* the last request posted */
   int wstatus;
   int reaped;
   size_t err_len;
@@ -276,37 +290,93 @@ int32_t xiso_ready(xiso* x, int32_t timeout_ms) {
   return r;
 }
 
-/* 1 when the child ended while no request ran: it says nothing between
- * requests, so a readable socket (end of file) means it is gone. Then what it
- * wrote to stderr since the last request is read and it is reaped. 2: it
- * sent a byte unasked (it is killed); 0: it is there. */
-static int died_idle(xiso* x) {
-  struct pollfd p = {x->sock, POLLIN, 0};
+static xiso_sync* sync_of(xiso* x) { return (xiso_sync*)(x->base + XISO_SYNC_OFFSET); }
+
+/* The child's socket between the posting of request `seq` and its answer
+ * (the child writes nothing on it then). 0: nothing; otherwise, as
+ * wait_reply: 1 the child died (reaped) while serving the request, 3 it had
+ * died before taking it (reaped), -1 it wrote a byte (killed). */
+static int32_t check_child(xiso* x, uint32_t seq, int* err_open) {
+  struct pollfd fds[2] = {{x->sock, POLLIN, 0}, {x->err_fd, POLLIN, 0}};
   int n;
   do {
-    n = poll(&p, 1, 0);
+    n = poll(fds, *err_open ? 2 : 1, 0);
   } while (n < 0 && errno == EINTR);
-  if (n <= 0 || !(p.revents & (POLLIN | POLLHUP | POLLERR))) return 0;
-  for (int i = 0; i < 100; i++) {
-    struct pollfd e = {x->err_fd, POLLIN, 0};
-    if (poll(&e, 1, 10) <= 0 || drain(x) == 0) break;
+  if (n < 0) {
+    reap(x, 1);
+    return -1;
   }
-  /* End of file: it is ending (its descriptors close before it can be
-   * reaped). A byte instead breaks the protocol: it is killed then. */
+  if (*err_open && (fds[1].revents & (POLLIN | POLLHUP))) {
+    if (drain(x) == 0) *err_open = 0;
+  }
+  if (!(fds[0].revents & (POLLIN | POLLHUP | POLLERR))) return 0;
+  /* Answered just before it ended: the answer stands (the next request finds it gone). */
+  if (__atomic_load_n(&sync_of(x)->reply, __ATOMIC_ACQUIRE) == seq) return 0;
+  /* End of file: the child is gone (its descriptors close before it can be
+   * reaped): read what it said, then reap it. A byte instead breaks the
+   * protocol: it is killed then. */
   char b;
   ssize_t r;
   do {
     r = recv(x->sock, &b, 1, MSG_PEEK | MSG_DONTWAIT);
   } while (r < 0 && errno == EINTR);
-  reap(x, r > 0);
-  return r > 0 ? 2 : 1;
+  if (r > 0) {
+    reap(x, 1);
+    drain(x);
+    return -1;
+  }
+  for (int i = 0; i < 100 && *err_open; i++) {
+    struct pollfd e = {x->err_fd, POLLIN, 0};
+    if (poll(&e, 1, 10) <= 0 || drain(x) == 0) break;
+  }
+  reap(x, 0);
+  return __atomic_load_n(&sync_of(x)->taken, __ATOMIC_ACQUIRE) == seq ? 1 : 3;
+}
+
+/* The number of the next request: never 0 (the child's "no request yet"). */
+static uint32_t next_seq(xiso* x) {
+  if (++x->seq == 0) x->seq = 1;
+  return x->seq;
+}
+
+/* Waits for the answer to request `seq` (`prev` answered before it): a short
+ * spin, then futex sleeps of growing bounds, checking the socket between
+ * them. Returns as xiso_call. */
+static int32_t wait_reply(xiso* x, uint32_t prev, uint32_t seq, int32_t timeout_ms) {
+  xiso_sync* s = sync_of(x);
+  int64_t deadline = timeout_ms < 0 ? -1 : xiso_now_ns() + (int64_t)timeout_ms * 1000000;
+  int64_t slice = XISO_SLICE_FIRST_NS;
+  int err_open = 1;
+  uint32_t v = xiso_spin(&s->reply, prev, XISO_SPIN_NS);
+  for (;;) {
+    if (v == seq) {
+      drain(x);
+      return 0;
+    }
+    int64_t bound = slice;
+    if (deadline >= 0) {
+      int64_t left = deadline - xiso_now_ns();
+      if (left <= 0) {
+        reap(x, 1);
+        drain(x);
+        return 2;
+      }
+      if (left < bound) bound = left;
+    }
+    v = xiso_sleep(&s->reply, v, &s->parent_sleeping, bound);
+    if (v == seq) continue;
+    int32_t gone = check_child(x, seq, &err_open);
+    if (gone != 0) return gone;
+    v = __atomic_load_n(&s->reply, __ATOMIC_ACQUIRE);
+    if (slice < XISO_SLICE_MAX_NS) slice *= 2;
+  }
 }
 
 /**
- * Sends the request in the shared header and waits for the answer, at most
+ * Posts the request in the shared header and waits for the answer, at most
  * `timeout_ms` (negative: no deadline). Returns 0 (answer in the header), 1
  * (the child died: xiso_exit), 2 (deadline passed: the child was killed), 3
- * (the child had died before the request, while idle: it was not sent;
+ * (the child had died before the request, while idle: it did not take it;
  * xiso_exit and xiso_stderr say how) or -1 (I/O error: the child was
  * killed). Run it `nonblocking` from JS for Runtime.call; on the JS thread
  * (callSync) the deadline bounds the wait.
@@ -314,18 +384,10 @@ static int died_idle(xiso* x) {
 int32_t xiso_call(xiso* x, int32_t timeout_ms) {
   if (!x || x->reaped) return -1;
   x->err_len = 0;
-  int idle = died_idle(x);
-  if (idle != 0) return idle == 1 ? 3 : -1;
-  char b = 'C';
-  ssize_t w;
-  do {
-    w = send(x->sock, &b, 1, MSG_NOSIGNAL);
-  } while (w < 0 && errno == EINTR);
-  if (w != 1) {
-    /* The child is gone: read why. */
-    return wait_answer(x, 1000) == 0 ? -1 : 1;
-  }
-  int32_t r = wait_answer(x, timeout_ms);
+  xiso_sync* s = sync_of(x);
+  uint32_t prev = x->seq, seq = next_seq(x);
+  xiso_post(&s->request, seq, &s->child_sleeping);
+  int32_t r = wait_reply(x, prev, seq, timeout_ms);
   if (r == 0) pass_on(x);
   return r;
 }
@@ -350,9 +412,14 @@ int32_t xiso_stderr(xiso* x, uint8_t* buf, int32_t cap) {
 /** The child's process id (0 when none). */
 int32_t xiso_pid(xiso* x) { return x && !x->reaped ? (int32_t)x->pid : 0; }
 
-/** Ends the child (closing its socket; killed if it does not exit within 1 s) and frees everything. */
+/** Ends the child (asking it to exit, then closing its socket; killed if it does not exit within 1 s) and frees everything. */
 void xiso_close(xiso* x) {
   if (!x) return;
+  if (!x->reaped && x->base) {
+    xiso_sync* s = sync_of(x);
+    __atomic_store_n(&s->closing, 1, __ATOMIC_SEQ_CST);
+    xiso_post(&s->request, next_seq(x), &s->child_sleeping);
+  }
   if (x->sock >= 0) close(x->sock);
   if (!x->reaped && x->pid > 0) {
     int64_t deadline = now_ms() + 1000;

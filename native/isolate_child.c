@@ -11,7 +11,9 @@
  * only (the parent lays each operand out with pages of its own around it): a
  * write there faults at once, the fault handler records the operand and the
  * byte offset from its first byte (negative before it) in the shared header,
- * and the process dies of the signal as it would have.
+ * and the process dies of the signal as it would have. The protections stay
+ * while the next requests are guarded calls with the same operand layout
+ * (the parent writes their arguments through its own mapping).
  *
  * Copyright 2026 The deno-xla-ffi Authors. Licensed under Apache-2.0.
  */
@@ -24,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -53,9 +56,10 @@ static size_t g_size;
 static void* g_runtimes[8]; /* by API minor */
 static size_t g_page;
 
-/* Guarded ranges of the call in progress (read by the fault handler): up to
+/* Guarded ranges of the last guarded call (read by the fault handler): up to
  * three per operand (the page before, read-only argument pages, the page
- * after). The array only grows between calls, while none is armed. */
+ * after). They stay protected until a request needs other ones (or none).
+ * The array only grows while none is armed. */
 typedef struct {
   uintptr_t lo, hi;  /* the protected range */
   uintptr_t start;   /* the operand's first byte */
@@ -68,6 +72,28 @@ static volatile sig_atomic_t g_n_guarded;
 static struct sigaction g_old_segv, g_old_bus;
 
 static xiso_header* header(void) { return (xiso_header*)g_base; }
+/* The wake-up words (the mapping moves when it grows: read g_base each time). */
+static xiso_sync* sync_page(void) { return (xiso_sync*)(g_base + XISO_SYNC_OFFSET); }
+
+/* How long the child spins for the next request after an answer before it
+ * sleeps on the futex (a caller calling in a loop posts it within a few
+ * microseconds), and the bound of one sleep, after which it checks that the
+ * parent still holds the socket. */
+#define XISO_CHILD_SPIN_NS 6000
+#define XISO_IDLE_SLICE_NS 250000000
+
+/* The next request after `seen` (0: the parent is gone, or closes the library). */
+static uint32_t next_request(uint32_t seen) {
+  for (;;) {
+    xiso_sync* s = sync_page();
+    uint32_t v = xiso_spin(&s->request, seen, XISO_CHILD_SPIN_NS);
+    if (v == seen) v = xiso_sleep(&s->request, seen, &s->child_sleeping, XISO_IDLE_SLICE_NS);
+    if (v != seen) return __atomic_load_n(&s->closing, __ATOMIC_ACQUIRE) ? 0 : v;
+    /* The parent writes nothing on the socket: readable means it closed it. */
+    struct pollfd p = {XISO_FD_SOCKET, POLLIN, 0};
+    if (poll(&p, 1, 0) > 0) return 0;
+  }
+}
 
 static void say(int32_t status, int32_t code, const char* fmt, ...) {
   xiso_header* h = header();
@@ -113,6 +139,8 @@ static int map_to(size_t size) {
   if (size <= g_size) return 1;
   void* p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, XISO_FD_MEMORY, 0);
   if (p == MAP_FAILED) return 0;
+  /* The old mapping takes its protections with it. */
+  g_n_guarded = 0;
   if (g_base) munmap(g_base, g_size);
   g_base = p;
   g_size = size;
@@ -189,6 +217,42 @@ static int guard_on(const xiso_header* h) {
   return 1;
 }
 
+/* The operand table the protections in place were made for (guard_on's
+ * input, copied: the handler can write into the shared page). */
+static xiso_operand* g_armed;
+static size_t g_cap_armed;
+static uint32_t g_n_armed;
+
+/* Whether the protections in place are those request `h` asks for: then they
+ * stay (the parent writes the next call's arguments through its own mapping,
+ * which has none), and a run of guarded calls with one frame pays no mprotect. */
+static int guard_same(const xiso_header* h) {
+  if (g_n_guarded == 0 || h->n_ops != g_n_armed || h->ops_offset > g_size ||
+      (uint64_t)h->n_ops * sizeof(xiso_operand) > g_size - h->ops_offset)
+    return 0;
+  if (memcmp(g_armed, g_base + h->ops_offset, sizeof(xiso_operand) * h->n_ops) != 0) return 0;
+  /* The description (which this process patches) clear of them. */
+  uintptr_t lo = (uintptr_t)(g_base + h->desc_offset), hi = lo + h->desc_length;
+  for (sig_atomic_t i = 0; i < g_n_guarded; i++)
+    if (lo < g_guarded[i].hi && g_guarded[i].lo < hi) return 0;
+  return 1;
+}
+
+/* Remembers the operand table guard_on protected. */
+static void guard_keep(const xiso_header* h) {
+  if (h->n_ops > g_cap_armed) {
+    xiso_operand* grown = realloc(g_armed, sizeof(xiso_operand) * h->n_ops);
+    if (!grown) {
+      g_n_armed = 0;
+      return;
+    }
+    g_armed = grown;
+    g_cap_armed = h->n_ops;
+  }
+  memcpy(g_armed, g_base + h->ops_offset, sizeof(xiso_operand) * h->n_ops);
+  g_n_armed = h->n_ops;
+}
+
 /* Everything guard_on protected is read-write again: one mprotect over the
  * span from the first range to the last. */
 static void guard_off(void) {
@@ -234,6 +298,10 @@ static void serve(void* lib) {
     take_error(metadata_of(rt, fn, h->metadata));
     return;
   }
+  /* A guarded call keeps the protections of the one before when they are
+   * the ones it needs; anything else starts from none (before the
+   * description is patched in place: it may lie where they are). */
+  if (!h->guard || !guard_same(h)) guard_off();
   if (h->desc_offset + h->desc_length > g_size || h->desc_length > INT32_MAX ||
       !patch_description(g_base + h->desc_offset, h->desc_length)) {
     say(XISO_ERROR, XLA_FFI_Error_Code_INVALID_ARGUMENT, "Malformed call frame description");
@@ -245,12 +313,15 @@ static void serve(void* lib) {
     return;
   }
   frame_configure(fr, h->stage, h->run_id, h->device_ordinal, NULL, NULL, 0);
-  if (h->guard && !guard_on(h)) {
-    guard_off();
-    frame_free(fr);
-    say(XISO_ERROR, XLA_FFI_Error_Code_INTERNAL, "Protecting the guarded operands failed: %s",
-        strerror(errno));
-    return;
+  if (h->guard && g_n_guarded == 0) {
+    if (!guard_on(h)) {
+      guard_off();
+      frame_free(fr);
+      say(XISO_ERROR, XLA_FFI_Error_Code_INTERNAL, "Protecting the guarded operands failed: %s",
+          strerror(errno));
+      return;
+    }
+    guard_keep(h);
   }
   if (h->op == XISO_OP_CALL_SYNC) {
     take_error(call_sync(rt, fn, fr));
@@ -277,7 +348,6 @@ static void serve(void* lib) {
   } else {
     say(XISO_ERROR, XLA_FFI_Error_Code_INVALID_ARGUMENT, "Unknown request %u", h->op);
   }
-  guard_off();
   frame_free(fr);
 }
 
@@ -343,28 +413,29 @@ int main(int argc, char** argv) {
   if (ss.ss_sp) sigaltstack(&ss, NULL);
   sigaction(SIGSEGV, &sa, &g_old_segv);
   sigaction(SIGBUS, &sa, &g_old_bus);
-  /* Ready (or the reason not, in the header). */
+  /* Ready (or the reason not, in the header): one byte on the socket. */
   char b = lib ? 'R' : 'E';
   if (write(XISO_FD_SOCKET, &b, 1) != 1) return 0;
   if (!lib) return 0;
+  uint32_t seen = 0;
   for (;;) {
-    ssize_t n = read(XISO_FD_SOCKET, &b, 1);
-    if (n == 0) return 0; /* the parent closed the library (or died) */
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return 0;
-    }
+    uint32_t req = next_request(seen);
+    if (req == 0) return 0; /* the parent closed the library (or died) */
+    __atomic_store_n(&sync_page()->taken, req, __ATOMIC_SEQ_CST);
     uint64_t want = header()->map_size;
     if (!map_to(want)) {
       say(XISO_ERROR, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, "Cannot map %llu bytes: %s",
           (unsigned long long)want, strerror(errno));
     } else {
+      if (header()->guard) {
+        /* Arm the guard fault handler again (a handler may have replaced it). */
+        sigaction(SIGSEGV, &sa, NULL);
+        sigaction(SIGBUS, &sa, NULL);
+      }
       serve(lib);
     }
-    /* Keep the guard fault handler armed for the next call. */
-    sigaction(SIGSEGV, &sa, NULL);
-    sigaction(SIGBUS, &sa, NULL);
-    b = 'D';
-    if (write(XISO_FD_SOCKET, &b, 1) != 1) return 0;
+    xiso_sync* s = sync_page();
+    xiso_post(&s->reply, req, &s->parent_sleeping);
+    seen = req;
   }
 }

@@ -232,6 +232,46 @@ Deno.test("guarded frames of isolated handlers fault where the write happens", (
   assert.deepEqual([...out], [2, 4, 6]);
 });
 
+Deno.test("guarded isolated calls in a row keep their guard; other frames' calls have none", () => {
+  using lib = HandlerLibrary.open(faultHandlersPath(), { isolate: true });
+  using rt = new Runtime({ threads: 0 });
+  const ok = lib.handler("fault_ok");
+  const x = new Float32Array(4), y = new Float32Array(4);
+  using guarded = new CallFrameBuilder({ guard: true }).arg(x).ret(y).build();
+  // Operands of 16 KiB: they lie where the guarded frame's protected pages were.
+  const bx = new Float32Array(4096).fill(1), by = new Float32Array(4096);
+  using plain = new CallFrameBuilder().arg(bx).ret(by).build();
+  for (let round = 0; round < 2; round++) {
+    for (let i = 1; i <= 3; i++) {
+      x.fill(i);
+      rt.callSync(ok, guarded);
+      assert.deepEqual([...y], [2 * i, 2 * i, 2 * i, 2 * i]);
+    }
+    by.fill(0);
+    rt.callSync(ok, plain);
+    assert.ok(by.every((v) => v === 2));
+    rt.callSync(ok, guarded);
+    // A frame whose description alone spans those pages (the child patches it in place).
+    const wide = new CallFrameBuilder().arg(x).ret(y);
+    for (let i = 0; i < 1000; i++) wide.attr(`k${i}`, i);
+    using described = wide.build();
+    x.fill(5);
+    rt.callSync(ok, described);
+    assert.deepEqual([...y], [10, 10, 10, 10]);
+    rt.callSync(ok, guarded);
+    rt.callSync(ok, guarded);
+    // The third guarded call in a row still faults at the page after the result.
+    assert.throws(
+      () => rt.callSync(lib.handler("fault_past_end"), guarded),
+      isFault(
+        ErrorCode.DATA_LOSS,
+        /^Handler 'fault_past_end' wrote past the end of result 0 at byte offset 16 \(the result has 16 bytes; found by the inaccessible page after it, in the isolated process\)$/,
+      ),
+    );
+    assert.equal(lib.pid, undefined); // the next round starts a new process
+  }
+});
+
 Deno.test("isolated libraries report misuse with clear errors", async () => {
   using rt = new Runtime({ threads: 0 });
   using missing = HandlerLibrary.open("/nonexistent/libnothing.so", { isolate: true });
@@ -360,6 +400,41 @@ Deno.test("under deno test, an isolated crash fails its own test and the others 
     /FfiError: Handler 'fault_segv' of the isolated library .* ended its process with SIGSEGV \(segmentation fault\)/,
   );
   assert.match(text, /FAILED \| 2 passed \| 1 failed/);
+});
+
+Deno.test("isolated calls see a frame's operands as they are at each call", async () => {
+  using lib = HandlerLibrary.open(faultHandlersPath(), { isolate: true });
+  using rt = new Runtime({ threads: 0 });
+  const ok = lib.handler("fault_ok");
+  const x = new Float32Array([1, 2, 3]), y = new Float32Array(3);
+  using frame = new CallFrameBuilder().arg(x).ret(y).build();
+  rt.callSync(ok, frame);
+  assert.deepEqual([...y], [2, 4, 6]);
+  // The same arrays, new contents.
+  x.set([4, 5, 6]);
+  rt.callSync(ok, frame);
+  assert.deepEqual([...y], [8, 10, 12]);
+  // New arrays: the call reads and writes those, not the old ones.
+  const x2 = new Float32Array([7, 8, 9]), y2 = new Float32Array(3);
+  frame.setArg(0, x2);
+  frame.setRet(0, y2);
+  y.fill(0);
+  await rt.call(ok, frame);
+  assert.deepEqual([...y2], [14, 16, 18]);
+  assert.deepEqual([...y], [0, 0, 0]);
+  // An argument that is the result's memory: one place, read then written.
+  frame.setArg(0, y2);
+  rt.callSync(ok, frame);
+  assert.deepEqual([...y2], [28, 32, 36]);
+  // A view into a larger buffer, then back to the first arrays.
+  const big = new Float32Array([0, 1, 2, 3, 0]);
+  frame.setArg(0, big.subarray(1, 4));
+  frame.setRet(0, y);
+  rt.callSync(ok, frame);
+  assert.deepEqual([...y], [2, 4, 6]);
+  frame.setArg(0, x);
+  rt.callSync(ok, frame);
+  assert.deepEqual([...y], [8, 10, 12]);
 });
 
 Deno.test("crash and restart cycles leak no descriptors; queued async calls all run", async () => {

@@ -153,6 +153,23 @@ interface Placed {
   lo: number;
   /** Guarded results: the end of that page run (an inaccessible page after it). */
   end: number;
+  /** The caller's bytes of the operand (null: none). */
+  bytes: Uint8Array | null;
+}
+
+/** A frame's operands and description laid out in the shared memory ({@link _Isolated}). */
+interface Layout {
+  /** Each operand's data (arguments, then results) when laid out. */
+  data: unknown[];
+  /** The byte length of each that is a typed array or DataView, else -1. */
+  lengths: number[];
+  guard: boolean;
+  placed: Placed[];
+  /** The frame's description (xrt_frame_build's input, addresses as offsets into the mapping). */
+  desc: Uint8Array;
+  descOffset: number;
+  /** The bytes of shared memory the layout needs. */
+  end: number;
 }
 
 let preloadCache: string | undefined;
@@ -253,6 +270,10 @@ export class _Isolated {
   #queued = 0;
   #tail: Promise<unknown> = Promise.resolve();
   #closed = false;
+  /** Frames' layouts in the shared memory. */
+  #layouts = new WeakMap<CallFrame, Layout>();
+  /** Symbols' names, encoded. */
+  #names = new Map<string, Uint8Array>();
 
   constructor(path: string, options: IsolateOptions) {
     const t = options.timeoutMs ?? DEFAULT_ISOLATE_TIMEOUT_MS;
@@ -507,12 +528,30 @@ export class _Isolated {
     this.#started(await native().xiso_ready(x, this.timeoutMs));
   }
 
+  /** The symbol's name as the header holds it (NUL-terminated), encoded once per name. */
+  #symbolBytes(symbol: string): Uint8Array {
+    let name = this.#names.get(symbol);
+    if (name === undefined) {
+      const encoded = new TextEncoder().encode(symbol);
+      if (encoded.length > 255) {
+        throw new FfiError(ErrorCode.INVALID_ARGUMENT, `Symbol name too long: ${symbol}`);
+      }
+      name = new Uint8Array(encoded.length + 1);
+      name.set(encoded);
+      if (this.#names.size >= 64) this.#names.clear();
+      this.#names.set(symbol, name);
+    }
+    return name;
+  }
+
+  /**
+   * Writes a request's header. Every field is written for every request: the
+   * child's handler can write anywhere in the page, so nothing of an earlier
+   * request is trusted.
+   */
   #header(op: number, symbol: string, ctx: _IsolatedContext | undefined): void {
     const dv = this.#dv!, u8 = this.#u8!;
-    const name = new TextEncoder().encode(symbol);
-    if (name.length > 255) {
-      throw new FfiError(ErrorCode.INVALID_ARGUMENT, `Symbol name too long: ${symbol}`);
-    }
+    const name = this.#symbolBytes(symbol);
     dv.setUint32(H_OP, op, true);
     dv.setInt32(H_MINOR, ctx?.minor ?? 3, true);
     dv.setInt32(H_STAGE, ctx?.stage ?? 3, true);
@@ -520,98 +559,60 @@ export class _Isolated {
     dv.setBigInt64(H_RUN_ID, ctx?.runId ?? -1n, true);
     dv.setInt32(H_THREADS, ctx?.threads ?? 1, true);
     dv.setInt32(H_GUARD, 0, true);
-    dv.setBigInt64(H_ITERATIONS, BigInt(ctx?.iterations ?? 1), true);
-    dv.setBigUint64(H_MAP_SIZE, BigInt(this.#size), true);
+    set64(dv, H_ITERATIONS, ctx?.iterations ?? 1);
+    set64(dv, H_MAP_SIZE, this.#size);
     dv.setUint32(H_N_OPS, 0, true);
-    dv.setBigUint64(H_DESC_LENGTH, 0n, true);
-    u8.fill(0, H_SYMBOL, H_SYMBOL + 256);
+    set64(dv, H_DESC_LENGTH, 0);
     u8.set(name, H_SYMBOL);
     dv.setInt32(H_STATUS, 0, true);
     dv.setInt32(H_FAULT_KIND, 0, true);
   }
 
+  /**
+   * Where a frame's operands and description go in the shared memory: kept
+   * per frame while its operands hold the same data (objects, and views of
+   * the same length), made again otherwise.
+   */
+  #layoutOf(frame: CallFrame): Layout {
+    const kept = this.#layouts.get(frame);
+    if (kept !== undefined && kept.guard === (frame._guard !== null)) {
+      const data = kept.data, lengths = kept.lengths, nArgs = frame.numArgs;
+      let same = true;
+      for (let k = 0; k < data.length && same; k++) {
+        const d = k < nArgs ? frame._data(0, k) : frame._data(1, k - nArgs);
+        same = d === data[k] &&
+          (lengths[k]! < 0 || (d as ArrayBufferView).byteLength === lengths[k]);
+      }
+      if (same) return kept;
+    }
+    const layout = planLayout(frame);
+    this.#layouts.set(frame, layout);
+    return layout;
+  }
+
   /** Lays the frame's operands out in the shared memory and writes the request. */
   #prepare(op: number, symbol: string, frame: CallFrame, ctx: _IsolatedContext): Placed[] {
-    const spec = frame._spec;
-    if (spec === null) {
-      throw new FfiError(
-        ErrorCode.INVALID_ARGUMENT,
-        "The call frame was not made by CallFrameBuilder",
-      );
-    }
-    const guard = frame._guard !== null;
-    const page = pageSize();
-    const placed: Placed[] = [];
-    const n = spec.args.length + spec.rets.length;
-    const opsOffset = HEADER;
-    const descOffset = align(opsOffset + n * OPERAND, 8);
-    const descMax = _describedSize(spec.args, spec.rets, spec.attrs);
-    let off = align(descOffset + descMax, guard ? page : 64);
-    const sizeOf = (e: BufferEntry, kind: 0 | 1, i: number): number => {
-      const what = kind === 0 ? `argument ${i}` : `result ${i}`;
-      const data = frame._data(kind, i);
-      if (data instanceof DeviceBuffer || data instanceof DeviceMemory) {
-        throw new FfiError(
-          ErrorCode.INVALID_ARGUMENT,
-          `${what}: an isolated handler takes host memory, not device memory`,
-        );
-      }
-      return e.dtype === DataType.TOKEN || data === null || data === undefined
-        ? 0
-        : ArrayBuffer.isView(data)
-        ? data.byteLength
-        : _bufferBytes(e.dtype, e.dims, what);
-    };
-    const argSizes = spec.args.map((e, i) => sizeOf(e, 0, i));
-    const retSizes = spec.rets.map((e, i) => sizeOf(e, 1, i));
-    const aliasOf = aliases(frame, argSizes, retSizes);
-    // Guarded: an inaccessible page before and after every operand, its own
-    // (a write next to one operand is never blamed on another); arguments
-    // start a page, results end one (canaries in the slack on either side).
-    const place = (kind: 0 | 1, index: number, size: number): number => {
-      let offset: number, lo = 0, end = 0;
-      if (!guard) {
-        offset = off;
-        off = align(off + size, 64);
-      } else if (kind === 0) {
-        offset = off += page;
-        off = align(off + size, page) + page;
-      } else {
-        lo = off += page;
-        end = off + Math.max(1, Math.ceil(size / page)) * page;
-        offset = (end - size) & ~15;
-        off = end + page;
-      }
-      placed.push({ kind, index, offset, size, lo, end });
-      return offset;
-    };
-    const argAt = spec.args.map((_, i) => aliasOf[i]! >= 0 ? -1 : place(0, i, argSizes[i]!));
-    const retAt = spec.rets.map((_, i) => place(1, i, retSizes[i]!));
-    const address = (at: number, size: number) => size === 0 ? -1 : at;
-    const args = spec.args.map((e, i) => {
-      const r = aliasOf[i]!;
-      return { ...e, address: address(r >= 0 ? retAt[r]! : argAt[i]!, argSizes[i]!) };
-    });
-    const rets = spec.rets.map((e, i) => ({ ...e, address: address(retAt[i]!, retSizes[i]!) }));
-    this.#reserve(off);
+    const layout = this.#layoutOf(frame);
+    const { placed, guard } = layout;
+    this.#reserve(layout.end);
     this.#header(op, symbol, ctx);
     const dv = this.#dv!, u8 = this.#u8!;
-    const len = _describe(args, rets, spec.attrs, descMax);
-    u8.set(_scratch().subarray(0, len), descOffset);
-    dv.setBigUint64(H_OPS_OFFSET, BigInt(opsOffset), true);
+    u8.set(layout.desc, layout.descOffset);
+    set64(dv, H_OPS_OFFSET, HEADER);
     dv.setUint32(H_N_OPS, guard ? placed.length : 0, true);
     dv.setInt32(H_GUARD, guard ? 1 : 0, true);
-    dv.setBigUint64(H_DESC_OFFSET, BigInt(descOffset), true);
-    dv.setBigUint64(H_DESC_LENGTH, BigInt(len), true);
+    set64(dv, H_DESC_OFFSET, layout.descOffset);
+    set64(dv, H_DESC_LENGTH, layout.desc.length);
     for (let k = 0; k < placed.length; k++) {
       const p = placed[k]!;
-      const o = opsOffset + k * OPERAND;
-      dv.setBigUint64(o, BigInt(p.offset), true);
-      dv.setBigUint64(o + 8, BigInt(p.size), true);
-      dv.setUint32(o + 16, p.kind, true);
-      dv.setUint32(o + 20, p.index, true);
-      const data = frame._bytesOf(p.kind, p.index, p.size);
-      if (data !== null) u8.set(data.subarray(0, p.size), p.offset);
+      if (guard) {
+        const o = HEADER + k * OPERAND;
+        set64(dv, o, p.offset);
+        set64(dv, o + 8, p.size);
+        dv.setUint32(o + 16, p.kind, true);
+        dv.setUint32(o + 20, p.index, true);
+      }
+      if (p.bytes !== null) u8.set(p.bytes, p.offset);
       if (guard && p.kind === 1) {
         _fillCanaries(u8, p.lo, p.offset);
         _fillCanaries(u8, p.offset + p.size, p.end);
@@ -641,8 +642,7 @@ export class _Isolated {
     let fault: FfiError | undefined;
     for (const p of placed) {
       if (p.kind !== 1) continue;
-      const data = frame._bytesOf(1, p.index, p.size);
-      if (data !== null) data.set(u8.subarray(p.offset, p.offset + p.size));
+      if (p.bytes !== null) p.bytes.set(u8.subarray(p.offset, p.offset + p.size));
       if (frame._guard !== null && fault === undefined) {
         const before = _changedCanary(u8, p.lo, p.offset);
         const after = _changedCanary(u8, p.offset + p.size, p.end);
@@ -809,6 +809,94 @@ export class _Isolated {
   get closed(): boolean {
     return this.#closed;
   }
+}
+
+/** Writes a non-negative safe integer as a little-endian 64-bit field. */
+function set64(dv: DataView, at: number, n: number): void {
+  dv.setUint32(at, n >>> 0, true);
+  dv.setUint32(at + 4, Math.floor(n / 4294967296), true);
+}
+
+/**
+ * Lays a frame's operands out in the shared memory after the header and the
+ * operand table: the description, then each operand 64-byte aligned, or, in
+ * a guarded frame, with an inaccessible page before and after every operand,
+ * its own (a write next to one operand is never blamed on another):
+ * arguments start a page, results end one (canaries in the slack on either
+ * side). An argument that is a result's memory shares its place.
+ */
+function planLayout(frame: CallFrame): Layout {
+  const spec = frame._spec;
+  if (spec === null) {
+    throw new FfiError(
+      ErrorCode.INVALID_ARGUMENT,
+      "The call frame was not made by CallFrameBuilder",
+    );
+  }
+  const guard = frame._guard !== null;
+  const page = pageSize();
+  const placed: Placed[] = [];
+  const n = spec.args.length + spec.rets.length;
+  const descOffset = align(HEADER + n * OPERAND, 8);
+  const descMax = _describedSize(spec.args, spec.rets, spec.attrs);
+  let off = align(descOffset + descMax, guard ? page : 64);
+  const sizeOf = (e: BufferEntry, kind: 0 | 1, i: number): number => {
+    const what = kind === 0 ? `argument ${i}` : `result ${i}`;
+    const data = frame._data(kind, i);
+    if (data instanceof DeviceBuffer || data instanceof DeviceMemory) {
+      throw new FfiError(
+        ErrorCode.INVALID_ARGUMENT,
+        `${what}: an isolated handler takes host memory, not device memory`,
+      );
+    }
+    return e.dtype === DataType.TOKEN || data === null || data === undefined
+      ? 0
+      : ArrayBuffer.isView(data)
+      ? data.byteLength
+      : _bufferBytes(e.dtype, e.dims, what);
+  };
+  const argSizes = spec.args.map((e, i) => sizeOf(e, 0, i));
+  const retSizes = spec.rets.map((e, i) => sizeOf(e, 1, i));
+  const aliasOf = aliases(frame, argSizes, retSizes);
+  const place = (kind: 0 | 1, index: number, size: number): number => {
+    let offset: number, lo = 0, end = 0;
+    if (!guard) {
+      offset = off;
+      off = align(off + size, 64);
+    } else if (kind === 0) {
+      offset = off += page;
+      off = align(off + size, page) + page;
+    } else {
+      lo = off += page;
+      end = off + Math.max(1, Math.ceil(size / page)) * page;
+      offset = (end - size) & ~15;
+      off = end + page;
+    }
+    const bytes = frame._bytesOf(kind, index, size);
+    placed.push({ kind, index, offset, size, lo, end, bytes: bytes?.subarray(0, size) ?? null });
+    return offset;
+  };
+  const argAt = spec.args.map((_, i) => aliasOf[i]! >= 0 ? -1 : place(0, i, argSizes[i]!));
+  const retAt = spec.rets.map((_, i) => place(1, i, retSizes[i]!));
+  const address = (at: number, size: number) => size === 0 ? -1 : at;
+  const args = spec.args.map((e, i) => {
+    const r = aliasOf[i]!;
+    return { ...e, address: address(r >= 0 ? retAt[r]! : argAt[i]!, argSizes[i]!) };
+  });
+  const rets = spec.rets.map((e, i) => ({ ...e, address: address(retAt[i]!, retSizes[i]!) }));
+  const len = _describe(args, rets, spec.attrs, descMax);
+  const data: unknown[] = [];
+  for (let i = 0; i < spec.args.length; i++) data.push(frame._data(0, i));
+  for (let i = 0; i < spec.rets.length; i++) data.push(frame._data(1, i));
+  return {
+    data,
+    lengths: data.map((d) => ArrayBuffer.isView(d) ? d.byteLength : -1),
+    guard,
+    placed,
+    desc: _scratch().slice(0, len),
+    descOffset,
+    end: off,
+  };
 }
 
 /**
