@@ -41,6 +41,7 @@ import { _closest as _closestName } from "./src/_closest.ts";
 import {
   ExitCode,
   parseCommandLine,
+  type ParsedFuzz,
   type ParsedInspect,
   type ParsedRun,
   usage,
@@ -52,6 +53,7 @@ import type {
   MetadataAnswer,
 } from "./src/cli/runtime_api.ts";
 import { _runChild, _runChildMark, embeddedRuntime } from "./src/cli/embedded.ts";
+import { _fuzz, _inspectSignature } from "./src/cli/fuzz.ts";
 import {
   _closeRunModule,
   _importForRun,
@@ -94,6 +96,7 @@ export {
   parseAttrValue,
   parseCommandLine,
   type ParsedCommand,
+  type ParsedFuzz,
   type ParsedHelp,
   parseDims,
   type ParsedInspect,
@@ -287,6 +290,10 @@ function _stateTypeLine(name: string, md: HandlerMetadata, io: CliIo): void {
 }
 
 async function _inspect(cmd: ParsedInspect, io: CliIo, runtime: CliRuntime): Promise<ExitCode> {
+  if (cmd.signature !== undefined) {
+    await _phase(ExitCode.LIBRARY, () => _inspectSignature(cmd, io));
+    return ExitCode.OK;
+  }
   const table = await _phase(ExitCode.LIBRARY, () => readElfSymbols(cmd.path));
   const exported = await classifyExports(_functionNames(table));
   const demangled = exported.some((e) => e.mangled && e.name !== e.symbol);
@@ -891,11 +898,21 @@ function _granted(desc: Deno.PermissionDescriptor): boolean {
  * Exits with one message naming every permission flag the command needs and
  * this process lacks (checked only for the embedded runtime's parts).
  */
-function _checkPermissions(cmd: ParsedInspect | ParsedRun, runtime: CliRuntime): void {
+function _checkPermissions(
+  cmd: ParsedInspect | ParsedRun | ParsedFuzz,
+  runtime: CliRuntime,
+): void {
   const missing = new Set<string>();
-  const path = cmd.command === "inspect" ? cmd.path : cmd.target.path;
+  const path = cmd.command === "run" ? cmd.target.path : cmd.path;
   if (!_granted({ name: "read", path })) missing.add("--allow-read");
-  const child = cmd.command === "inspect" || cmd.target.kind === "library";
+  if (cmd.command === "fuzz") {
+    // The handler runs in an isolated library's process; failures are written to --out.
+    if (!_granted({ name: "run" })) missing.add("--allow-run");
+    if (!_granted({ name: "env" })) missing.add("--allow-env");
+    if (!_granted({ name: "write", path: cmd.out })) missing.add("--allow-write");
+    for (const flag of missingNativePermissions().missing) missing.add(flag);
+  }
+  const child = cmd.command !== "run" || cmd.target.kind === "library";
   if (child && runtime.runIsolated !== undefined) {
     // The queries and library runs are child processes, which get only the permissions this
     // process holds: it needs what they need.
@@ -955,6 +972,10 @@ export async function main(argv: readonly string[], io?: CliIo): Promise<number>
         return ExitCode.OK;
       case "inspect":
         return await _inspect(cmd, out, runtime);
+      case "fuzz": {
+        const found = await _phase(ExitCode.LIBRARY, () => _fuzz(cmd, out));
+        return found ? ExitCode.FUZZ_FAILURES : ExitCode.OK;
+      }
       case "run":
         if (cmd.target.kind === "library" && runtime.runIsolated && !child) {
           // A crash of the handler ends a child process, and is reported here.

@@ -360,7 +360,7 @@ Deno.test("run: every malformed option is a usage error naming it", () => {
   usageError(() => parseCommandLine(["rnu"]), /unknown command 'rnu' \(did you mean 'run'\?\)/);
   usageError(
     () => parseCommandLine(["frobnicate"]),
-    /unknown command 'frobnicate'; commands: run, inspect, help/,
+    /unknown command 'frobnicate'; commands: run, inspect, fuzz, help/,
   );
   usageError(() => parseCommandLine(["help", "x"]), /'help x': no such command/);
 });
@@ -467,4 +467,50 @@ Deno.test("names are looked up in tables of their own: no Object.prototype membe
       /unknown element type|is not an array/,
     );
   }
+});
+
+Deno.test("fuzz, inspect --signature and run --timeout: options and their usage errors", () => {
+  const f = parseCommandLine([
+    "fuzz",
+    "./lib.so",
+    "h",
+    "--runs",
+    "50",
+    "--seed",
+    "7",
+    "--ret",
+    "s32[$0.1]",
+    "--arg",
+    "f32[2,3]",
+    "--attr",
+    "k=s64:1",
+    "--timeout",
+    "250",
+    "--sanitize",
+    "address",
+  ]);
+  assert.ok(f.command === "fuzz");
+  assert.equal(f.runs, 50);
+  assert.equal(f.seed, 7);
+  assert.deepEqual(f.rets, ["s32[$0.1]"]);
+  assert.deepEqual(f.args, ["f32[2,3]"]);
+  assert.deepEqual(f.attrs, ["k=s64:1"]);
+  assert.equal(f.timeoutMs, 250);
+  assert.equal(f.sanitize, "address");
+  assert.equal(f.out, "fuzz-failures");
+  const bad = (argv: string[], re: RegExp) => usageError(() => parseCommandLine(argv), re);
+  bad(["fuzz", "./lib.so"], /'fuzz' takes a shared library and a handler name/);
+  bad(["fuzz", "./lib.so", "h", "--seed", "x"], /--seed 'x': expected a whole number/);
+  bad(["fuzz", "./lib.so", "h", "--sanitize", "thread"], /expected address/);
+  bad(["fuzz", "./lib.so", "h", "--runs", "0"], /--runs '0'/);
+  const s = parseCommandLine(["inspect", "--signature", "./lib.so", "h", "--arg", "f32[2]"]);
+  assert.ok(s.command === "inspect");
+  assert.equal(s.signature, "h");
+  assert.deepEqual(s.args, ["f32[2]"]);
+  bad(["inspect", "--signature", "./lib.so"], /a shared library and a handler name/);
+  bad(["inspect", "./lib.so", "--arg", "f32[2]"], /go with 'inspect --signature'/);
+  const r = parseCommandLine(["run", "./lib.so", "h", "--timeout", "100"]);
+  assert.ok(r.command === "run");
+  assert.equal(r.timeoutMs, 100);
+  bad(["run", "m.ts", "h", "--timeout", "100"], /--timeout goes with a shared library/);
 });

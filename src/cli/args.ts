@@ -42,6 +42,8 @@ import { lookupTypeName, TYPE_NAMES, typeFacts, typeName } from "./type_names.ts
  * | 5 | not available: a feature or platform this machine lacks (`--platform cuda` without a CUDA driver) |
  * | 6 | the handler crashed: a fatal signal (SIGSEGV, SIGBUS, …) or an exit ended the process running it |
  * | 7 | a result does not match its `--expect` reference within `--rtol`/`--atol` |
+ * | 8 | the handler did not return within `run --timeout` |
+ * | 9 | `fuzz` found at least one failure |
  * | 70 | internal error (a bug: please report it) |
  *
  * @example
@@ -59,6 +61,8 @@ export enum ExitCode {
   UNAVAILABLE = 5,
   CRASHED = 6,
   MISMATCH = 7,
+  TIMEOUT = 8,
+  FUZZ_FAILURES = 9,
   INTERNAL = 70,
 }
 
@@ -185,6 +189,41 @@ export interface ParsedRun {
    * checked after each call (`CallFrameBuilder({ guard: true })`).
    */
   guard?: boolean;
+  /**
+   * `--timeout MS`: a library handler's run (a child process) that takes
+   * longer is killed, and the command exits with {@link ExitCode.TIMEOUT}.
+   */
+  timeoutMs?: number;
+  /** Machine-readable output. */
+  json: boolean;
+}
+
+/** A parsed `fuzz` command (see the `fuzzHandler` of `@deno-xla/ffi/testing`). */
+export interface ParsedFuzz {
+  /** Discriminant. */
+  command: "fuzz";
+  /** The shared library. */
+  path: string;
+  /** The handler's symbol. */
+  handler: string;
+  /** Generated calls at most (default 1000). */
+  runs: number;
+  /** Seconds at most, when given. */
+  seconds?: number;
+  /** The seed (default 1). */
+  seed: number;
+  /** Milliseconds a call may take before it counts as a hang (default 1000). */
+  timeoutMs: number;
+  /** `--sanitize address`. */
+  sanitize?: "address";
+  /** The folder for the failures' `.npy` files (default `fuzz-failures`). */
+  out: string;
+  /** Argument hints (`--arg`), in order. */
+  args: string[];
+  /** Attribute hints (`--attr`). */
+  attrs: string[];
+  /** Result rules (`--ret`), in order. */
+  rets: string[];
   /** Machine-readable output. */
   json: boolean;
 }
@@ -201,6 +240,15 @@ export interface ParsedInspect {
   all: boolean;
   /** List each export skipped or not queried, with the reason (`--verbose`). */
   verbose: boolean;
+  /**
+   * `--signature NAME`: discover the signature of handler NAME (probing calls
+   * in a child process) and print it as `ffiCall` options and a `run` line.
+   */
+  signature?: string;
+  /** Hints for `--signature`: `--arg` specs. */
+  args?: string[];
+  /** Hints for `--signature`: `--attr` specs. */
+  attrs?: string[];
 }
 
 /** A request for help (`--help`, `help [command]`, or no arguments). */
@@ -208,11 +256,11 @@ export interface ParsedHelp {
   /** Discriminant. */
   command: "help";
   /** The command asked about, if any. */
-  topic?: "run" | "inspect";
+  topic?: "run" | "inspect" | "fuzz";
 }
 
 /** Any parsed command line. */
-export type ParsedCommand = ParsedRun | ParsedInspect | ParsedHelp;
+export type ParsedCommand = ParsedRun | ParsedInspect | ParsedFuzz | ParsedHelp;
 
 function _usage(message: string): never {
   throw new FfiError(ErrorCode.INVALID_ARGUMENT, message);
@@ -602,10 +650,24 @@ const RUN_OPTIONS = [
   "threads",
   "json",
   "guard",
+  "timeout",
   "help",
 ] as const;
-const INSPECT_OPTIONS = ["json", "all", "verbose", "help"] as const;
-const FLAGS = new Set(["json", "all", "verbose", "help", "guard"]);
+const INSPECT_OPTIONS = ["json", "all", "verbose", "signature", "arg", "attr", "help"] as const;
+const FUZZ_OPTIONS = [
+  "runs",
+  "seconds",
+  "seed",
+  "timeout",
+  "sanitize",
+  "out",
+  "arg",
+  "attr",
+  "ret",
+  "json",
+  "help",
+] as const;
+const FLAGS = new Set(["json", "all", "verbose", "help", "guard", "signature"]);
 const MODULE_RE = /\.(ts|mts|js|mjs|tsx|jsx)$/i;
 
 function _unknownOption(option: string, known: readonly string[], command: string): never {
@@ -695,7 +757,18 @@ function _parseRun(argv: readonly string[]): ParsedCommand {
   const once = new Set<string>();
   for (const [name, value] of s.options) {
     if (
-      ["stage", "instantiate", "platform", "repeat", "threads", "json", "rtol", "atol", "guard"]
+      [
+        "stage",
+        "instantiate",
+        "platform",
+        "repeat",
+        "threads",
+        "json",
+        "rtol",
+        "atol",
+        "guard",
+        "timeout",
+      ]
         .includes(
           name,
         )
@@ -779,6 +852,9 @@ function _parseRun(argv: readonly string[]): ParsedCommand {
       case "guard":
         run.guard = true;
         break;
+      case "timeout":
+        run.timeoutMs = _positiveInt(value, "timeout", 86_400_000);
+        break;
     }
   }
   if (run.outs.length > run.rets.length) {
@@ -827,6 +903,9 @@ function _parseRun(argv: readonly string[]): ParsedCommand {
   if (run.instantiate !== undefined && run.stage === ExecutionStage.INSTANTIATE) {
     _usage("--instantiate goes with the execute, prepare or initialize stage, not instantiate");
   }
+  if (run.timeoutMs !== undefined && run.target.kind === "module") {
+    _usage("--timeout goes with a shared library (its handler runs in a child process)");
+  }
   if (run.types !== undefined && run.target.kind === "module") {
     _usage("--type goes with a shared library; a module registers its types itself");
   }
@@ -838,13 +917,33 @@ function _parseRun(argv: readonly string[]): ParsedCommand {
 function _parseInspect(argv: readonly string[]): ParsedCommand {
   const s = _scan(argv, INSPECT_OPTIONS, "inspect");
   if (s.help) return { command: "help", topic: "inspect" };
-  if (s.positionals.length !== 1) {
+  const has = (name: string) => s.options.some(([n]) => n === name);
+  if (s.positionals.length !== (has("signature") ? 2 : 1)) {
     _usage(
-      `'inspect' takes one shared library path, got ${s.positionals.length}; ` +
-        `see 'inspect --help'`,
+      has("signature")
+        ? `'inspect --signature' takes a shared library and a handler name, got ` +
+          `${s.positionals.length} positional arguments; see 'inspect --help'`
+        : `'inspect' takes one shared library path, got ${s.positionals.length}; ` +
+          `see 'inspect --help'`,
     );
   }
-  const has = (name: string) => s.options.some(([n]) => n === name);
+  const values = (name: string) => s.options.filter(([n]) => n === name).map(([, v]) => v);
+  const hints = values("arg").length + values("attr").length;
+  if (has("signature")) {
+    const [path, name] = s.positionals as [string, string];
+    if (name === "") _usage("'inspect --signature': the handler name is empty");
+    return {
+      command: "inspect",
+      path,
+      json: has("json"),
+      all: false,
+      verbose: false,
+      signature: name,
+      args: values("arg"),
+      attrs: values("attr"),
+    };
+  }
+  if (hints > 0) _usage("--arg and --attr go with 'inspect --signature' (hints for the probing)");
   return {
     command: "inspect",
     path: s.positionals[0]!,
@@ -852,6 +951,82 @@ function _parseInspect(argv: readonly string[]): ParsedCommand {
     all: has("all"),
     verbose: has("verbose"),
   };
+}
+
+function _parseFuzz(argv: readonly string[]): ParsedCommand {
+  const s = _scan(argv, FUZZ_OPTIONS, "fuzz");
+  if (s.help) return { command: "help", topic: "fuzz" };
+  if (s.positionals.length !== 2) {
+    _usage(
+      `'fuzz' takes a shared library and a handler name, got ${s.positionals.length} ` +
+        `positional arguments; see 'fuzz --help'`,
+    );
+  }
+  const [path, handler] = s.positionals as [string, string];
+  if (path === "" || handler === "") _usage("'fuzz': the library path or handler name is empty");
+  const fuzz: ParsedFuzz = {
+    command: "fuzz",
+    path,
+    handler,
+    runs: 1000,
+    seed: 1,
+    timeoutMs: 1000,
+    out: "fuzz-failures",
+    args: [],
+    attrs: [],
+    rets: [],
+    json: false,
+  };
+  const once = new Set<string>();
+  for (const [name, value] of s.options) {
+    if (!["arg", "attr", "ret"].includes(name)) {
+      if (once.has(name)) _usage(`--${name} is given more than once`);
+      once.add(name);
+    }
+    switch (name) {
+      case "runs":
+        fuzz.runs = _positiveInt(value, "runs", 1e9);
+        break;
+      case "seconds": {
+        const v = Number(value);
+        if (value.trim() === "" || !(v > 0) || !Number.isFinite(v)) {
+          _usage(`--seconds '${value}': expected a number of seconds more than 0`);
+        }
+        fuzz.seconds = v;
+        break;
+      }
+      case "seed":
+        if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) {
+          _usage(`--seed '${value}': expected a whole number`);
+        }
+        fuzz.seed = Number(value);
+        break;
+      case "timeout":
+        fuzz.timeoutMs = _positiveInt(value, "timeout", 86_400_000);
+        break;
+      case "sanitize":
+        if (value !== "address") _usage(`--sanitize '${value}': expected address`);
+        fuzz.sanitize = "address";
+        break;
+      case "out":
+        if (value === "") _usage("--out: the folder is empty");
+        fuzz.out = value;
+        break;
+      case "arg":
+        fuzz.args.push(value);
+        break;
+      case "attr":
+        fuzz.attrs.push(value);
+        break;
+      case "ret":
+        fuzz.rets.push(value);
+        break;
+      case "json":
+        fuzz.json = true;
+        break;
+    }
+  }
+  return fuzz;
 }
 
 /**
@@ -877,18 +1052,22 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommand {
     case "help": {
       const topic = rest[0];
       if (topic === undefined) return { command: "help" };
-      if (topic === "run" || topic === "inspect") return { command: "help", topic };
-      return _usage(`'help ${topic}': no such command (run, inspect)`);
+      if (topic === "run" || topic === "inspect" || topic === "fuzz") {
+        return { command: "help", topic };
+      }
+      return _usage(`'help ${topic}': no such command (run, inspect, fuzz)`);
     }
     case "run":
       return _parseRun(rest);
     case "inspect":
       return _parseInspect(rest);
+    case "fuzz":
+      return _parseFuzz(rest);
     default: {
-      const near = ["run", "inspect", "help"].find((c) => _distance(first, c) <= 2);
+      const near = ["run", "inspect", "fuzz", "help"].find((c) => _distance(first, c) <= 2);
       return _usage(
         `unknown command '${first}'${near ? ` (did you mean '${near}'?)` : ""}; ` +
-          `commands: run, inspect, help`,
+          `commands: run, inspect, fuzz, help`,
       );
     }
   }
@@ -908,6 +1087,8 @@ const EXIT_CODES_TEXT = `Exit codes:
       ended the process running it (shared-library handlers run in a child
       process, so the command line reports it)
   7   a result does not match its --expect reference (--rtol, --atol)
+  8   the handler did not return within run --timeout
+  9   fuzz found at least one failure
   70  internal error (a bug: please report it)`;
 
 const RUN_TEXT = `Usage: cli run <lib.so | handlers.ts> <handler> [options]
@@ -952,6 +1133,8 @@ Options:
                      its start or into an argument is an error naming the
                      operand and the byte offset (canaries and argument
                      copies checked after each call; host platform)
+  --timeout MS       a shared-library handler that has not returned after MS
+                     milliseconds is killed (exit code 8)
   --json             print one JSON object instead of text
   -h, --help         this help
 
@@ -976,6 +1159,7 @@ Examples:
       lapack_sgetrf_ffi --arg f32[2,2]=4,6,3,3 --ret f32[2,2] --ret s32[2] --ret s32`;
 
 const INSPECT_TEXT = `Usage: cli inspect <lib.so> [--all] [--verbose] [--json]
+       cli inspect --signature <lib.so> <handler> [--arg HINT] [--attr HINT]
 
 Lists the exported functions of a shared library that answer the XLA FFI
 metadata query, with the API version and traits each reports. Handlers are
@@ -1002,7 +1186,47 @@ Options:
 lists the handlers a Python extension module hands out from M.registrations()
 (jaxlib.cpu._lapack, nanobind modules), hosting Python with jax
 ($DENO_XLA_PYTHON); legacy custom calls and foreign capsules are listed as
-skipped with the reason.`;
+skipped with the reason.
+
+'inspect --signature lib.so NAME' finds what a frame must hold for handler
+NAME to decode (arguments, results, attributes, each buffer's dtype and rank)
+by calling it with probing frames in a child process and reading ffi.h's
+decode diagnostics, and prints it as ffiCall options and a 'run' line. What
+probing cannot tell (variadic arguments, untyped buffers, dictionary
+attributes) is listed; --arg SPEC and --attr NAME=TYPE:VALUE give it.`;
+
+const FUZZ_TEXT = `Usage: cli fuzz <lib.so> <handler> [options]
+
+Fuzzes one handler of a shared library: discovers its signature (as
+'inspect --signature'), then calls it with generated arguments and
+attributes (sizes 0, 1, odd, prime, past a cache line or a page; values at
+their edges: +-0, NaN, +-Inf, denormals, integer limits; attributes at their
+edges and near the call's dimensions) in a child process with guarded
+buffers. A failure is a fatal signal, a write outside a result or into an
+argument, a call that does not return within --timeout, a result that
+differs between two calls with the same input, or an error code outside
+XLA's range. Each distinct failure is shrunk, its arguments written as .npy
+files, and the 'run' line that reproduces it printed.
+
+Options:
+  --runs N           generated calls at most (default 1000)
+  --seconds S        stop after S seconds
+  --seed N           the seed (default 1): the same seed gives the same calls
+  --ret RULE         a result's shape, in order: like:N, or a shape over the
+                     arguments' dimensions, 's32[$0.1]' (dimension 1 of
+                     argument 0), 'f32[$0.0,$1.1]'; without rules each result
+                     is like:0 and writes outside results do not count
+  --arg HINT         an argument's dtype and rank (f32[4,3], or as 'run'
+                     takes it), in order; more than discovered adds arguments
+  --attr HINT        an attribute's type (NAME=TYPE:VALUE, as 'run'); strings
+                     and dictionaries are sent as given
+  --timeout MS       a call that takes longer is a hang (default 1000)
+  --sanitize address run the library under AddressSanitizer (built with it)
+  --out DIR          where the failures' .npy files go (default fuzz-failures)
+  --json             print one JSON object instead of text
+  -h, --help         this help
+
+Exit code 9 when a failure was found, 0 when none.`;
 
 /**
  * The help text: general, or for `run` or `inspect`; always lists the exit
@@ -1014,8 +1238,9 @@ skipped with the reason.`;
  * console.log(usage("run").split("\n")[0]); // "Usage: cli run <lib.so | handlers.ts> <handler> [options]"
  * ```
  */
-export function usage(topic?: "run" | "inspect"): string {
+export function usage(topic?: "run" | "inspect" | "fuzz"): string {
   if (topic === "run") return `${RUN_TEXT}\n\n${EXIT_CODES_TEXT}\n`;
+  if (topic === "fuzz") return `${FUZZ_TEXT}\n\n${EXIT_CODES_TEXT}\n`;
   if (topic === "inspect") return `${INSPECT_TEXT}\n\n${EXIT_CODES_TEXT}\n`;
   return `Usage: cli <command> [options]
 
@@ -1024,6 +1249,8 @@ Runs and inspects XLA FFI handlers without XLA.
 Commands:
   run <lib.so | handlers.ts> <handler>   call a handler with given arguments
   inspect <lib.so>                       list the handlers a library exports
+  inspect --signature <lib.so> <handler> discover what a handler takes
+  fuzz <lib.so> <handler>                fuzz a handler, shrink and report failures
   help [command]                         help for a command
 
 Run as 'deno run -A jsr:@deno-xla/ffi/cli <command>' or 'deno task cli <command>'.

@@ -90,9 +90,37 @@ async function _runIsolated(
   const relay = (async () => {
     for await (const text of child.stderr.pipeThrough(new TextDecoderStream())) io.stderr(text);
   })();
+  let timedOut = false;
+  const timer = run.timeoutMs === undefined ? undefined : setTimeout(() => {
+    timedOut = true;
+    try {
+      child.kill("SIGKILL");
+    } catch { /* already ended */ }
+  }, run.timeoutMs);
   const status = await child.status;
+  clearTimeout(timer);
   const text = await out;
   await relay;
+  if (timedOut) {
+    io.stdout(text.replace(new RegExp(`\n?${RUN_MARK}[^\n]*\n`, "g"), ""));
+    const message =
+      `handler '${run.handler}' did not return within --timeout ${run.timeoutMs} ms; ` +
+      `its process was killed`;
+    if (run.json) {
+      io.stdout(
+        formatRunJson({
+          target: run.target.path,
+          handler: run.handler,
+          stage: run.stage,
+          platform: run.platform,
+          results: [],
+          error: { code: ErrorCode.DEADLINE_EXCEEDED, message },
+        }) + "\n",
+      );
+    }
+    io.stderr(`error: ${message}\n`);
+    return ExitCode.TIMEOUT;
+  }
   const phases = [...text.matchAll(new RegExp(`${RUN_MARK}(\\{[^\n]*\\})`, "g"))]
     .map((m) => (JSON.parse(m[1]!) as { phase: string }).phase);
   io.stdout(text.replace(new RegExp(`\n?${RUN_MARK}[^\n]*\n`, "g"), ""));

@@ -8,7 +8,9 @@
  * {@link AssertionError} and take an optional message last, as
  * `@std/assert`'s do. {@link withLeakCheck} and {@link assertNoOpenResources}
  * fail a test that leaves objects of this module open, naming each and where
- * it was made.
+ * it was made. {@link fuzzHandler} fuzzes a handler: it discovers its signature,
+ * calls it with generated edge-case frames in an isolated, guarded process, and
+ * reports each failure shrunk, with the `cli run` line that reproduces it.
  *
  * A handler test is one `ffiCall` on a host: the embedded `Runtime`, or real
  * XLA (`Xla` from `@deno-xla/ffi/xla`); both implement `FfiHost`.
@@ -55,6 +57,22 @@ export {
   like,
   realPart,
 } from "./arrays.ts";
+export {
+  type AttrSignature,
+  type BufferSignature,
+  discoverSignature,
+  formatFuzzReport,
+  formatSignature,
+  type FuzzCase,
+  type FuzzFailure,
+  type FuzzFailureKind,
+  fuzzHandler,
+  type FuzzOptions,
+  type FuzzReport,
+  type FuzzTarget,
+  type HandlerSignature,
+  type ResultRule,
+} from "./fuzz_handler.ts";
 export {
   assertNoOpenResources,
   LeakError,

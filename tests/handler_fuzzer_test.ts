@@ -1,0 +1,309 @@
+/**
+ * The handler fuzzer (`fuzzHandler`, `discoverSignature` of
+ * `@deno-xla/ffi/testing`; `cli fuzz`, `cli inspect --signature`): on
+ * native/tests/fuzz_target_handlers.cc (ffi.h handlers, jaxlib's headers),
+ * each seeded bug is found with a fixed seed within a bounded number of
+ * runs, shrunk, and its `cli run` line reproduces it; the correct handlers
+ * give no failure; discovery finds each signature. TS handlers are fuzzed
+ * in this process (no jax needed).
+ */
+import assert from "node:assert/strict";
+import { buildSharedLibrary, findCxxCompiler } from "../build.ts";
+import { DataType, Ffi, FfiError } from "../mod.ts";
+import { ExitCode } from "../cli.ts";
+import {
+  discoverSignature,
+  formatFuzzReport,
+  type FuzzFailureKind,
+  fuzzHandler,
+  type FuzzReport,
+} from "../src/testing/mod.ts";
+import { captureCli } from "./_cli_capture.ts";
+import { jaxlibHeaders } from "./_jax.ts";
+
+const jax = jaxlibHeaders();
+const SKIP = jax.reason ?? (findCxxCompiler() === undefined ? "no C++ compiler" : undefined);
+const note = SKIP ? ` (skipped: ${SKIP})` : "";
+
+function library(): string {
+  return buildSharedLibrary({
+    name: "xrt_fuzz_target_handlers",
+    sources: ["native/tests/fuzz_target_handlers.cc"],
+    cxx: true,
+    // XLA's header does not build warning-free; it is not this project's code.
+    baseFlags: ["-std=c++17", "-O2", "-fPIC", "-pthread", "-w"],
+    includeDirs: [jax.includeDir!],
+  });
+}
+
+const D = DataType;
+
+Deno.test({
+  name: `fuzzer: discovery finds each ffi.h handler's signature${note}`,
+  ignore: SKIP !== undefined,
+  async fn() {
+    const lib = library();
+    const sig = async (handler: string) => await discoverSignature({ library: lib, handler });
+    const index = await sig("fzbug_index");
+    assert.deepEqual(index.args, [{ dtype: D.F32, rank: 1 }]);
+    assert.deepEqual(index.results, [{ dtype: D.F32, rank: 1 }]);
+    assert.deepEqual(index.attrs, [{ name: "index", kind: "scalar", dtype: D.S64 }]);
+    assert.equal(index.decodes, true);
+    assert.deepEqual(index.unknown, []);
+    const rowsum = await sig("fzok_rowsum");
+    assert.deepEqual(rowsum.args, [{ dtype: D.S32, rank: 3 }]);
+    assert.deepEqual(rowsum.results, [{ dtype: D.S32, rank: 2 }]);
+    const scale = await sig("fzok_scale");
+    assert.deepEqual(scale.args, [{ dtype: D.F32 }]);
+    assert.deepEqual(scale.attrs, [{ name: "alpha", kind: "scalar", dtype: D.F32 }]);
+    assert.ok(scale.unknown.some((u) => /argument 0 has its rank left free/.test(u)));
+
+    const r = await captureCli(["inspect", "--signature", lib, "fzbug_divzero"]);
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /argument 0: s32, rank 2/);
+    assert.match(r.out, /results: \[\{ dtype: DataType\.S32, shape: \[3\] \}\]/);
+    // The printed run line decodes (the handler runs and succeeds).
+    const line = r.out.split("\n").find((l) => l.trim().startsWith("cli run"))!;
+    const argv = line.trim().split(" ").slice(1).map((w) => w.replace(/^'(.*)'$/, "$1"));
+    const run = await captureCli(argv);
+    assert.equal(run.code, 0, run.err);
+  },
+});
+
+/** Each seeded bug: its handler, result rule, the failure to find, and the run line's exit code. */
+const BUGS: {
+  handler: string;
+  rule: string;
+  kind: FuzzFailureKind;
+  detail: RegExp;
+  exit: ExitCode;
+  runs: number;
+}[] = [
+  {
+    handler: "fzbug_rank2",
+    rule: "like:0",
+    kind: "result-write",
+    detail: /result 0/,
+    exit: ExitCode.HANDLER_ERROR,
+    runs: 120,
+  },
+  {
+    handler: "fzbug_odd",
+    rule: "like:0",
+    kind: "result-write",
+    detail: /result 0/,
+    exit: ExitCode.HANDLER_ERROR,
+    runs: 40,
+  },
+  {
+    handler: "fzbug_index",
+    rule: "like:0",
+    kind: "result-write",
+    detail: /result 0/,
+    exit: ExitCode.HANDLER_ERROR,
+    runs: 40,
+  },
+  {
+    handler: "fzbug_divzero",
+    rule: "s32[$0.0]",
+    kind: "crash",
+    detail: /SIGFPE/,
+    exit: ExitCode.CRASHED,
+    runs: 80,
+  },
+  {
+    handler: "fzbug_argwrite",
+    rule: "like:0",
+    kind: "argument-write",
+    detail: /argument 0/,
+    exit: ExitCode.HANDLER_ERROR,
+    runs: 20,
+  },
+  {
+    handler: "fzbug_nan_hang",
+    rule: "like:0",
+    kind: "hang",
+    detail: /^$/,
+    exit: ExitCode.TIMEOUT,
+    runs: 20,
+  },
+];
+
+function elements(shape: readonly number[]): number {
+  return shape.reduce((a, b) => a * b, 1);
+}
+
+for (const bug of BUGS) {
+  Deno.test({
+    name: `fuzzer: finds, shrinks and reproduces ${bug.handler} (${bug.kind})${note}`,
+    ignore: SKIP !== undefined,
+    async fn() {
+      const lib = library();
+      const out = await Deno.makeTempDir({ prefix: "fuzz-test-" });
+      try {
+        const report = await fuzzHandler({ library: lib, handler: bug.handler }, {
+          runs: bug.runs,
+          seed: 1,
+          timeoutMs: 200,
+          results: [bug.rule],
+          outDir: out,
+          shrinkCalls: 120,
+        });
+        const f = report.failures.find((f) => f.kind === bug.kind);
+        assert.ok(f, `no ${bug.kind} in:\n${formatFuzzReport(report)}`);
+        assert.match(f.detail, bug.detail);
+        // Shrunk: no argument grew, and the shrunk call is small.
+        for (const [i, a] of f.case.args.entries()) {
+          assert.ok(elements(a.shape) <= elements(f.original.args[i]!.shape));
+        }
+        assert.ok(elements(f.case.args[0]!.shape) <= 16, JSON.stringify(f.case.args[0]!.shape));
+        // Distinct failures are listed once each.
+        const keys = report.failures.map((f) => `${f.kind} ${f.detail}`);
+        assert.equal(new Set(keys).size, keys.length);
+        // The printed command reproduces it, from the .npy files written.
+        assert.ok(f.command && f.files && f.files.length === 1);
+        assert.ok(Deno.statSync(f.files[0]!).isFile);
+        const text = formatFuzzReport(report);
+        assert.ok(text.includes(f.command.slice(0, 3).join(" ")), text);
+        const r = await captureCli(f.command);
+        assert.equal(r.code, bug.exit, `${f.command.join(" ")}\n${r.out}${r.err}`);
+      } finally {
+        await Deno.remove(out, { recursive: true });
+      }
+    },
+  });
+}
+
+Deno.test({
+  name: `fuzzer: the correct handlers give no failure${note}`,
+  ignore: SKIP !== undefined,
+  async fn() {
+    const lib = library();
+    const cases: [string, string][] = [
+      ["fzok_scale", "like:0"],
+      ["fzok_index", "like:0"],
+      ["fzok_rowsum", "s32[$0.0,$0.1]"],
+    ];
+    for (const [handler, rule] of cases) {
+      const report: FuzzReport = await fuzzHandler({ library: lib, handler }, {
+        runs: 300,
+        seed: 1,
+        results: [rule],
+      });
+      assert.deepEqual(report.failures, [], formatFuzzReport(report));
+      assert.equal(report.runs, 300);
+      assert.ok(report.runsPerSecond > 0);
+    }
+  },
+});
+
+Deno.test({
+  name: `fuzzer: cli fuzz exits 9 on a failure, 0 without; seeds reproduce${note}`,
+  ignore: SKIP !== undefined,
+  async fn() {
+    const lib = library();
+    const out = await Deno.makeTempDir({ prefix: "fuzz-cli-" });
+    try {
+      const bad = await captureCli([
+        "fuzz",
+        lib,
+        "fzbug_odd",
+        "--runs",
+        "30",
+        "--seed",
+        "3",
+        "--ret",
+        "like:0",
+        "--out",
+        out,
+      ]);
+      assert.equal(bad.code, ExitCode.FUZZ_FAILURES, bad.err);
+      assert.match(bad.out, /result-write\s+result 0/);
+      assert.match(bad.out, /cli run .*fzbug_odd --arg .*failure-1-arg0\.npy --ret 'f32\[1\]'/);
+      const again = await captureCli([
+        "fuzz",
+        lib,
+        "fzbug_odd",
+        "--runs",
+        "30",
+        "--seed",
+        "3",
+        "--ret",
+        "like:0",
+        "--out",
+        out,
+        "--json",
+      ]);
+      const json = JSON.parse(again.out);
+      assert.equal(json.failures.length, 1);
+      // The same seed finds the same failure, shrunk to the same call.
+      assert.equal(json.failures[0].kind, "result-write");
+      const ret = json.failures[0].command.indexOf("--ret");
+      assert.equal(json.failures[0].command[ret + 1], "f32[1]");
+      const good = await captureCli(["fuzz", lib, "fzok_scale", "--runs", "50", "--out", out]);
+      assert.equal(good.code, ExitCode.OK, good.err);
+      assert.match(good.out, /no failures/);
+      assert.match(good.out, /writes outside results do not count/);
+      const usage = await captureCli(["fuzz", lib]);
+      assert.equal(usage.code, ExitCode.USAGE);
+      assert.match(usage.err, /'fuzz' takes a shared library and a handler name/);
+      const missing = await captureCli(["fuzz", lib, "no_such_handler", "--runs", "5"]);
+      assert.equal(missing.code, ExitCode.LIBRARY);
+      assert.match(missing.err, /^error: .*no_such_handler/m);
+    } finally {
+      await Deno.remove(out, { recursive: true });
+    }
+  },
+});
+
+Deno.test("fuzzer: a TS handler is fuzzed in this process; non-determinism is found", async () => {
+  using ok = Ffi.bind().arg(D.F32).ret(D.F32).attr("alpha", "f32").to((x, y, alpha) => {
+    const xs = x.typed(), ys = y.typed();
+    for (let i = 0; i < ys.length; i++) ys[i] = alpha * xs[i]!;
+  });
+  const sig = await discoverSignature(ok);
+  assert.deepEqual(sig.args, [{ dtype: D.F32 }]);
+  assert.deepEqual(sig.attrs, [{ name: "alpha", kind: "scalar", dtype: D.F32 }]);
+  const clean = await fuzzHandler(ok, { runs: 100, seed: 2, results: ["like:0"] });
+  assert.deepEqual(clean.failures, []);
+  let calls = 0;
+  using flaky = Ffi.bind().arg(D.S32, 1).ret(D.S32, 1).to((x, y) => {
+    const ys = y.typed();
+    if (ys.length > 0) ys[0] = x.typed()[0]! + (calls++ % 2);
+  });
+  const report = await fuzzHandler(flaky, { runs: 50, seed: 2, results: ["s32[$0.0]"] });
+  assert.equal(report.failures.length, 1, formatFuzzReport(report));
+  assert.equal(report.failures[0]!.kind, "nondeterministic");
+  assert.equal(report.failures[0]!.detail, "result 0");
+  assert.deepEqual(report.failures[0]!.case.args[0]!.shape, [1]);
+  // A reference that disagrees is a mismatch.
+  const ref = await fuzzHandler(ok, {
+    runs: 30,
+    seed: 2,
+    results: ["like:0"],
+    attrs: ["alpha=f32:1"],
+    reference: (args) => [new Float32Array(args[0]!.data.byteLength / 4).fill(7)],
+  });
+  assert.ok(ref.failures.some((f) => f.kind === "mismatch"), formatFuzzReport(ref));
+});
+
+Deno.test("fuzzer: bad options are FfiErrors naming the option", async () => {
+  using h = Ffi.bind().arg(D.F32).ret(D.F32).to(() => {});
+  await assert.rejects(
+    fuzzHandler(h, { results: ["f32[$x]"] }),
+    (e) =>
+      e instanceof FfiError && /result rule 0: 'f32\[\$x\]' is not a result rule/.test(e.message),
+  );
+  await assert.rejects(
+    fuzzHandler(h, { runs: -1 }),
+    (e) => e instanceof FfiError && /runs must be a whole number/.test(e.message),
+  );
+  await assert.rejects(
+    fuzzHandler(h, { results: ["like:0", "like:0"] }),
+    (e) => e instanceof FfiError && /2 result rules for a handler with 1 results/.test(e.message),
+  );
+  await assert.rejects(
+    fuzzHandler(h, { args: ["f32[2"] }),
+    (e) => e instanceof FfiError && /argument hint 0/.test(e.message),
+  );
+});
