@@ -1269,10 +1269,18 @@ function _judge(out: _Outcome, resultsChecked: boolean): _Verdict | undefined {
     (e.code === ErrorCode.INTERNAL || e.code === ErrorCode.ABORTED) &&
     /ended its process|AddressSanitizer|crashed/.test(message)
   ) {
-    const sig = /\b(SIG[A-Z]+)\b/.exec(message)?.[1] ??
-      /exit (?:status|code) \d+/.exec(message)?.[0] ?? "";
+    // The sanitizers' reports name the fault better than the signal they end with.
     const asan = /AddressSanitizer: ([\w-]+)/.exec(message)?.[1];
-    return { kind: "crash", detail: asan ? `AddressSanitizer ${asan}` : sig, message };
+    const ubsan = /runtime error: ([^\n:]+)/.exec(message)?.[1]?.trim();
+    const sig = /\b(SIG[A-Z]+)\b/.exec(message)?.[1] ??
+      /exit(?:ed with)? (?:status|code) \d+/.exec(message)?.[0]?.replace("exited with", "exit") ??
+      "";
+    const detail = asan !== undefined
+      ? `AddressSanitizer ${asan}`
+      : ubsan !== undefined
+      ? `UndefinedBehaviorSanitizer ${ubsan}`
+      : sig;
+    return { kind: "crash", detail, message };
   }
   if (!Number.isInteger(e.code) || e.code < 0 || e.code > 16) {
     return { kind: "bad-error-code", detail: `code ${e.code}`, message };
