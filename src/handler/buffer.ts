@@ -124,11 +124,14 @@ export class FfiBuffer<D extends DataType = DataType> {
       if (data === 0 || bytes === 0) {
         this.#view = typedView(this.dtype, new ArrayBuffer(0), 0);
       } else {
-        const kept = recentViews.get(data);
+        // A direct-mapped table: a slot per address hash, no allocation but the view.
+        const slot = ((data >>> 4) ^ (data >>> 12)) & (RECENT_VIEWS - 1);
+        const kept = keptViews[slot];
         if (
-          kept !== undefined && kept.dtype === this.dtype && kept.view.byteLength === bytes
+          keptAddresses[slot] === data && kept !== undefined && keptTypes[slot] === this.dtype &&
+          kept.byteLength === bytes
         ) {
-          this.#view = kept.view;
+          this.#view = kept;
         } else {
           // The address as an offset from a pointer made once: no BigInt and no
           // pointer object per view (about 0.1 µs of the 0.5 µs a view costs).
@@ -139,11 +142,14 @@ export class FfiBuffer<D extends DataType = DataType> {
           );
           const view = typedView(this.dtype, ab, bytes);
           this.#view = view;
-          if (bytes <= RECENT_VIEW_BYTES) {
-            if (recentViews.size >= RECENT_VIEWS) {
-              recentViews.delete(recentViews.keys().next().value!);
-            }
-            recentViews.set(data, { dtype: this.dtype, view });
+          // Kept from an address's second sighting on: where every call brings a new address
+          // (XLA run inline on the JS thread), nothing but a number is kept.
+          if (seenAddresses[slot] === data && bytes <= RECENT_VIEW_BYTES) {
+            keptAddresses[slot] = data;
+            keptTypes[slot] = this.dtype;
+            keptViews[slot] = view;
+          } else {
+            seenAddresses[slot] = data;
           }
         }
       }
@@ -153,17 +159,24 @@ export class FfiBuffer<D extends DataType = DataType> {
 }
 
 /**
- * Views made for the last addresses handlers saw. XLA's allocator hands a
- * handler the same buffers again and again (a jitted call of 8 f32 in a
- * loop: 230 output addresses in 2300 calls, 90% of calls at an address
- * among the last 256), and making a view of external memory is most of what
- * `typed()` costs (about 0.4 µs); a view of the same bytes with the same
- * type is the same view. A view is reused only while it still covers its
- * bytes. Views of more than a MiB are not kept: their data costs more than
- * the view, and V8 need not count them as live external memory.
+ * Views kept for addresses handlers saw, in a table of 256 slots indexed by
+ * the address (a new address in a slot replaces the old one). XLA's
+ * allocator hands a handler the same buffers again and again (a jitted call
+ * of 8 f32 in a loop from a Python worker: 230 output addresses in 2300
+ * calls), and making a view of external memory is most of what `typed()`
+ * costs (about 0.4 µs); a view of the same bytes with the same type is the
+ * same view. A view is reused only while it still covers its bytes, and kept
+ * only from an address's second sighting on: XLA run inline on the JS thread
+ * hands out a new address nearly every call, and keeping views nobody reuses
+ * would cost more than it saves. Views of more than a MiB are not kept (their
+ * data costs more than the view).
  */
-const recentViews = new Map<number, { dtype: number; view: AnyTypedArray }>();
 const RECENT_VIEWS = 256;
+const keptAddresses = new Float64Array(RECENT_VIEWS);
+const keptTypes = new Int32Array(RECENT_VIEWS);
+const keptViews: (AnyTypedArray | undefined)[] = new Array(RECENT_VIEWS);
+/** The last address seen once in each slot ({@link keptViews} keeps a view from the second time on). */
+const seenAddresses = new Float64Array(RECENT_VIEWS);
 const RECENT_VIEW_BYTES = 1 << 20;
 
 /** Address 1, made on first use (it needs --allow-ffi): views are made at an offset from it. */
