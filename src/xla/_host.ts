@@ -12,7 +12,6 @@ import { ErrorCode } from "../abi/enums.ts";
 import { _closeCall, _openCall, FfiError } from "../errors.ts";
 import { native } from "../native/lib.ts";
 import { BRIDGE_SOURCE } from "./_bridge_py.ts";
-import { DISTRIBUTED_SOURCE } from "./_distributed.ts";
 import { type _Arg, _decodeReply, _encodeRequest, type _Reply } from "./_codec.ts";
 import type { PythonInfo } from "./python.ts";
 
@@ -133,7 +132,7 @@ export function _hostPython(info: PythonInfo): Promise<void> {
       BigInt(reply.length),
     );
     if (rc < 0) throw new FfiError(ErrorCode.UNAVAILABLE, replyText(reply));
-    const src = encoder.encode(BRIDGE_SOURCE + DISTRIBUTED_SOURCE);
+    const src = encoder.encode(BRIDGE_SOURCE);
     const rb = await lib.xla_ffi_deno_py_run(
       0,
       src,
