@@ -245,7 +245,8 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
         import jaxlib
         api = [None, None]
         try:
-            text = open(os.path.join(jax.ffi.include_dir(), "xla", "ffi", "api", "c_api.h")).read()
+            with open(os.path.join(jax.ffi.include_dir(), "xla", "ffi", "api", "c_api.h")) as f:
+                text = f.read()
             ma = re.search(r"#define XLA_FFI_API_MAJOR (\d+)", text)
             mi = re.search(r"#define XLA_FFI_API_MINOR (\d+)", text)
             if ma and mi:
