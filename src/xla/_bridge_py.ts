@@ -15,7 +15,7 @@ import { _DATA_TYPE_FACTS } from "../abi/_facts.generated.ts";
 import { BRIDGE_PY, DISTRIBUTED_PY } from "./_python.generated.ts";
 
 /** A Python dict literal of the data types of one NumPy module: value -> type name. */
-export function _pyNames(module: "numpy" | "ml_dtypes"): string {
+function pyNames(module: "numpy" | "ml_dtypes"): string {
   const rows = _DATA_TYPE_FACTS.filter((f) => f.module === module);
   return `{${rows.map((f) => `${f.value}: "${f.numpy}"`).join(", ")}}`;
 }
@@ -24,7 +24,7 @@ export function _pyNames(module: "numpy" | "ml_dtypes"): string {
 export const BRIDGE_SOURCE: string = [
   BRIDGE_PY,
   DISTRIBUTED_PY,
-  `_deno_xla_dispatch = _deno_xla_bridge(${_pyNames("numpy")}, ${_pyNames("ml_dtypes")})`,
+  `_deno_xla_dispatch = _deno_xla_bridge(${pyNames("numpy")}, ${pyNames("ml_dtypes")})`,
   "del _deno_xla_bridge",
   "",
 ].join("\n");
