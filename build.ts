@@ -27,6 +27,7 @@ import { ErrorCode } from "./src/abi/enums.ts";
 import { FfiError } from "./src/errors.ts";
 import { EMBEDDED_SOURCES } from "./src/native/embedded_sources.ts";
 import { abiFactsModule } from "./src/native/_abi_facts.ts";
+import { PYTHON_SOURCES, pythonSourcesModule } from "./src/xla/_python_embed.ts";
 
 /**
  * The C sources of the TS handler host (what any XLA loads), relative to
@@ -987,8 +988,9 @@ export function embeddedSourcesModule(): string {
 
 /**
  * Every file `deno task embed` writes, relative to this file, with its
- * current text: the embedded C sources and the TypeScript tables generated
- * from `native/abi_facts.h`.
+ * current text: the embedded C sources, the TypeScript tables generated
+ * from `native/abi_facts.h` and the real-XLA host's Python files
+ * (`src/xla/python/*.py`) as strings.
  *
  * @example
  * ```ts ignore
@@ -998,9 +1000,13 @@ export function embeddedSourcesModule(): string {
  */
 export function generatedFiles(): [string, string][] {
   const facts = new TextDecoder().decode(readSource(new URL("native/abi_facts.h", HERE)));
+  const python = Object.fromEntries(
+    PYTHON_SOURCES.map((rel) => [rel, new TextDecoder().decode(readSource(new URL(rel, HERE)))]),
+  );
   return [
     ["src/native/embedded_sources.ts", embeddedSourcesModule()],
     ["src/abi/_facts.generated.ts", abiFactsModule(facts)],
+    ["src/xla/_python.generated.ts", pythonSourcesModule(python)],
   ];
 }
 

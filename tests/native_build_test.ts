@@ -109,10 +109,11 @@ Deno.test("the embedded native sources (for remote imports) match native/", asyn
   );
 });
 
-Deno.test("every generated file (embedded sources, ABI fact tables) is current", async () => {
+Deno.test("every generated file (embedded sources, ABI fact tables, Python) is current", async () => {
   const { generatedFiles } = await import("../build.ts");
   const files = generatedFiles();
   assert.ok(files.some(([rel]) => rel === "src/abi/_facts.generated.ts"));
+  assert.ok(files.some(([rel]) => rel === "src/xla/_python.generated.ts"));
   for (const [rel, text] of files) {
     const current = Deno.readTextFileSync(new URL(`../${rel}`, import.meta.url));
     assert.ok(current === text, `${rel} is stale: run \`deno task embed\``);

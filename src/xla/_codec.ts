@@ -1,5 +1,6 @@
 /**
- * Requests to and replies from the Python bridge (`_bridge_py.ts`), and the
+ * Requests to and replies from the Python bridge (`python/bridge.py`; the
+ * headers of each request and reply are typed in `_protocol.ts`), and the
  * conversions between TypeScript values and what jax gets: arrays (dtype,
  * shape, bytes), array specs, and attributes.
  *
@@ -22,6 +23,7 @@ import {
   ScalarAttr,
 } from "../runtime/attributes.ts";
 import { type _ImplicitAttr, _implicitAttrs } from "../runtime/_hints.ts";
+import type { _Request, _ResultsReply } from "./_protocol.ts";
 import {
   type _Arg,
   _normaliseArg,
@@ -65,7 +67,7 @@ const decoder = new TextDecoder();
 
 /** A request: JSON header with `args` specs (offsets filled here) and the arrays' bytes. */
 export function _encodeRequest(
-  header: Record<string, unknown>,
+  header: _Request,
   args: readonly _Arg[] = [],
 ): Uint8Array {
   let off = 0;
@@ -83,11 +85,11 @@ export function _encodeRequest(
   return req;
 }
 
-/** What a reply holds. */
-export interface _Reply {
+/** What a reply holds; `H` is the header of a status-0 reply (`_protocol.ts`). */
+export interface _Reply<H = Record<string, unknown>> {
   status: number;
   /** The JSON header (status 0, 1, 2) or null. */
-  header: Record<string, unknown> | null;
+  header: H | null;
   /** The text (status 3). */
   text: string;
   /** Bytes needed (status 2). */
@@ -119,12 +121,8 @@ export function _decodeReply(reply: Uint8Array): _Reply {
 }
 
 /** The result arrays of a status-0 reply (each copied into its own buffer). */
-export function _replyArrays(reply: _Reply): XlaArray[] {
-  const metas = (reply.header?.results ?? []) as {
-    dtype: number;
-    shape: number[];
-    offset: number;
-  }[];
+export function _replyArrays(reply: _Reply<_ResultsReply>): XlaArray[] {
+  const metas = reply.header?.results ?? [];
   return metas.map((m) => {
     const n = m.shape.reduce((a, b) => a * b, 1) * byteWidth(m.dtype);
     const start = reply.dataStart + m.offset;
@@ -143,7 +141,7 @@ export function _replySize(specs: readonly { dtype: number; shape: readonly numb
 // ---- attributes -------------------------------------------------------------------
 
 /** One attribute as the bridge reads it. */
-type _AttrJson =
+export type _AttrJson =
   | { k: "s"; t: number; v: number | string | boolean }
   | { k: "a"; t: number; v: (number | string)[] }
   | { k: "str"; v: string }

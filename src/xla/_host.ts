@@ -12,8 +12,8 @@ import { ErrorCode } from "../abi/enums.ts";
 import { _closeCall, _openCall, FfiError } from "../errors.ts";
 import { native } from "../native/lib.ts";
 import { BRIDGE_SOURCE } from "./_bridge_py.ts";
-import { DISTRIBUTED_SOURCE } from "./_distributed.ts";
 import { type _Arg, _decodeReply, _encodeRequest, type _Reply } from "./_codec.ts";
+import type { _ErrorReply, _Op, _PendingReply, _ReplyHeaders, _RequestOf } from "./_protocol.ts";
 import type { PythonInfo } from "./python.ts";
 
 /**
@@ -69,8 +69,8 @@ const BY_TYPE: Readonly<Record<string, ErrorCode>> = {
   MemoryError: ErrorCode.RESOURCE_EXHAUSTED,
 };
 
-/** The FfiError of an error reply. */
-export function _pythonError(h: Record<string, unknown>): PythonError {
+/** The FfiError of an error reply (read defensively: any field may be missing). */
+export function _pythonError(h: Readonly<Partial<_ErrorReply>>): PythonError {
   const type = String(h.type ?? "Exception");
   let message = String(h.message ?? "");
   const traceback = String(h.traceback ?? "");
@@ -133,7 +133,7 @@ export function _hostPython(info: PythonInfo): Promise<void> {
       BigInt(reply.length),
     );
     if (rc < 0) throw new FfiError(ErrorCode.UNAVAILABLE, replyText(reply));
-    const src = encoder.encode(BRIDGE_SOURCE + DISTRIBUTED_SOURCE);
+    const src = encoder.encode(BRIDGE_SOURCE);
     const rb = await lib.xla_ffi_deno_py_run(
       0,
       src,
@@ -208,24 +208,23 @@ function _interrupted(): never {
  * Python error becomes a {@link PythonError}. `cap` is the first reply
  * buffer's size: a reply that does not fit is fetched again at its size.
  */
-export async function _request(
-  header: Record<string, unknown>,
+export async function _request<O extends _Op>(
+  header: _RequestOf<O>,
   args: readonly _Arg[] = [],
   cap = 65536,
-): Promise<_Reply> {
+): Promise<_Reply<_ReplyHeaders[O]>> {
   const mark = _openCall();
   let r: _Reply;
   try {
     r = await send(1, _encodeRequest(header, args), Math.max(cap, 4096));
     if (r.status === 2) {
-      const token = r.header!.pending;
-      r = await send(1, _encodeRequest({ op: "take", token }), r.need);
+      r = await send(1, _encodeRequest({ op: "take", token: pendingToken(r) }), r.need);
     }
   } catch (e) {
     _closeCall(mark);
     throw e;
   }
-  return answered(r, mark);
+  return answered(r, mark) as _Reply<_ReplyHeaders[O]>;
 }
 
 /**
@@ -235,11 +234,11 @@ export async function _request(
  * requests run on the workers: one of them may hold the GIL while it waits
  * for the JS thread.
  */
-export function _requestSync(
-  header: Record<string, unknown>,
+export function _requestSync<O extends _Op>(
+  header: _RequestOf<O>,
   args: readonly _Arg[] = [],
   cap = 65536,
-): _Reply {
+): _Reply<_ReplyHeaders[O]> {
   if (inFlight > 0) {
     throw new FfiError(
       ErrorCode.FAILED_PRECONDITION,
@@ -254,26 +253,31 @@ export function _requestSync(
   try {
     r = sendSync(1, _encodeRequest(header, args), Math.max(cap, 4096));
     if (r.status === 2) {
-      const token = r.header!.pending;
-      r = sendSync(1, _encodeRequest({ op: "take", token }), r.need);
+      r = sendSync(1, _encodeRequest({ op: "take", token: pendingToken(r) }), r.need);
     }
   } catch (e) {
     _closeCall(mark);
     throw e;
   }
-  return answered(r, mark);
+  return answered(r, mark) as _Reply<_ReplyHeaders[O]>;
+}
+
+/** The token of a reply that did not fit (status 2), for the `take` that fetches it. */
+function pendingToken(r: _Reply): number {
+  return (r as _Reply<unknown> as _Reply<_PendingReply>).header!.pending;
 }
 
 /** The reply of the request opened at `mark` ({@link _openCall}), or its error. */
 function answered(r: _Reply, mark: number): _Reply {
   if (r.status === 1) {
-    if (r.header!.interrupted === true) {
+    const error = (r as _Reply<unknown> as _Reply<_ErrorReply>).header!;
+    if (error.interrupted === true) {
       _closeCall(mark);
       _interrupted();
     }
     // An error a TS handler's thrown value became, during this request, carries that value
     // as its cause.
-    throw _closeCall(mark, _pythonError(r.header!))!;
+    throw _closeCall(mark, _pythonError(error))!;
   }
   _closeCall(mark);
   if (r.status !== 0) {

@@ -42,6 +42,14 @@ import {
   type XlaArraySpec,
 } from "./_codec.ts";
 import { _hostPython, _request, _requestSync, PythonError } from "./_host.ts";
+import type {
+  _HostOp,
+  _InitReply,
+  _ReplyHeaders,
+  _RequestOf,
+  _ResultsReply,
+  _Unhosted,
+} from "./_protocol.ts";
 import { _pin } from "../handler/host.ts";
 import { _register, _unregister } from "../_resources.ts";
 import { findPython, probePython, type PythonInfo } from "./python.ts";
@@ -54,12 +62,7 @@ import {
   type DistributedOptions,
 } from "./_distributed.ts";
 import { _checkFfiApi } from "./_ffi_api.ts";
-import {
-  type _HandlersReply,
-  _moduleHandlers,
-  type HandlersFromOptions,
-  type ModuleHandlers,
-} from "./modules.ts";
+import { _moduleHandlers, type HandlersFromOptions, type ModuleHandlers } from "./modules.ts";
 
 /** Options of {@link Xla.open}. */
 export interface XlaOptions {
@@ -353,7 +356,7 @@ export class XlaProgram {
     return this.#results(this.#xla._requestSync({ op: "run", id: this.#id }, norm, this.#replyCap));
   }
 
-  #results(r: _Reply): XlaArray[] {
+  #results(r: _Reply<_ResultsReply>): XlaArray[] {
     const out = _replyArrays(r);
     this.#replyCap = _replySize(out); // the next run's reply fits at once
     if (this.outputs === null) this.outputs = out.map((a) => ({ dtype: a.dtype, shape: a.shape }));
@@ -448,10 +451,10 @@ export class Xla implements FfiHost {
   readonly #host: number;
   #open = true;
 
-  private constructor(host: number, info: Record<string, unknown>, python: PythonInfo) {
+  private constructor(host: number, info: _InitReply, python: PythonInfo) {
     this.#host = host;
     _register(this, "Xla", reclaimHost, host);
-    const api = info.ffiApi as [number | null, number | null];
+    const api = info.ffiApi;
     this.version = {
       jax: String(info.jax),
       jaxlib: String(info.jaxlib),
@@ -462,7 +465,7 @@ export class Xla implements FfiHost {
     this.platform = String(info.platform);
     this.xlaFlags = String(info.xlaFlags ?? "");
     this.interpreter = python;
-    this.distributed = (info.distributed ?? null) as DistributedInfo | null;
+    this.distributed = info.distributed ?? null;
   }
 
   /**
@@ -516,7 +519,7 @@ export class Xla implements FfiHost {
     });
     const h = r.header!;
     try {
-      _checkFfiApi(h.ffiApi as [number | null, number | null], String(h.jaxlib));
+      _checkFfiApi(h.ffiApi, String(h.jaxlib));
     } catch (e) {
       await _request({ op: "release", host: h.host }).catch(() => {});
       throw e;
@@ -531,23 +534,28 @@ export class Xla implements FfiHost {
   }
 
   /** @internal sends a request of this host, run by Python on the JS thread. */
-  _requestSync(
-    header: Record<string, unknown>,
+  _requestSync<O extends _HostOp>(
+    header: _Unhosted<O>,
     args: Parameters<typeof _requestSync>[1] = [],
     cap?: number,
-  ): ReturnType<typeof _requestSync> {
+  ): _Reply<_ReplyHeaders[O]> {
     if (!this.#open) throw closedError("The Xla host");
-    return _requestSync({ ...header, host: this.#host }, args, cap);
+    return _requestSync<O>(this.#hosted(header), args, cap);
   }
 
   /** @internal sends a request of this host. */
-  _request(
-    header: Record<string, unknown>,
+  _request<O extends _HostOp>(
+    header: _Unhosted<O>,
     args: Parameters<typeof _request>[1] = [],
     cap?: number,
-  ): ReturnType<typeof _request> {
+  ): Promise<_Reply<_ReplyHeaders[O]>> {
     if (!this.#open) return Promise.reject(closedError("The Xla host"));
-    return _request({ ...header, host: this.#host }, args, cap);
+    return _request<O>(this.#hosted(header), args, cap);
+  }
+
+  /** A request of this host: the header with its `host`. */
+  #hosted<O extends _HostOp>(header: _Unhosted<O>): _RequestOf<O> {
+    return { ...header, host: this.#host } as _RequestOf<O>;
   }
 
   /**
@@ -950,13 +958,13 @@ export class Xla implements FfiHost {
       registrations: options.registrations ?? null,
       platform: options.platform ?? "cpu",
     });
-    return _moduleHandlers(r.header as unknown as _HandlersReply, () => this.#open);
+    return _moduleHandlers(r.header!, () => this.#open);
   }
 
   /** What the hosted Python holds: allocated blocks, tracked objects, this host's programs. */
   async pythonStats(): Promise<PythonStats> {
     if (!this.#open) throw closedError("The Xla host");
-    return (await this._request({ op: "stats" })).header as unknown as PythonStats;
+    return (await this._request({ op: "stats" })).header!;
   }
 
   /**

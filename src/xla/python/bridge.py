@@ -1,0 +1,543 @@
+# The Python half of the real-XLA host (@deno-xla/ffi/xla).
+#
+# Run once in the hosted interpreter's __main__ (xla_ffi_deno_py_run mode 0)
+# together with distributed.py; src/xla/_bridge_py.ts then calls
+# _deno_xla_bridge with the NumPy names of the XLA FFI data types (from
+# native/abi_facts.h) and keeps the dispatcher it returns as
+# _deno_xla_dispatch, which every later request calls with the addresses of a
+# request and a reply buffer (mode 1). Requests and replies are laid out by
+# src/xla/_codec.ts: a JSON header, then array data at 64-byte aligned
+# offsets; the header of each request and reply is typed in
+# src/xla/_protocol.ts. The dispatcher never lets an exception escape: errors
+# become an error reply (type, message, traceback), so Python prints nothing
+# over the user's output unless the host was opened with tracebacks: true.
+#
+# This file is embedded, not read at run time: `deno task embed` copies it
+# into src/xla/_python.generated.ts.
+
+def _deno_xla_bridge(numpy_names, ml_dtypes_names):
+    """Defines the bridge; returns its dispatcher.
+
+    numpy_names and ml_dtypes_names map XLA_FFI_DataType values to the names
+    of their NumPy types in numpy and in ml_dtypes.
+    """
+    import ctypes, gc, itertools, json, os, re, sys, threading, traceback
+
+    # Module-level state of the bridge, shared by every Xla host of the process.
+    S = {
+        "hosts": {},        # host id -> {"programs": {id: Program}, "ffi": {key: fn}, "ns": dict}
+        "pending": {},      # token -> (json bytes, [arrays]) of replies that did not fit
+        "ids": itertools.count(1),
+        "flags": None,      # XLA_FLAGS jax was imported with
+        "x64": None,
+        "tracebacks": False,
+    }
+    np = None
+    jax = None
+
+    # XLA_FFI_DataType values (xla::PrimitiveType) and their NumPy types
+    # (native/abi_facts.h): NumPy's own, and ml_dtypes'.
+    NAMES = numpy_names
+    ML = ml_dtypes_names
+    DT = {}     # DataType -> numpy dtype
+    BACK = {}   # numpy dtype -> DataType
+
+    def load_dtypes():
+        for code, name in NAMES.items():
+            DT[code] = np.dtype(name)
+        try:
+            import ml_dtypes
+            for code, name in ML.items():
+                t = getattr(ml_dtypes, name, None)
+                if t is not None:
+                    DT[code] = np.dtype(t)
+        except ImportError:
+            pass
+        for code, dt in DT.items():
+            BACK[dt] = code
+
+    def np_dtype(code):
+        dt = DT.get(code)
+        if dt is None:
+            raise TypeError("data type %d has no NumPy equivalent in this Python" % code)
+        return dt
+
+    def code_of(dt):
+        c = BACK.get(np.dtype(dt))
+        if c is None:
+            raise TypeError("result data type %s has no XLA FFI data type" % dt)
+        return c
+
+    class Fail(Exception):
+        """An error with an XLA status code chosen by the bridge."""
+        def __init__(self, code, message):
+            super().__init__(message)
+            self.code = code
+
+    # A memoryview over foreign memory (no ctypes array type per size: those are cached forever).
+    from_memory = ctypes.pythonapi.PyMemoryView_FromMemory
+    from_memory.restype = ctypes.py_object
+    from_memory.argtypes = (ctypes.c_void_p, ctypes.c_ssize_t, ctypes.c_int)
+    PYBUF_WRITE = 0x200
+
+    def view(addr, size):
+        return from_memory(addr, size, PYBUF_WRITE) if size else memoryview(bytearray())
+
+    def read_args(mv, specs, base):
+        out = []
+        for a in specs:
+            dt = np_dtype(a["dtype"])
+            shape = tuple(a["shape"])
+            n = 1
+            for d in shape:
+                n *= d
+            if n:
+                arr = np.frombuffer(mv, dtype=dt, count=n, offset=base + a["offset"])
+            else:
+                arr = np.zeros(0, dt)
+            # A copy: jax may keep (or alias) its input, and the request buffer is the caller's.
+            out.append(arr.reshape(shape).copy())
+        return out
+
+    def write_reply(addr, cap, status, header, arrays=(), offsets=()):
+        """Writes a reply; returns 0, or the bytes it needs when cap is too small."""
+        body = json.dumps(header, separators=(",", ":")).encode()
+        start = (16 + len(body) + 63) & ~63
+        need = 16 + len(body)
+        for o, a in zip(offsets, arrays):
+            need = max(need, start + o + a.nbytes)
+        if need > cap:
+            return need
+        mv = view(addr, cap)
+        mv[0:4] = status.to_bytes(4, "little", signed=True)
+        mv[4:8] = len(body).to_bytes(4, "little")
+        mv[8:16] = (0).to_bytes(8, "little")
+        mv[16:16 + len(body)] = body
+        for o, a in zip(offsets, arrays):
+            if a.nbytes:
+                ctypes.memmove(addr + start + o, a.ctypes.data, a.nbytes)
+        return 0
+
+    def results_reply(addr, cap, leaves):
+        arrays = []
+        metas = []
+        offsets = []
+        off = 0
+        for leaf in leaves:
+            a = np.asarray(leaf)
+            if not a.flags.c_contiguous:
+                a = a.copy(order="C")  # (ascontiguousarray would make a 0-d array 1-d)
+            arrays.append(a)
+            offsets.append(off)
+            metas.append({"dtype": code_of(a.dtype), "shape": list(a.shape), "offset": off})
+            off = (off + a.nbytes + 63) & ~63
+        header = {"results": metas}
+        need = write_reply(addr, cap, 0, header, arrays, offsets)
+        if need:
+            token = next(S["ids"])
+            S["pending"][token] = (header, arrays, offsets)
+            write_reply(addr, cap, 2, {"pending": token})
+            view(addr, 16)[8:16] = need.to_bytes(8, "little")
+
+    def error_reply(addr, cap, e, interrupted=False):
+        code = e.code if isinstance(e, Fail) else None
+        msg = str(e)
+        tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
+        if S["tracebacks"]:
+            sys.stderr.write(tb)
+            sys.stderr.flush()
+        header = {"type": type(e).__name__, "module": type(e).__module__, "message": msg,
+                  "traceback": tb}
+        if code is not None:
+            header["code"] = code
+        if interrupted:  # a SIGINT (Ctrl-C) Python turned into KeyboardInterrupt
+            header["interrupted"] = True
+        if write_reply(addr, cap, 1, header):
+            header["traceback"] = tb[-2000:]
+            header["message"] = msg[:max(0, cap - 4096)]
+            if write_reply(addr, cap, 1, header):
+                header["traceback"] = ""
+                header["message"] = msg[:max(0, (cap - 200) // 8)]
+                write_reply(addr, cap, 1, header)
+
+    # ---- attributes --------------------------------------------------------------
+
+    class HDict(dict):
+        """A nested attribute dictionary: hashable, as jax wants its parameters."""
+        def __hash__(self):
+            return hash(frozenset(self.items()))
+
+    def num(v, dt):
+        if isinstance(v, str):
+            return float(v) if dt.kind == "f" else int(v)
+        return v
+
+    def attr(a, nested):
+        k = a["k"]
+        if k == "s":
+            dt = np_dtype(a["t"])
+            if dt.kind == "b":
+                return np.bool_(bool(a["v"]))
+            return np.array(num(a["v"], dt), dtype=dt)[()]
+        if k == "a":
+            dt = np_dtype(a["t"])
+            arr = np.array([num(x, dt) for x in a["v"]], dtype=dt)
+            if nested:
+                from jax._src.hashable_array import HashableArray
+                return HashableArray(arr)
+            return arr
+        if k == "str":
+            return a["v"]
+        if k == "d":
+            return HDict((n, attr(v, True)) for n, v in a["v"])
+        raise Fail(3, "unknown attribute kind %r" % k)
+
+    def attrs_of(lst):
+        return {n: attr(v, False) for n, v in lst}
+
+    # ---- operations ----------------------------------------------------------------
+
+    def host(h):
+        st = S["hosts"].get(h["host"])
+        if st is None:
+            raise Fail(9, "The Xla host is closed")
+        return st
+
+    def op_init(h, mv):
+        nonlocal np, jax
+        for k, v in h["env"].items():
+            os.environ[k] = v
+        flags = " ".join(x for x in [os.environ.get("XLA_FLAGS", "")] + h["xlaFlags"] if x)
+        if S["flags"] is None:
+            if flags:
+                os.environ["XLA_FLAGS"] = flags
+            sys.path[:] = h["sysPath"]
+            sys.executable = h["executable"]
+            if not getattr(sys, "argv", None):
+                sys.argv = [h["executable"]]
+            import numpy
+            np = numpy
+            import jax as jax_module
+            jax = jax_module
+            import jax.numpy, jax.ffi, jax.extend  # noqa: F401
+            jax.config.update("jax_enable_x64", bool(h["x64"]))
+            # A distributed job is joined before the backend starts (src/xla/_distributed.ts).
+            _deno_xla_distributed_join(jax, h.get("distributed"), False)
+            jax.devices()  # start the backend: registrations then apply at once
+            load_dtypes()
+            S["flags"] = flags
+            S["x64"] = bool(h["x64"])
+        else:
+            _deno_xla_distributed_join(jax, h.get("distributed"), True)
+            if h["xlaFlags"] and flags != S["flags"]:
+                raise Fail(9, "jax was already imported in this process with XLA_FLAGS=%r; "
+                              "XLA flags apply only before the first import (asked for %r)"
+                              % (S["flags"], flags))
+            if bool(h["x64"]) != S["x64"]:
+                raise Fail(9, "jax already runs with x64 %s in this process"
+                              % ("enabled" if S["x64"] else "disabled"))
+        S["tracebacks"] = S["tracebacks"] or bool(h["tracebacks"])
+        hid = next(S["ids"])
+        ns = {"jax": jax, "jnp": jax.numpy, "np": np, "lax": jax.lax, "ffi": jax.ffi,
+              "__name__": "__deno_xla__", "__builtins__": __builtins__}
+        S["hosts"][hid] = {"programs": {}, "ffi": {}, "ns": ns, "modules": {}}
+        ns["program"] = lambda pid: S["hosts"][hid]["programs"][pid].fn
+        import jaxlib
+        api = [None, None]
+        try:
+            with open(os.path.join(jax.ffi.include_dir(), "xla", "ffi", "api", "c_api.h")) as f:
+                text = f.read()
+            ma = re.search(r"#define XLA_FFI_API_MAJOR (\d+)", text)
+            mi = re.search(r"#define XLA_FFI_API_MINOR (\d+)", text)
+            if ma and mi:
+                api = [int(ma.group(1)), int(mi.group(1))]
+        except OSError:
+            pass
+        return {"host": hid, "jax": jax.__version__, "jaxlib": jaxlib.__version__, "ffiApi": api,
+                "distributed": _deno_xla_distributed_info(jax, hid),
+                "python": sys.version.split()[0], "devices": len(jax.devices()),
+                "platform": jax.devices()[0].platform, "xlaFlags": S["flags"], "x64": S["x64"]}
+
+    def capsule(addr):
+        return jax.ffi.pycapsule(ctypes.cast(addr, ctypes.c_void_p))
+
+    def op_register(h, mv):
+        host(h)
+        stages = h["stages"]
+        if list(stages) == ["execute"]:
+            fn = capsule(stages["execute"])
+        else:
+            fn = {k: capsule(v) for k, v in stages.items()}
+        kw = {}
+        if h.get("traits"):
+            kw["traits"] = h["traits"]
+        jax.ffi.register_ffi_target(h["name"], fn, platform=h["platform"], **kw)
+        return {}
+
+    def op_ffi_call(h, mv):
+        st = host(h)
+        fn = st["ffi"].get(h["key"])
+        if fn is None:
+            results = [jax.ShapeDtypeStruct(tuple(r["shape"]), np_dtype(r["dtype"]))
+                       for r in h["results"]]
+            aliases = {a: r for a, r in h.get("aliases") or ()} or None
+            call = jax.ffi.ffi_call(h["name"], results, vmap_method=h.get("vmapMethod"),
+                                    has_side_effect=bool(h.get("hasSideEffect")),
+                                    input_output_aliases=aliases,
+                                    input_layouts=h.get("inputLayouts"),
+                                    output_layouts=h.get("outputLayouts"))
+            attrs = attrs_of(h["attrs"])
+            fn = jax.jit(lambda *xs: call(*xs, **attrs))
+            st["ffi"][h["key"]] = fn
+        return fn(*read_args(mv, h["args"], h["_base"]))
+
+    # Handlers a Python extension module hands out (jaxlib's LAPACK, nanobind examples):
+    # registrations() is {name: capsule | {stage: capsule}} (jaxlib.cpu._lapack) or
+    # {platform: [(name, capsule | {stage: capsule}, api_version)]} (jaxlib.lapack), as
+    # jax._src.lax.linalg.register_module_custom_calls and jax.ffi.register_ffi_target take.
+    capsule_name = ctypes.pythonapi.PyCapsule_GetName
+    capsule_name.restype = ctypes.c_char_p
+    capsule_name.argtypes = (ctypes.py_object,)
+    capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+    capsule_pointer.restype = ctypes.c_void_p
+    capsule_pointer.argtypes = (ctypes.py_object, ctypes.c_char_p)
+    target_capsule = b"xla._CUSTOM_CALL_TARGET"
+
+    def capsule_address(c):
+        if type(c).__name__ != "PyCapsule":
+            return None, "is a %s, not a PyCapsule" % type(c).__name__
+        n = capsule_name(c)
+        if n != target_capsule:
+            return None, ("is a PyCapsule named %r, not %r"
+                          % (n.decode() if n is not None else None, target_capsule.decode()))
+        return capsule_pointer(c, n), None
+
+    def op_handlers_from(h, mv):
+        st = host(h)
+        import importlib
+        name = h["module"]
+        mod = importlib.import_module(name)
+        st["modules"][name] = mod  # kept while the host is open (CPython never unloads it)
+        init = h.get("initialize")
+        if init:
+            f = getattr(mod, init, None)
+            if not callable(f):
+                raise Fail(5, "%s has no function %s() to initialize it" % (name, init))
+            f()
+        regs_attr = h.get("registrations") or "registrations"
+        f = getattr(mod, regs_attr, None)
+        if not callable(f):
+            raise Fail(5, "%s has no function %s() handing out its handlers" % (name, regs_attr))
+        regs = f()
+        if not isinstance(regs, dict):
+            raise Fail(3, "%s.%s() returned a %s, not a dict"
+                          % (name, regs_attr, type(regs).__name__))
+        want = h.get("platform") or "cpu"
+        if not any(isinstance(v, list) and all(isinstance(t, (list, tuple)) for t in v)
+                   for v in regs.values()):
+            form = "flat"
+            rows = [(want, k, v, 1) for k, v in regs.items()]
+        else:
+            form = "platforms"
+            rows = []
+            for plat, targets in regs.items():
+                for t in targets:
+                    if len(t) not in (2, 3) or not isinstance(t[-1] if len(t) == 3 else 1, int):
+                        raise Fail(3, "%s.%s()[%r] holds %r, not (name, capsule, api_version)"
+                                      % (name, regs_attr, plat, t))
+                    rows.append((str(plat), t[0], t[1], t[2] if len(t) == 3 else 1))
+        handlers, skipped, platforms = [], [], sorted({r[0] for r in rows})
+        for plat, tname, fn, api in rows:
+            if want != "*" and plat.lower() != want.lower():
+                continue
+            entry = {"name": str(tname), "platform": plat, "apiVersion": int(api)}
+            if int(api) != 1:
+                skipped.append(dict(entry, reason="a legacy custom call (api_version %d), "
+                                    "not an XLA FFI handler" % int(api)))
+                continue
+            stages = fn if isinstance(fn, dict) else {"execute": fn}
+            out, why = {}, None
+            for stage, c in stages.items():
+                addr, why = capsule_address(c)
+                if why is not None:
+                    why = "its %s stage %s" % (stage, why) if isinstance(fn, dict) else why
+                    break
+                out[str(stage)] = addr
+            if why is None and not out.get("execute"):
+                why = "has no execute stage"
+            if why is not None:
+                skipped.append(dict(entry, reason=why))
+                continue
+            handlers.append(dict(entry, stages=out))
+        return {"module": name, "file": getattr(mod, "__file__", None), "form": form,
+                "platforms": platforms, "handlers": handlers, "skipped": skipped}
+
+    def op_register_type(h, mv):
+        host(h)
+        reg = {"type_id": capsule(h["typeId"])}
+        if h.get("typeInfo"):
+            reg["type_info"] = capsule(h["typeInfo"])
+        jax.ffi.register_ffi_type(h["name"], reg, platform=h["platform"])
+        return {}
+
+    def op_clear_cache(h, mv):
+        host(h)["ffi"].clear()
+        gc.collect()
+        return {}
+
+    def op_clear_program(h, mv):
+        st = host(h)
+        p = st["programs"].get(h["id"])
+        if p is None:
+            raise Fail(9, "The program is closed")
+        p.fn = p.make()
+        gc.collect()
+        return {}
+
+    def find_entry(ns, before, entry, source_kind):
+        if entry:
+            fn = ns.get(entry)
+            if fn is None or not callable(fn):
+                raise Fail(3, "The program defines no function %r" % entry)
+            return fn
+        import types
+        new = [k for k, v in ns.items() if before.get(k, ns) is not v and not k.startswith("_")
+               and (isinstance(v, types.FunctionType) or hasattr(v, "lower"))
+               and getattr(v, "__module__", "__deno_xla__") == "__deno_xla__"]
+        if len(new) == 1:
+            return ns[new[0]]
+        if not new:
+            raise Fail(3, "The program defines no function: define one, or name it with entry")
+        raise Fail(3, "The program defines several functions (%s): name the one to run with entry"
+                   % ", ".join(new))
+
+    class Program:
+        __slots__ = ("fn", "kind", "outputs", "make")
+
+    def op_compile(h, mv):
+        st = host(h)
+        p = Program()
+        p.outputs = None
+        if h["kind"] == "stablehlo":
+            from jax._src.lib import xla_client as xc
+            backend = jax.extend.backend.get_backend("cpu")
+            devs = backend.local_devices()[:1]
+            dev = devs[0]
+            def make_hlo():
+                exe = backend.compile_and_load(h["source"],
+                                               executable_devices=xc.DeviceList(tuple(devs)),
+                                               compile_options=xc.CompileOptions())
+                def run_exe(*xs):
+                    return exe.execute([jax.device_put(x, dev) for x in xs])
+                return run_exe
+            p.fn = make_hlo()
+            p.make = make_hlo
+            p.kind = "stablehlo"
+        else:
+            ns = dict(st["ns"])  # what runPython defined is visible, not changed
+            before = dict(ns)
+            code = compile(h["source"], h.get("filename") or "<xla.jit>", "exec")
+            exec(code, ns)
+            fn = find_entry(ns, before, h.get("entry"), "python")
+            jitted = jax.jit(fn, static_argnums=tuple(h.get("staticArgnums") or ()))
+            if h.get("argSpecs") is not None:
+                specs = [jax.ShapeDtypeStruct(tuple(a["shape"]), np_dtype(a["dtype"]))
+                         for a in h["argSpecs"]]
+                compiled = jitted.lower(*specs).compile()
+                p.outputs = [{"dtype": code_of(o.dtype), "shape": list(o.shape)}
+                             for o in jax.tree_util.tree_leaves(compiled.out_info)]
+                p.fn = compiled
+                p.make = lambda: jitted.lower(*specs).compile()
+            else:
+                p.fn = jitted
+                def make_jitted():
+                    jitted.clear_cache()
+                    return jitted
+                p.make = make_jitted
+            p.kind = "python"
+        pid = next(S["ids"])
+        st["programs"][pid] = p
+        return {"id": pid, "outputs": p.outputs}
+
+    def op_run(h, mv):
+        st = host(h)
+        p = st["programs"].get(h["id"])
+        if p is None:
+            raise Fail(9, "The program is closed")
+        out = p.fn(*read_args(mv, h["args"], h["_base"]))
+        return jax.tree_util.tree_leaves(out)
+
+    def op_take(h, mv):
+        got = S["pending"].pop(h["token"], None)
+        if got is None:
+            raise Fail(5, "No pending reply %r" % h["token"])
+        return got
+
+    def op_release(h, mv):
+        st = S["hosts"].get(h["host"])
+        if st is None:
+            return {}
+        if h.get("programs") is not None:
+            for pid in h["programs"]:
+                st["programs"].pop(pid, None)
+        else:
+            del S["hosts"][h["host"]]
+            st["programs"].clear()
+            st["ffi"].clear()
+            st["ns"].clear()
+            st["modules"].clear()
+            gc.collect()
+            _deno_xla_distributed_leave(jax, h["host"])
+        for t in h.get("tokens") or ():
+            S["pending"].pop(t, None)
+        gc.collect()
+        return {}
+
+    def op_python(h, mv):
+        st = host(h)
+        ns = st["ns"]
+        ns.pop("result", None)
+        exec(compile(h["source"], "<xla.python>", "exec"), ns)
+        value = ns.pop("result", None)
+        return {"result": json.loads(json.dumps(value, default=str))}
+
+    def op_stats(h, mv):
+        gc.collect()
+        st = S["hosts"].get(h.get("host"))
+        return {"allocatedBlocks": sys.getallocatedblocks(), "gcObjects": len(gc.get_objects()),
+                "hosts": len(S["hosts"]), "programs": len(st["programs"]) if st else 0,
+                "ffiCache": len(st["ffi"]) if st else 0, "pending": len(S["pending"]),
+                "threads": threading.active_count()}
+
+    OPS = {"init": op_init, "register": op_register, "ffi_call": op_ffi_call,
+           "register_type": op_register_type, "clear_cache": op_clear_cache,
+           "clear_program": op_clear_program,
+           "compile": op_compile, "run": op_run, "take": op_take, "release": op_release,
+           "python": op_python, "stats": op_stats, "handlers_from": op_handlers_from}
+
+    def dispatch(req_addr, req_len, reply_addr, reply_cap):
+        try:
+            mv = view(req_addr, req_len)
+            n = int.from_bytes(mv[0:4], "little")
+            h = json.loads(bytes(mv[8:8 + n]))
+            h["_base"] = (8 + n + 63) & ~63
+            op = OPS.get(h.get("op"))
+            if op is None:
+                raise Fail(3, "Unknown request %r" % h.get("op"))
+            out = op(h, mv)
+            if isinstance(out, dict):
+                if write_reply(reply_addr, reply_cap, 0, out):
+                    raise Fail(8, "The reply does not fit in %d bytes" % reply_cap)
+            elif isinstance(out, tuple):  # a pending reply taken again
+                if write_reply(reply_addr, reply_cap, 0, *out):
+                    raise Fail(8, "The reply does not fit in %d bytes" % reply_cap)
+            else:
+                results_reply(reply_addr, reply_cap, list(out))
+        except BaseException as e:  # noqa: B902 - everything becomes a reply
+            interrupted = isinstance(e, KeyboardInterrupt)
+            if isinstance(e, (KeyboardInterrupt, SystemExit)):
+                e = Fail(1, "%s: %s" % (type(e).__name__, e))
+            error_reply(reply_addr, reply_cap, e, interrupted)
+
+    return dispatch
+
