@@ -110,9 +110,7 @@ const BUGS: {
     rule: "s32[$0.0]",
     kind: "crash",
     // Built with UBSan (the sanitized run), the division is reported by it before any SIGFPE.
-    detail: SANITIZED
-      ? /UndefinedBehaviorSanitizer division by zero|SIGFPE/
-      : /SIGFPE/,
+    detail: SANITIZED ? /UndefinedBehaviorSanitizer division by zero|SIGFPE/ : /SIGFPE/,
     exit: ExitCode.CRASHED,
     runs: 80,
   },
