@@ -158,7 +158,7 @@ static XLA_FFI_Error* slot_entry(int32_t n, XLA_FFI_CallFrame* f) {
     if (stop == 2) return NULL;
     /* The JS thread runs JS now (only this thread writes g_js_blocked). */
     int64_t blocked = atomic_load_explicit(&g_js_blocked, memory_order_relaxed);
-    /* XLA runs this program inline on the JS thread (Python runs here): a
+    /* XLA runs this program inline on the JS thread (its caller runs here): a
      * pending future would be waited for on this thread, where the Promise
      * can never settle (xla/ffi/ffi_api.cc: Call passes the frame's future
      * to BlockUntilReady, tsl::BlockUntilReady on the calling thread; through
@@ -167,15 +167,15 @@ static XLA_FFI_Error* slot_entry(int32_t n, XLA_FFI_CallFrame* f) {
      * An async handler is refused before it runs: once the call failed, XLA
      * frees its buffers, which the rest of the handler would write (ffi_api.cc:
      * a handler that returns an error must not launch asynchronous work). */
-    int python = blocked && atomic_load_explicit(&g_js_block_kind, memory_order_relaxed) ==
-                                XFD_JS_BLOCK_PYTHON;
-    if (python && s->async) return host_refuse_pending(f, 0);
+    int xla_inline = blocked && atomic_load_explicit(&g_js_block_kind, memory_order_relaxed) ==
+                                    XFD_JS_BLOCK_XLA_INLINE;
+    if (xla_inline && s->async) return host_refuse_pending(f, 0);
     if (blocked) atomic_store(&g_js_blocked, 0);
     XFD_RUNNING_ENTER(g_entries[n]);
     int32_t status = cb(n);
     XFD_RUNNING_LEAVE();
     if (blocked) atomic_store(&g_js_blocked, blocked);
-    if (status == 2 && python) return host_refuse_pending(f, ((const int32_t*)g_flat)[XFD_FLAT_TOKEN]);
+    if (status == 2 && xla_inline) return host_refuse_pending(f, ((const int32_t*)g_flat)[XFD_FLAT_TOKEN]);
     const int32_t* h = (const int32_t*)g_flat;
     if (status == 1) {
       int32_t len = h[XFD_FLAT_MSG_LEN];

@@ -57,12 +57,14 @@ int32_t xla_ffi_deno_host_install(const xla_ffi_deno_host_hooks* hooks);
  * JS thread marks the thread as blocked in native code for the call, so that
  * TS handlers called meanwhile from other threads fail instead of waiting
  * forever. enter returns what leave restores (-1: not the JS thread).
- * enter_as says what blocks it (the messages name it): a native handler
- * called synchronously (enter), or Python run on the JS thread, which also
- * makes a TS handler XLA calls inline fail when it returns a Promise (XLA
- * would wait for it on this very thread), or a native handler Runtime.ffiCall
- * runs inline (enter_as XFD_JS_BLOCK_INLINE). */
-enum { XFD_JS_BLOCK_CALL = 1, XFD_JS_BLOCK_PYTHON = 2, XFD_JS_BLOCK_INLINE = 3 };
+ * enter_as says what blocks it (the messages name it):
+ *   XFD_JS_BLOCK_CALL: a native handler called synchronously (enter);
+ *   XFD_JS_BLOCK_XLA_INLINE: a caller that runs XLA inline on the JS thread
+ *     (the hosted Python's synchronous runs); a TS handler XLA then calls
+ *     inline also fails when it returns a Promise, since XLA would wait for
+ *     it on this very thread;
+ *   XFD_JS_BLOCK_FFI_CALL: a native handler Runtime.ffiCall runs inline. */
+enum { XFD_JS_BLOCK_CALL = 1, XFD_JS_BLOCK_XLA_INLINE = 2, XFD_JS_BLOCK_FFI_CALL = 3 };
 int64_t xla_ffi_deno_js_block_enter(void);
 int64_t xla_ffi_deno_js_block_enter_as(int32_t kind);
 void xla_ffi_deno_js_block_leave(int64_t saved);

@@ -792,13 +792,13 @@ XLA_FFI_Error* host_call_sync_foreign(int32_t slot, XLA_FFI_CallFrame* f) {
     r.status = 1;
     r.code = XLA_FFI_Error_Code_FAILED_PRECONDITION;
     snprintf(r.msg, MSG_CAP, "%s",
-             atomic_load(&g_js_block_kind) == XFD_JS_BLOCK_PYTHON
+             atomic_load(&g_js_block_kind) == XFD_JS_BLOCK_XLA_INLINE
                  ? "A TS handler called from another thread cannot run: the JS thread runs "
                    "Python synchronously (Xla.runPythonSync or XlaProgram.runSync) and XLA "
                    "called the handler from one of its own threads (a program it does not run "
                    "inline on the calling thread). Use run() or runPython() so the JS thread "
                    "stays free"
-             : atomic_load(&g_js_block_kind) == XFD_JS_BLOCK_INLINE
+             : atomic_load(&g_js_block_kind) == XFD_JS_BLOCK_FFI_CALL
                  ? "A TS handler called from another thread cannot run: the JS thread is "
                    "blocked in a native handler Runtime.ffiCall runs on it (as XLA runs a "
                    "synchronous handler inline), which waits for it. Give that ffiCall "

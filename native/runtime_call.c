@@ -239,7 +239,7 @@ int32_t xrt_call_begin(xrt_call* c, XLA_FFI_Handler* h, XLA_FFI_Error** out) {
   }
   /* Runtime.ffiCall runs native handlers here on the JS thread: TS handlers
    * called meanwhile from other threads fail instead of waiting for it. */
-  int64_t blocked = xla_ffi_deno_js_block_enter_as(XFD_JS_BLOCK_INLINE);
+  int64_t blocked = xla_ffi_deno_js_block_enter_as(XFD_JS_BLOCK_FFI_CALL);
   err = normalize(xrt_invoke(h, &c->cf, "XLA FFI call failed"));
   xla_ffi_deno_js_block_leave(blocked);
   xrt_cuda_leave(c->ctx.rt, &scope);
