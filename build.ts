@@ -272,12 +272,32 @@ export interface Compiler {
 let compilerCache: Compiler | undefined;
 
 /**
+ * Whether this process may look at `path` (a candidate compiler); the
+ * folders it may not look in are added to `unreadable`. Scoped
+ * `--allow-read` need not cover every `PATH` folder.
+ */
+function readable(path: string, unreadable: Set<string>): boolean {
+  if (Deno.permissions.querySync({ name: "read", path }).state === "granted") return true;
+  unreadable.add(path.slice(0, path.lastIndexOf("/")) || "/");
+  return false;
+}
+
+/** The part of a "no compiler" message naming the folders that could not be looked in. */
+function unreadableNote(unreadable: Set<string>): string {
+  if (unreadable.size === 0) return "";
+  return `; not looked in ${[...unreadable].join(", ")}: that needs --allow-read=${
+    [...unreadable].join(",")
+  }`;
+}
+
+/**
  * Finds a C compiler: `$CC`, then `cc`, `gcc`, `clang` on `PATH`.
  * Throws `FfiError` (UNAVAILABLE) naming what was tried.
  */
 export function findCompiler(): Compiler {
   if (compilerCache) return compilerCache;
   const tried: string[] = [];
+  const unreadable = new Set<string>();
   const candidates: string[] = [];
   const env = envGet("CC");
   if (env) candidates.push(env);
@@ -288,6 +308,7 @@ export function findCompiler(): Compiler {
     tried.push(label);
     const paths = c.includes("/") ? [c] : pathDirs.map((d) => `${d}/${c}`);
     for (const p of paths) {
+      if (!readable(p, unreadable)) continue;
       if (isFile(p)) {
         const real = Deno.realPathSync(p);
         const st = Deno.statSync(real);
@@ -298,8 +319,8 @@ export function findCompiler(): Compiler {
   }
   throw new FfiError(
     ErrorCode.UNAVAILABLE,
-    `No C compiler found to build the native library (tried ${
-      tried.join(", ")
+    `No C compiler found to build the native library (tried ${tried.join(", ")}${
+      unreadableNote(unreadable)
     }). Install one (e.g. gcc) or set XLA_FFI_DENO_LIB to a prebuilt library.`,
   );
 }
@@ -325,6 +346,7 @@ export function findCxxCompiler(): Compiler | undefined {
   const pathDirs = (envGet("PATH") ?? "/usr/bin:/bin").split(":").filter(Boolean);
   for (const c of candidates) {
     for (const p of c.includes("/") ? [c] : pathDirs.map((d) => `${d}/${c}`)) {
+      if (!readable(p, new Set())) continue;
       if (isFile(p)) {
         const real = Deno.realPathSync(p);
         const st = Deno.statSync(real);
@@ -970,6 +992,10 @@ export function nativeLibraryPath(): string {
 /** The environment variables the build reads. */
 const BUILD_ENV = [
   "XLA_FFI_DENO_LIB",
+  "XLA_FFI_DENO_BUILD",
+  "XLA_FFI_DENO_WERROR",
+  "XDG_CACHE_HOME",
+  "HOME",
   "XLA_FFI_DENO_PREBUILT",
   "XLA_FFI_DENO_GUARD_LIB",
   "CC",
@@ -983,58 +1009,116 @@ function granted(desc: Deno.PermissionDescriptor): boolean {
   return Deno.permissions.querySync(desc).state === "granted";
 }
 
+/** What {@link missingNativePermissions} found. */
+export interface MissingPermissions {
+  /** The flags missing, bare (`--allow-write`), in the order env, read, write, run, ffi. */
+  missing: string[];
+  /** Those of {@link missing} needed only because the library is not in the cache yet. */
+  buildOnly: string[];
+  /**
+   * The same flags as they would be given, scoped to the path or program
+   * where one is known (`--allow-write=/home/me/.cache/deno-xla-ffi`).
+   */
+  exact: string[];
+  /**
+   * What the first use does: `install` copies the shipped prebuilt library
+   * into the cache, `build` compiles it, `load` only loads it.
+   */
+  action: "load" | "install" | "build";
+}
+
 /**
- * The permission flags that opening the module's native library (building it
- * first when it is not cached) needs and this process lacks, all at once, in
- * the order `--allow-env`, `--allow-read`, `--allow-write`, `--allow-run`,
- * `--allow-ffi`. `buildOnly` are those needed only because the library is
- * not built yet (or may not be: without env and read access the cache
- * cannot be looked at). Empty lists: nothing is missing.
+ * The permission flags that opening the module's native library (installing
+ * or building it first when it is not cached) needs and this process lacks,
+ * all at once, in the order `--allow-env`, `--allow-read`, `--allow-write`,
+ * `--allow-run`, `--allow-ffi`, with the exact (scoped) flag for each.
+ * `buildOnly` are those needed only because the library is not in the cache
+ * yet (or may not be: without env and read access the cache cannot be looked
+ * at). Only what the chosen way needs is asked for: a shipped prebuilt
+ * library needs no `--allow-run` and no compiler. Empty lists: nothing is
+ * missing.
  *
  * @example
  * ```ts ignore
  * import { missingNativePermissions } from "./build.ts";
- * const { missing } = missingNativePermissions();
- * if (missing.length > 0) console.log(`run again with ${missing.join(" ")}`);
+ * const { exact } = missingNativePermissions();
+ * if (exact.length > 0) console.log(`run again with ${exact.join(" ")}`);
  * ```
  */
-export function missingNativePermissions(): { missing: string[]; buildOnly: string[] } {
-  const env = BUILD_ENV.every((variable) => granted({ name: "env", variable }));
-  const read = HERE.protocol !== "file:" || granted({ name: "read", path: fileURLToPath(HERE) });
+export function missingNativePermissions(): MissingPermissions {
+  const missingEnv = BUILD_ENV.filter((variable) => !granted({ name: "env", variable }));
+  const here = HERE.protocol === "file:" ? fileURLToPath(HERE) : undefined;
+  const read = here === undefined || granted({ name: "read", path: here });
   const missing: string[] = [];
-  if (!env) missing.push("--allow-env");
-  if (!read) missing.push("--allow-read");
+  const exact: string[] = [];
+  if (missingEnv.length > 0) {
+    missing.push("--allow-env");
+    exact.push(`--allow-env=${missingEnv.join(",")}`);
+  }
+  if (!read) {
+    missing.push("--allow-read");
+    exact.push(`--allow-read=${here}`);
+  }
   let path: string | undefined;
   let built = false;
-  let plan: _Plan | undefined;
-  if (env && read) {
+  let action: MissingPermissions["action"] = "build";
+  let writeTo: string | undefined;
+  let runs: string | undefined;
+  let readCache: string | undefined;
+  if (missingEnv.length === 0 && read) {
     path = envGet("XLA_FFI_DENO_LIB") || prebuilt(MAIN_LIBRARY, "shared").path;
     built = path !== undefined;
     if (!built) {
       try {
-        plan = _plan(MAIN_LIBRARY, "shared");
-        path = _cached(plan);
-        built = path !== undefined;
-        path ??= plan.dir; // the library will be built under it
+        const shipped = _shipped(MAIN_LIBRARY, "shared");
+        if (shipped.path) {
+          action = "install";
+          path = shipped.path;
+          const dir = path.slice(0, path.lastIndexOf("/"));
+          writeTo = dir.slice(0, dir.lastIndexOf("/"));
+          if (!granted({ name: "read", path })) readCache = writeTo;
+          else built = _fileSha256(path) === shipped.entry!.sha256;
+        } else {
+          const plan = _plan(MAIN_LIBRARY, "shared", undefined, shipped.note);
+          path = _cached(plan);
+          built = path !== undefined;
+          path ??= plan.dir; // the library will be built under it
+          writeTo = plan.dir.slice(0, plan.dir.lastIndexOf("/"));
+          runs = plan.compiler.path;
+        }
       } catch (e) {
         // E.g. the cache folder does not exist and cannot be created: a build is needed.
         if (!(e instanceof FfiError) || e.code !== ErrorCode.PERMISSION_DENIED) throw e;
+        const flag = /needs (--allow-[a-z]+)(=\S*)?/.exec(e.message);
+        if (flag?.[1] === "--allow-read" && !missing.includes("--allow-read")) {
+          missing.push("--allow-read");
+          exact.push(flag[0].slice("needs ".length));
+        }
       }
     }
   }
+  if (readCache !== undefined) {
+    if (!missing.includes("--allow-read")) missing.push("--allow-read");
+    exact.push(`--allow-read=${readCache}`);
+  }
   const buildOnly: string[] = [];
-  if (!built) {
-    const writeTo = plan ? plan.dir.slice(0, plan.dir.lastIndexOf("/")) : undefined;
+  if (built) action = "load";
+  else {
     if (!granted(writeTo ? { name: "write", path: writeTo } : { name: "write" })) {
       buildOnly.push("--allow-write");
+      exact.push(writeTo ? `--allow-write=${writeTo}` : "--allow-write");
     }
-    if (!granted(plan ? { name: "run", command: plan.compiler.path } : { name: "run" })) {
+    if (action === "build" && !granted(runs ? { name: "run", command: runs } : { name: "run" })) {
       buildOnly.push("--allow-run");
+      exact.push(runs ? `--allow-run=${runs}` : "--allow-run");
     }
     missing.push(...buildOnly);
   }
-  if (!granted(path ? { name: "ffi", path } : { name: "ffi" })) missing.push("--allow-ffi");
-  return { missing, buildOnly };
+  if (!granted(path ? { name: "ffi", path } : { name: "ffi" })) {
+    missing.push("--allow-ffi");
+    exact.push("--allow-ffi");
+  }
+  return { missing, buildOnly, exact, action };
 }
 
 /**
@@ -1055,7 +1139,10 @@ export function guardLibraryPath(): string | undefined {
   const env = envGet("XLA_FFI_DENO_GUARD_LIB");
   if (env) return env;
   if (envGet("XLA_FFI_DENO_LIB")) return undefined;
-  if (prebuilt(GUARD_LIBRARY, "shared").path === undefined && findCxxCompiler() === undefined) {
+  if (
+    prebuilt(GUARD_LIBRARY, "shared").path === undefined &&
+    _shipped(GUARD_LIBRARY, "shared").path === undefined && findCxxCompiler() === undefined
+  ) {
     return undefined;
   }
   return buildSharedLibrary(GUARD_LIBRARY);

@@ -8,6 +8,7 @@
  */
 import { ErrorCode } from "../abi/enums.ts";
 import { FfiError } from "../errors.ts";
+import { _exitIfUnhandled } from "../native/lib.ts";
 
 /** What the interpreter reported about itself. */
 export interface PythonInfo {
@@ -148,10 +149,13 @@ export async function probePython(python: string): Promise<PythonInfo> {
     // system's EACCES: a folder (a venv given instead of its bin/python) or a
     // file that is not executable.
     if (e instanceof Deno.errors.NotCapable) {
-      throw new FfiError(
-        ErrorCode.PERMISSION_DENIED,
-        `Running the Python interpreter ${python} needs --allow-run (${(e as Error).message})`,
-        { cause: e },
+      throw _exitIfUnhandled(
+        new FfiError(
+          ErrorCode.PERMISSION_DENIED,
+          `Running the Python interpreter ${python} needs --allow-run (or ` +
+            `--allow-run=${python}): run again with it`,
+          { cause: e },
+        ),
       );
     }
     if (e instanceof Deno.errors.PermissionDenied) {
