@@ -1047,13 +1047,18 @@ export interface MissingPermissions {
  */
 export function missingNativePermissions(): MissingPermissions {
   const missingEnv = BUILD_ENV.filter((variable) => !granted({ name: "env", variable }));
-  const here = HERE.protocol === "file:" ? fileURLToPath(HERE) : undefined;
+  const here = HERE.protocol === "file:" ? fileURLToPath(HERE).replace(/\/$/, "") : undefined;
   const read = here === undefined || granted({ name: "read", path: here });
   const missing: string[] = [];
   const exact: string[] = [];
   if (missingEnv.length > 0) {
     missing.push("--allow-env");
-    exact.push(`--allow-env=${missingEnv.join(",")}`);
+    // None of them: the plain flag; some: exactly those still missing.
+    exact.push(
+      missingEnv.length === BUILD_ENV.length
+        ? "--allow-env"
+        : `--allow-env=${missingEnv.join(",")}`,
+    );
   }
   if (!read) {
     missing.push("--allow-read");
@@ -1061,7 +1066,10 @@ export function missingNativePermissions(): MissingPermissions {
   }
   let path: string | undefined;
   let built = false;
-  let action: MissingPermissions["action"] = "build";
+  // Until the cache can be looked at: what this platform would do.
+  let action: MissingPermissions["action"] = PREBUILT_PLATFORMS.includes(platformName())
+    ? "install"
+    : "build";
   let writeTo: string | undefined;
   let runs: string | undefined;
   let readCache: string | undefined;
@@ -1079,6 +1087,7 @@ export function missingNativePermissions(): MissingPermissions {
           if (!granted({ name: "read", path })) readCache = writeTo;
           else built = _fileSha256(path) === shipped.entry!.sha256;
         } else {
+          action = "build";
           const plan = _plan(MAIN_LIBRARY, "shared", undefined, shipped.note);
           path = _cached(plan);
           built = path !== undefined;
