@@ -6,7 +6,6 @@
  * @module
  */
 import { type DataType, ErrorCode } from "../abi/enums.ts";
-import type { DataTypedArray } from "../abi/dtype.ts";
 import { FfiError } from "../errors.ts";
 import { _describeRegistered, native } from "../native/lib.ts";
 import {
