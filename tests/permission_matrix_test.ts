@@ -89,9 +89,10 @@ Deno.test({
           assert.doesNotMatch(stderr, /--allow-run/);
         },
       );
-      await t.step("no --allow-env: names the variables", async () => {
+      await t.step("no --allow-env: names it; some variables only: names the others", async () => {
+        await refused(run([`--allow-read=${cacheA}`, "--allow-ffi"], cacheA), ["--allow-env"]);
         await refused(
-          run([`--allow-read=${cacheA}`, "--allow-ffi"], cacheA),
+          run(["--allow-env=HOME,XDG_CACHE_HOME", `--allow-read=${cacheA}`, "--allow-ffi"], cacheA),
           ["--allow-env=XLA_FFI_DENO_LIB,"],
         );
       });
