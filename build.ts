@@ -23,11 +23,19 @@
  */
 import { createHash } from "node:crypto";
 import { fileURLToPath } from "node:url";
+import { gunzipSync, gzipSync } from "node:zlib";
 import { ErrorCode } from "./src/abi/enums.ts";
 import { FfiError } from "./src/errors.ts";
 import { EMBEDDED_SOURCES } from "./src/native/embedded_sources.ts";
 import { abiFactsModule } from "./src/native/_abi_facts.ts";
 import { PYTHON_SOURCES, pythonSourcesModule } from "./src/xla/_python_embed.ts";
+import {
+  platformName,
+  PREBUILT_PLATFORMS,
+  type PrebuiltFile,
+  type PrebuiltSet,
+  prebuiltSet,
+} from "./src/native/prebuilt.ts";
 
 /**
  * The C sources of the TS handler host (what any XLA loads), relative to
@@ -119,6 +127,43 @@ export const CXX_FLAGS: readonly string[] = ["-std=c++17", ...COMMON_FLAGS];
 
 /** Flags every native build uses (DESIGN.md). */
 export const C_FLAGS: readonly string[] = ["-std=c11", ...COMMON_FLAGS];
+
+/**
+ * Whether the module's own libraries are compiled with `-Werror`:
+ * `XLA_FFI_DENO_WERROR=1` or `0` says; otherwise only in a git checkout of
+ * the module (its CI and its developers). On a user's machine a newer
+ * compiler's new warning must not stop the module from building.
+ *
+ * @example
+ * ```ts ignore
+ * import { werrorWanted } from "./build.ts";
+ * console.log(werrorWanted()); // true in a checkout
+ * ```
+ */
+export function werrorWanted(): boolean {
+  const v = envGet("XLA_FFI_DENO_WERROR");
+  if (v === "1") return true;
+  if (v === "0") return false;
+  if (HERE.protocol !== "file:") return false;
+  try {
+    Deno.statSync(new URL(".git", HERE));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The module's own libraries (built from its sources, shipped prebuilt). */
+function isModuleLibrary(options: BuildOptions): boolean {
+  return options === MAIN_LIBRARY || options === GUARD_LIBRARY || options === ISOLATE_PROGRAM;
+}
+
+/** The base flags of a build; `-Werror` left out of the module's own libraries unless wanted. */
+function baseFlags(options: BuildOptions): readonly string[] {
+  const base = options.baseFlags ?? (options.cxx ? CXX_FLAGS : C_FLAGS);
+  if (!isModuleLibrary(options) || werrorWanted()) return base;
+  return base.filter((f) => f !== "-Werror");
+}
 
 /**
  * Flags from `XLA_FFI_DENO_SANITIZE` (e.g. `address,undefined`): every native
@@ -232,12 +277,32 @@ export interface Compiler {
 let compilerCache: Compiler | undefined;
 
 /**
+ * Whether this process may look at `path` (a candidate compiler); the
+ * folders it may not look in are added to `unreadable`. Scoped
+ * `--allow-read` need not cover every `PATH` folder.
+ */
+function readable(path: string, unreadable: Set<string>): boolean {
+  if (Deno.permissions.querySync({ name: "read", path }).state === "granted") return true;
+  unreadable.add(path.slice(0, path.lastIndexOf("/")) || "/");
+  return false;
+}
+
+/** The part of a "no compiler" message naming the folders that could not be looked in. */
+function unreadableNote(unreadable: Set<string>): string {
+  if (unreadable.size === 0) return "";
+  return `; not looked in ${[...unreadable].join(", ")}: that needs --allow-read=${
+    [...unreadable].join(",")
+  }`;
+}
+
+/**
  * Finds a C compiler: `$CC`, then `cc`, `gcc`, `clang` on `PATH`.
  * Throws `FfiError` (UNAVAILABLE) naming what was tried.
  */
 export function findCompiler(): Compiler {
   if (compilerCache) return compilerCache;
   const tried: string[] = [];
+  const unreadable = new Set<string>();
   const candidates: string[] = [];
   const env = envGet("CC");
   if (env) candidates.push(env);
@@ -248,6 +313,7 @@ export function findCompiler(): Compiler {
     tried.push(label);
     const paths = c.includes("/") ? [c] : pathDirs.map((d) => `${d}/${c}`);
     for (const p of paths) {
+      if (!readable(p, unreadable)) continue;
       if (isFile(p)) {
         const real = Deno.realPathSync(p);
         const st = Deno.statSync(real);
@@ -258,8 +324,8 @@ export function findCompiler(): Compiler {
   }
   throw new FfiError(
     ErrorCode.UNAVAILABLE,
-    `No C compiler found to build the native library (tried ${
-      tried.join(", ")
+    `No C compiler found to build the native library (tried ${tried.join(", ")}${
+      unreadableNote(unreadable)
     }). Install one (e.g. gcc) or set XLA_FFI_DENO_LIB to a prebuilt library.`,
   );
 }
@@ -285,6 +351,7 @@ export function findCxxCompiler(): Compiler | undefined {
   const pathDirs = (envGet("PATH") ?? "/usr/bin:/bin").split(":").filter(Boolean);
   for (const c of candidates) {
     for (const p of c.includes("/") ? [c] : pathDirs.map((d) => `${d}/${c}`)) {
+      if (!readable(p, new Set())) continue;
       if (isFile(p)) {
         const real = Deno.realPathSync(p);
         const st = Deno.statSync(real);
@@ -304,10 +371,37 @@ function embeddedPath(url: URL): string | undefined {
   return Object.hasOwn(EMBEDDED_SOURCES, rel) ? rel : undefined;
 }
 
+let sourcesEmbeddedCache: boolean | undefined;
+
+/**
+ * Whether the module's own C sources come from `EMBEDDED_SOURCES`: imported
+ * from a URL, or a local copy of the published files (which hold the sources
+ * only in that form).
+ */
+function sourcesEmbedded(): boolean {
+  if (sourcesEmbeddedCache === undefined) {
+    let local = false;
+    if (HERE.protocol === "file:") {
+      try {
+        local = Deno.statSync(new URL("native/xla_ffi.h", HERE)).isFile;
+      } catch { /* no native/ folder */ }
+    }
+    sourcesEmbeddedCache = !local;
+  }
+  return sourcesEmbeddedCache;
+}
+
+/** Whether `url` is read from the embedded sources rather than from its own location. */
+function fromEmbedded(url: URL): boolean {
+  return (url.protocol !== "file:" || sourcesEmbedded()) && url.href.startsWith(HERE.href);
+}
+
 function readSource(url: URL): Uint8Array {
-  if (url.protocol !== "file:") {
+  if (fromEmbedded(url)) {
     const rel = embeddedPath(url);
     if (rel !== undefined) return new TextEncoder().encode(EMBEDDED_SOURCES[rel]);
+  }
+  if (url.protocol !== "file:") {
     throw new FfiError(
       ErrorCode.UNAVAILABLE,
       `Cannot build from ${url.href}: only local files and the module's own native sources ` +
@@ -387,7 +481,7 @@ type _OutputKind = "shared" | "executable";
  * own sources imported from a remote URL) a copy written under `srcDir`.
  */
 function localPath(url: URL, srcDir: string): string {
-  if (url.protocol === "file:") return fileURLToPath(url);
+  if (!fromEmbedded(url)) return fileURLToPath(url);
   const rel = embeddedPath(url);
   if (rel === undefined) readSource(url); // throws the explanation
   const path = `${srcDir}/${rel}`;
@@ -421,8 +515,9 @@ export function sourceKey(
 ): { file: string; key: string } {
   const rel = (u: URL) => u.href.startsWith(HERE.href) ? u.href.slice(HERE.href.length) : u.href;
   const hash = createHash("sha256");
+  // -Werror changes no output: a library built with it serves a build without it.
   const flags = [
-    ...(options.baseFlags ?? (options.cxx ? CXX_FLAGS : C_FLAGS)),
+    ...(options.baseFlags ?? (options.cxx ? CXX_FLAGS : C_FLAGS)).filter((f) => f !== "-Werror"),
     ...(options.extraFlags ?? []),
     ...sanitizerFlags(),
     ...(options.includeDirs ?? []).map((d) => `-I${rel(toUrl(d))}`),
@@ -463,6 +558,114 @@ function prebuilt(options: BuildOptions, kind: _OutputKind): { path?: string; no
   return { path: `${dir}/${file}` };
 }
 
+/**
+ * How the module's own libraries are found: `XLA_FFI_DENO_BUILD=source`
+ * compiles them from source even where a prebuilt library is shipped;
+ * `prebuilt` never compiles them; unset (or `auto`): the prebuilt library
+ * when it matches the sources, else a build from source.
+ *
+ * @example
+ * ```ts ignore
+ * import { buildMode } from "./build.ts";
+ * console.log(buildMode()); // "auto"
+ * ```
+ */
+export function buildMode(): "auto" | "source" | "prebuilt" {
+  const v = envGet("XLA_FFI_DENO_BUILD");
+  if (v === undefined || v === "" || v === "auto") return "auto";
+  if (v === "source" || v === "prebuilt") return v;
+  throw new FfiError(
+    ErrorCode.INVALID_ARGUMENT,
+    `XLA_FFI_DENO_BUILD must be 'auto', 'source' or 'prebuilt', got '${v}'`,
+  );
+}
+
+/** Where a shipped prebuilt file of a module library goes, and its entry; else why not. */
+interface _Shipped {
+  /** The file in the cache (there or not yet). */
+  path?: string;
+  /** Its entry in the prebuilt set. */
+  entry?: PrebuiltFile;
+  /** Why no shipped file serves this build. */
+  note?: string;
+}
+
+/**
+ * The shipped prebuilt file for a build of one of the module's own libraries
+ * on this platform, when its sources and flags are those it was built from:
+ * its path in the cache (`<cache>/prebuilt-<sha256>/<file>`), whether or not
+ * it is there yet.
+ */
+function _shipped(options: BuildOptions, kind: _OutputKind): _Shipped {
+  if (!isModuleLibrary(options)) return {};
+  if (buildMode() === "source") return { note: "XLA_FFI_DENO_BUILD=source" };
+  let found: { set?: PrebuiltSet; problem?: string };
+  try {
+    found = prebuiltSet();
+  } catch (e) {
+    return permissionError(e, "reading the prebuilt native library", "--allow-read");
+  }
+  if (!found.set) return { note: found.problem };
+  const { file, key } = sourceKey(options, kind);
+  const entry = found.set.files[file];
+  if (entry === undefined) return { note: `no prebuilt ${file} for ${found.set.platform}` };
+  if (entry.key !== key) {
+    return {
+      note: sanitizerFlags().length > 0
+        ? `the prebuilt ${file} is not sanitized`
+        : `the prebuilt ${file} was built from other sources`,
+    };
+  }
+  const dir = `${cacheRoot()}/prebuilt-${entry.sha256.slice(0, 16)}`;
+  return { path: `${dir}/${file}`, entry };
+}
+
+/** SHA-256 of a file's bytes (hex), or undefined when there is no such file. */
+function _fileSha256(path: string): string | undefined {
+  let bytes: Uint8Array;
+  try {
+    bytes = Deno.readFileSync(path);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return undefined;
+    return permissionError(e, `reading ${path}`, `--allow-read=${path}`);
+  }
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
+/**
+ * Copies a shipped prebuilt file into the cache (once: a file already there
+ * with the right SHA-256 is used as it is), checking its SHA-256.
+ */
+function _installShipped(path: string, entry: PrebuiltFile): string {
+  if (_fileSha256(path) === entry.sha256) return path;
+  const bytes = new Uint8Array(
+    gunzipSync(Uint8Array.from(atob(entry.gzip), (c) => c.charCodeAt(0))),
+  );
+  const sha = createHash("sha256").update(bytes).digest("hex");
+  if (sha !== entry.sha256) {
+    throw new FfiError(
+      ErrorCode.DATA_LOSS,
+      `The prebuilt ${path.slice(path.lastIndexOf("/") + 1)} shipped with @deno-xla/ffi is ` +
+        `corrupt (SHA-256 ${sha}, expected ${entry.sha256}): reinstall the module, or set ` +
+        `XLA_FFI_DENO_BUILD=source to compile it`,
+    );
+  }
+  const dir = path.slice(0, path.lastIndexOf("/"));
+  try {
+    Deno.mkdirSync(dir, { recursive: true });
+    const tmp = _tmpName(path);
+    Deno.writeFileSync(tmp, bytes, { mode: entry.executable ? 0o755 : 0o644 });
+    Deno.renameSync(tmp, path);
+  } catch (e) {
+    return permissionError(
+      e,
+      `copying the prebuilt native library into ${dir}`,
+      `--allow-write=${dir.slice(0, dir.lastIndexOf("/"))}`,
+    );
+  }
+  return path;
+}
+
 /** What a build would do: the compiler, its arguments and the cached output. */
 interface _Plan {
   compiler: Compiler;
@@ -476,12 +679,15 @@ interface _Plan {
 }
 
 /** The C or C++ compiler a build needs; `note` says why no prebuilt library served. */
-function _compilerFor(options: BuildOptions, note?: string): Compiler {
+function _compilerFor(options: BuildOptions, note?: string, shippedNote?: string): Compiler {
   const again = note ? ` (${note}: run \`deno task carry\` again)` : "";
   let compiler: Compiler | undefined;
   try {
     compiler = options.cxx ? findCxxCompiler() : findCompiler();
   } catch (e) {
+    if (isModuleLibrary(options) && e instanceof FfiError && e.code === ErrorCode.UNAVAILABLE) {
+      throw unsupportedPlatform(e.message, shippedNote);
+    }
     if (!note || !(e instanceof FfiError)) throw e;
     throw new FfiError(e.code, `${e.message}${again}`);
   }
@@ -494,9 +700,32 @@ function _compilerFor(options: BuildOptions, note?: string): Compiler {
   return compiler;
 }
 
-function _plan(options: BuildOptions, kind: _OutputKind, note?: string): _Plan {
-  const compiler = _compilerFor(options, note);
-  const base = options.baseFlags ?? (options.cxx ? CXX_FLAGS : C_FLAGS);
+/**
+ * The error of a platform without a usable prebuilt native library and
+ * without a C compiler: names the platform and what is supported.
+ */
+function unsupportedPlatform(noCompiler: string, shippedNote?: string): FfiError {
+  const platform = platformName();
+  const why = shippedNote ?? `no prebuilt native library is shipped for ${platform}`;
+  return new FfiError(
+    ErrorCode.UNIMPLEMENTED,
+    `@deno-xla/ffi cannot run on ${platform}: ${why}, and ${
+      noCompiler.replace(/^No C compiler found/, "no C compiler was found")
+    }. Prebuilt libraries are shipped for ${
+      PREBUILT_PLATFORMS.join(" and ")
+    } (glibc); elsewhere the module compiles its library from source with a C compiler ` +
+      `($CC, cc, gcc or clang).`,
+  );
+}
+
+function _plan(
+  options: BuildOptions,
+  kind: _OutputKind,
+  note?: string,
+  shippedNote?: string,
+): _Plan {
+  const compiler = _compilerFor(options, note, shippedNote);
+  const base = baseFlags(options);
   const includes = [new URL("native/", HERE), ...(options.includeDirs ?? []).map(toUrl)];
   const root = cacheRoot(options.outDir);
   // Remote module: the embedded sources of this version live in one folder of the cache.
@@ -504,7 +733,7 @@ function _plan(options: BuildOptions, kind: _OutputKind, note?: string): _Plan {
     createHash("sha256").update(JSON.stringify(EMBEDDED_SOURCES)).digest("hex").slice(0, 16)
   }`;
   const includePath = (u: URL) =>
-    u.protocol === "file:"
+    !fromEmbedded(u)
       ? fileURLToPath(u)
       : `${srcDir}/${decodeURIComponent(u.href.slice(HERE.href.length))}`;
   const flags = [
@@ -642,10 +871,25 @@ function _writeAtomic(path: string, text: string): void {
 function _build(options: BuildOptions, kind: _OutputKind): string {
   const ready = prebuilt(options, kind);
   if (ready.path) return ready.path;
-  const plan = _plan(options, kind, ready.note);
+  const shipped = _shipped(options, kind);
+  if (shipped.path) return _installShipped(shipped.path, shipped.entry!);
+  if (isModuleLibrary(options) && buildMode() === "prebuilt") {
+    throw new FfiError(
+      ErrorCode.UNAVAILABLE,
+      `XLA_FFI_DENO_BUILD=prebuilt, but ${shipped.note ?? "no prebuilt library serves"}`,
+    );
+  }
+  const plan = _plan(options, kind, ready.note, shipped.note);
   const cached = _cached(plan);
   if (cached !== undefined) return cached;
   const { compiler, flags, links, sources, srcDir, dir, file } = plan;
+  if (options === MAIN_LIBRARY) {
+    // Several seconds, once: say what is happening.
+    console.error(
+      `@deno-xla/ffi: compiling its native library from source with ${compiler.path} ` +
+        `(${shipped.note ?? "no prebuilt library"}); cached in ${dir}`,
+    );
+  }
   // Each build writes into a folder of its own (Workers and processes may build the same
   // library at once), then renames its results into place.
   const work = _tmpName(`${dir}/build`);
@@ -655,7 +899,7 @@ function _build(options: BuildOptions, kind: _OutputKind): string {
     permissionError(e, `creating ${work}`, "--allow-write");
   }
   try {
-    if (HERE.protocol !== "file:") {
+    if (sourcesEmbedded()) {
       for (const rel of Object.keys(EMBEDDED_SOURCES)) localPath(new URL(rel, HERE), srcDir);
     }
     const cfiles = sources.filter((u) => !HEADER.test(u.href)).map((u) => localPath(u, srcDir));
@@ -753,6 +997,10 @@ export function nativeLibraryPath(): string {
 /** The environment variables the build reads. */
 const BUILD_ENV = [
   "XLA_FFI_DENO_LIB",
+  "XLA_FFI_DENO_BUILD",
+  "XLA_FFI_DENO_WERROR",
+  "XDG_CACHE_HOME",
+  "HOME",
   "XLA_FFI_DENO_PREBUILT",
   "XLA_FFI_DENO_GUARD_LIB",
   "CC",
@@ -766,58 +1014,125 @@ function granted(desc: Deno.PermissionDescriptor): boolean {
   return Deno.permissions.querySync(desc).state === "granted";
 }
 
+/** What {@link missingNativePermissions} found. */
+export interface MissingPermissions {
+  /** The flags missing, bare (`--allow-write`), in the order env, read, write, run, ffi. */
+  missing: string[];
+  /** Those of {@link missing} needed only because the library is not in the cache yet. */
+  buildOnly: string[];
+  /**
+   * The same flags as they would be given, scoped to the path or program
+   * where one is known (`--allow-write=/home/me/.cache/deno-xla-ffi`).
+   */
+  exact: string[];
+  /**
+   * What the first use does: `install` copies the shipped prebuilt library
+   * into the cache, `build` compiles it, `load` only loads it.
+   */
+  action: "load" | "install" | "build";
+}
+
 /**
- * The permission flags that opening the module's native library (building it
- * first when it is not cached) needs and this process lacks, all at once, in
- * the order `--allow-env`, `--allow-read`, `--allow-write`, `--allow-run`,
- * `--allow-ffi`. `buildOnly` are those needed only because the library is
- * not built yet (or may not be: without env and read access the cache
- * cannot be looked at). Empty lists: nothing is missing.
+ * The permission flags that opening the module's native library (installing
+ * or building it first when it is not cached) needs and this process lacks,
+ * all at once, in the order `--allow-env`, `--allow-read`, `--allow-write`,
+ * `--allow-run`, `--allow-ffi`, with the exact (scoped) flag for each.
+ * `buildOnly` are those needed only because the library is not in the cache
+ * yet (or may not be: without env and read access the cache cannot be looked
+ * at). Only what the chosen way needs is asked for: a shipped prebuilt
+ * library needs no `--allow-run` and no compiler. Empty lists: nothing is
+ * missing.
  *
  * @example
  * ```ts ignore
  * import { missingNativePermissions } from "./build.ts";
- * const { missing } = missingNativePermissions();
- * if (missing.length > 0) console.log(`run again with ${missing.join(" ")}`);
+ * const { exact } = missingNativePermissions();
+ * if (exact.length > 0) console.log(`run again with ${exact.join(" ")}`);
  * ```
  */
-export function missingNativePermissions(): { missing: string[]; buildOnly: string[] } {
-  const env = BUILD_ENV.every((variable) => granted({ name: "env", variable }));
-  const read = HERE.protocol !== "file:" || granted({ name: "read", path: fileURLToPath(HERE) });
+export function missingNativePermissions(): MissingPermissions {
+  const missingEnv = BUILD_ENV.filter((variable) => !granted({ name: "env", variable }));
+  const here = HERE.protocol === "file:" ? fileURLToPath(HERE).replace(/\/$/, "") : undefined;
+  const read = here === undefined || granted({ name: "read", path: here });
   const missing: string[] = [];
-  if (!env) missing.push("--allow-env");
-  if (!read) missing.push("--allow-read");
+  const exact: string[] = [];
+  if (missingEnv.length > 0) {
+    missing.push("--allow-env");
+    // None of them: the plain flag; some: exactly those still missing.
+    exact.push(
+      missingEnv.length === BUILD_ENV.length
+        ? "--allow-env"
+        : `--allow-env=${missingEnv.join(",")}`,
+    );
+  }
+  if (!read) {
+    missing.push("--allow-read");
+    exact.push(`--allow-read=${here}`);
+  }
   let path: string | undefined;
   let built = false;
-  let plan: _Plan | undefined;
-  if (env && read) {
+  // Until the cache can be looked at: what this platform would do.
+  let action: MissingPermissions["action"] = PREBUILT_PLATFORMS.includes(platformName())
+    ? "install"
+    : "build";
+  let writeTo: string | undefined;
+  let runs: string | undefined;
+  let readCache: string | undefined;
+  if (missingEnv.length === 0 && read) {
     path = envGet("XLA_FFI_DENO_LIB") || prebuilt(MAIN_LIBRARY, "shared").path;
     built = path !== undefined;
     if (!built) {
       try {
-        plan = _plan(MAIN_LIBRARY, "shared");
-        path = _cached(plan);
-        built = path !== undefined;
-        path ??= plan.dir; // the library will be built under it
+        const shipped = _shipped(MAIN_LIBRARY, "shared");
+        if (shipped.path) {
+          action = "install";
+          path = shipped.path;
+          const dir = path.slice(0, path.lastIndexOf("/"));
+          writeTo = dir.slice(0, dir.lastIndexOf("/"));
+          if (!granted({ name: "read", path })) readCache = writeTo;
+          else built = _fileSha256(path) === shipped.entry!.sha256;
+        } else {
+          action = "build";
+          const plan = _plan(MAIN_LIBRARY, "shared", undefined, shipped.note);
+          path = _cached(plan);
+          built = path !== undefined;
+          path ??= plan.dir; // the library will be built under it
+          writeTo = plan.dir.slice(0, plan.dir.lastIndexOf("/"));
+          runs = plan.compiler.path;
+        }
       } catch (e) {
         // E.g. the cache folder does not exist and cannot be created: a build is needed.
         if (!(e instanceof FfiError) || e.code !== ErrorCode.PERMISSION_DENIED) throw e;
+        const flag = /needs (--allow-[a-z]+)(=\S*)?/.exec(e.message);
+        if (flag?.[1] === "--allow-read" && !missing.includes("--allow-read")) {
+          missing.push("--allow-read");
+          exact.push(flag[0].slice("needs ".length));
+        }
       }
     }
   }
+  if (readCache !== undefined) {
+    if (!missing.includes("--allow-read")) missing.push("--allow-read");
+    exact.push(`--allow-read=${readCache}`);
+  }
   const buildOnly: string[] = [];
-  if (!built) {
-    const writeTo = plan ? plan.dir.slice(0, plan.dir.lastIndexOf("/")) : undefined;
+  if (built) action = "load";
+  else {
     if (!granted(writeTo ? { name: "write", path: writeTo } : { name: "write" })) {
       buildOnly.push("--allow-write");
+      exact.push(writeTo ? `--allow-write=${writeTo}` : "--allow-write");
     }
-    if (!granted(plan ? { name: "run", command: plan.compiler.path } : { name: "run" })) {
+    if (action === "build" && !granted(runs ? { name: "run", command: runs } : { name: "run" })) {
       buildOnly.push("--allow-run");
+      exact.push(runs ? `--allow-run=${runs}` : "--allow-run");
     }
     missing.push(...buildOnly);
   }
-  if (!granted(path ? { name: "ffi", path } : { name: "ffi" })) missing.push("--allow-ffi");
-  return { missing, buildOnly };
+  if (!granted(path ? { name: "ffi", path } : { name: "ffi" })) {
+    missing.push("--allow-ffi");
+    exact.push("--allow-ffi");
+  }
+  return { missing, buildOnly, exact, action };
 }
 
 /**
@@ -838,7 +1153,10 @@ export function guardLibraryPath(): string | undefined {
   const env = envGet("XLA_FFI_DENO_GUARD_LIB");
   if (env) return env;
   if (envGet("XLA_FFI_DENO_LIB")) return undefined;
-  if (prebuilt(GUARD_LIBRARY, "shared").path === undefined && findCxxCompiler() === undefined) {
+  if (
+    prebuilt(GUARD_LIBRARY, "shared").path === undefined &&
+    _shipped(GUARD_LIBRARY, "shared").path === undefined && findCxxCompiler() === undefined
+  ) {
     return undefined;
   }
   return buildSharedLibrary(GUARD_LIBRARY);
@@ -1010,6 +1328,124 @@ export function generatedFiles(): [string, string][] {
   ];
 }
 
+/**
+ * The compilers of each shipped platform: the GNU cross compilers by their
+ * target names (on a host of that architecture, the native ones).
+ */
+export const PREBUILT_COMPILERS: Readonly<Record<string, { cc: string; cxx: string }>> = {
+  "linux-x86_64": { cc: "x86_64-linux-gnu-gcc", cxx: "x86_64-linux-gnu-g++" },
+  "linux-aarch64": { cc: "aarch64-linux-gnu-gcc", cxx: "aarch64-linux-gnu-g++" },
+};
+
+/**
+ * Flags that make a prebuilt library the same bytes on every rebuild with
+ * the same compiler: no build id, no symbol table or debug information, no
+ * paths of the machine (sources are compiled by relative path from the
+ * module's folder).
+ */
+export const PREBUILT_FLAGS: readonly string[] = [
+  "-ffile-prefix-map=./=",
+  "-Wl,--build-id=none",
+  "-Wl,--hash-style=gnu",
+  "-s",
+];
+
+/**
+ * Builds the module's own libraries (the main library, the exception guard
+ * library and the isolated child program) for `platform` from the sources
+ * in `native/`, with `-Werror` and {@link PREBUILT_FLAGS}, and returns the
+ * prebuilt set `native/prebuilt/<platform>.json` holds. `deno task prebuild`
+ * writes it for every platform whose compiler is installed.
+ *
+ * @example
+ * ```ts ignore
+ * import { prebuildSet } from "./build.ts";
+ * const set = await prebuildSet("linux-x86_64");
+ * console.log(Object.keys(set.files));
+ * ```
+ */
+export async function prebuildSet(platform: string): Promise<PrebuiltSet> {
+  const tools = PREBUILT_COMPILERS[platform];
+  if (tools === undefined) {
+    throw new FfiError(ErrorCode.INVALID_ARGUMENT, `No prebuilt platform '${platform}'`);
+  }
+  const root = fileURLToPath(HERE);
+  const work = Deno.makeTempDirSync({ prefix: "xla-ffi-prebuild-" });
+  const version = new TextDecoder().decode(
+    (await new Deno.Command(tools.cc, { args: ["--version"], stdout: "piped" }).output()).stdout,
+  ).split("\n")[0]!;
+  try {
+    const targets: [BuildOptions, _OutputKind][] = [
+      [MAIN_LIBRARY, "shared"],
+      [GUARD_LIBRARY, "shared"],
+      [ISOLATE_PROGRAM, "executable"],
+    ];
+    const built = await Promise.all(targets.map(async ([options, kind]) => {
+      const { file, key } = sourceKey(options, kind);
+      const out = `${work}/${file}`;
+      const args = [
+        ...(options.baseFlags ?? (options.cxx ? CXX_FLAGS : C_FLAGS)),
+        ...(options.extraFlags ?? []),
+        ...PREBUILT_FLAGS,
+        "-Inative",
+        ...(kind === "shared" ? ["-shared"] : []),
+        "-o",
+        out,
+        ...options.sources.map(String).filter((f) => !HEADER.test(f)),
+        ...(options.linkFlags ?? []),
+      ];
+      const compiler = options.cxx ? tools.cxx : tools.cc;
+      const result = await new Deno.Command(compiler, {
+        args,
+        cwd: root,
+        stdout: "piped",
+        stderr: "piped",
+        env: { LC_ALL: "C", SOURCE_DATE_EPOCH: "0" },
+      }).output();
+      if (!result.success) {
+        throw new FfiError(
+          ErrorCode.INTERNAL,
+          `Compiling ${file} for ${platform} failed (${compiler} ${args.join(" ")}):\n` +
+            new TextDecoder().decode(result.stderr),
+        );
+      }
+      const bytes = Deno.readFileSync(out);
+      const entry: PrebuiltFile = {
+        key,
+        sha256: createHash("sha256").update(bytes).digest("hex"),
+        size: bytes.length,
+        executable: kind === "executable",
+        gzip: btoa(
+          Array.from(gzipSync(bytes, { level: 9 }), (b) => String.fromCharCode(b)).join(""),
+        ),
+      };
+      return [file, entry] as const;
+    }));
+    return { platform, compiler: version, files: Object.fromEntries(built) };
+  } finally {
+    Deno.removeSync(work, { recursive: true });
+  }
+}
+
+/**
+ * Installs (the shipped prebuilt files) or builds the module's native
+ * libraries into the cache and returns their paths: the main library, the
+ * exception guard library (when there is one) and the isolated child program.
+ *
+ * @example
+ * ```ts ignore
+ * import { installNative } from "./build.ts";
+ * for (const p of installNative()) console.log(p);
+ * ```
+ */
+export function installNative(): string[] {
+  const paths = [nativeLibraryPath()];
+  const guard = guardLibraryPath();
+  if (guard !== undefined) paths.push(guard);
+  paths.push(isolateChildPath());
+  return paths;
+}
+
 if (import.meta.main) {
   if (Deno.args.includes("--ptx")) {
     for (const p of buildPtx()) console.log(p);
@@ -1035,7 +1471,27 @@ if (import.meta.main) {
       console.error(`stale generated files (run \`deno task embed\`): ${stale.join(", ")}`);
       Deno.exit(1);
     }
+  } else if (Deno.args.includes("--prebuild")) {
+    // The generated files first: they and the prebuilt sets come from the same native/.
+    for (const [rel, text] of generatedFiles()) Deno.writeTextFileSync(new URL(rel, HERE), text);
+    for (const platform of PREBUILT_PLATFORMS) {
+      const tools = PREBUILT_COMPILERS[platform]!;
+      const out = new URL(`native/prebuilt/${platform}.json`, HERE);
+      try {
+        const set = await prebuildSet(platform);
+        Deno.mkdirSync(new URL("native/prebuilt/", HERE), { recursive: true });
+        Deno.writeTextFileSync(out, JSON.stringify(set, null, 1) + "\n");
+        for (const [file, e] of Object.entries(set.files)) {
+          console.log(`${platform}/${file}: ${e.size} bytes, sha256 ${e.sha256} (${set.compiler})`);
+        }
+      } catch (e) {
+        if (!(e instanceof Deno.errors.NotFound)) throw e;
+        console.log(
+          `${platform}: skipped, ${tools.cc} is not installed (${fileURLToPath(out)} kept)`,
+        );
+      }
+    }
   } else {
-    console.log(nativeLibraryPath());
+    for (const p of installNative()) console.log(p);
   }
 }

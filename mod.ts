@@ -12,6 +12,14 @@
  * `@deno-xla/ffi/npy` (`.npy` files), `@deno-xla/ffi/cuda` (the CUDA driver
  * API) and `@deno-xla/ffi/cli` (the command line).
  *
+ * Supported platforms: Linux x86-64 and Linux aarch64 (glibc 2.34 or
+ * later), for which the native library ships prebuilt and is copied into
+ * the per-user cache on first use (`--allow-env --allow-read --allow-write
+ * --allow-ffi`). Elsewhere it is compiled from source with a C compiler
+ * (also `--allow-run`); without one, the first use throws an `FfiError`
+ * (UNIMPLEMENTED) naming the platform. `deno run -A jsr:@deno-xla/ffi/build`
+ * installs it ahead of time.
+ *
  * @example
  * ```ts
  * import { CallFrameBuilder, DataType, Ffi, Runtime } from "@deno-xla/ffi";

@@ -18,6 +18,16 @@
  * always little-endian, C order, format 1.0 (2.0 for headers over 64 KiB).
  * Both refuse a rank above {@link NPY_MAX_DIMS} (64, NumPy 2.x's limit).
  *
+ * @example
+ * ```ts
+ * import { readNpy, writeNpy } from "@deno-xla/ffi/npy";
+ * import { DataType } from "@deno-xla/ffi";
+ *
+ * const bytes = writeNpy({ dtype: DataType.F32, shape: [2, 2], data: new Float32Array([1, 2, 3, 4]) });
+ * const back = readNpy(bytes);
+ * console.log(back.shape, back.data); // [ 2, 2 ] Float32Array(4) [ 1, 2, 3, 4 ]
+ * ```
+ *
  * @module
  */
 import { type DataType, ErrorCode } from "./abi/enums.ts";

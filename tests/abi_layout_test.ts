@@ -12,12 +12,23 @@ interface CLayout {
 /** The dumps' shared headers: part of their build keys, so a change rebuilds them. */
 const DUMP_HEADERS = ["native/tests/layout_json.h", "native/tests/layout_common.h"];
 
+/**
+ * Runs a program the tests built: directly, or through the emulator
+ * `XLA_FFI_DENO_TEST_EXEC` names (the aarch64 run under qemu-user, where a
+ * child aarch64 program cannot be started by the kernel).
+ */
+function runProgram(exe: string): Deno.CommandOutput {
+  const wrapper = (Deno.env.get("XLA_FFI_DENO_TEST_EXEC") ?? "").split(" ").filter(Boolean);
+  const [cmd, ...args] = [...wrapper, exe];
+  return new Deno.Command(cmd!, { args, stdout: "piped", stderr: "piped" }).outputSync();
+}
+
 function cLayouts(): Record<string, CLayout> {
   const exe = buildExecutable({
     name: "layout_dump",
     sources: ["native/tests/layout_dump.c", ...DUMP_HEADERS],
   });
-  const out = new Deno.Command(exe, { stdout: "piped", stderr: "piped" }).outputSync();
+  const out = runProgram(exe);
   assert.ok(out.success, new TextDecoder().decode(out.stderr));
   return JSON.parse(new TextDecoder().decode(out.stdout));
 }
@@ -76,7 +87,7 @@ function compare(c: Record<string, CLayout>, ts: Record<string, StructLayout>): 
   return errors;
 }
 
-Deno.test("every TS layout matches the C compiler's view of xla_ffi.h, both directions", () => {
+Deno.test(`every TS layout matches the C compiler's view of xla_ffi.h, both directions (${Deno.build.os}-${Deno.build.arch})`, () => {
   const c = cLayouts();
   assert.deepEqual(compare(c, LAYOUTS as Record<string, StructLayout>), []);
   // Coverage: 42 structs and variants, each with fields.
@@ -109,7 +120,7 @@ Deno.test({
       sources: ["native/tests/jax_layout_dump.c", ...DUMP_HEADERS],
       includeDirs: [jax.includeDir!],
     });
-    const out = new Deno.Command(exe, { stdout: "piped", stderr: "piped" }).outputSync();
+    const out = runProgram(exe);
     assert.ok(out.success, new TextDecoder().decode(out.stderr));
     const dump = JSON.parse(new TextDecoder().decode(out.stdout)) as {
       version: [number, number];
@@ -169,7 +180,7 @@ Deno.test("buildExecutable caches by key and shows the compiler's output on fail
     const exe = buildExecutable(opts);
     assert.equal(buildExecutable(opts), exe);
     assert.ok(exe.endsWith("/prog"));
-    const out = new Deno.Command(exe, { stdout: "piped" }).outputSync();
+    const out = runProgram(exe);
     assert.equal(new TextDecoder().decode(out.stdout), "hi\n");
     Deno.writeTextFileSync(src, "int main(void) { return y; }\n");
     assert.throws(

@@ -9,6 +9,7 @@ import {
 import { native } from "../src/native/lib.ts";
 import { ErrorCode } from "../src/abi/enums.ts";
 import { FfiError } from "../src/errors.ts";
+import { runDeno, servePublished } from "./_published.ts";
 
 Deno.test("native library builds, is cached and reports its ABI version", () => {
   const first = nativeLibraryPath();
@@ -121,56 +122,38 @@ Deno.test("every generated file (embedded sources, ABI fact tables, Python) is c
 });
 
 Deno.test({
-  name: "imported from a remote URL, the module builds its library into the per-user cache",
+  name: "imported from a URL with XLA_FFI_DENO_BUILD=source, the module compiles its library " +
+    "into the per-user cache, without -Werror, saying so on one line",
   sanitizeOps: false,
   sanitizeResources: false,
   fn: async () => {
-    // Serve this checkout over HTTP (as JSR serves the published files) and run a
-    // script that imports the module from there with a fresh cache folder.
-    const root = new URL("../", import.meta.url);
-    const ac = new AbortController();
-    const server = Deno.serve(
-      { hostname: "127.0.0.1", port: 0, signal: ac.signal, onListen() {} },
-      async (req) => {
-        const path = new URL(req.url).pathname.slice(1); // already encoded: resolved below
-        try {
-          const body = await Deno.readFile(new URL(path, root));
-          return new Response(body, {
-            headers: { "content-type": "application/typescript; charset=utf-8" },
-          });
-        } catch {
-          return new Response("not found", { status: 404 });
-        }
-      },
-    );
-    const host = `127.0.0.1:${server.addr.port}`;
-    const cache = Deno.makeTempDirSync();
-    const denoDir = Deno.makeTempDirSync();
+    // The published files served over HTTP (as JSR serves them), a fresh cache folder.
+    const server = servePublished();
+    const home = Deno.makeTempDirSync();
+    const cache = `${home}/cache`;
     try {
       const code = `
-        import { Runtime, runtimeDebugStats } from "http://${host}/mod.ts";
+        import { Runtime, runtimeDebugStats } from "http://${server.host}/mod.ts";
+        import { werrorWanted } from "http://${server.host}/build.ts";
+        console.log("werror", werrorWanted());
         using rt = new Runtime({ threads: 1 });
         console.log("api", rt.platform, typeof runtimeDebugStats().runtimesCreated);
       `;
-      const out = await new Deno.Command(Deno.execPath(), {
-        args: [
-          "eval",
-          "--no-lock",
-          `--allow-import=${host}`,
-          "--allow-ffi",
-          "--allow-read",
-          "--allow-write",
-          "--allow-run",
-          "--allow-env",
-          code,
-        ],
-        env: { XDG_CACHE_HOME: cache, DENO_DIR: denoDir, NO_COLOR: "1" },
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-      const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
-      assert.equal(out.code, 0, text);
-      assert.match(text, /^api /m);
+      const r = await runDeno(["-A"], code, {
+        HOME: home,
+        XDG_CACHE_HOME: cache,
+        DENO_DIR: `${home}/deno`,
+        PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+        XLA_FFI_DENO_BUILD: "source",
+      });
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, /^api /m);
+      const lines = r.stderr.split("\n").filter((l) => l !== "" && !l.startsWith("Download "));
+      assert.equal(lines.length, 1, r.stderr);
+      assert.match(
+        lines[0]!,
+        /^@deno-xla\/ffi: compiling its native library from source with \S+ \(XLA_FFI_DENO_BUILD=source\); cached in /,
+      );
       // The library and its sources went to $XDG_CACHE_HOME/deno-xla-ffi.
       const entries = [...Deno.readDirSync(`${cache}/deno-xla-ffi`)].map((e) => e.name);
       assert.ok(entries.some((n) => n.startsWith("src-")), entries.join(","));
@@ -184,11 +167,11 @@ Deno.test({
         )
       );
       assert.equal(libs.length, 1, entries.join(","));
+      // A user's machine builds without -Werror (a checkout, as CI, keeps it).
+      assert.match(r.stdout, /^werror false$/m);
     } finally {
-      ac.abort();
-      await server.finished;
-      Deno.removeSync(cache, { recursive: true });
-      Deno.removeSync(denoDir, { recursive: true });
+      await server.close();
+      Deno.removeSync(home, { recursive: true });
     }
   },
 });

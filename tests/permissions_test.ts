@@ -34,11 +34,15 @@ Deno.test("permissions: without any flag, one message names every flag (no stack
   nativePath(); // built and cached by this process
   const r = await run([]);
   assert.equal(r.code, 1);
+  // Without env and read access the cache cannot be looked at: the first use may copy the
+  // shipped library into it (no compiler, no --allow-run).
+  const here = fileURLToPath(new URL("../", import.meta.url)).replace(/\/$/, "");
   assertOneLine(
     r.stderr,
-    "@deno-xla/ffi cannot load its native library without --allow-env --allow-read " +
-      "--allow-ffi, nor build it on first use (cached afterwards) without --allow-write " +
-      "--allow-run: run again with --allow-env --allow-read --allow-write --allow-run --allow-ffi",
+    `@deno-xla/ffi cannot load its native library without --allow-env --allow-read=${here} ` +
+      "--allow-ffi, nor copy its prebuilt native library into the cache on first use (cached " +
+      `afterwards) without --allow-write: run again with --allow-env --allow-read=${here} ` +
+      "--allow-write --allow-ffi",
   );
 });
 
@@ -62,17 +66,22 @@ Deno.test("permissions: a cached library needs no --allow-write or --allow-run",
 });
 
 Deno.test("permissions: a library still to build names --allow-write and --allow-run", async () => {
-  // Another compiler (a wrapper script) keys another cache entry, which is not built.
+  // Built from source, with another compiler (a wrapper script): another cache entry, not built.
   const dir = Deno.makeTempDirSync();
   try {
     const cc = `${dir}/cc-wrapper`;
     Deno.writeTextFileSync(cc, `#!/bin/sh\nexec cc "$@"\n`, { mode: 0o755 });
-    const r = await run(["--allow-env", "--allow-read", "--allow-ffi"], [], { CC: cc });
+    const r = await run(["--allow-env", "--allow-read", "--allow-ffi"], [], {
+      CC: cc,
+      XLA_FFI_DENO_BUILD: "source",
+    });
     assert.equal(r.code, 1);
+    const cache = fileURLToPath(new URL("../.build", import.meta.url));
+    const flags = `--allow-write=${cache} --allow-run=${cc}`;
     assertOneLine(
       r.stderr,
-      "@deno-xla/ffi builds its native library on first use (cached afterwards), which " +
-        "needs --allow-write --allow-run: run again with --allow-write --allow-run",
+      `@deno-xla/ffi needs ${flags} to build its native library on first use (cached ` +
+        `afterwards): run again with ${flags}`,
     );
   } finally {
     Deno.removeSync(dir, { recursive: true });
@@ -127,9 +136,10 @@ Deno.test("permissions: the command line names every flag a command needs, in on
   assert.equal(run.code, 2);
   assertOneLine(
     new TextDecoder().decode(run.stderr),
-    // Without env access the library's cache cannot be looked at: building may be needed.
-    "'run' needs --allow-env --allow-write --allow-run --allow-ffi: run again with " +
-      "--allow-env --allow-write --allow-run --allow-ffi ('deno task cli' grants every " +
+    // Without env access the library's cache cannot be looked at: copying the shipped
+    // library into it may be needed (no compiler runs: no --allow-run).
+    "'run' needs --allow-env --allow-write --allow-ffi: run again with " +
+      "--allow-env --allow-write --allow-ffi ('deno task cli' grants every " +
       "permission the command line uses)",
   );
 });

@@ -7,7 +7,7 @@
  * FFI headers are found for you: this module's own C header
  * (`ffiHeaders: "module"`, the default: `#include "xla_ffi.h"`) or jaxlib's
  * C++ `ffi.h` (`ffiHeaders: "jaxlib"`: `#include "xla/ffi/api/ffi.h"`,
- * found through the Python in `DENO_XLA_PYTHON`). Third-party headers are
+ * found through the Python in `XLA_FFI_DENO_PYTHON`). Third-party headers are
  * included with `-isystem`, so their warnings are not yours; your own code
  * is compiled with `-Wall -Wextra -Werror` and your `flags` after them. The
  * result is cached by content in your project (`.deno-xla-ffi/build` of the
@@ -47,7 +47,7 @@
  */
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { buildSharedLibrary } from "../../build.ts";
+import { buildSharedLibrary, installNative } from "../../build.ts";
 import { ErrorCode } from "../abi/enums.ts";
 import { FfiError } from "../errors.ts";
 import { findPython } from "../xla/python.ts";
@@ -73,7 +73,7 @@ export interface HandlerBuildOptions {
    * or a folder (relative to `root`) that holds them.
    */
   ffiHeaders?: string;
-  /** The Python with jaxlib for `ffiHeaders: "jaxlib"`; default `$DENO_XLA_PYTHON`, else `python3`. */
+  /** The Python with jaxlib for `ffiHeaders: "jaxlib"`; default `$XLA_FFI_DENO_PYTHON` (or the older `$DENO_XLA_PYTHON`), else `python3`. */
   python?: string;
   /** Folders of your own headers (`-I`), relative to `root`. */
   includeDirs?: readonly string[];
@@ -224,7 +224,7 @@ print(os.path.join(d, "include"))
 
 /**
  * The folder of the XLA FFI headers jaxlib ships (what `jax.ffi.include_dir()`
- * returns), asked of `python` (default `$DENO_XLA_PYTHON`, else `python3`);
+ * returns), asked of `python` (default `$XLA_FFI_DENO_PYTHON` (or the older `$DENO_XLA_PYTHON`), else `python3`);
  * it holds `xla/ffi/api/ffi.h`. Throws FfiError UNAVAILABLE when the
  * interpreter cannot be run, has no jaxlib, or its jaxlib has no FFI headers.
  *
@@ -257,7 +257,7 @@ export function jaxlibIncludeDir(python?: string): string {
     throw new FfiError(
       ErrorCode.UNAVAILABLE,
       `Cannot run the Python interpreter '${exe}' to find jaxlib's FFI headers ` +
-        `(${(e as Error).message}); set DENO_XLA_PYTHON or pass python`,
+        `(${(e as Error).message}); set XLA_FFI_DENO_PYTHON or pass python`,
       { cause: e },
     );
   }
@@ -373,4 +373,10 @@ export function buildHandlerLibrary(options: HandlerBuildOptions): string {
     systemIncludeDirs: [ffiDir, ...systemDirs].map((d) => d instanceof URL ? d : pathToFileURL(d)),
     outDir: cacheDirPath(root, options.cacheDir),
   });
+}
+
+// `deno run -A jsr:@deno-xla/ffi/build`: installs the module's native libraries (the shipped
+// prebuilt ones, else built from source) into the cache and prints where, for containers and CI.
+if (import.meta.main) {
+  for (const path of installNative()) console.log(path);
 }

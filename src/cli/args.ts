@@ -1143,7 +1143,7 @@ f32 f64, c64 c128 (values 1+2j), f8 types (f8e5m2, f8e4m3fn, ...), token.
 Integers may be written 0x.., 0o.., 0b..; floats as inf, -inf, nan.
 
 A Python extension module's handlers (jaxlib's LAPACK, nanobind modules):
-'run --python-module M <handler>' hosts Python with jax ($DENO_XLA_PYTHON)
+'run --python-module M <handler>' hosts Python with jax ($XLA_FFI_DENO_PYTHON)
 and runs one of the handlers M.registrations() hands out, in a child process;
 --initialize F calls M.F() first (jaxlib.cpu._lapack needs initialize),
 --module-platform P takes platform P's (default cpu).
@@ -1185,7 +1185,7 @@ Options:
 'inspect --python-module M [--initialize F] [--module-platform P] [--json]'
 lists the handlers a Python extension module hands out from M.registrations()
 (jaxlib.cpu._lapack, nanobind modules), hosting Python with jax
-($DENO_XLA_PYTHON); legacy custom calls and foreign capsules are listed as
+($XLA_FFI_DENO_PYTHON); legacy custom calls and foreign capsules are listed as
 skipped with the reason.
 
 'inspect --signature lib.so NAME' finds what a frame must hold for handler

@@ -28,7 +28,9 @@ export async function _importForRun(key: object, path: string): Promise<ModuleEx
   if (known) return known;
   const url = pathToFileURL(resolve(path)); // a space, `%` or `#` in a name stays literal
   url.searchParams.set("xla-ffi-cli-run", String(++_instances));
-  const mod = await import(url.href) as ModuleExports;
+  // The user's module, named at run time by an absolute file: URL (so `deno publish` sees
+  // nothing it would have to rewrite).
+  const mod = await import(`file://${url.pathname}${url.search}`) as ModuleExports;
   _loaded.set(key, mod);
   return mod;
 }

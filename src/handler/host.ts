@@ -10,7 +10,7 @@
 import { ErrorCode, ExecutionStage } from "../abi/enums.ts";
 import { _errorCode, _handlerFailure, _recordOrigin, FfiError } from "../errors.ts";
 import { Future } from "../future.ts";
-import { type Native, native } from "../native/lib.ts";
+import { _callback, type Native, native } from "../native/lib.ts";
 import { _setFastReuse, compileDecoder, MISMATCH } from "./_fast.ts";
 import {
   FLAT_SLOTS,
@@ -87,11 +87,11 @@ function init(): void {
   aux = new ArrayBuffer(cap);
   auxDv = new DataView(aux);
   completeBytes = new Uint8Array(cap);
-  inlineCb = new Deno.UnsafeCallback(
+  inlineCb = _callback(
     { parameters: ["i32"], result: "i32" } as const,
     (slot: number) => dispatch(slot),
   );
-  threadCb = new Deno.UnsafeCallback(
+  threadCb = _callback(
     { parameters: [], result: "i32" } as const,
     () => {
       // Serve queued calls from other threads; yield to the event loop after a budget.

@@ -169,22 +169,54 @@ export function exceptionGuard(): { installed: boolean; reason?: string } {
 
 /** Throws one FfiError naming every permission flag the native library needs and lacks. */
 function _checkPermissions(): void {
-  const { missing, buildOnly } = missingNativePermissions();
+  const { missing, buildOnly, exact, action } = missingNativePermissions();
   if (missing.length === 0) return;
-  const now = missing.filter((f) => !buildOnly.includes(f));
-  const all = missing.join(" ");
+  const flag = (bare: string) => exact.find((f) => f === bare || f.startsWith(`${bare}=`)) ?? bare;
+  const now = missing.filter((f) => !buildOnly.includes(f)).map(flag);
+  const later = buildOnly.map(flag);
+  const first = action === "install"
+    ? "copy its prebuilt native library into the cache on first use"
+    : "build its native library on first use";
   let message: string;
-  if (buildOnly.length === 0) {
-    message = `@deno-xla/ffi cannot load its native library without ${all}`;
+  if (later.length === 0) {
+    message = `@deno-xla/ffi cannot load its native library without ${now.join(" ")}`;
   } else if (now.length === 0) {
-    message = `@deno-xla/ffi builds its native library on first use (cached afterwards), ` +
-      `which needs ${all}`;
+    message = `@deno-xla/ffi needs ${later.join(" ")} to ${first} (cached afterwards)`;
   } else {
     message = `@deno-xla/ffi cannot load its native library without ${now.join(" ")}, ` +
-      `nor build it on first use (cached afterwards) without ${buildOnly.join(" ")}`;
+      `nor ${first} (cached afterwards) without ${later.join(" ")}`;
   }
-  message += `: run again with ${all}`;
+  message += `: run again with ${exact.join(" ")}`;
   throw _exitIfUnhandled(new FfiError(ErrorCode.PERMISSION_DENIED, message));
+}
+
+/**
+ * @internal A `Deno.UnsafeCallback` (a TS function C code calls), with
+ * Deno's `NotCapable` turned into a PERMISSION_DENIED FfiError that says what
+ * Deno wants: `--allow-ffi` for every library, since `--allow-ffi=<paths>`
+ * loads libraries but makes no callbacks.
+ */
+export function _callback<D extends Deno.UnsafeCallbackDefinition>(
+  definition: D,
+  fn: Deno.UnsafeCallbackFunction<D["parameters"], D["result"]>,
+): Deno.UnsafeCallback<D> {
+  try {
+    return new Deno.UnsafeCallback(definition, fn);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotCapable || e instanceof Deno.errors.PermissionDenied) {
+      throw _exitIfUnhandled(
+        new FfiError(
+          ErrorCode.PERMISSION_DENIED,
+          "@deno-xla/ffi needs --allow-ffi without a path list for TS handlers and " +
+            "asynchronous calls: Deno makes callbacks (TS functions that C code calls) only " +
+            "with --allow-ffi for all libraries, and --allow-ffi=<paths> loads libraries but " +
+            "makes no callbacks: run again with --allow-ffi",
+          { cause: e },
+        ),
+      );
+    }
+    throw e;
+  }
 }
 
 /**

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { native } from "../native/lib.ts";
+import { _callback, native } from "../native/lib.ts";
 
 /** Whether an address is a TS handler entry point (fixed per address). */
 const tsEntry = new Map<number | bigint, boolean>();
@@ -31,7 +31,7 @@ let notifyCb:
 /** Waits for the future of a call begun with xrt_call_begin. */
 export function _awaitBegun(snap: Deno.PointerObject): Promise<void> {
   if (notifyCb === undefined) {
-    notifyCb = new Deno.UnsafeCallback(
+    notifyCb = _callback(
       { parameters: ["pointer"], result: "void" } as const,
       (handle) => {
         const k = Deno.UnsafePointer.value(handle);

@@ -8,6 +8,7 @@
  */
 import { ErrorCode } from "../abi/enums.ts";
 import { FfiError } from "../errors.ts";
+import { _exitIfUnhandled } from "../native/lib.ts";
 
 /** What the interpreter reported about itself. */
 export interface PythonInfo {
@@ -57,37 +58,53 @@ print(json.dumps({
 `;
 
 /**
- * The interpreter to host: `python` when given, else `$DENO_XLA_PYTHON`,
- * else `python3` (looked up on `PATH`).
+ * The environment variables naming the Python to host, in order: the
+ * module's prefix, then the older name, still read.
+ */
+const PYTHON_ENV: readonly string[] = ["XLA_FFI_DENO_PYTHON", "DENO_XLA_PYTHON"];
+
+/** The first of {@link PYTHON_ENV} set (not empty), with its value. */
+function pythonFromEnv(): { name: string; value: string } | undefined {
+  for (const name of PYTHON_ENV) {
+    let value: string | undefined;
+    try {
+      value = Deno.env.get(name);
+    } catch (e) {
+      if (e instanceof Deno.errors.NotCapable || e instanceof Deno.errors.PermissionDenied) {
+        throw new FfiError(
+          ErrorCode.PERMISSION_DENIED,
+          `Reading ${name} needs --allow-env (${(e as Error).message})`,
+          { cause: e },
+        );
+      }
+      throw e;
+    }
+    if (value !== undefined && value !== "") return { name, value };
+  }
+  return undefined;
+}
+
+/**
+ * The interpreter to host: `python` when given, else `$XLA_FFI_DENO_PYTHON`,
+ * else `$DENO_XLA_PYTHON` (the older name, still read), else `python3`
+ * (looked up on `PATH`).
  *
  * @example
  * ```ts ignore
  * import { findPython } from "@deno-xla/ffi/xla";
- * console.log(findPython()); // "/home/me/venv/bin/python" with DENO_XLA_PYTHON set
+ * console.log(findPython()); // "/home/me/venv/bin/python" with XLA_FFI_DENO_PYTHON set
  * ```
  */
 export function findPython(python?: string): string {
   if (python !== undefined && python !== "") return python;
-  let env: string | undefined;
-  try {
-    env = Deno.env.get("DENO_XLA_PYTHON");
-  } catch (e) {
-    if (e instanceof Deno.errors.NotCapable || e instanceof Deno.errors.PermissionDenied) {
-      throw new FfiError(
-        ErrorCode.PERMISSION_DENIED,
-        `Reading DENO_XLA_PYTHON needs --allow-env (${(e as Error).message})`,
-        { cause: e },
-      );
-    }
-    throw e;
-  }
-  return env !== undefined && env !== "" ? env : "python3";
+  return pythonFromEnv()?.value ?? "python3";
 }
 
 /** Where the interpreter's path came from, for messages. */
 function origin(python: string): string {
   try {
-    if (Deno.env.get("DENO_XLA_PYTHON") === python) return "DENO_XLA_PYTHON";
+    const env = pythonFromEnv();
+    if (env?.value === python) return env.name;
   } catch { /* no --allow-env: the option */ }
   return "The python option";
 }
@@ -148,10 +165,13 @@ export async function probePython(python: string): Promise<PythonInfo> {
     // system's EACCES: a folder (a venv given instead of its bin/python) or a
     // file that is not executable.
     if (e instanceof Deno.errors.NotCapable) {
-      throw new FfiError(
-        ErrorCode.PERMISSION_DENIED,
-        `Running the Python interpreter ${python} needs --allow-run (${(e as Error).message})`,
-        { cause: e },
+      throw _exitIfUnhandled(
+        new FfiError(
+          ErrorCode.PERMISSION_DENIED,
+          `Running the Python interpreter ${python} needs --allow-run (or ` +
+            `--allow-run=${python}): run again with it`,
+          { cause: e },
+        ),
       );
     }
     if (e instanceof Deno.errors.PermissionDenied) {
