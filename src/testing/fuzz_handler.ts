@@ -1537,26 +1537,22 @@ async function _shrink(
           ) {
             const shape = a.shape.slice();
             shape[k] = smaller;
-            // The other arguments with this dimension of the same size follow it.
-            let c: FuzzCase = best;
-            for (const [j, b] of best.args.entries()) {
-              if (j !== i && b.shape[k] !== d) continue;
-              const s = b.shape.slice();
-              s[k] = smaller;
-              c = _withArg(c, j, _block(b, s, false));
-            }
-            if (await attempt(withResults(c))) {
-              kept = true;
-              break;
-            }
-            let e: FuzzCase = best;
-            for (const [j, b] of best.args.entries()) {
-              if (j !== i && b.shape[k] !== d) continue;
-              const s = b.shape.slice();
-              s[k] = smaller;
-              e = _withArg(e, j, _block(b, s, true));
-            }
-            if (await attempt(withResults(e))) {
+            // The other arguments with this dimension of the same size follow it; the
+            // leading block of each is kept, then the trailing one.
+            const smallerCase = (fromEnd: boolean): FuzzCase => {
+              let c: FuzzCase = best;
+              for (const [j, b] of best.args.entries()) {
+                if (j !== i && b.shape[k] !== d) continue;
+                const s = b.shape.slice();
+                s[k] = smaller;
+                c = _withArg(c, j, _block(b, s, fromEnd));
+              }
+              return c;
+            };
+            if (
+              await attempt(withResults(smallerCase(false))) ||
+              await attempt(withResults(smallerCase(true)))
+            ) {
               kept = true;
               break;
             }
