@@ -119,7 +119,9 @@ export class _FfiCalls {
         this.#instances.set(key, instance);
       }
     }
-    // XLA's CPU runtime runs a synchronous handler inline; `offThread` asks for the pool.
+    // XLA's CPU runtime runs a synchronous handler inline: xla/ffi/ffi_api.cc `Call` invokes the
+    // handler on the calling thread and waits there for a future it returns (BlockUntilReady);
+    // the embedded runtime awaits such a future without blocking. `offThread` asks for the pool.
     const inline = options.offThread !== true;
     const staged = bundle.prepare != null || bundle.initialize != null;
     const run = async (frame: CallFrame) => {
