@@ -30,7 +30,7 @@
  * @module
  */
 import { DataType, ErrorCode } from "./src/abi/enums.ts";
-import { missingNativePermissions } from "./build.ts";
+import { missingNativePermissions } from "./src/build/native.ts";
 import { typeFacts, typeName } from "./src/cli/type_names.ts";
 import { assertAllClose, AssertionError } from "./src/testing/assert.ts";
 import { FfiError, toFfiError } from "./src/errors.ts";

@@ -13,6 +13,7 @@ import { CallFrameBuilder } from "../src/runtime/call_frame.ts";
 import { HandlerLibrary } from "../src/runtime/handler_library.ts";
 import { Runtime } from "../src/runtime/runtime.ts";
 import { jaxlibHeaders } from "./_jax.ts";
+import { servePublished } from "./_published.ts";
 
 /** A temporary user folder with `files` (paths relative to it); removed after `fn`. */
 function inUserFolder(files: Record<string, string>, fn: (dir: string) => void): void {
@@ -297,23 +298,9 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   fn: async () => {
-    // Serve this checkout over HTTP, as JSR serves the published files.
-    const root = new URL("../", import.meta.url);
-    const ac = new AbortController();
-    const server = Deno.serve(
-      { hostname: "127.0.0.1", port: 0, signal: ac.signal, onListen() {} },
-      async (req) => {
-        try {
-          const body = await Deno.readFile(new URL(new URL(req.url).pathname.slice(1), root));
-          return new Response(body, {
-            headers: { "content-type": "application/typescript; charset=utf-8" },
-          });
-        } catch {
-          return new Response("not found", { status: 404 });
-        }
-      },
-    );
-    const host = `127.0.0.1:${server.addr.port}`;
+    // The published files served over HTTP, as JSR serves them.
+    const server = servePublished();
+    const host = server.host;
     const tmp = Deno.makeTempDirSync({ prefix: "deno-xla-ffi-remote-" });
     try {
       const project = `${tmp}/project`, cache = `${tmp}/xdg`;
@@ -339,8 +326,7 @@ Deno.test({
       assert.deepEqual(callFill(path!, "fill", 2), [6, 6]);
       assert.deepEqual(listTree(project), ["fill.c", "fill_value.h"]);
     } finally {
-      ac.abort();
-      await server.finished;
+      await server.close();
       Deno.removeSync(tmp, { recursive: true });
     }
   },

@@ -92,21 +92,19 @@ Deno.test("a library that cannot be loaded gives the path and the loader's messa
 });
 
 Deno.test("the embedded native sources (for remote imports) match native/", async () => {
-  const { embeddedSourcesModule, GUARD_SOURCES, ISOLATE_SOURCES, NATIVE_SOURCES } = await import(
+  const { embeddedSourcesJson, GUARD_SOURCES, ISOLATE_SOURCES, NATIVE_SOURCES } = await import(
     "../build.ts"
   );
-  const { EMBEDDED_SOURCES } = await import("../src/native/embedded_sources.ts");
-  assert.deepEqual(Object.keys(EMBEDDED_SOURCES), [
+  const url = new URL("../src/native/embedded_sources.json", import.meta.url);
+  const current = Deno.readTextFileSync(url);
+  assert.deepEqual(Object.keys(JSON.parse(current)), [
     ...NATIVE_SOURCES,
     ...GUARD_SOURCES,
     ...ISOLATE_SOURCES,
   ]);
-  const current = Deno.readTextFileSync(
-    new URL("../src/native/embedded_sources.ts", import.meta.url),
-  );
   assert.ok(
-    current === embeddedSourcesModule(),
-    "src/native/embedded_sources.ts is stale: run `deno task embed`",
+    current === embeddedSourcesJson(),
+    "src/native/embedded_sources.json is stale: run `deno task embed`",
   );
 });
 
@@ -226,4 +224,48 @@ Deno.test("a missing permission names the flag", async () => {
     assert.match(text, new RegExp(`^FfiError 7 .*${c.message ?? `needs ${c.flag}`}`, "m"), text);
   }
   Deno.removeSync(script);
+});
+
+Deno.test("the module does not import the build's command line, and imports its C sources only when it builds from them (dynamically)", async () => {
+  // The static import graph of every entry point, from `deno info --json`.
+  const entries = ["mod.ts", "cli.ts", "src/build/mod.ts", "src/testing/mod.ts", "src/xla/mod.ts"];
+  const graphs: { modules: { specifier: string; dependencies?: Dependency[] }[] }[] = [];
+  for (const e of entries) {
+    const one = await new Deno.Command(Deno.execPath(), {
+      args: ["info", "--json", new URL(`../${e}`, import.meta.url).href],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.ok(one.success, new TextDecoder().decode(one.stderr));
+    graphs.push(JSON.parse(new TextDecoder().decode(one.stdout)));
+  }
+  interface Dependency {
+    specifier: string;
+    code?: { specifier: string };
+    isDynamic?: boolean;
+  }
+  const root = new URL("../", import.meta.url).href;
+  const buildTools = ["build.ts", "src/build/_generate.ts", "src/native/_abi_facts.ts"].map((f) =>
+    root + f
+  );
+  for (const [i, graph] of graphs.entries()) {
+    const statics = new Set<string>([root + entries[i]]);
+    // Walk the static edges only.
+    const byUrl = new Map(graph.modules.map((m) => [m.specifier, m]));
+    const queue = [root + entries[i]];
+    while (queue.length > 0) {
+      const m = byUrl.get(queue.pop()!);
+      for (const d of m?.dependencies ?? []) {
+        const to = d.code?.specifier;
+        if (to === undefined || d.isDynamic || statics.has(to)) continue;
+        statics.add(to);
+        queue.push(to);
+      }
+    }
+    for (const tool of buildTools) assert.ok(!statics.has(tool), `${entries[i]} imports ${tool}`);
+    assert.ok(
+      !statics.has(root + "src/native/embedded_sources.json"),
+      `${entries[i]} imports the embedded C sources statically`,
+    );
+  }
 });

@@ -88,7 +88,7 @@ Deno.test("the published files hold each native source once: in the embedded sou
   for (const platform of PREBUILT_PLATFORMS) {
     assert.ok(files.includes(`native/prebuilt/${platform}.json`), platform);
   }
-  assert.ok(files.includes("src/native/embedded_sources.ts"));
+  assert.ok(files.includes("src/native/embedded_sources.json"));
 });
 
 const here = `${Deno.build.os}-${Deno.build.arch}`;

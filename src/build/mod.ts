@@ -47,7 +47,7 @@
  */
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { buildSharedLibrary, installNative } from "../../build.ts";
+import { buildSharedLibrary, installNative } from "./native.ts";
 import { ErrorCode } from "../abi/enums.ts";
 import { FfiError } from "../errors.ts";
 import { findPython } from "../xla/python.ts";

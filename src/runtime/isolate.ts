@@ -11,8 +11,8 @@
  *
  * @module
  */
-import { isolateChildPath } from "../../build.ts";
-import { guardLibraryPath, nativeLibraryPath } from "../../build.ts";
+import { isolateChildPath } from "../build/native.ts";
+import { guardLibraryPath, nativeLibraryPath } from "../build/native.ts";
 import { DataType, ErrorCode } from "../abi/enums.ts";
 import { FfiError } from "../errors.ts";
 import { native } from "../native/lib.ts";
