@@ -31,7 +31,8 @@ void* xrt_dlsym(void* handle, const char* name) {
   return p;
 }
 
-int32_t xrt_defer_dlclose(void* handle); /* runtime.c */
+/* runtime_pool.c (hidden, as runtime_internal.h declares it). */
+__attribute__((visibility("hidden"))) int32_t xrt_defer_dlclose(void* handle);
 
 /**
  * Closes a library; 0 on success. While a closed runtime's busy pool is still
