@@ -43,7 +43,7 @@ XFD_INTERNAL XLA_FFI_Error* xrt_future_wait_take(XLA_FFI_Future* f);
 /* Takes the result if complete (returns 1), else orphans the future. */
 XFD_INTERNAL int xrt_future_take_or_orphan(XLA_FFI_Future* f, XLA_FFI_Error** out);
 
-/* Debug counters (xrt_debug_stats). */
+/* Debug counters (xla_ffi_deno_runtime_debug_stats). */
 enum {
   XRT_STAT_ERRORS_CREATED,
   XRT_STAT_ERRORS_DESTROYED,
@@ -141,7 +141,7 @@ struct XLA_FFI_ExecutionContext {
   int64_t* user; /* pairs (type_id, pointer) */
 };
 
-/* A call frame built by xrt_frame_build: one allocation (the arena). */
+/* A call frame built by xla_ffi_deno_runtime_frame_build: one allocation (the arena). */
 typedef struct xrt_frame {
   XLA_FFI_CallFrame cf;
   XLA_FFI_ExecutionContext ctx;
@@ -160,12 +160,12 @@ XFD_INTERNAL int xrt_live_remove(const void* p, int kind);
 XFD_INTERNAL int xrt_live_has(const void* p, int kind);
 XFD_INTERNAL int xrt_live_lock(const void* p, int kind);
 XFD_INTERNAL void xrt_live_unlock(const void* p);
-XLA_FFI_Error* xrt_check_call_frame(const XLA_FFI_CallFrame* cf);
+XLA_FFI_Error* xla_ffi_deno_runtime_check_call_frame(const XLA_FFI_CallFrame* cf);
 
 XFD_INTERNAL XLA_FFI_Error* xrt_error_new(XLA_FFI_Error_Code code, const char* fmt, ...)
     __attribute__((format(printf, 2, 3)));
 XFD_INTERNAL void xrt_error_free(XLA_FFI_Error* err);
-const XLA_FFI_Api* xrt_api(void);
+const XLA_FFI_Api* xla_ffi_deno_runtime_newest_api(void);
 /* Whether `api` is one of the embedded runtime's own tables. */
 XFD_INTERNAL int xrt_is_own_api(const XLA_FFI_Api* api);
 /* dlclose of a handler library while runtimes are reaped: 1 = deferred
@@ -217,6 +217,6 @@ XFD_INTERNAL XLA_FFI_Error* xrt_type_register(const xrt_abi* v, const XLA_FFI_By
                                               XLA_FFI_TypeId* type_id, void (*deleter)(void*));
 XFD_INTERNAL XLA_FFI_Error* xrt_type_deleter(const xrt_abi* v, int64_t id,
                                              void (**deleter)(void*));
-int32_t xrt_error_code(XLA_FFI_Error* e);
+int32_t xla_ffi_deno_runtime_error_code(XLA_FFI_Error* e);
 
 #endif /* DENO_XLA_FFI_RUNTIME_INTERNAL_H_ */
