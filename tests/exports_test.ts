@@ -4,7 +4,7 @@
  * another library loaded in the same process (a handler library, real XLA,
  * CPython). The same holds for the exception guard library and the isolate
  * child program that build.ts makes, and for the names of the TS symbol
- * table.
+ * table, whose entries each name their C parameters as the C definition does.
  */
 import assert from "node:assert/strict";
 import { guardLibraryPath, isolateChildPath, nativeLibraryPath } from "../build.ts";
@@ -66,4 +66,75 @@ Deno.test({
     assert.ok(names !== undefined && names.length > 0, "nm listed no symbols");
     assert.deepEqual(unprefixed(names), []);
   },
+});
+
+/** The names of a C parameter list (`void` or empty: none). */
+function splitParameters(list: string): string[] {
+  const inner = list.trim();
+  if (inner === "void" || inner === "") return [];
+  const params: string[] = [];
+  let level = 0;
+  let cur = "";
+  for (const ch of inner) {
+    if (ch === "(") level++;
+    if (ch === ")") level--;
+    if (ch === "," && level === 0) {
+      params.push(cur);
+      cur = "";
+    } else cur += ch;
+  }
+  params.push(cur);
+  return params.map((p) => {
+    const fnPointer = /\(\s*\*\s*(\w+)\s*\)/.exec(p);
+    if (fnPointer) return fnPointer[1]!;
+    return p.replace(/\[[^\]]*\]\s*$/, "").match(/\w+/g)!.at(-1)!;
+  });
+}
+
+/** The parameter names of the C definition of `name` in native/*.c, or undefined. */
+function cParameterNames(name: string): string[] | undefined {
+  const dir = new URL("../native/", import.meta.url);
+  for (const entry of Deno.readDirSync(dir)) {
+    if (!entry.name.endsWith(".c")) continue;
+    const text = Deno.readTextFileSync(new URL(entry.name, dir));
+    for (const at of text.matchAll(new RegExp(`^[A-Za-z_][\\w \\t*]*\\b${name}\\(`, "gm"))) {
+      let depth = 1;
+      let end = at.index + at[0].length;
+      for (; depth > 0; end++) {
+        if (text[end] === "(") depth++;
+        else if (text[end] === ")") depth--;
+      }
+      if (!/^\s*\{/.test(text.slice(end))) continue; // a declaration, not the definition
+      return splitParameters(text.slice(at.index + at[0].length, end - 1));
+    }
+  }
+  return undefined;
+}
+
+Deno.test("each symbol table entry names its C parameters as the C definition does", () => {
+  const comments = new Map<string, string[]>();
+  const dir = new URL("../src/native/", import.meta.url);
+  for (const entry of Deno.readDirSync(dir)) {
+    if (!/^symbols_\w+\.ts$/.test(entry.name)) continue;
+    const text = Deno.readTextFileSync(new URL(entry.name, dir));
+    for (const m of text.matchAll(/\/\*\* \(([^)]*)\) → .+? \*\/\n\s*(\w+): \{/g)) {
+      comments.set(m[2]!, m[1] === "" ? [] : m[1]!.split(", "));
+    }
+  }
+  const entries = Object.entries(SYMBOLS) as [
+    string,
+    { name?: string; parameters: readonly unknown[] },
+  ][];
+  const wrong: string[] = [];
+  for (const [key, def] of entries) {
+    const names = comments.get(key);
+    const c = cParameterNames(def.name ?? key);
+    if (
+      names === undefined || c === undefined || names.length !== def.parameters.length ||
+      names.join() !== c.join()
+    ) {
+      wrong.push(`${key}: comment (${names?.join(", ")}), C (${c?.join(", ")})`);
+    }
+  }
+  assert.deepEqual(wrong, []);
 });
