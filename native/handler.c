@@ -162,8 +162,8 @@ static XLA_FFI_Error* slot_entry(int32_t n, XLA_FFI_CallFrame* f) {
      * pending future would be waited for on this thread, where the Promise
      * can never settle (xla/ffi/ffi_api.cc: Call passes the frame's future
      * to BlockUntilReady, tsl::BlockUntilReady on the calling thread; through
-     * CallAsync the program completes only with the future, and the Python
-     * run on this thread waits for its result).
+     * CallAsync the program completes only with the future, and the caller
+     * that runs XLA on this thread waits for its result).
      * An async handler is refused before it runs: once the call failed, XLA
      * frees its buffers, which the rest of the handler would write (ffi_api.cc:
      * a handler that returns an error must not launch asynchronous work). */

@@ -283,12 +283,15 @@ XLA_FFI_Error* host_pending_future(XLA_FFI_CallFrame* f, int32_t token, void* wa
 
 XLA_FFI_Error* host_refuse_pending(XLA_FFI_CallFrame* f, int32_t token) {
   if (token > 0) token_abandon(token);
-  return host_make_error(
-      f->api, XLA_FFI_Error_Code_FAILED_PRECONDITION,
-      "An async TS handler (or one that returned a Promise) cannot be called by XLA on the JS "
-      "thread during a synchronous run (Xla.runPythonSync or XlaProgram.runSync): its Promise "
-      "cannot settle before that run returns, and XLA would wait for it on this thread. Run the "
-      "program with run() (or runPython()), or make the handler synchronous");
+  xla_ffi_deno_inline_caller who = host_inline_caller();
+  char msg[1024];
+  snprintf(msg, sizeof msg,
+           "An async TS handler (or one that returned a Promise) cannot be called by XLA on the "
+           "JS thread during a synchronous run (%s): its Promise cannot settle before that run "
+           "returns, and XLA would wait for it on this thread. Run the program with %s, or make "
+           "the handler synchronous",
+           who.sync_runs, who.free_runs);
+  return host_make_error(f->api, XLA_FFI_Error_Code_FAILED_PRECONDITION, msg);
 }
 
 XLA_FFI_Error* host_finish(XLA_FFI_CallFrame* f, int32_t status, int32_t code, const char* msg,

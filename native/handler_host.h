@@ -60,14 +60,36 @@ int32_t xla_ffi_deno_host_install(const xla_ffi_deno_host_hooks* hooks);
  * enter_as says what blocks it (the messages name it):
  *   XFD_JS_BLOCK_CALL: a native handler called synchronously (enter);
  *   XFD_JS_BLOCK_XLA_INLINE: a caller that runs XLA inline on the JS thread
- *     (the hosted Python's synchronous runs); a TS handler XLA then calls
- *     inline also fails when it returns a Promise, since XLA would wait for
- *     it on this very thread;
+ *     (its synchronous runs); a TS handler XLA then calls inline also fails
+ *     when it returns a Promise, since XLA would wait for it on this very
+ *     thread;
  *   XFD_JS_BLOCK_FFI_CALL: a native handler Runtime.ffiCall runs inline. */
 enum { XFD_JS_BLOCK_CALL = 1, XFD_JS_BLOCK_XLA_INLINE = 2, XFD_JS_BLOCK_FFI_CALL = 3 };
 int64_t xla_ffi_deno_js_block_enter(void);
 int64_t xla_ffi_deno_js_block_enter_as(int32_t kind);
 void xla_ffi_deno_js_block_leave(int64_t saved);
+
+/* What the messages of a TS handler refused during an
+ * XFD_JS_BLOCK_XLA_INLINE block say of the caller that runs XLA inline, so
+ * that they name the caller's own API. Each field is a static string, or
+ * NULL for the generic words in brackets:
+ *   runs:      what the JS thread runs synchronously ("XLA");
+ *   sync_runs: the caller's synchronous runs ("a caller that runs XLA
+ *              inline on the JS thread");
+ *   free_runs: the runs that leave the JS thread free ("a run that leaves
+ *              the JS thread free"). */
+typedef struct xla_ffi_deno_inline_caller {
+  size_t struct_size; /* sizeof(xla_ffi_deno_inline_caller) */
+  const char* runs;
+  const char* sync_runs;
+  const char* free_runs;
+} xla_ffi_deno_inline_caller;
+
+/* Installs the description of the process's caller that runs XLA inline
+ * (NULL: the generic words); `caller` must stay valid while the library is
+ * loaded (static storage). Returns 0, or -1 when its struct_size is too
+ * small. */
+int32_t xla_ffi_deno_js_block_describe_inline(const xla_ffi_deno_inline_caller* caller);
 
 /* The slot of a released TS entry point `h`, or -1 (not one, or live). */
 int32_t xla_ffi_deno_handler_released_slot(void* h);

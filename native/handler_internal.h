@@ -112,7 +112,7 @@ XFD_INTERNAL int32_t host_early_settle(void* waiter, int32_t code, const char* m
 XFD_INTERNAL XLA_FFI_Error* host_pending_future(XLA_FFI_CallFrame* f, int32_t token,
                                                void* waiter);
 /* A Promise that cannot settle before its caller needs it (a TS handler
- * called inline while the JS thread runs Python synchronously): abandons the
+ * called inline while a caller runs XLA inline on the JS thread): abandons the
  * token (0: an async handler refused before it ran, no token) and returns
  * FAILED_PRECONDITION. */
 XFD_INTERNAL XLA_FFI_Error* host_refuse_pending(XLA_FFI_CallFrame* f, int32_t token);
@@ -124,6 +124,9 @@ XFD_INTERNAL XLA_FFI_Error* host_finish(XLA_FFI_CallFrame* f, int32_t status, in
 /* Calls from other threads (handler_queue.c). */
 XFD_INTERNAL extern _Atomic int64_t g_js_blocked; /* the JS-thread guard (handler_host.h) */
 XFD_INTERNAL extern _Atomic int32_t g_js_block_kind; /* XFD_JS_BLOCK_* of g_js_blocked */
+/* The installed description of the caller that runs XLA inline, each field
+ * filled in (xla_ffi_deno_js_block_describe_inline; generic words when none). */
+XFD_INTERNAL xla_ffi_deno_inline_caller host_inline_caller(void);
 XFD_INTERNAL extern _Atomic(thread_cb_t) g_thread_cb;
 XFD_INTERNAL extern int32_t g_spare_cpus; /* callers that may spin at once */
 XFD_INTERNAL XLA_FFI_Error* host_call_async_foreign(int32_t slot, XLA_FFI_CallFrame* f);

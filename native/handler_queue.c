@@ -86,6 +86,26 @@ void xla_ffi_deno_js_block_leave(int64_t saved) {
   atomic_store(&g_js_block_kind, (int32_t)(saved % 4));
 }
 
+static _Atomic(const xla_ffi_deno_inline_caller*) g_inline_caller;
+
+int32_t xla_ffi_deno_js_block_describe_inline(const xla_ffi_deno_inline_caller* caller) {
+  if (caller != NULL && caller->struct_size < sizeof(xla_ffi_deno_inline_caller)) return -1;
+  atomic_store(&g_inline_caller, caller);
+  return 0;
+}
+
+xla_ffi_deno_inline_caller host_inline_caller(void) {
+  const xla_ffi_deno_inline_caller* c = atomic_load(&g_inline_caller);
+  xla_ffi_deno_inline_caller out = {sizeof out, "XLA",
+                                    "a caller that runs XLA inline on the JS thread",
+                                    "a run that leaves the JS thread free"};
+  if (c == NULL) return out;
+  if (c->runs != NULL) out.runs = c->runs;
+  if (c->sync_runs != NULL) out.sync_runs = c->sync_runs;
+  if (c->free_runs != NULL) out.free_runs = c->free_runs;
+  return out;
+}
+
 /* ---------------------------------------------------------------------- */
 /* Calls from other threads: a native queue drained by the JS thread       */
 /* ---------------------------------------------------------------------- */
@@ -791,21 +811,27 @@ XLA_FFI_Error* host_call_sync_foreign(int32_t slot, XLA_FFI_CallFrame* f) {
   if (!wait_for_job(&j)) {
     r.status = 1;
     r.code = XLA_FFI_Error_Code_FAILED_PRECONDITION;
-    snprintf(r.msg, MSG_CAP, "%s",
-             atomic_load(&g_js_block_kind) == XFD_JS_BLOCK_XLA_INLINE
-                 ? "A TS handler called from another thread cannot run: the JS thread runs "
-                   "Python synchronously (Xla.runPythonSync or XlaProgram.runSync) and XLA "
-                   "called the handler from one of its own threads (a program it does not run "
-                   "inline on the calling thread). Use run() or runPython() so the JS thread "
-                   "stays free"
-             : atomic_load(&g_js_block_kind) == XFD_JS_BLOCK_FFI_CALL
-                 ? "A TS handler called from another thread cannot run: the JS thread is "
-                   "blocked in a native handler Runtime.ffiCall runs on it (as XLA runs a "
-                   "synchronous handler inline), which waits for it. Give that ffiCall "
-                   "offThread: true so the JS thread stays free"
-                 : "A TS handler called from another thread cannot run: the JS thread is "
-                   "blocked in a native handler called with Runtime.callSync, which waits for "
-                   "it. Call that handler with Runtime.call so the JS thread stays free");
+    int32_t kind = atomic_load(&g_js_block_kind);
+    if (kind == XFD_JS_BLOCK_XLA_INLINE) {
+      /* The caller that runs XLA inline names its own runs (handler_host.h). */
+      xla_ffi_deno_inline_caller who = host_inline_caller();
+      snprintf(r.msg, MSG_CAP,
+               "A TS handler called from another thread cannot run: the JS thread runs %s "
+               "synchronously (%s) and XLA called the handler from one of its own threads (a "
+               "program it does not run inline on the calling thread). Use %s so the JS thread "
+               "stays free",
+               who.runs, who.sync_runs, who.free_runs);
+    } else {
+      snprintf(r.msg, MSG_CAP, "%s",
+               kind == XFD_JS_BLOCK_FFI_CALL
+                   ? "A TS handler called from another thread cannot run: the JS thread is "
+                     "blocked in a native handler Runtime.ffiCall runs on it (as XLA runs a "
+                     "synchronous handler inline), which waits for it. Give that ffiCall "
+                     "offThread: true so the JS thread stays free"
+                   : "A TS handler called from another thread cannot run: the JS thread is "
+                     "blocked in a native handler called with Runtime.callSync, which waits for "
+                     "it. Call that handler with Runtime.call so the JS thread stays free");
+    }
   }
   int64_t settle_ns = g_slots[slot].settle_ns;
   job* w;

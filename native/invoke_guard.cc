@@ -5,7 +5,7 @@
  *
  * Built as its own small library when a C++ compiler is found; the runtime
  * (runtime.c) calls handlers through it once it is installed with
- * xrt_set_invoke_guard, and directly otherwise.
+ * xla_ffi_deno_runtime_set_invoke_guard, and directly otherwise.
  *
  * Copyright 2026 The deno-xla-ffi Authors. Licensed under Apache-2.0.
  */

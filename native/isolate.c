@@ -120,10 +120,10 @@ static void reap(xiso* x, int kill_first) {
  * string. Maps `size` bytes of shared memory (at least a page). Returns the
  * handle, or NULL with the reason in msg.
  */
-xiso* xiso_start(const char* argv_block, const char* env_block, int64_t size, char* msg,
-                 int32_t cap) {
+xiso* xla_ffi_deno_isolate_start(const char* argv_block, const char* env_block, int64_t size,
+                                 char* msg, int32_t cap) {
   if (!argv_block || !env_block || size < XISO_HEADER_BYTES) {
-    if (msg && cap > 0) snprintf(msg, (size_t)cap, "xiso_start: bad arguments");
+    if (msg && cap > 0) snprintf(msg, (size_t)cap, "xla_ffi_deno_isolate_start: bad arguments");
     return NULL;
   }
   char* argv[16];
@@ -214,10 +214,10 @@ error:
 }
 
 /** The shared mapping's address now (it moves when it grows). */
-void* xiso_base(xiso* x) { return x ? x->base : NULL; }
+void* xla_ffi_deno_isolate_base(xiso* x) { return x ? x->base : NULL; }
 
 /** Grows the shared mapping to at least `size` bytes; its new address, or NULL. */
-void* xiso_reserve(xiso* x, int64_t size) {
+void* xla_ffi_deno_isolate_reserve(xiso* x, int64_t size) {
   if (!x || size <= 0) return NULL;
   if ((size_t)size <= x->size) return x->base;
   if (ftruncate(x->mem_fd, size) != 0) return NULL;
@@ -281,8 +281,8 @@ static int32_t wait_answer(xiso* x, int32_t timeout_ms) {
   }
 }
 
-/** Waits for the child to be ready (its first answer); as xiso_call. */
-int32_t xiso_ready(xiso* x, int32_t timeout_ms) {
+/** Waits for the child to be ready (its first answer); as xla_ffi_deno_isolate_call. */
+int32_t xla_ffi_deno_isolate_ready(xiso* x, int32_t timeout_ms) {
   if (!x || x->reaped) return -1;
   x->err_len = 0;
   int32_t r = wait_answer(x, timeout_ms);
@@ -341,7 +341,7 @@ static uint32_t next_seq(xiso* x) {
 
 /* Waits for the answer to request `seq` (`prev` answered before it): a short
  * spin, then futex sleeps of growing bounds, checking the socket between
- * them. Returns as xiso_call. */
+ * them. Returns as xla_ffi_deno_isolate_call. */
 static int32_t wait_reply(xiso* x, uint32_t prev, uint32_t seq, int32_t timeout_ms) {
   xiso_sync* s = sync_of(x);
   int64_t deadline = timeout_ms < 0 ? -1 : xiso_now_ns() + (int64_t)timeout_ms * 1000000;
@@ -375,13 +375,13 @@ static int32_t wait_reply(xiso* x, uint32_t prev, uint32_t seq, int32_t timeout_
 /**
  * Posts the request in the shared header and waits for the answer, at most
  * `timeout_ms` (negative: no deadline). Returns 0 (answer in the header), 1
- * (the child died: xiso_exit), 2 (deadline passed: the child was killed), 3
- * (the child had died before the request, while idle: it did not take it;
- * xiso_exit and xiso_stderr say how) or -1 (I/O error: the child was
- * killed). Run it `nonblocking` from JS for Runtime.call; on the JS thread
+ * (the child died: xla_ffi_deno_isolate_exit), 2 (deadline passed: the child
+ * was killed), 3 (the child had died before the request, while idle: it did
+ * not take it; xla_ffi_deno_isolate_exit and xla_ffi_deno_isolate_stderr say
+ * how) or -1 (I/O error: the child was killed). Run it `nonblocking` from JS for Runtime.call; on the JS thread
  * (callSync) the deadline bounds the wait.
  */
-int32_t xiso_call(xiso* x, int32_t timeout_ms) {
+int32_t xla_ffi_deno_isolate_call(xiso* x, int32_t timeout_ms) {
   if (!x || x->reaped) return -1;
   x->err_len = 0;
   xiso_sync* s = sync_of(x);
@@ -393,7 +393,7 @@ int32_t xiso_call(xiso* x, int32_t timeout_ms) {
 }
 
 /** After a death: out[0] = the exit status (-1 if signalled), out[1] = the signal (0 if none). */
-void xiso_exit(xiso* x, int32_t* out) {
+void xla_ffi_deno_isolate_exit(xiso* x, int32_t* out) {
   out[0] = -1;
   out[1] = 0;
   if (!x || !x->reaped) return;
@@ -402,7 +402,7 @@ void xiso_exit(xiso* x, int32_t* out) {
 }
 
 /** Copies what the child wrote to stderr during the last request; returns its length. */
-int32_t xiso_stderr(xiso* x, uint8_t* buf, int32_t cap) {
+int32_t xla_ffi_deno_isolate_stderr(xiso* x, uint8_t* buf, int32_t cap) {
   if (!x || !buf || cap <= 0) return 0;
   size_t n = x->err_len < (size_t)cap ? x->err_len : (size_t)cap;
   memcpy(buf, x->err, n);
@@ -410,10 +410,10 @@ int32_t xiso_stderr(xiso* x, uint8_t* buf, int32_t cap) {
 }
 
 /** The child's process id (0 when none). */
-int32_t xiso_pid(xiso* x) { return x && !x->reaped ? (int32_t)x->pid : 0; }
+int32_t xla_ffi_deno_isolate_pid(xiso* x) { return x && !x->reaped ? (int32_t)x->pid : 0; }
 
 /** Ends the child (asking it to exit, then closing its socket; killed if it does not exit within 1 s) and frees everything. */
-void xiso_close(xiso* x) {
+void xla_ffi_deno_isolate_close(xiso* x) {
   if (!x) return;
   if (!x->reaped && x->base) {
     xiso_sync* s = sync_of(x);
@@ -469,7 +469,7 @@ static XLA_FFI_Error* isolated_stub(XLA_FFI_CallFrame* cf) {
 }
 
 /** The address of the stand-in handler of isolated libraries' handlers. */
-void* xiso_stub(void) { return (void*)(uintptr_t)&isolated_stub; }
+void* xla_ffi_deno_isolate_stub(void) { return (void*)(uintptr_t)&isolated_stub; }
 
 /** The page size (the unit of guard pages in the child). */
-int32_t xiso_page_size(void) { return (int32_t)sysconf(_SC_PAGESIZE); }
+int32_t xla_ffi_deno_isolate_page_size(void) { return (int32_t)sysconf(_SC_PAGESIZE); }

@@ -376,19 +376,19 @@ int main(int argc, char** argv) {
   if (!main_lib) {
     say(XISO_ERROR, XLA_FFI_Error_Code_UNAVAILABLE, "Cannot load %s: %s", argv[1], dlerror());
   } else {
-    RESOLVE(rt_new, "xrt_runtime_new");
-    RESOLVE(frame_build, "xrt_frame_build");
-    RESOLVE(frame_configure, "xrt_frame_configure");
-    RESOLVE(frame_free, "xrt_frame_free");
-    RESOLVE(call_sync, "xrt_call_sync");
-    RESOLVE(call_new, "xrt_call_new");
-    RESOLVE(call_run, "xrt_call_run");
-    RESOLVE(call_threads, "xrt_call_threads");
-    RESOLVE(error_code, "xrt_error_code");
-    RESOLVE(error_message, "xrt_error_message");
-    RESOLVE(error_destroy, "xrt_error_destroy");
-    RESOLVE(set_invoke_guard, "xrt_set_invoke_guard");
-    RESOLVE(metadata_of, "xrt_metadata");
+    RESOLVE(rt_new, "xla_ffi_deno_runtime_new");
+    RESOLVE(frame_build, "xla_ffi_deno_runtime_frame_build");
+    RESOLVE(frame_configure, "xla_ffi_deno_runtime_frame_configure");
+    RESOLVE(frame_free, "xla_ffi_deno_runtime_frame_free");
+    RESOLVE(call_sync, "xla_ffi_deno_runtime_call_sync");
+    RESOLVE(call_new, "xla_ffi_deno_runtime_call_new");
+    RESOLVE(call_run, "xla_ffi_deno_runtime_call_run");
+    RESOLVE(call_threads, "xla_ffi_deno_runtime_call_threads");
+    RESOLVE(error_code, "xla_ffi_deno_runtime_error_code");
+    RESOLVE(error_message, "xla_ffi_deno_runtime_error_message");
+    RESOLVE(error_destroy, "xla_ffi_deno_runtime_error_destroy");
+    RESOLVE(set_invoke_guard, "xla_ffi_deno_runtime_set_invoke_guard");
+    RESOLVE(metadata_of, "xla_ffi_deno_runtime_metadata");
   }
   void* lib = NULL;
   if (main_lib) {

@@ -474,6 +474,9 @@ int32_t xla_ffi_deno_py_run_sync(int32_t mode, const uint8_t* req, int64_t len, 
   sa.sa_handler = sync_run_interrupted;
   sigemptyset(&sa.sa_mask);
   int hooked = sigaction(SIGINT, &sa, &prev) == 0;
+  static const xla_ffi_deno_inline_caller self = {
+      sizeof self, "Python", "Xla.runPythonSync or XlaProgram.runSync", "run() or runPython()"};
+  xla_ffi_deno_js_block_describe_inline(&self);
   int64_t saved = xla_ffi_deno_js_block_enter_as(XFD_JS_BLOCK_XLA_INLINE);
   int32_t rc = run_here(mode, req, len, reply, cap);
   xla_ffi_deno_js_block_leave(saved);

@@ -493,8 +493,8 @@ static XLA_FFI_Error* api_device_ordinal_get(const xrt_abi* v,
 typedef void (*xrt_notify_fn)(void* handle);
 static _Atomic(xrt_notify_fn) g_notify;
 
-/** Sets the completion callback of xrt_call_begin's pending calls. */
-void xrt_set_notify(void* fn) { atomic_store(&g_notify, (xrt_notify_fn)fn); }
+/** Sets the completion callback of xla_ffi_deno_runtime_call_begin's pending calls. */
+void xla_ffi_deno_runtime_set_notify(void* fn) { atomic_store(&g_notify, (xrt_notify_fn)fn); }
 
 void xrt_future_free(XLA_FFI_Future* f) {
   xrt_live_remove(f, XRT_LIVE_FUTURE);
@@ -608,7 +608,7 @@ int xrt_future_take_or_orphan(XLA_FFI_Future* f, XLA_FFI_Error** out) {
  * is freed, a pending one is orphaned (its completer frees it). Returns 0, or
  * -1 when `f` is not a live future of this runtime.
  */
-int32_t xrt_future_release(XLA_FFI_Future* f) {
+int32_t xla_ffi_deno_runtime_future_release(XLA_FFI_Future* f) {
   if (!xrt_live_has(f, XRT_LIVE_FUTURE)) return -1;
   XLA_FFI_Error* e = NULL;
   if (xrt_future_take_or_orphan(f, &e)) xrt_error_free(e);
@@ -718,7 +718,7 @@ const xrt_abi* xrt_abi_for(int32_t minor) {
 }
 
 /** The XLA_FFI_Api table of API version 0.minor (NULL when not spoken). */
-const XLA_FFI_Api* xrt_api_version(int32_t minor) {
+const XLA_FFI_Api* xla_ffi_deno_runtime_api_version(int32_t minor) {
   const xrt_abi* v = xrt_abi_for(minor);
   return v ? v->api : NULL;
 }
@@ -730,7 +730,9 @@ int xrt_is_own_api(const XLA_FFI_Api* api) {
 }
 
 /** The runtime's default XLA_FFI_Api table (the newest version). */
-const XLA_FFI_Api* xrt_api(void) { return xrt_api_version(XRT_ABI_NEWEST_MINOR); }
+const XLA_FFI_Api* xla_ffi_deno_runtime_newest_api(void) {
+  return xla_ffi_deno_runtime_api_version(XRT_ABI_NEWEST_MINOR);
+}
 
 /* What the TS handler host (handler_host.h) needs to know of this runtime:
  * its API tables and context tag (TS entry points check its frames'
@@ -756,19 +758,19 @@ __attribute__((constructor)) static void install_host_hooks(void) {
 /* Entry points for TypeScript: errors and debug counters                   */
 /* ------------------------------------------------------------------------ */
 
-int32_t xrt_error_code(XLA_FFI_Error* e) {
+int32_t xla_ffi_deno_runtime_error_code(XLA_FFI_Error* e) {
   if (e && !xrt_live_has(e, XRT_LIVE_ERROR)) return XLA_FFI_Error_Code_INVALID_ARGUMENT;
   return e ? (int32_t)e->code : 0;
 }
-const char* xrt_error_message(XLA_FFI_Error* e) {
+const char* xla_ffi_deno_runtime_error_message(XLA_FFI_Error* e) {
   if (e && !xrt_live_has(e, XRT_LIVE_ERROR))
     return "Invalid XLA_FFI_Error*: not created by this runtime, or already destroyed";
   return e ? e->message : "";
 }
-void xrt_error_destroy(XLA_FFI_Error* e) { xrt_error_free(e); }
+void xla_ffi_deno_runtime_error_destroy(XLA_FFI_Error* e) { xrt_error_free(e); }
 
 /** Copies up to n debug counters into out; returns how many exist. */
-int32_t xrt_debug_stats(int64_t* out, int32_t n) {
+int32_t xla_ffi_deno_runtime_debug_stats(int64_t* out, int32_t n) {
   for (int32_t i = 0; i < n && i < XRT_STAT_COUNT; i++)
     out[i] = atomic_load_explicit(&xrt_stats[i], memory_order_relaxed);
   return XRT_STAT_COUNT;

@@ -27,10 +27,10 @@ typedef int32_t (*xrt_guard_fn)(XLA_FFI_Handler* h, XLA_FFI_CallFrame* cf, XLA_F
 static _Atomic(xrt_guard_fn) g_guard;
 
 /** Installs the exception guard (a function of the invoke_guard library). */
-void xrt_set_invoke_guard(void* fn) { atomic_store(&g_guard, (xrt_guard_fn)fn); }
+void xla_ffi_deno_runtime_set_invoke_guard(void* fn) { atomic_store(&g_guard, (xrt_guard_fn)fn); }
 
 /** Whether C++ exceptions of handlers are caught (the guard is installed). */
-int32_t xrt_invoke_guarded(void) { return atomic_load(&g_guard) != NULL; }
+int32_t xla_ffi_deno_runtime_invoke_guarded(void) { return atomic_load(&g_guard) != NULL; }
 
 /* The thread's crash slot names h during the call (crash.h). */
 XLA_FFI_Error* xrt_invoke(XLA_FFI_Handler* h, XLA_FFI_CallFrame* cf, const char* what) {
@@ -112,10 +112,11 @@ static XLA_FFI_Error* call_frame_sync(xrt_runtime* rt, XLA_FFI_Handler* h,
                        "handlers that finish synchronously)");
 }
 
-XLA_FFI_Error* xrt_call_sync(xrt_runtime* rt, XLA_FFI_Handler* h, xrt_frame* fr) {
+XLA_FFI_Error* xla_ffi_deno_runtime_call_sync(xrt_runtime* rt, XLA_FFI_Handler* h, xrt_frame* fr) {
   if (!rt || !h || !fr)
     return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
-                         "xrt_call_sync: runtime, handler and frame must not be null");
+                         "xla_ffi_deno_runtime_call_sync: runtime, handler and frame must not be "
+                         "null");
   fr->ctx.rt = rt;
   fr->cf.api = rt->abi->api;
   return call_frame_sync(rt, h, &fr->cf);
@@ -124,14 +125,15 @@ XLA_FFI_Error* xrt_call_sync(xrt_runtime* rt, XLA_FFI_Handler* h, xrt_frame* fr)
 /**
  * Calls a handler on the calling thread with a call frame laid out elsewhere
  * (whose context is one of this runtime's frames), after checking the frame's
- * structure with xrt_check_call_frame: a malformed frame is an
+ * structure with xla_ffi_deno_runtime_check_call_frame: a malformed frame is an
  * INVALID_ARGUMENT error and the handler is not called.
  */
-XLA_FFI_Error* xrt_call_checked(xrt_runtime* rt, XLA_FFI_Handler* h, XLA_FFI_CallFrame* cf) {
+XLA_FFI_Error* xla_ffi_deno_runtime_call_checked(xrt_runtime* rt, XLA_FFI_Handler* h,
+                                                 XLA_FFI_CallFrame* cf) {
   if (!rt || !h)
     return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
-                         "xrt_call_checked: runtime and handler must not be null");
-  XLA_FFI_Error* bad = xrt_check_call_frame(cf);
+                         "xla_ffi_deno_runtime_call_checked: runtime and handler must not be null");
+  XLA_FFI_Error* bad = xla_ffi_deno_runtime_check_call_frame(cf);
   if (bad) return bad;
   cf->ctx->rt = rt;
   return call_frame_sync(rt, h, cf);
@@ -143,11 +145,12 @@ typedef struct xrt_call {
   XLA_FFI_CallFrame cf;
   XLA_FFI_ExecutionContext ctx;
   int64_t* user;
-  XLA_FFI_Future* future; /* xrt_call_begin: the pending future */
+  XLA_FFI_Future* future; /* xla_ffi_deno_runtime_call_begin: the pending future */
 } xrt_call;
 
-/** Snapshots a frame for xrt_call_run / xrt_call_threads (which free it). */
-xrt_call* xrt_call_new(xrt_runtime* rt, const xrt_frame* fr) {
+/** Snapshots a frame for xla_ffi_deno_runtime_call_run /
+ * xla_ffi_deno_runtime_call_threads (which free it). */
+xrt_call* xla_ffi_deno_runtime_call_new(xrt_runtime* rt, const xrt_frame* fr) {
   if (!rt || !fr) return NULL;
   xrt_call* c = malloc(sizeof *c);
   if (!c) return NULL;
@@ -204,11 +207,11 @@ static XLA_FFI_Error* call_copy(const xrt_call* tmpl, XLA_FFI_Handler* h) {
  * than the JavaScript one, so the event loop stays free for handlers that
  * need it.
  */
-XLA_FFI_Error* xrt_call_run(xrt_call* c, XLA_FFI_Handler* h) {
+XLA_FFI_Error* xla_ffi_deno_runtime_call_run(xrt_call* c, XLA_FFI_Handler* h) {
   if (!c || !h) {
     if (c) call_free(c);
     return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
-                         "xrt_call_run: call and handler must not be null");
+                         "xla_ffi_deno_runtime_call_run: call and handler must not be null");
   }
   XLA_FFI_Error* e = call_copy(c, h);
   call_free(c);
@@ -219,12 +222,12 @@ XLA_FFI_Error* xrt_call_run(xrt_call* c, XLA_FFI_Handler* h) {
  * Calls a handler with a snapshot on the calling thread without waiting for
  * its future: returns 0 when the call is over (its error, or NULL, in *out;
  * the snapshot is freed), or 1 when the handler left a pending future: then
- * the notify callback (xrt_set_notify) gets the snapshot once the future
- * completes, and xrt_call_finish takes the result. For handlers that complete
+ * the notify callback (xla_ffi_deno_runtime_set_notify) gets the snapshot once the future
+ * completes, and xla_ffi_deno_runtime_call_finish takes the result. For handlers that complete
  * their futures on another thread than the caller's, or whose waiting would
  * block the caller (TS handlers on the JS thread: the Promise settles later).
  */
-int32_t xrt_call_begin(xrt_call* c, XLA_FFI_Handler* h, XLA_FFI_Error** out) {
+int32_t xla_ffi_deno_runtime_call_begin(xrt_call* c, XLA_FFI_Handler* h, XLA_FFI_Error** out) {
   XRT_COUNT(XRT_STAT_CALLS);
   c->cf.ctx = &c->ctx;
   c->cf.future = NULL;
@@ -271,7 +274,7 @@ int32_t xrt_call_begin(xrt_call* c, XLA_FFI_Handler* h, XLA_FFI_Error** out) {
 }
 
 /** After the notify callback: the future's error (or NULL); frees the snapshot. */
-XLA_FFI_Error* xrt_call_finish(xrt_call* c) {
+XLA_FFI_Error* xla_ffi_deno_runtime_call_finish(xrt_call* c) {
   XLA_FFI_Error* e = c->future ? xrt_future_wait_take(c->future) : NULL;
   call_free(c);
   return e;
@@ -314,8 +317,9 @@ static void* stress_main(void* p) {
  * -1 if a thread could not start. Blocks until all calls are done: call it
  * `nonblocking`.
  */
-int32_t xrt_call_threads(xrt_call* c, XLA_FFI_Handler* h, int32_t threads, int64_t iterations,
-                         int64_t* out, char* msg, int32_t msg_cap) {
+int32_t xla_ffi_deno_runtime_call_threads(xrt_call* c, XLA_FFI_Handler* h, int32_t threads,
+                                          int64_t iterations, int64_t* out, char* msg,
+                                          int32_t msg_cap) {
   if (!c || !h || !out) {
     if (c) call_free(c);
     return -1;

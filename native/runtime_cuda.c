@@ -161,10 +161,10 @@ static CUresult make_current(const struct xrt_cuda* c, CUcontext* prev, int* cha
  * (retained by the caller for the runtime's life), `device` its ordinal.
  * Asks the device whether it has memory pools (then creates the private
  * allocation stream in `ctx`). Set the handlers' stream with
- * xrt_runtime_set_stream. Returns NULL on success.
+ * xla_ffi_deno_runtime_set_stream. Returns NULL on success.
  */
-XLA_FFI_Error* xrt_runtime_set_cuda(xrt_runtime* rt, const char* driver, void* ctx,
-                                    int32_t device) {
+XLA_FFI_Error* xla_ffi_deno_runtime_set_cuda(xrt_runtime* rt, const char* driver, void* ctx,
+                                             int32_t device) {
   if (!rt || rt->platform != XRT_PLATFORM_CUDA)
     return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
                          "A CUDA device can only be attached to a CUDA runtime");

@@ -211,7 +211,7 @@ static int build_dict(builder* b, XLA_FFI_Attrs* out, int depth) {
  * Builds a call frame (stage EXECUTE, run id and device ordinal -1) from a
  * description; NULL if the description is malformed.
  */
-xrt_frame* xrt_frame_build(const uint8_t* desc, int32_t len) {
+xrt_frame* xla_ffi_deno_runtime_frame_build(const uint8_t* desc, int32_t len) {
   if (!desc || len < 8) return NULL;
   size_t cap = sizeof(xrt_frame) + 256 + 8 * (size_t)len;
   char* mem = malloc(cap); /* every byte handed out below is written */
@@ -247,7 +247,7 @@ xrt_frame* xrt_frame_build(const uint8_t* desc, int32_t len) {
     return NULL;
   }
   fr->cf.struct_size = XLA_FFI_CallFrame_STRUCT_SIZE;
-  fr->cf.api = xrt_api();
+  fr->cf.api = xla_ffi_deno_runtime_newest_api();
   fr->ctx.run_id = -1; /* XLA leaves both unset (-1) unless the caller gives them */
   fr->ctx.device_ordinal = -1;
   fr->cf.ctx = &fr->ctx;
@@ -261,16 +261,18 @@ xrt_frame* xrt_frame_build(const uint8_t* desc, int32_t len) {
 }
 
 /** The XLA_FFI_CallFrame inside a built frame (for inspection). */
-XLA_FFI_CallFrame* xrt_frame_call_frame(xrt_frame* fr) { return fr ? &fr->cf : NULL; }
+XLA_FFI_CallFrame* xla_ffi_deno_runtime_frame_call_frame(xrt_frame* fr) {
+  return fr ? &fr->cf : NULL;
+}
 
 /** Swaps the data pointer of argument i (ignored when i is out of range). */
-void xrt_frame_set_arg(xrt_frame* fr, int32_t i, double addr) {
+void xla_ffi_deno_runtime_frame_set_arg(xrt_frame* fr, int32_t i, double addr) {
   if (!fr || i < 0 || i >= fr->cf.args.size) return;
   fr->args[i].data = (void*)(uintptr_t)addr;
 }
 
 /** Swaps the data pointer of result i. */
-void xrt_frame_set_ret(xrt_frame* fr, int32_t i, double addr) {
+void xla_ffi_deno_runtime_frame_set_ret(xrt_frame* fr, int32_t i, double addr) {
   if (!fr || i < 0 || i >= fr->cf.rets.size) return;
   fr->rets[i].data = (void*)(uintptr_t)addr;
 }
@@ -279,8 +281,9 @@ void xrt_frame_set_ret(xrt_frame* fr, int32_t i, double addr) {
  * Sets the stage, run id, device ordinal, instance and user data (n pairs of
  * type id and pointer, copied) used by the next calls with this frame.
  */
-void xrt_frame_configure(xrt_frame* fr, int32_t stage, int64_t run_id, int32_t device_ordinal,
-                         xrt_instance* instance, const int64_t* user, int32_t n_user) {
+void xla_ffi_deno_runtime_frame_configure(xrt_frame* fr, int32_t stage, int64_t run_id,
+                                          int32_t device_ordinal, xrt_instance* instance,
+                                          const int64_t* user, int32_t n_user) {
   if (!fr) return;
   fr->cf.stage = (XLA_FFI_ExecutionStage)stage;
   fr->ctx.stage = stage;
@@ -301,7 +304,7 @@ void xrt_frame_configure(xrt_frame* fr, int32_t stage, int64_t run_id, int32_t d
 }
 
 /** Frees a frame and everything it owns. */
-void xrt_frame_free(xrt_frame* fr) {
+void xla_ffi_deno_runtime_frame_free(xrt_frame* fr) {
   if (!fr) return;
   free(fr->user_store);
   free(fr);

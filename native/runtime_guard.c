@@ -5,7 +5,7 @@
  *  - a registry of the live XLA_FFI_Errors and XLA_FFI_Futures this runtime
  *    created, so that a foreign, freed or twice-released pointer handed to an
  *    API function gives an error instead of undefined behaviour;
- *  - xrt_check_call_frame: the structural check of a whole XLA_FFI_CallFrame
+ *  - xla_ffi_deno_runtime_check_call_frame: the structural check of a whole XLA_FFI_CallFrame
  *    (common.c's xfd_check_frame, shared with the TS handler host) as an
  *    XLA_FFI_Error;
  *  - guard memory for guarded frames in the caller's process
@@ -156,7 +156,7 @@ void xrt_live_unlock(const void* p) { pthread_mutex_unlock(&shard_of(p)->mu); }
  * problem. The limits are the XFD_MAX_* values of abi_facts.h
  * (docs/reliability.md, "Guards").
  */
-XLA_FFI_Error* xrt_check_call_frame(const XLA_FFI_CallFrame* cf) {
+XLA_FFI_Error* xla_ffi_deno_runtime_check_call_frame(const XLA_FFI_CallFrame* cf) {
   static const xfd_frame_rules rules = {.whole = 1, .own = 1, .ctx_tag = XRT_CTX_MAGIC};
   char buf[1024];
   int32_t code = xfd_check_frame(cf, &rules, buf, sizeof buf);
@@ -181,7 +181,7 @@ static size_t page_size(void) {
  * allocator's metadata; one beyond a whole page of it faults instead of
  * corrupting whatever lies there.
  */
-void* xrt_guard_map(double size) {
+void* xla_ffi_deno_runtime_guard_map(double size) {
   size_t page = page_size();
   if (!(size > 0) || size > (double)(SIZE_MAX / 2)) return NULL;
   size_t bytes = ((size_t)size + page - 1) & ~(page - 1);
@@ -194,8 +194,8 @@ void* xrt_guard_map(double size) {
   return p + page;
 }
 
-/** Unmaps guard memory from xrt_guard_map with the same `size`; 0 on success. */
-int32_t xrt_guard_unmap(void* p, double size) {
+/** Unmaps guard memory from xla_ffi_deno_runtime_guard_map with the same `size`; 0 on success. */
+int32_t xla_ffi_deno_runtime_guard_unmap(void* p, double size) {
   size_t page = page_size();
   if (!p || !(size > 0)) return -1;
   size_t bytes = ((size_t)size + page - 1) & ~(page - 1);
@@ -241,7 +241,7 @@ static int64_t guard_zone(uint8_t* base, size_t from, size_t len) {
  * the index of the first changed zone, with the offset of its first changed
  * byte (from `base`) in out[0]; -1 when all are whole.
  */
-int32_t xrt_guard_check(void* base, const double* zones, int32_t n, double* out) {
+int32_t xla_ffi_deno_runtime_guard_check(void* base, const double* zones, int32_t n, double* out) {
   pthread_once(&guard_pattern_once, guard_pattern_init);
   int32_t hit = -1;
   for (int32_t z = 0; z < n; z++) {
@@ -255,7 +255,7 @@ int32_t xrt_guard_check(void* base, const double* zones, int32_t n, double* out)
 }
 
 /** The first byte offset where a[0, n) and b[0, n) differ, or -1. */
-double xrt_guard_difference(const void* a, const void* b, double n) {
+double xla_ffi_deno_runtime_guard_difference(const void* a, const void* b, double n) {
   const uint8_t *x = a, *y = b;
   size_t len = (size_t)n;
   for (size_t done = 0; done < len; done += 4096) {

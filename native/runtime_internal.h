@@ -43,7 +43,7 @@ XFD_INTERNAL XLA_FFI_Error* xrt_future_wait_take(XLA_FFI_Future* f);
 /* Takes the result if complete (returns 1), else orphans the future. */
 XFD_INTERNAL int xrt_future_take_or_orphan(XLA_FFI_Future* f, XLA_FFI_Error** out);
 
-/* Debug counters (xrt_debug_stats). */
+/* Debug counters (xla_ffi_deno_runtime_debug_stats). */
 enum {
   XRT_STAT_ERRORS_CREATED,
   XRT_STAT_ERRORS_DESTROYED,
@@ -62,7 +62,7 @@ enum {
   XRT_STAT_CALLS,
   XRT_STAT_COUNT
 };
-extern _Atomic int64_t xrt_stats[XRT_STAT_COUNT];
+XFD_INTERNAL extern _Atomic int64_t xrt_stats[XRT_STAT_COUNT];
 #define XRT_COUNT(k) atomic_fetch_add_explicit(&xrt_stats[k], 1, memory_order_relaxed)
 
 enum { XRT_PLATFORM_HOST = 0, XRT_PLATFORM_CUDA = 1 };
@@ -80,16 +80,17 @@ typedef struct xrt_abi {
   int32_t minor; /* the API version is 0.minor */
   const XLA_FFI_Api* api;
 } xrt_abi;
-extern const xrt_abi xrt_abis[XRT_ABI_COUNT];
+XFD_INTERNAL extern const xrt_abi xrt_abis[XRT_ABI_COUNT];
 /* The descriptor of API version 0.minor, or NULL when it is not spoken. */
-const xrt_abi* xrt_abi_for(int32_t minor);
+XFD_INTERNAL const xrt_abi* xrt_abi_for(int32_t minor);
 /* XLA's struct-size message, naming the framework version of `v`. */
-XLA_FFI_Error* xrt_size_error(const xrt_abi* v, const char* name, size_t expected, size_t actual);
+XFD_INTERNAL XLA_FFI_Error* xrt_size_error(const xrt_abi* v, const char* name, size_t expected,
+                                           size_t actual);
 
 /* Calls a handler the way XLA does: a C++ exception it throws becomes an
  * UNKNOWN error "<what>: <exception text>" when the exception guard library
  * is installed (runtime_call.c, invoke_guard.cc). */
-XLA_FFI_Error* xrt_invoke(XLA_FFI_Handler* h, XLA_FFI_CallFrame* cf, const char* what);
+XFD_INTERNAL XLA_FFI_Error* xrt_invoke(XLA_FFI_Handler* h, XLA_FFI_CallFrame* cf, const char* what);
 
 typedef struct xrt_task {
   XLA_FFI_Task* fn;
@@ -140,7 +141,7 @@ struct XLA_FFI_ExecutionContext {
   int64_t* user; /* pairs (type_id, pointer) */
 };
 
-/* A call frame built by xrt_frame_build: one allocation (the arena). */
+/* A call frame built by xla_ffi_deno_runtime_frame_build: one allocation (the arena). */
 typedef struct xrt_frame {
   XLA_FFI_CallFrame cf;
   XLA_FFI_ExecutionContext ctx;
@@ -154,19 +155,22 @@ typedef struct xrt_frame {
  * docs/reliability.md, "Guards". */
 #define XRT_CTX_MAGIC 0x58525443545856ull /* "VXTCTRX" */
 enum { XRT_LIVE_ERROR = 1, XRT_LIVE_FUTURE = 2 };
-void xrt_live_add(const void* p, int kind);
-int xrt_live_remove(const void* p, int kind);
-int xrt_live_has(const void* p, int kind);
-int xrt_live_lock(const void* p, int kind);
-void xrt_live_unlock(const void* p);
-XLA_FFI_Error* xrt_check_call_frame(const XLA_FFI_CallFrame* cf);
+XFD_INTERNAL void xrt_live_add(const void* p, int kind);
+XFD_INTERNAL int xrt_live_remove(const void* p, int kind);
+XFD_INTERNAL int xrt_live_has(const void* p, int kind);
+XFD_INTERNAL int xrt_live_lock(const void* p, int kind);
+XFD_INTERNAL void xrt_live_unlock(const void* p);
+XLA_FFI_Error* xla_ffi_deno_runtime_check_call_frame(const XLA_FFI_CallFrame* cf);
 
-XLA_FFI_Error* xrt_error_new(XLA_FFI_Error_Code code, const char* fmt, ...)
+XFD_INTERNAL XLA_FFI_Error* xrt_error_new(XLA_FFI_Error_Code code, const char* fmt, ...)
     __attribute__((format(printf, 2, 3)));
-void xrt_error_free(XLA_FFI_Error* err);
-const XLA_FFI_Api* xrt_api(void);
+XFD_INTERNAL void xrt_error_free(XLA_FFI_Error* err);
+const XLA_FFI_Api* xla_ffi_deno_runtime_newest_api(void);
 /* Whether `api` is one of the embedded runtime's own tables. */
-int xrt_is_own_api(const XLA_FFI_Api* api);
+XFD_INTERNAL int xrt_is_own_api(const XLA_FFI_Api* api);
+/* dlclose of a handler library while runtimes are reaped: 1 = deferred
+ * (runtime_pool.c). */
+XFD_INTERNAL int32_t xrt_defer_dlclose(void* handle);
 
 /* The CUDA platform (runtime_cuda.c). Without a device attached (rt->cuda
  * NULL) enter/leave do nothing and allocate/free report no allocator. */
@@ -174,8 +178,8 @@ typedef struct {
   void* prev;
   int changed;
 } xrt_cuda_scope;
-XLA_FFI_Error* xrt_cuda_activate(const xrt_runtime* rt, xrt_cuda_scope* s);
-void xrt_cuda_restore(const xrt_runtime* rt, const xrt_cuda_scope* s);
+XFD_INTERNAL XLA_FFI_Error* xrt_cuda_activate(const xrt_runtime* rt, xrt_cuda_scope* s);
+XFD_INTERNAL void xrt_cuda_restore(const xrt_runtime* rt, const xrt_cuda_scope* s);
 /* Makes a CUDA runtime's context current for a call (inline: Host calls
  * pay one branch). */
 static inline XLA_FFI_Error* xrt_cuda_enter(const xrt_runtime* rt, xrt_cuda_scope* s) {
@@ -186,31 +190,33 @@ static inline XLA_FFI_Error* xrt_cuda_enter(const xrt_runtime* rt, xrt_cuda_scop
 static inline void xrt_cuda_leave(const xrt_runtime* rt, const xrt_cuda_scope* s) {
   if (s->changed) xrt_cuda_restore(rt, s);
 }
-XLA_FFI_Error* xrt_cuda_allocate(const xrt_runtime* rt, size_t size, void** data);
-XLA_FFI_Error* xrt_cuda_free(const xrt_runtime* rt, size_t size, void* data);
-int32_t xrt_cuda_device(const xrt_runtime* rt);
-void xrt_cuda_detach(xrt_runtime* rt);
+XFD_INTERNAL XLA_FFI_Error* xrt_cuda_allocate(const xrt_runtime* rt, size_t size, void** data);
+XFD_INTERNAL XLA_FFI_Error* xrt_cuda_free(const xrt_runtime* rt, size_t size, void* data);
+XFD_INTERNAL int32_t xrt_cuda_device(const xrt_runtime* rt);
+XFD_INTERNAL void xrt_cuda_detach(xrt_runtime* rt);
 /* The handler host's hooks for queued calls (handler_host.h), installed by
  * runtime.c: the calling CUDA runtime's context made current on the JS
  * thread for a TS handler it called from one of its threads. */
-const void* xrt_cuda_queued_capture(const XLA_FFI_CallFrame* f);
-int32_t xrt_cuda_queued_enter(const void* handle, xla_ffi_deno_host_scope* s, char* msg,
-                              size_t cap);
-void xrt_cuda_queued_leave(const void* handle, const xla_ffi_deno_host_scope* s);
+XFD_INTERNAL const void* xrt_cuda_queued_capture(const XLA_FFI_CallFrame* f);
+XFD_INTERNAL int32_t xrt_cuda_queued_enter(const void* handle, xla_ffi_deno_host_scope* s,
+                                           char* msg, size_t cap);
+XFD_INTERNAL void xrt_cuda_queued_leave(const void* handle, const xla_ffi_deno_host_scope* s);
 
 /* Registries (runtime_registry.c). */
-size_t xrt_canonical_platform(const char* p, size_t n, char* out, size_t cap);
-XLA_FFI_Error* xrt_check_name(const XLA_FFI_ByteSpan* s, const char* what);
-XLA_FFI_Error* xrt_query_metadata(const xrt_abi* v, XLA_FFI_Handler* h,
-                                  XLA_FFI_Metadata_V0_2* md);
-XLA_FFI_Error* xrt_registry_register(const xrt_abi* v, const XLA_FFI_Handler_Register_Args* args);
-XLA_FFI_Error* xrt_registry_lookup(const xrt_abi* v, const XLA_FFI_ByteSpan* name,
-                                   const XLA_FFI_ByteSpan* platform, uint64_t* out);
-int32_t xrt_registry_names(const xrt_abi* v, const char* platform, size_t platform_len,
-                           char* buf, int32_t cap);
-XLA_FFI_Error* xrt_type_register(const xrt_abi* v, const XLA_FFI_ByteSpan* name,
-                                 XLA_FFI_TypeId* type_id, void (*deleter)(void*));
-XLA_FFI_Error* xrt_type_deleter(const xrt_abi* v, int64_t id, void (**deleter)(void*));
-int32_t xrt_error_code(XLA_FFI_Error* e);
+XFD_INTERNAL size_t xrt_canonical_platform(const char* p, size_t n, char* out, size_t cap);
+XFD_INTERNAL XLA_FFI_Error* xrt_check_name(const XLA_FFI_ByteSpan* s, const char* what);
+XFD_INTERNAL XLA_FFI_Error* xrt_query_metadata(const xrt_abi* v, XLA_FFI_Handler* h,
+                                               XLA_FFI_Metadata_V0_2* md);
+XFD_INTERNAL XLA_FFI_Error* xrt_registry_register(const xrt_abi* v,
+                                                  const XLA_FFI_Handler_Register_Args* args);
+XFD_INTERNAL XLA_FFI_Error* xrt_registry_lookup(const xrt_abi* v, const XLA_FFI_ByteSpan* name,
+                                                const XLA_FFI_ByteSpan* platform, uint64_t* out);
+XFD_INTERNAL int32_t xrt_registry_names(const xrt_abi* v, const char* platform,
+                                        size_t platform_len, char* buf, int32_t cap);
+XFD_INTERNAL XLA_FFI_Error* xrt_type_register(const xrt_abi* v, const XLA_FFI_ByteSpan* name,
+                                              XLA_FFI_TypeId* type_id, void (*deleter)(void*));
+XFD_INTERNAL XLA_FFI_Error* xrt_type_deleter(const xrt_abi* v, int64_t id,
+                                             void (**deleter)(void*));
+int32_t xla_ffi_deno_runtime_error_code(XLA_FFI_Error* e);
 
 #endif /* DENO_XLA_FFI_RUNTIME_INTERNAL_H_ */

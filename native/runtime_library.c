@@ -17,28 +17,29 @@ static void keep_error(void) {
 }
 
 /** Opens a shared library (RTLD_NOW | RTLD_LOCAL); NULL on failure. */
-void* xrt_dlopen(const char* path) {
+void* xla_ffi_deno_runtime_dlopen(const char* path) {
   void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!h) keep_error();
   return h;
 }
 
 /** Resolves a symbol; NULL when missing. */
-void* xrt_dlsym(void* handle, const char* name) {
+void* xla_ffi_deno_runtime_dlsym(void* handle, const char* name) {
   dlerror();
   void* p = dlsym(handle, name);
   if (!p) keep_error();
   return p;
 }
 
-int32_t xrt_defer_dlclose(void* handle); /* runtime.c */
+/* runtime_pool.c (hidden, as runtime_internal.h declares it). */
+__attribute__((visibility("hidden"))) int32_t xrt_defer_dlclose(void* handle);
 
 /**
  * Closes a library; 0 on success. While a closed runtime's busy pool is still
  * being joined (its tasks may run the library's code), the dlclose happens
  * once that is over.
  */
-int32_t xrt_dlclose(void* handle) {
+int32_t xla_ffi_deno_runtime_dlclose(void* handle) {
   if (xrt_defer_dlclose(handle)) return 0;
   int r = dlclose(handle);
   if (r) keep_error();
@@ -46,13 +47,13 @@ int32_t xrt_dlclose(void* handle) {
 }
 
 /** The calling thread's last loader error. */
-const char* xrt_dlerror(void) { return last_error; }
+const char* xla_ffi_deno_runtime_dlerror(void) { return last_error; }
 
 /**
  * Writes the file name of the loaded object that contains addr into buf;
  * returns 0 when no loaded object contains it (e.g. its library was unloaded).
  */
-int32_t xrt_dladdr(const void* addr, char* buf, int32_t cap) {
+int32_t xla_ffi_deno_runtime_dladdr(const void* addr, char* buf, int32_t cap) {
   Dl_info info;
   if (!addr || !buf || cap <= 0 || !dladdr(addr, &info) || !info.dli_fname) return 0;
   snprintf(buf, (size_t)cap, "%s", info.dli_fname);
@@ -68,7 +69,7 @@ int32_t xrt_dladdr(const void* addr, char* buf, int32_t cap) {
  * loader may map the file at another place, e.g. under ASan, and addr then
  * falls on other code or data of it).
  */
-int32_t xrt_code_identity(const void* addr, char* buf, int32_t cap) {
+int32_t xla_ffi_deno_runtime_code_identity(const void* addr, char* buf, int32_t cap) {
   Dl_info info;
   if (!addr || !buf || cap <= 0 || !dladdr(addr, &info) || !info.dli_fname) return 0;
   const char* sym = info.dli_saddr == addr && info.dli_sname ? info.dli_sname : "";

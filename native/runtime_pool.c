@@ -48,7 +48,7 @@ static void* pool_main(void* arg) {
  * 1 = CUDA; threads < 0 = number of cores, 0 = no pool. Returns NULL if the
  * version is not spoken or a thread cannot be started.
  */
-xrt_runtime* xrt_runtime_new(int32_t platform, int32_t threads, int32_t minor) {
+xrt_runtime* xla_ffi_deno_runtime_new(int32_t platform, int32_t threads, int32_t minor) {
   const xrt_abi* abi = xrt_abi_for(minor);
   if (!abi) return NULL;
   xrt_runtime* rt = calloc(1, sizeof *rt);
@@ -87,15 +87,15 @@ xrt_runtime* xrt_runtime_new(int32_t platform, int32_t threads, int32_t minor) {
 }
 
 /** Sets the stream handed to handlers on CUDA runtimes. */
-void xrt_runtime_set_stream(xrt_runtime* rt, void* stream) { rt->stream = stream; }
+void xla_ffi_deno_runtime_set_stream(xrt_runtime* rt, void* stream) { rt->stream = stream; }
 
-int32_t xrt_runtime_num_threads(xrt_runtime* rt) { return rt->num_threads; }
+int32_t xla_ffi_deno_runtime_num_threads(xrt_runtime* rt) { return rt->num_threads; }
 
 /** The runtime's API version (minor; the major is 0). */
-int32_t xrt_runtime_api_minor(xrt_runtime* rt) { return rt->abi->minor; }
+int32_t xla_ffi_deno_runtime_api_minor(xrt_runtime* rt) { return rt->abi->minor; }
 
 /** The XLA_FFI_Api table handlers get from this runtime. */
-const XLA_FFI_Api* xrt_runtime_api(xrt_runtime* rt) { return rt->abi->api; }
+const XLA_FFI_Api* xla_ffi_deno_runtime_api(xrt_runtime* rt) { return rt->abi->api; }
 
 static void runtime_join_free(xrt_runtime* rt) {
   for (int32_t i = 0; i < rt->num_threads; i++) pthread_join(rt->threads[i], NULL);
@@ -173,7 +173,7 @@ static int runtime_stop(xrt_runtime* rt, int grace_ms) {
   return busy;
 }
 
-int32_t xrt_runtime_free(xrt_runtime* rt) {
+int32_t xla_ffi_deno_runtime_free(xrt_runtime* rt) {
   if (!rt) return 0;
   /* Tasks about to finish are joined here; ones still busy after the grace
    * (e.g. waiting for the JS thread) are left to a reaper. */
@@ -191,8 +191,8 @@ int32_t xrt_runtime_free(xrt_runtime* rt) {
   return 0;
 }
 
-/** Like xrt_runtime_free but always joins the pool here (call it nonblocking). */
-void xrt_runtime_free_join(xrt_runtime* rt) {
+/** Like xla_ffi_deno_runtime_free but always joins the pool here (call it nonblocking). */
+void xla_ffi_deno_runtime_free_join(xrt_runtime* rt) {
   if (!rt) return;
   runtime_stop(rt, 0);
   runtime_join_free(rt);
@@ -202,7 +202,7 @@ void xrt_runtime_free_join(xrt_runtime* rt) {
 /* Instances                                                                 */
 /* ------------------------------------------------------------------------ */
 
-xrt_instance* xrt_instance_new(void) {
+xrt_instance* xla_ffi_deno_runtime_instance_new(void) {
   xrt_instance* in = calloc(1, sizeof *in);
   if (!in) return NULL;
   pthread_mutex_init(&in->mu, NULL);
@@ -212,7 +212,7 @@ xrt_instance* xrt_instance_new(void) {
 
 /** Whether the instance holds a state of `stage` (instantiate 0, prepare 1,
  * initialize 2) (1) and its type id through *type_id. */
-int32_t xrt_instance_state(xrt_instance* in, int32_t stage, int64_t* type_id) {
+int32_t xla_ffi_deno_runtime_instance_state(xrt_instance* in, int32_t stage, int64_t* type_id) {
   if (stage < 0 || stage >= XRT_STATE_STAGES) return 0;
   pthread_mutex_lock(&in->mu);
   int has = in->states[stage].has;
@@ -222,7 +222,7 @@ int32_t xrt_instance_state(xrt_instance* in, int32_t stage, int64_t* type_id) {
 }
 
 /** Runs the states' deleters (if any) and frees the instance. */
-void xrt_instance_free(xrt_instance* in) {
+void xla_ffi_deno_runtime_instance_free(xrt_instance* in) {
   if (!in) return;
   for (int i = XRT_STATE_STAGES - 1; i >= 0; i--) {
     xrt_state* s = &in->states[i];

@@ -83,7 +83,7 @@ XLA_FFI_Error* xrt_query_metadata(const xrt_abi* v, XLA_FFI_Handler* h,
   cf.attrs.struct_size = XLA_FFI_Attrs_STRUCT_SIZE;
   /* XLA ffi_api.cc GetMetadata: "Fetching XLA FFI metadata failed: %s" */
   XLA_FFI_Error* err = xrt_invoke(h, &cf, "Fetching XLA FFI metadata failed");
-  if (err && xrt_error_code(err) == XLA_FFI_Error_Code_OK) {
+  if (err && xla_ffi_deno_runtime_error_code(err) == XLA_FFI_Error_Code_OK) {
     xrt_error_free(err);
     err = NULL;
   }
@@ -401,12 +401,12 @@ XLA_FFI_Error* xrt_type_deleter(const xrt_abi* v, int64_t id, void (**deleter)(v
 /* ------------------------------------------------------------------------ */
 
 /** Registers a bundle (4 pointers as u64) through the runtime's Handler_Register. */
-XLA_FFI_Error* xrt_register(xrt_runtime* rt, const char* name, int64_t name_len,
-                            const char* platform, int64_t platform_len, const uint64_t* bundle,
-                            uint32_t traits) {
+XLA_FFI_Error* xla_ffi_deno_runtime_register(xrt_runtime* rt, const char* name, int64_t name_len,
+                                             const char* platform, int64_t platform_len,
+                                             const uint64_t* bundle, uint32_t traits) {
   if (!rt || !bundle)
     return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
-                         "xrt_register: runtime and bundle must not be null");
+                         "xla_ffi_deno_runtime_register: runtime and bundle must not be null");
   XLA_FFI_Handler_Register_Args a;
   memset(&a, 0, sizeof a);
   a.struct_size = XLA_FFI_Handler_Register_Args_STRUCT_SIZE;
@@ -424,18 +424,20 @@ XLA_FFI_Error* xrt_register(xrt_runtime* rt, const char* name, int64_t name_len,
 
 /** Looks a registration up in the runtime's registry: out = 4 bundle
  * pointers, the traits and the state type id (6 values). */
-XLA_FFI_Error* xrt_lookup(xrt_runtime* rt, const char* name, int64_t name_len,
-                          const char* platform, int64_t platform_len, uint64_t* out) {
+XLA_FFI_Error* xla_ffi_deno_runtime_lookup(xrt_runtime* rt, const char* name, int64_t name_len,
+                                           const char* platform, int64_t platform_len,
+                                           uint64_t* out) {
   if (!rt)
-    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT, "xrt_lookup: runtime is null");
+    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
+                         "xla_ffi_deno_runtime_lookup: runtime is null");
   XLA_FFI_ByteSpan ns = {name, (size_t)name_len}, ps = {platform, (size_t)platform_len};
   return xrt_registry_lookup(rt->abi, &ns, &ps, out);
 }
 
 /** The names registered on `platform` in the runtime's registry ('\n'-
  * separated into buf); returns their count. */
-int32_t xrt_registered_names(xrt_runtime* rt, const char* platform, int64_t platform_len,
-                             char* buf, int32_t cap) {
+int32_t xla_ffi_deno_runtime_registered_names(xrt_runtime* rt, const char* platform,
+                                              int64_t platform_len, char* buf, int32_t cap) {
   if (!rt) return 0;
   return xrt_registry_names(rt->abi, platform, (size_t)platform_len, buf, cap);
 }
@@ -445,11 +447,12 @@ int32_t xrt_registered_names(xrt_runtime* rt, const char* platform, int64_t plat
  * Type_Register (0.2+, with a TypeInfo whose deleter is `deleter`); the id
  * is read from and written to *type_id (0: assign one).
  */
-XLA_FFI_Error* xrt_register_type(xrt_runtime* rt, const char* name, int64_t len,
-                                 XLA_FFI_TypeId* type_id, void* deleter) {
+XLA_FFI_Error* xla_ffi_deno_runtime_register_type(xrt_runtime* rt, const char* name, int64_t len,
+                                                  XLA_FFI_TypeId* type_id, void* deleter) {
   if (!rt || !type_id)
     return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
-                         "xrt_register_type: runtime and type_id must not be null");
+                         "xla_ffi_deno_runtime_register_type: runtime and type_id must not be "
+                         "null");
   if (rt->abi->minor == 1) {
     XLA_FFI_TypeId_Register_Args a;
     memset(&a, 0, sizeof a);
@@ -473,10 +476,11 @@ XLA_FFI_Error* xrt_register_type(xrt_runtime* rt, const char* name, int64_t len,
 
 /** Queries a handler's metadata as the runtime does at registration:
  * out = [major, minor, traits, state_type_id]. */
-XLA_FFI_Error* xrt_metadata(xrt_runtime* rt, XLA_FFI_Handler* h, int64_t* out) {
+XLA_FFI_Error* xla_ffi_deno_runtime_metadata(xrt_runtime* rt, XLA_FFI_Handler* h, int64_t* out) {
   if (!rt || !h || !out)
     return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
-                         "xrt_metadata: runtime, handler and out must not be null");
+                         "xla_ffi_deno_runtime_metadata: runtime, handler and out must not be "
+                         "null");
   XLA_FFI_Metadata_V0_2 md;
   XLA_FFI_Error* e = xrt_query_metadata(rt->abi, h, &md);
   if (e) return e;

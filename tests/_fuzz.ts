@@ -26,7 +26,7 @@ export const FUZZ_TARGETS = [
   "Future_SetError",
   "RunId_Get",
   "DeviceOrdinal_Get",
-  "frame description (xrt_frame_build)",
+  "frame description (xla_ffi_deno_runtime_frame_build)",
   "mutated call frame (check + checked call)",
   "runtime C entry points",
   "misbehaving handlers",

@@ -59,7 +59,7 @@ function createError(api: Deno.PointerObject, code: ErrorCode, text: string): bi
 
 function errorText(err: bigint): string {
   const p = Deno.UnsafePointer.create(err)!;
-  return Deno.UnsafePointerView.getCString(native().xrt_error_message(p)!);
+  return Deno.UnsafePointerView.getCString(native().xla_ffi_deno_runtime_error_message(p)!);
 }
 
 Deno.test("Error_GetMessage and Error_Destroy with a too-small struct_size still act (XLA logs)", () => {
@@ -98,10 +98,10 @@ Deno.test("Future_SetError refuses a null or OK error and leaves it to the calle
     const err = callSlot(api, 15, a);
     assert.notEqual(err, null);
     assert.equal(errorText(BigInt(Deno.UnsafePointer.value(err))), "Error must not be null or OK");
-    native().xrt_error_destroy(err);
+    native().xla_ffi_deno_runtime_error_destroy(err);
     if (mine !== 0n) {
       assert.equal(errorText(mine), "fine"); // still live: the caller's to destroy
-      native().xrt_error_destroy(Deno.UnsafePointer.create(mine));
+      native().xla_ffi_deno_runtime_error_destroy(Deno.UnsafePointer.create(mine));
     }
   }
   // A real error completes it and is taken over.
@@ -113,10 +113,13 @@ Deno.test("Future_SetError refuses a null or OK error and leaves it to the calle
   assert.equal(callSlot(api, 15, a), null);
   // No runtime waits on this future: release it as a harness would.
   const lib = Deno.dlopen(nativePath(), {
-    xrt_future_release: { parameters: ["pointer"], result: "i32" },
+    xla_ffi_deno_runtime_future_release: { parameters: ["pointer"], result: "i32" },
   });
   try {
-    assert.equal(lib.symbols.xrt_future_release(Deno.UnsafePointer.create(future)), 0);
+    assert.equal(
+      lib.symbols.xla_ffi_deno_runtime_future_release(Deno.UnsafePointer.create(future)),
+      0,
+    );
   } finally {
     lib.close();
   }

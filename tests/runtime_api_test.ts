@@ -31,9 +31,9 @@ const VERSIONS = ["0.1", "0.2", "0.3"] as const;
 
 function readError(err: Deno.PointerObject): { code: number; message: string } {
   const sym = native();
-  const code = sym.xrt_error_code(err);
-  const message = Deno.UnsafePointerView.getCString(sym.xrt_error_message(err)!);
-  sym.xrt_error_destroy(err);
+  const code = sym.xla_ffi_deno_runtime_error_code(err);
+  const message = Deno.UnsafePointerView.getCString(sym.xla_ffi_deno_runtime_error_message(err)!);
+  sym.xla_ffi_deno_runtime_error_destroy(err);
   return { code, message };
 }
 

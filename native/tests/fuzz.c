@@ -9,11 +9,12 @@
  *          values, names null, oversized or not UTF-8), called outside a
  *          handler (the Future_* functions are called inside one, as XLA
  *          handlers do);
- *   18     xrt_frame_build on a mutated frame description;
+ *   18     xla_ffi_deno_runtime_frame_build on a mutated frame description;
  *   19     a mutated call frame (struct sizes, null pointers, negative or huge
  *          counts and ranks, bogus dtype/arg/ret/attr types, names not sorted,
  *          duplicated or not UTF-8, oversized strings and arrays) fed to
- *          xrt_check_call_frame and to xrt_call_checked with a C handler;
+ *          xla_ffi_deno_runtime_check_call_frame and to
+ *          xla_ffi_deno_runtime_call_checked with a C handler;
  *   20     the runtime's own C entry points with null or malformed inputs;
  *   21     handlers that misbehave (foreign or destroyed errors, futures that
  *          are not the runtime's, error plus future, pending futures);
@@ -104,29 +105,29 @@ static int resolve(void* lib) {
     *(void**)&X.field = dlsym(lib, name);                \
     if (!X.field) return 0;                              \
   } while (0)
-  R(api, "xrt_api_version");
-  R(runtime_new, "xrt_runtime_new");
-  R(runtime_free, "xrt_runtime_free");
-  R(instance_new, "xrt_instance_new");
-  R(instance_free, "xrt_instance_free");
-  R(frame_build, "xrt_frame_build");
-  R(frame_call_frame, "xrt_frame_call_frame");
-  R(frame_configure, "xrt_frame_configure");
-  R(frame_set_arg, "xrt_frame_set_arg");
-  R(frame_free, "xrt_frame_free");
-  R(call_sync, "xrt_call_sync");
-  R(call_checked, "xrt_call_checked");
-  R(check_call_frame, "xrt_check_call_frame");
-  R(call_new, "xrt_call_new");
-  R(call_run, "xrt_call_run");
-  R(error_code, "xrt_error_code");
-  R(error_message, "xrt_error_message");
-  R(error_destroy, "xrt_error_destroy");
-  R(reg, "xrt_register");
-  R(lookup, "xrt_lookup");
-  R(register_type, "xrt_register_type");
-  R(metadata, "xrt_metadata");
-  R(future_release, "xrt_future_release");
+  R(api, "xla_ffi_deno_runtime_api_version");
+  R(runtime_new, "xla_ffi_deno_runtime_new");
+  R(runtime_free, "xla_ffi_deno_runtime_free");
+  R(instance_new, "xla_ffi_deno_runtime_instance_new");
+  R(instance_free, "xla_ffi_deno_runtime_instance_free");
+  R(frame_build, "xla_ffi_deno_runtime_frame_build");
+  R(frame_call_frame, "xla_ffi_deno_runtime_frame_call_frame");
+  R(frame_configure, "xla_ffi_deno_runtime_frame_configure");
+  R(frame_set_arg, "xla_ffi_deno_runtime_frame_set_arg");
+  R(frame_free, "xla_ffi_deno_runtime_frame_free");
+  R(call_sync, "xla_ffi_deno_runtime_call_sync");
+  R(call_checked, "xla_ffi_deno_runtime_call_checked");
+  R(check_call_frame, "xla_ffi_deno_runtime_check_call_frame");
+  R(call_new, "xla_ffi_deno_runtime_call_new");
+  R(call_run, "xla_ffi_deno_runtime_call_run");
+  R(error_code, "xla_ffi_deno_runtime_error_code");
+  R(error_message, "xla_ffi_deno_runtime_error_message");
+  R(error_destroy, "xla_ffi_deno_runtime_error_destroy");
+  R(reg, "xla_ffi_deno_runtime_register");
+  R(lookup, "xla_ffi_deno_runtime_lookup");
+  R(register_type, "xla_ffi_deno_runtime_register_type");
+  R(metadata, "xla_ffi_deno_runtime_metadata");
+  R(future_release, "xla_ffi_deno_runtime_future_release");
 #undef R
   return 1;
 }
@@ -1484,7 +1485,7 @@ static void frame_case(void) {
   if (!cf) return;
   XLA_FFI_Error* e = X.check_call_frame(cf);
   int rejected = e != NULL;
-  verdict(e, bad ? EXPECT_FAIL : EXPECT_OK, "xrt_check_call_frame");
+  verdict(e, bad ? EXPECT_FAIL : EXPECT_OK, "xla_ffi_deno_runtime_check_call_frame");
   /* Handlers that read only what the frame check guarantees. (Handlers that
    * complete futures from the pool are left out: their futures outlive the
    * call, and the stale-future cases must see no live future.) */
@@ -1495,16 +1496,16 @@ static void frame_case(void) {
   walk_result = -1;
   e = X.call_checked(F.runtime, h, cf);
   if (rejected && (!e || X.error_code(e) != XLA_FFI_Error_Code_INVALID_ARGUMENT))
-    violation("xrt_call_checked called a handler with a frame the check rejects");
+    violation("xla_ffi_deno_runtime_call_checked called a handler with a frame the check rejects");
   /* On a valid frame (whose attribute names none of these handlers reads)
    * test_noop succeeds, fuzz_walk does what it decides, and the others fail:
    * an error on purpose, no stream or device memory on Host, a future
    * completed twice. */
   int expect = rejected            ? EXPECT_FAIL
-               : h == fuzz_walk    ? walk_expect("xrt_call_checked")
+               : h == fuzz_walk    ? walk_expect("xla_ffi_deno_runtime_call_checked")
                : h == test_noop    ? EXPECT_OK
                                    : EXPECT_FAIL;
-  verdict(e, expect, "xrt_call_checked");
+  verdict(e, expect, "xla_ffi_deno_runtime_call_checked");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1526,7 +1527,7 @@ static void entry_case(void) {
       int expect = ok && pok && has ? expect_register(&n, &p, (void*)fuzz_walk, 0) : EXPECT_FAIL;
       verdict(X.reg(F.runtime, n.ptr, (int64_t)n.len, p.ptr, (int64_t)p.len, has ? bundle : NULL,
                     0),
-              expect, "xrt_register");
+              expect, "xla_ffi_deno_runtime_register");
       break;
     }
     case 1: {
@@ -1539,7 +1540,8 @@ static void entry_case(void) {
         pok = 1;
       }
       verdict(X.lookup(F.runtime, n.ptr, (int64_t)n.len, p.ptr, (int64_t)p.len, has ? out : NULL),
-              ok && pok && has ? expect_lookup(&n, &p) : EXPECT_FAIL, "xrt_lookup");
+              ok && pok && has ? expect_lookup(&n, &p) : EXPECT_FAIL,
+              "xla_ffi_deno_runtime_lookup");
       break;
     }
     case 2: {
@@ -1549,35 +1551,36 @@ static void entry_case(void) {
       int expect = ok && has ? expect_type(&n, id.type_id) : EXPECT_FAIL;
       XLA_FFI_Error* e = X.register_type(F.runtime, n.ptr, (int64_t)n.len, has ? &id : NULL, NULL);
       if (ok && has && !e) type_learn(&n, id.type_id);
-      verdict(e, expect, "xrt_register_type");
+      verdict(e, expect, "xla_ffi_deno_runtime_register_type");
       break;
     }
     case 3: {
       int64_t out[4];
       int h = below(3);
       verdict(X.metadata(F.runtime, h == 0 ? NULL : fuzz_walk, h == 1 ? NULL : out),
-              h == 2 ? EXPECT_OK : EXPECT_FAIL, "xrt_metadata");
+              h == 2 ? EXPECT_OK : EXPECT_FAIL, "xla_ffi_deno_runtime_metadata");
       break;
     }
     case 4: {
       int which = below(3);
       verdict(X.call_sync(which == 0 ? NULL : F.runtime, which == 1 ? NULL : test_noop,
                           which == 2 ? NULL : F.fr),
-              EXPECT_FAIL, "xrt_call_sync with a null input");
+              EXPECT_FAIL, "xla_ffi_deno_runtime_call_sync with a null input");
       break;
     }
     case 5: {
       if (X.call_new(NULL, F.fr) || X.call_new(F.runtime, NULL))
-        violation("xrt_call_new accepted a null input");
+        violation("xla_ffi_deno_runtime_call_new accepted a null input");
       void* c = X.call_new(F.runtime, F.fr);
       if (!c) {
-        violation("xrt_call_new failed");
+        violation("xla_ffi_deno_runtime_call_new failed");
         break;
       }
       int null_h = chance(2);
       walk_result = -1;
       XLA_FFI_Error* e = X.call_run(c, null_h ? NULL : fuzz_walk);
-      verdict(e, null_h ? EXPECT_FAIL : walk_expect("xrt_call_run"), "xrt_call_run");
+      verdict(e, null_h ? EXPECT_FAIL : walk_expect("xla_ffi_deno_runtime_call_run"),
+              "xla_ffi_deno_runtime_call_run");
       break;
     }
     case 6: /* out-of-range argument indices and a null frame are ignored */
@@ -1588,7 +1591,7 @@ static void entry_case(void) {
       break;
     case 7: /* null and foreign call frames */
       verdict(X.check_call_frame(chance(2) ? NULL : (const XLA_FFI_CallFrame*)junk),
-              EXPECT_FAIL, "xrt_check_call_frame on a null or foreign frame");
+              EXPECT_FAIL, "xla_ffi_deno_runtime_check_call_frame on a null or foreign frame");
       break;
     default: { /* foreign and destroyed errors read through the TS entries */
       XLA_FFI_Error* e = chance(2) ? (XLA_FFI_Error*)junk : F.stale_error;
@@ -1596,7 +1599,7 @@ static void entry_case(void) {
         int32_t code = X.error_code(e);
         const char* m = X.error_message(e);
         if (code < 1 || code > 16 || !m || !m[0])
-          violation("xrt_error_code/message on a foreign error: %d", code);
+          violation("xla_ffi_deno_runtime_error_code/message on a foreign error: %d", code);
         X.error_destroy(e); /* ignored */
       }
       F.successes++;

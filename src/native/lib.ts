@@ -109,7 +109,7 @@ export function _describeRegistered(pointer: Deno.PointerObject, registered: str
   }
   const buf = new Uint8Array(4096);
   let library = "(no shared object)";
-  if (native().xrt_dladdr(pointer, buf, buf.length) !== 0) {
+  if (native().xla_ffi_deno_runtime_dladdr(pointer, buf, buf.length) !== 0) {
     const end = buf.indexOf(0);
     library = new TextDecoder().decode(buf.subarray(0, end < 0 ? buf.length : end));
   }
@@ -131,18 +131,19 @@ function installGuard(sym: Native): void {
         "(set CXX, or XLA_FFI_DENO_GUARD_LIB to a prebuilt one)";
       return;
     }
-    const handle = sym.xrt_dlopen(new TextEncoder().encode(path + "\0"));
-    const fn = handle === null
-      ? null
-      : sym.xrt_dlsym(handle, new TextEncoder().encode("xla_ffi_deno_guarded_invoke\0"));
+    const handle = sym.xla_ffi_deno_runtime_dlopen(new TextEncoder().encode(path + "\0"));
+    const fn = handle === null ? null : sym.xla_ffi_deno_runtime_dlsym(
+      handle,
+      new TextEncoder().encode("xla_ffi_deno_guarded_invoke\0"),
+    );
     if (fn === null) {
-      const err = sym.xrt_dlerror();
+      const err = sym.xla_ffi_deno_runtime_dlerror();
       guardProblem = `cannot load ${path}: ${
         err === null ? "no symbol" : Deno.UnsafePointerView.getCString(err)
       }`;
       return;
     }
-    sym.xrt_set_invoke_guard(fn); // kept loaded for the life of the process
+    sym.xla_ffi_deno_runtime_set_invoke_guard(fn); // kept loaded for the life of the process
     guardProblem = undefined;
   } catch (e) {
     guardProblem = `building the exception guard library failed: ${(e as Error).message}`;
@@ -163,7 +164,7 @@ function installGuard(sym: Native): void {
  */
 export function exceptionGuard(): { installed: boolean; reason?: string } {
   const sym = native();
-  if (sym.xrt_invoke_guarded() === 1) return { installed: true };
+  if (sym.xla_ffi_deno_runtime_invoke_guarded() === 1) return { installed: true };
   return { installed: false, reason: guardProblem };
 }
 

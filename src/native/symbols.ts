@@ -11,7 +11,12 @@ import { RUNTIME_CUDA_SYMBOLS } from "./symbols_runtime_cuda.ts";
 import { PYTHON_SYMBOLS } from "./symbols_python.ts";
 import { ISOLATE_SYMBOLS } from "./symbols_isolate.ts";
 
-/** Every symbol of `libxla_ffi_deno.so`, as `Deno.dlopen` wants them. */
+/**
+ * Every symbol of `libxla_ffi_deno.so`, as `Deno.dlopen` wants them. Above
+ * each entry in the area files, a comment gives the C function's parameter
+ * names in order and its C result type: `(rt, h, fr) → XLA_FFI_Error*`
+ * (tests/exports_test.ts checks them against the C definitions).
+ */
 export const SYMBOLS = {
   ...ABI_SYMBOLS,
   ...RUNTIME_SYMBOLS,

@@ -1,75 +1,142 @@
 /** Native symbols of the embedded runtime (`native/runtime*.c`). */
 export const RUNTIME_SYMBOLS = {
-  xrt_api: { parameters: [], result: "pointer" },
-  xrt_api_version: { parameters: ["i32"], result: "pointer" },
-  xrt_runtime_new: { parameters: ["i32", "i32", "i32"], result: "pointer" },
-  xrt_runtime_api_minor: { parameters: ["pointer"], result: "i32" },
-  xrt_runtime_api: { parameters: ["pointer"], result: "pointer" },
-  xrt_runtime_free: { parameters: ["pointer"], result: "i32" },
-  xrt_runtime_free_async: {
-    name: "xrt_runtime_free_join",
+  /** () → const XLA_FFI_Api* */
+  xla_ffi_deno_runtime_newest_api: { parameters: [], result: "pointer" },
+  /** (minor) → const XLA_FFI_Api* */
+  xla_ffi_deno_runtime_api_version: { parameters: ["i32"], result: "pointer" },
+  /** (platform, threads, minor) → xrt_runtime* */
+  xla_ffi_deno_runtime_new: { parameters: ["i32", "i32", "i32"], result: "pointer" },
+  /** (rt) → int32_t */
+  xla_ffi_deno_runtime_api_minor: { parameters: ["pointer"], result: "i32" },
+  /** (rt) → const XLA_FFI_Api* */
+  xla_ffi_deno_runtime_api: { parameters: ["pointer"], result: "pointer" },
+  /** (rt) → int32_t */
+  xla_ffi_deno_runtime_free: { parameters: ["pointer"], result: "i32" },
+  /** (rt) → void */
+  xla_ffi_deno_runtime_free_async: {
+    name: "xla_ffi_deno_runtime_free_join",
     parameters: ["pointer"],
     result: "void",
     nonblocking: true,
   },
-  xrt_runtime_set_stream: { parameters: ["pointer", "pointer"], result: "void" },
-  xrt_runtime_num_threads: { parameters: ["pointer"], result: "i32" },
-  xrt_instance_new: { parameters: [], result: "pointer" },
-  xrt_instance_free: { parameters: ["pointer"], result: "void" },
-  xrt_instance_state: { parameters: ["pointer", "i32", "buffer"], result: "i32" },
-  xrt_call_sync: { parameters: ["pointer", "pointer", "pointer"], result: "pointer" },
-  xrt_call_new: { parameters: ["pointer", "pointer"], result: "pointer" },
-  xrt_call_run: { parameters: ["pointer", "pointer"], result: "pointer", nonblocking: true },
-  xrt_call_begin: { parameters: ["pointer", "pointer", "buffer"], result: "i32" },
-  xrt_call_finish: { parameters: ["pointer"], result: "pointer" },
-  xrt_set_notify: { parameters: ["pointer"], result: "void" },
-  xrt_call_threads: {
+  /** (rt, stream) → void */
+  xla_ffi_deno_runtime_set_stream: { parameters: ["pointer", "pointer"], result: "void" },
+  /** (rt) → int32_t */
+  xla_ffi_deno_runtime_num_threads: { parameters: ["pointer"], result: "i32" },
+  /** () → xrt_instance* */
+  xla_ffi_deno_runtime_instance_new: { parameters: [], result: "pointer" },
+  /** (in) → void */
+  xla_ffi_deno_runtime_instance_free: { parameters: ["pointer"], result: "void" },
+  /** (in, stage, type_id) → int32_t */
+  xla_ffi_deno_runtime_instance_state: { parameters: ["pointer", "i32", "buffer"], result: "i32" },
+  /** (rt, h, fr) → XLA_FFI_Error* */
+  xla_ffi_deno_runtime_call_sync: {
+    parameters: ["pointer", "pointer", "pointer"],
+    result: "pointer",
+  },
+  /** (rt, fr) → xrt_call* */
+  xla_ffi_deno_runtime_call_new: { parameters: ["pointer", "pointer"], result: "pointer" },
+  /** (c, h) → XLA_FFI_Error* */
+  xla_ffi_deno_runtime_call_run: {
+    parameters: ["pointer", "pointer"],
+    result: "pointer",
+    nonblocking: true,
+  },
+  /** (c, h, out) → int32_t */
+  xla_ffi_deno_runtime_call_begin: { parameters: ["pointer", "pointer", "buffer"], result: "i32" },
+  /** (c) → XLA_FFI_Error* */
+  xla_ffi_deno_runtime_call_finish: { parameters: ["pointer"], result: "pointer" },
+  /** (fn) → void */
+  xla_ffi_deno_runtime_set_notify: { parameters: ["pointer"], result: "void" },
+  /** (c, h, threads, iterations, out, msg, msg_cap) → int32_t */
+  xla_ffi_deno_runtime_call_threads: {
     parameters: ["pointer", "pointer", "i32", "i64", "buffer", "buffer", "i32"],
     result: "i32",
     nonblocking: true,
   },
-  xrt_error_code: { parameters: ["pointer"], result: "i32" },
-  xrt_error_message: { parameters: ["pointer"], result: "pointer" },
-  xrt_error_destroy: { parameters: ["pointer"], result: "void" },
-  xrt_register: {
+  /** (e) → int32_t */
+  xla_ffi_deno_runtime_error_code: { parameters: ["pointer"], result: "i32" },
+  /** (e) → const char* */
+  xla_ffi_deno_runtime_error_message: { parameters: ["pointer"], result: "pointer" },
+  /** (e) → void */
+  xla_ffi_deno_runtime_error_destroy: { parameters: ["pointer"], result: "void" },
+  /** (rt, name, name_len, platform, platform_len, bundle, traits) → XLA_FFI_Error* */
+  xla_ffi_deno_runtime_register: {
     parameters: ["pointer", "buffer", "i64", "buffer", "i64", "buffer", "u32"],
     result: "pointer",
   },
-  xrt_lookup: {
+  /** (rt, name, name_len, platform, platform_len, out) → XLA_FFI_Error* */
+  xla_ffi_deno_runtime_lookup: {
     parameters: ["pointer", "buffer", "i64", "buffer", "i64", "buffer"],
     result: "pointer",
   },
-  xrt_registered_names: {
+  /** (rt, platform, platform_len, buf, cap) → int32_t */
+  xla_ffi_deno_runtime_registered_names: {
     parameters: ["pointer", "buffer", "i64", "buffer", "i32"],
     result: "i32",
   },
-  xrt_register_type: {
+  /** (rt, name, len, type_id, deleter) → XLA_FFI_Error* */
+  xla_ffi_deno_runtime_register_type: {
     parameters: ["pointer", "buffer", "i64", "pointer", "pointer"],
     result: "pointer",
   },
-  xrt_metadata: { parameters: ["pointer", "pointer", "buffer"], result: "pointer" },
-  xrt_set_invoke_guard: { parameters: ["pointer"], result: "void" },
-  xrt_invoke_guarded: { parameters: [], result: "i32" },
-  xrt_debug_stats: { parameters: ["buffer", "i32"], result: "i32" },
-  xrt_frame_build: { parameters: ["buffer", "i32"], result: "pointer" },
-  xrt_frame_call_frame: { parameters: ["pointer"], result: "pointer" },
-  xrt_frame_set_arg: { parameters: ["pointer", "i32", "f64"], result: "void" },
-  xrt_frame_set_ret: { parameters: ["pointer", "i32", "f64"], result: "void" },
-  xrt_guard_map: { parameters: ["f64"], result: "pointer" },
-  xrt_guard_unmap: { parameters: ["pointer", "f64"], result: "i32" },
-  xrt_guard_check: { parameters: ["pointer", "buffer", "i32", "buffer"], result: "i32" },
-  xrt_guard_difference: { parameters: ["pointer", "buffer", "f64"], result: "f64" },
-  xrt_frame_configure: {
+  /** (rt, h, out) → XLA_FFI_Error* */
+  xla_ffi_deno_runtime_metadata: {
+    parameters: ["pointer", "pointer", "buffer"],
+    result: "pointer",
+  },
+  /** (fn) → void */
+  xla_ffi_deno_runtime_set_invoke_guard: { parameters: ["pointer"], result: "void" },
+  /** () → int32_t */
+  xla_ffi_deno_runtime_invoke_guarded: { parameters: [], result: "i32" },
+  /** (out, n) → int32_t */
+  xla_ffi_deno_runtime_debug_stats: { parameters: ["buffer", "i32"], result: "i32" },
+  /** (desc, len) → xrt_frame* */
+  xla_ffi_deno_runtime_frame_build: { parameters: ["buffer", "i32"], result: "pointer" },
+  /** (fr) → XLA_FFI_CallFrame* */
+  xla_ffi_deno_runtime_frame_call_frame: { parameters: ["pointer"], result: "pointer" },
+  /** (fr, i, addr) → void */
+  xla_ffi_deno_runtime_frame_set_arg: { parameters: ["pointer", "i32", "f64"], result: "void" },
+  /** (fr, i, addr) → void */
+  xla_ffi_deno_runtime_frame_set_ret: { parameters: ["pointer", "i32", "f64"], result: "void" },
+  /** (size) → void* */
+  xla_ffi_deno_runtime_guard_map: { parameters: ["f64"], result: "pointer" },
+  /** (p, size) → int32_t */
+  xla_ffi_deno_runtime_guard_unmap: { parameters: ["pointer", "f64"], result: "i32" },
+  /** (base, zones, n, out) → int32_t */
+  xla_ffi_deno_runtime_guard_check: {
+    parameters: ["pointer", "buffer", "i32", "buffer"],
+    result: "i32",
+  },
+  /** (a, b, n) → double */
+  xla_ffi_deno_runtime_guard_difference: {
+    parameters: ["pointer", "buffer", "f64"],
+    result: "f64",
+  },
+  /** (fr, stage, run_id, device_ordinal, instance, user, n_user) → void */
+  xla_ffi_deno_runtime_frame_configure: {
     parameters: ["pointer", "i32", "i64", "i32", "pointer", "buffer", "i32"],
     result: "void",
   },
-  xrt_frame_free: { parameters: ["pointer"], result: "void" },
-  xrt_check_call_frame: { parameters: ["pointer"], result: "pointer" },
-  xrt_call_checked: { parameters: ["pointer", "pointer", "pointer"], result: "pointer" },
-  xrt_dlopen: { parameters: ["buffer"], result: "pointer" },
-  xrt_dlsym: { parameters: ["pointer", "buffer"], result: "pointer" },
-  xrt_dlclose: { parameters: ["pointer"], result: "i32" },
-  xrt_dlerror: { parameters: [], result: "pointer" },
-  xrt_dladdr: { parameters: ["pointer", "buffer", "i32"], result: "i32" },
-  xrt_code_identity: { parameters: ["pointer", "buffer", "i32"], result: "i32" },
+  /** (fr) → void */
+  xla_ffi_deno_runtime_frame_free: { parameters: ["pointer"], result: "void" },
+  /** (cf) → XLA_FFI_Error* */
+  xla_ffi_deno_runtime_check_call_frame: { parameters: ["pointer"], result: "pointer" },
+  /** (rt, h, cf) → XLA_FFI_Error* */
+  xla_ffi_deno_runtime_call_checked: {
+    parameters: ["pointer", "pointer", "pointer"],
+    result: "pointer",
+  },
+  /** (path) → void* */
+  xla_ffi_deno_runtime_dlopen: { parameters: ["buffer"], result: "pointer" },
+  /** (handle, name) → void* */
+  xla_ffi_deno_runtime_dlsym: { parameters: ["pointer", "buffer"], result: "pointer" },
+  /** (handle) → int32_t */
+  xla_ffi_deno_runtime_dlclose: { parameters: ["pointer"], result: "i32" },
+  /** () → const char* */
+  xla_ffi_deno_runtime_dlerror: { parameters: [], result: "pointer" },
+  /** (addr, buf, cap) → int32_t */
+  xla_ffi_deno_runtime_dladdr: { parameters: ["pointer", "buffer", "i32"], result: "i32" },
+  /** (addr, buf, cap) → int32_t */
+  xla_ffi_deno_runtime_code_identity: { parameters: ["pointer", "buffer", "i32"], result: "i32" },
 } as const;

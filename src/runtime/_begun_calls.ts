@@ -28,7 +28,7 @@ let notifyCb:
   | Deno.UnsafeCallback<{ readonly parameters: ["pointer"]; readonly result: "void" }>
   | undefined;
 
-/** Waits for the future of a call begun with xrt_call_begin. */
+/** Waits for the future of a call begun with xla_ffi_deno_runtime_call_begin. */
 export function _awaitBegun(snap: Deno.PointerObject): Promise<void> {
   if (notifyCb === undefined) {
     notifyCb = _callback(
@@ -43,7 +43,7 @@ export function _awaitBegun(snap: Deno.PointerObject): Promise<void> {
       },
     );
     notifyCb.unref();
-    native().xrt_set_notify(notifyCb.pointer);
+    native().xla_ffi_deno_runtime_set_notify(notifyCb.pointer);
   }
   return new Promise<void>((resolve) => {
     if (waiting.size === 0) notifyCb!.ref();

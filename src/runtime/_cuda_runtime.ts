@@ -59,8 +59,15 @@ export function _attachCuda(ptr: Deno.PointerObject, options: RuntimeOptions): _
       );
     }
     const sym = native();
-    sym.xrt_runtime_set_stream(ptr, handle);
-    _check(sym.xrt_runtime_set_cuda(ptr, _cString(_driverLibraryPath()), context.handle, device));
+    sym.xla_ffi_deno_runtime_set_stream(ptr, handle);
+    _check(
+      sym.xla_ffi_deno_runtime_set_cuda(
+        ptr,
+        _cString(_driverLibraryPath()),
+        context.handle,
+        device,
+      ),
+    );
     return { context, stream, closeStream };
   } catch (e) {
     if (closeStream) stream?.close();

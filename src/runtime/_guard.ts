@@ -89,7 +89,7 @@ export interface _GuardOperand {
 
 /** Guard memory no longer reachable: unmapped. */
 const unmapped = new FinalizationRegistry<[Deno.PointerObject, number]>(([p, size]) => {
-  native().xrt_guard_unmap(p, size);
+  native().xla_ffi_deno_runtime_guard_unmap(p, size);
 });
 
 /** The canary and copy checks of one guarded frame, run around every in-process call. */
@@ -126,7 +126,7 @@ export class _FrameGuard {
     this.aliasOf = args.map(() => -1);
     this.#size = Math.max(off, 8);
     checkFits(this.#size);
-    const ptr = native().xrt_guard_map(this.#size);
+    const ptr = native().xla_ffi_deno_runtime_guard_map(this.#size);
     if (ptr === null) {
       throw new FfiError(
         ErrorCode.RESOURCE_EXHAUSTED,
@@ -226,7 +226,7 @@ export class _FrameGuard {
     const sym = native();
     let fault: FfiError | undefined;
     const zones = this.#zones;
-    const hit = sym.xrt_guard_check(this.#ptr, zones, zones.length / 2, this.#hit);
+    const hit = sym.xla_ffi_deno_runtime_guard_check(this.#ptr, zones, zones.length / 2, this.#hit);
     if (hit >= 0) {
       const n = this.rets.length, o = hit >> 1;
       const kind = o < n ? 1 : 0, i = o < n ? o : o - n;
@@ -240,7 +240,7 @@ export class _FrameGuard {
       const a = this.args[i]!;
       const data = a.bytes();
       if (data === null || a.size === 0) continue;
-      const d = sym.xrt_guard_difference(this.#argPtr[i]!, data, a.size);
+      const d = sym.xla_ffi_deno_runtime_guard_difference(this.#argPtr[i]!, data, a.size);
       if (d >= 0) {
         fault ??= _argWrite(handler, i, d, "a copy compared after the call");
         mem.set(data.subarray(0, a.size), this.argAt[i]!);
@@ -259,7 +259,7 @@ export class _FrameGuard {
     if (this.#ptr === null) return;
     unmapped.unregister(this);
     this.#mem = null;
-    native().xrt_guard_unmap(this.#ptr, this.#size);
+    native().xla_ffi_deno_runtime_guard_unmap(this.#ptr, this.#size);
     this.#ptr = null;
   }
 }

@@ -15,10 +15,10 @@ import { native } from "../native/lib.ts";
  */
 export function _takeError(err: Deno.PointerObject): FfiError {
   const sym = native();
-  const code = sym.xrt_error_code(err);
-  const msgPtr = sym.xrt_error_message(err);
+  const code = sym.xla_ffi_deno_runtime_error_code(err);
+  const msgPtr = sym.xla_ffi_deno_runtime_error_message(err);
   const message = msgPtr === null ? "" : Deno.UnsafePointerView.getCString(msgPtr);
-  sym.xrt_error_destroy(err);
+  sym.xla_ffi_deno_runtime_error_destroy(err);
   return new FfiError(_errorCode(code), message);
 }
 

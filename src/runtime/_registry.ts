@@ -41,7 +41,17 @@ export function _registerBundle(
   const n = _utf8(name);
   const p = _utf8(platform);
   try {
-    _check(native().xrt_register(rt, n, BigInt(n.length), p, BigInt(p.length), b, traits));
+    _check(
+      native().xla_ffi_deno_runtime_register(
+        rt,
+        n,
+        BigInt(n.length),
+        p,
+        BigInt(p.length),
+        b,
+        traits,
+      ),
+    );
   } catch (e) {
     throw _withTypeRemedy(e, (bundle.instantiate ?? bundle.execute)?.name);
   }
@@ -69,7 +79,14 @@ export function _lookup(
 ): { bundle: HandlerStages; traits: number; stateTypeId: number } {
   const n = _utf8(name);
   const p = _utf8(platform);
-  const err = native().xrt_lookup(rt, n, BigInt(n.length), p, BigInt(p.length), out);
+  const err = native().xla_ffi_deno_runtime_lookup(
+    rt,
+    n,
+    BigInt(n.length),
+    p,
+    BigInt(p.length),
+    out,
+  );
   if (err !== null) throw notFound(_takeError(err));
   const h = (i: number) => {
     const v = out[i]!;
@@ -89,7 +106,7 @@ export function _registeredNames(rt: Deno.PointerObject, platform: string): stri
   let cap = 4096;
   for (;;) {
     const buf = new Uint8Array(cap);
-    const n = sym.xrt_registered_names(rt, p, BigInt(p.length), buf, cap);
+    const n = sym.xla_ffi_deno_runtime_registered_names(rt, p, BigInt(p.length), buf, cap);
     const end = buf.indexOf(0);
     const text = new TextDecoder().decode(buf.subarray(0, end < 0 ? cap : end));
     const names = text.length === 0 ? [] : text.slice(0, -1).split("\n");
@@ -103,7 +120,7 @@ export function _metadata(rt: Deno.PointerObject, handler: HandlerRef): HandlerM
   _checkHandler(handler.pointer, handler.name);
   const out = new BigInt64Array(4);
   try {
-    _check(native().xrt_metadata(rt, handler.pointer, out));
+    _check(native().xla_ffi_deno_runtime_metadata(rt, handler.pointer, out));
   } catch (e) {
     throw _withTypeRemedy(e, handler.name);
   }
@@ -159,12 +176,20 @@ export function _registerType(
     deleter = new Deno.UnsafePointerView(options.typeInfo).getPointer(16);
   }
   if (id instanceof TypeIdRef) {
-    _check(native().xrt_register_type(rt, n, BigInt(n.length), id.pointer, deleter));
+    _check(
+      native().xla_ffi_deno_runtime_register_type(rt, n, BigInt(n.length), id.pointer, deleter),
+    );
     return Number(id.value);
   }
   const io = new BigInt64Array([BigInt(id)]);
   _check(
-    native().xrt_register_type(rt, n, BigInt(n.length), Deno.UnsafePointer.of(io), deleter),
+    native().xla_ffi_deno_runtime_register_type(
+      rt,
+      n,
+      BigInt(n.length),
+      Deno.UnsafePointer.of(io),
+      deleter,
+    ),
   );
   return Number(io[0]);
 }

@@ -571,7 +571,7 @@ export class CallFrameBuilder {
     const args = guard === null ? this.#args : this.#args.map(shadowed(0));
     const rets = guard === null ? this.#rets : this.#rets.map(shadowed(1));
     const off = _describe(args, rets, this.#attrs, this.#size);
-    const ptr = native().xrt_frame_build(u8, off);
+    const ptr = native().xla_ffi_deno_runtime_frame_build(u8, off);
     if (ptr === null) {
       guard?.guard.close();
       throw new FfiError(ErrorCode.INTERNAL, "Laying out the call frame failed");
@@ -639,7 +639,7 @@ export function _regionOf(data: unknown): readonly [unknown, number] | null {
 }
 
 /**
- * @internal Writes a frame description (xrt_frame_build's input) into the
+ * @internal Writes a frame description (xla_ffi_deno_runtime_frame_build's input) into the
  * shared scratch buffer and returns its length; read it with {@link _scratch}.
  */
 export function _describe(
@@ -677,7 +677,7 @@ export function _describedSize(
 
 /** Frees the native frame of a CallFrame collected without close(). */
 function freeFrame(ptr: Deno.PointerObject): void {
-  native().xrt_frame_free(ptr);
+  native().xla_ffi_deno_runtime_frame_free(ptr);
 }
 
 /**
@@ -904,8 +904,8 @@ export class CallFrame {
     // A guarded frame's native operand stays the guard's shadow: the data is copied per call.
     if (this._guard === null) {
       const address = toAddress(data as BufferData | DeviceData | Address);
-      if (kind === 0) native().xrt_frame_set_arg(ptr, i, address);
-      else native().xrt_frame_set_ret(ptr, i, address);
+      if (kind === 0) native().xla_ffi_deno_runtime_frame_set_arg(ptr, i, address);
+      else native().xla_ffi_deno_runtime_frame_set_ret(ptr, i, address);
     }
     const k = kind === 0 ? i : this.numArgs + i;
     if (kind === 0) this.#keepArgs[i] = data;
@@ -921,7 +921,9 @@ export class CallFrame {
    */
   _relinkGuard(): void {
     const ptr = this._live();
-    this._guard?.relink((i, address) => native().xrt_frame_set_arg(ptr, i, address));
+    this._guard?.relink((i, address) =>
+      native().xla_ffi_deno_runtime_frame_set_arg(ptr, i, address)
+    );
   }
 
   /** A guarded frame's new data: host memory of the operand's size. */
@@ -946,7 +948,7 @@ export class CallFrame {
     const sym = native();
     for (let i = 0; i < args.length; i++) {
       const a = args[i]!.data;
-      sym.xrt_frame_set_arg(ptr, i, _addressOf(a));
+      sym.xla_ffi_deno_runtime_frame_set_arg(ptr, i, _addressOf(a));
       this.#keepArgs[i] = a;
       this.#views[i] = a;
       this.#place(i, a);
@@ -954,7 +956,7 @@ export class CallFrame {
     const n = this.numArgs;
     for (let i = 0; i < rets.length; i++) {
       const r = rets[i]!;
-      sym.xrt_frame_set_ret(ptr, i, _addressOf(r));
+      sym.xla_ffi_deno_runtime_frame_set_ret(ptr, i, _addressOf(r));
       this.#keepRets[i] = r;
       this.#views[n + i] = r;
       this.#place(n + i, r);
@@ -1023,7 +1025,7 @@ export class CallFrame {
       );
     }
     _unregister(this);
-    native().xrt_frame_free(this._ptr);
+    native().xla_ffi_deno_runtime_frame_free(this._ptr);
     this._ptr = null;
     this._guard?.close();
   }

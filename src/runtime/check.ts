@@ -24,5 +24,5 @@ import { _check } from "./_native_error.ts";
  * ```
  */
 export function checkCallFrame(frame: Deno.PointerValue): void {
-  _check(native().xrt_check_call_frame(frame));
+  _check(native().xla_ffi_deno_runtime_check_call_frame(frame));
 }

@@ -70,7 +70,7 @@ export interface RuntimeStats {
  */
 export function runtimeDebugStats(): RuntimeStats {
   const out = new BigInt64Array(NAMES.length);
-  native().xrt_debug_stats(out, NAMES.length);
+  native().xla_ffi_deno_runtime_debug_stats(out, NAMES.length);
   const stats = {} as Record<string, number>;
   NAMES.forEach((n, i) => stats[n] = Number(out[i]));
   return stats as unknown as RuntimeStats;

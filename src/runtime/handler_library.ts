@@ -128,7 +128,9 @@ const dladdrBuf = new Uint8Array(4096);
  * another place, or rebuilt, can cover `p` with other code or data.
  */
 function loadedObject(p: Deno.PointerObject): string | null {
-  if (native().xrt_code_identity(p, dladdrBuf, dladdrBuf.length) === 0) return null;
+  if (native().xla_ffi_deno_runtime_code_identity(p, dladdrBuf, dladdrBuf.length) === 0) {
+    return null;
+  }
   const end = dladdrBuf.indexOf(0);
   return new TextDecoder().decode(dladdrBuf.subarray(0, end < 0 ? dladdrBuf.length : end));
 }
@@ -281,7 +283,7 @@ function unload(
   resolved: Map<bigint, Deno.PointerObject>,
 ): void {
   const objects = [...resolved].map(([v, p]) => [v, loadedObject(p)] as const);
-  native().xrt_dlclose(handle);
+  native().xla_ffi_deno_runtime_dlclose(handle);
   for (const [v, object] of objects) deadHandlers.set(v, { path, object });
   resolved.clear();
 }
@@ -361,7 +363,7 @@ export class HandlerLibrary {
       return new HandlerLibrary(null, p, new _Isolated(p, isolate === true ? {} : isolate));
     }
     const sym = native();
-    const h = sym.xrt_dlopen(_cString(p));
+    const h = sym.xla_ffi_deno_runtime_dlopen(_cString(p));
     if (h === null) {
       throw new FfiError(
         ErrorCode.UNAVAILABLE,
@@ -402,7 +404,7 @@ export class HandlerLibrary {
         `The handler library ${this.path} is closed`,
       );
     }
-    const p = native().xrt_dlsym(this.#handle, _cString(name));
+    const p = native().xla_ffi_deno_runtime_dlsym(this.#handle, _cString(name));
     if (p === null) {
       throw new FfiError(
         ErrorCode.NOT_FOUND,
@@ -427,7 +429,7 @@ export class HandlerLibrary {
         );
       }
       iso.resolve(name);
-      h = new NativeHandler(native().xiso_stub()!, name);
+      h = new NativeHandler(native().xla_ffi_deno_isolate_stub()!, name);
       h._isolated = iso;
       owners.set(h, this); // the process lives on while its handler is reachable
       this.#cache.set(name, h);
@@ -513,6 +515,6 @@ function callGetter(fn: Deno.PointerObject): Deno.PointerValue {
 }
 
 function lastError(): string {
-  const p = native().xrt_dlerror();
+  const p = native().xla_ffi_deno_runtime_dlerror();
   return p === null ? "unknown error" : Deno.UnsafePointerView.getCString(p);
 }

@@ -48,7 +48,7 @@ export class Instance {
    */
   stateTypeIdOf(stage: ExecutionStage): number | undefined {
     const out = new BigInt64Array(1);
-    const has = native().xrt_instance_state(this._live(), stage, out);
+    const has = native().xla_ffi_deno_runtime_instance_state(this._live(), stage, out);
     return has ? Number(out[0]) : undefined;
   }
 
@@ -61,7 +61,7 @@ export class Instance {
         `The handler instance is used by ${this._inflight} call(s) in flight; await them first`,
       );
     }
-    native().xrt_instance_free(this._ptr);
+    native().xla_ffi_deno_runtime_instance_free(this._ptr);
     this._ptr = null;
   }
 
@@ -73,7 +73,7 @@ export class Instance {
 
 /** A new, empty handler instance (RESOURCE_EXHAUSTED when out of memory). */
 export function _newInstance(): Instance {
-  const ptr = native().xrt_instance_new();
+  const ptr = native().xla_ffi_deno_runtime_instance_new();
   if (ptr === null) throw new FfiError(ErrorCode.RESOURCE_EXHAUSTED, "Out of memory");
   return new Instance(ptr);
 }

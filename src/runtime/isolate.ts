@@ -165,7 +165,10 @@ interface Layout {
   lengths: number[];
   guard: boolean;
   placed: Placed[];
-  /** The frame's description (xrt_frame_build's input, addresses as offsets into the mapping). */
+  /**
+   * The frame's description (xla_ffi_deno_runtime_frame_build's input, addresses as offsets into
+   * the mapping).
+   */
   desc: Uint8Array;
   descOffset: number;
   /** The bytes of shared memory the layout needs. */
@@ -297,7 +300,7 @@ export class _Isolated {
   /** The child's process id, or undefined while none runs. */
   get pid(): number | undefined {
     if (this.#x === null) return undefined;
-    const p = native().xiso_pid(this.#x);
+    const p = native().xla_ffi_deno_isolate_pid(this.#x);
     return p === 0 ? undefined : p;
   }
 
@@ -321,7 +324,7 @@ export class _Isolated {
     const guard = guardLibraryPath();
     const argv = block([program, nativeLibraryPath(), this.path, guard ?? "-"]);
     const msg = new Uint8Array(1024);
-    const x = native().xiso_start(
+    const x = native().xla_ffi_deno_isolate_start(
       argv,
       childEnv(this.sanitize),
       BigInt(INITIAL_MAP),
@@ -340,7 +343,7 @@ export class _Isolated {
   }
 
   #view(): void {
-    const base = native().xiso_base(this.#x!)!;
+    const base = native().xla_ffi_deno_isolate_base(this.#x!)!;
     const size = this.#size = Math.max(this.#size, INITIAL_MAP);
     const buf = Deno.UnsafePointerView.getArrayBuffer(base, size);
     this.#u8 = new Uint8Array(buf);
@@ -370,7 +373,7 @@ export class _Isolated {
     this.#u8 = null;
     this.#dv = null;
     this.#size = 0;
-    native().xiso_close(x);
+    native().xla_ffi_deno_isolate_close(x);
   }
 
   #message(): string {
@@ -394,9 +397,9 @@ export class _Isolated {
     const sym = native();
     const x = this.#x!;
     const ex = new Int32Array(2);
-    sym.xiso_exit(x, ex);
+    sym.xla_ffi_deno_isolate_exit(x, ex);
     const err = new Uint8Array(65536);
-    const n = sym.xiso_stderr(x, err, err.length);
+    const n = sym.xla_ffi_deno_isolate_stderr(x, err, err.length);
     const stderr = new TextDecoder().decode(err.subarray(0, n));
     const status = rc === 1 ? this.#dv!.getInt32(H_STATUS, true) : 0;
     const fault = status === 2 && faultOf
@@ -449,7 +452,7 @@ export class _Isolated {
     try {
       this.#ensureSync();
       this.#header(OP_RESOLVE, symbol, undefined);
-      const rc = native().xiso_call_sync(this.#x!, this.timeoutMs);
+      const rc = native().xla_ffi_deno_isolate_call_sync(this.#x!, this.timeoutMs);
       if (rc !== 0) {
         throw this.#death(
           rc,
@@ -471,7 +474,7 @@ export class _Isolated {
 
   /**
    * The handler's metadata as a runtime of API version 0.`minor` queries it
-   * (`xrt_metadata` in the child): major, minor, traits, state type id.
+   * (`xla_ffi_deno_runtime_metadata` in the child): major, minor, traits, state type id.
    */
   metadata(symbol: string, minor: number): number[] {
     this.#claim();
@@ -483,7 +486,7 @@ export class _Isolated {
         runId: -1n,
         deviceOrdinal: -1,
       });
-      const rc = native().xiso_call_sync(this.#x!, this.timeoutMs);
+      const rc = native().xla_ffi_deno_isolate_call_sync(this.#x!, this.timeoutMs);
       if (rc !== 0) {
         throw this.#death(
           rc,
@@ -519,13 +522,13 @@ export class _Isolated {
   #ensureSync(): void {
     if (this.#x !== null) return;
     const x = this.#open();
-    this.#started(native().xiso_ready_sync(x, this.timeoutMs));
+    this.#started(native().xla_ffi_deno_isolate_ready_sync(x, this.timeoutMs));
   }
 
   async #ensure(): Promise<void> {
     if (this.#x !== null) return;
     const x = this.#open();
-    this.#started(await native().xiso_ready(x, this.timeoutMs));
+    this.#started(await native().xla_ffi_deno_isolate_ready(x, this.timeoutMs));
   }
 
   /** The symbol's name as the header holds it (NUL-terminated), encoded once per name. */
@@ -625,7 +628,7 @@ export class _Isolated {
     if (size <= this.#size) return;
     let want = this.#size;
     while (want < size) want *= 2;
-    const base = native().xiso_reserve(this.#x!, BigInt(want));
+    const base = native().xla_ffi_deno_isolate_reserve(this.#x!, BigInt(want));
     if (base === null) {
       throw new FfiError(
         ErrorCode.RESOURCE_EXHAUSTED,
@@ -737,7 +740,10 @@ export class _Isolated {
     return undefined;
   }
 
-  /** The error of a handler call whose process did not answer (`rc` of xiso_call*). */
+  /**
+   * The error of a handler call whose process did not answer (`rc` of
+   * xla_ffi_deno_isolate_call*).
+   */
   #callDeath(rc: number, handler: string, placed: Placed[]): FfiError {
     return this.#death(
       rc,
@@ -754,7 +760,7 @@ export class _Isolated {
     try {
       this.#ensureSync();
       const placed = this.#prepare(_OP_CALL_SYNC, symbol, frame, ctx);
-      const rc = native().xiso_call_sync(this.#x!, this.timeoutMs);
+      const rc = native().xla_ffi_deno_isolate_call_sync(this.#x!, this.timeoutMs);
       if (rc !== 0) throw this.#callDeath(rc, handler, placed);
       this.#reply(_OP_CALL_SYNC, frame, placed, handler);
     } finally {
@@ -781,7 +787,7 @@ export class _Isolated {
       try {
         await this.#ensure();
         const placed = this.#prepare(op, symbol, frame, ctx);
-        const rc = await native().xiso_call(this.#x!, this.timeoutMs);
+        const rc = await native().xla_ffi_deno_isolate_call(this.#x!, this.timeoutMs);
         if (rc !== 0) throw this.#callDeath(rc, handler, placed);
         return this.#reply(op, frame, placed, handler);
       } finally {
@@ -926,7 +932,7 @@ function aliases(frame: CallFrame, argSizes: number[], retSizes: number[]): numb
 
 let pageCache = 0;
 function pageSize(): number {
-  return pageCache ||= native().xiso_page_size();
+  return pageCache ||= native().xla_ffi_deno_isolate_page_size();
 }
 
 function align(n: number, a: number): number {

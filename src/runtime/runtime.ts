@@ -205,7 +205,9 @@ function runtimePlatform(name: string): number | undefined {
 }
 
 const NO_USER = new BigInt64Array(0);
-/** `xrt_call_begin`'s out-parameter: the error of a call that completed at once. */
+/**
+ * `xla_ffi_deno_runtime_call_begin`'s out-parameter: the error of a call that completed at once.
+ */
 const beginOut = new BigUint64Array(1);
 /** The promise of a call that ended before it returned. */
 const DONE: Promise<void> = Promise.resolve();
@@ -284,7 +286,7 @@ export class Runtime implements FfiHost {
       );
     }
     const sym = native();
-    const ptr = sym.xrt_runtime_new(p, threads, minor);
+    const ptr = sym.xla_ffi_deno_runtime_new(p, threads, minor);
     if (ptr === null) {
       throw new FfiError(ErrorCode.RESOURCE_EXHAUSTED, "Cannot start the runtime's threads");
     }
@@ -292,14 +294,14 @@ export class Runtime implements FfiHost {
       try {
         this.#cuda = _attachCuda(ptr, options);
       } catch (e) {
-        sym.xrt_runtime_free(ptr);
+        sym.xla_ffi_deno_runtime_free(ptr);
         throw e;
       }
     }
     this.#ptr = ptr;
     _register(this, "Runtime", reclaimRuntime, { ptr, cuda: this.#cuda });
     this.platform = p === 0 ? "Host" : "CUDA";
-    this.threads = sym.xrt_runtime_num_threads(ptr);
+    this.threads = sym.xla_ffi_deno_runtime_num_threads(ptr);
     this.apiVersion = `0.${minor}` as ApiVersion;
     this.#isolatedScope = _isolatedScope(this.apiVersion, p);
   }
@@ -309,7 +311,7 @@ export class Runtime implements FfiHost {
 
   /** The `XLA_FFI_Api*` handlers called by this runtime receive. */
   get api(): Deno.PointerObject {
-    return native().xrt_runtime_api(this.#live())!;
+    return native().xla_ffi_deno_runtime_api(this.#live())!;
   }
 
   /** The CUDA device ordinal (`undefined` on Host). */
@@ -396,7 +398,7 @@ export class Runtime implements FfiHost {
    * any version's, and an instance's `api` its own.
    */
   static get api(): Deno.PointerObject {
-    return native().xrt_api()!;
+    return native().xla_ffi_deno_runtime_newest_api()!;
   }
 
   /**
@@ -410,7 +412,7 @@ export class Runtime implements FfiHost {
    * ```
    */
   static apiTable(version: ApiVersion): Deno.PointerObject {
-    return native().xrt_api_version(_apiMinor(version, "Runtime.apiTable"))!;
+    return native().xla_ffi_deno_runtime_api_version(_apiMinor(version, "Runtime.apiTable"))!;
   }
 
   #live(): Deno.PointerObject {
@@ -572,7 +574,15 @@ export class Runtime implements FfiHost {
     const sym = native();
     if (options === undefined) {
       if (frame._dirty) {
-        sym.xrt_frame_configure(frame._live(), ExecutionStage.EXECUTE, -1n, -1, null, NO_USER, 0);
+        sym.xla_ffi_deno_runtime_frame_configure(
+          frame._live(),
+          ExecutionStage.EXECUTE,
+          -1n,
+          -1,
+          null,
+          NO_USER,
+          0,
+        );
         frame._dirty = false;
       }
       return;
@@ -591,7 +601,7 @@ export class Runtime implements FfiHost {
         `This CUDA runtime runs on device ${device}; deviceOrdinal ${ordinal} differs`,
       );
     }
-    sym.xrt_frame_configure(
+    sym.xla_ffi_deno_runtime_frame_configure(
       frame._live(),
       options.stage ?? ExecutionStage.EXECUTE,
       BigInt(options.runId ?? -1),
@@ -634,7 +644,7 @@ export class Runtime implements FfiHost {
   }
 
   #snapshot(rt: Deno.PointerObject, frame: CallFrame): Deno.PointerObject {
-    const snap = native().xrt_call_new(rt, frame._live());
+    const snap = native().xla_ffi_deno_runtime_call_new(rt, frame._live());
     if (snap === null) throw new FfiError(ErrorCode.RESOURCE_EXHAUSTED, "Out of memory");
     return snap;
   }
@@ -674,7 +684,7 @@ export class Runtime implements FfiHost {
     const mark = _openCall();
     let error: FfiError | undefined;
     try {
-      const err = native().xrt_call_sync(rt, fn, live);
+      const err = native().xla_ffi_deno_runtime_call_sync(rt, fn, live);
       if (guard !== null) _afterGuarded(guard, target, err);
       if (err !== null) error = _takeError(err);
     } finally {
@@ -736,7 +746,7 @@ export class Runtime implements FfiHost {
     let begun = 0;
     try {
       if (guard !== null) guard.before();
-      if (here) begun = sym.xrt_call_begin(snap, fn, beginOut);
+      if (here) begun = sym.xla_ffi_deno_runtime_call_begin(snap, fn, beginOut);
     } catch (e) {
       this.#ended(frame, inst);
       _closeCall(mark);
@@ -765,9 +775,9 @@ export class Runtime implements FfiHost {
     try {
       if (begun) {
         await _awaitBegun(snap);
-        err = native().xrt_call_finish(snap);
+        err = native().xla_ffi_deno_runtime_call_finish(snap);
       } else {
-        err = await native().xrt_call_run(snap, fn);
+        err = await native().xla_ffi_deno_runtime_call_run(snap, fn);
       }
     } catch (e) {
       _closeCall(mark);
@@ -848,7 +858,7 @@ export class Runtime implements FfiHost {
     const mark = _openCall();
     try {
       if (guard !== null) guard.before();
-      rc = await native().xrt_call_threads(
+      rc = await native().xla_ffi_deno_runtime_call_threads(
         snap,
         fn,
         threads,
@@ -1033,7 +1043,7 @@ export class Runtime implements FfiHost {
     }
     this.clearCache();
     _unregister(this);
-    native().xrt_runtime_free(this.#ptr);
+    native().xla_ffi_deno_runtime_free(this.#ptr);
     this.#ptr = null;
     this.#releaseCuda();
   }
@@ -1068,7 +1078,7 @@ export class Runtime implements FfiHost {
     this.#ptr = null;
     _unregister(this);
     try {
-      await native().xrt_runtime_free_async(p);
+      await native().xla_ffi_deno_runtime_free_async(p);
     } finally {
       this.#releaseCuda();
     }
@@ -1086,7 +1096,7 @@ export class Runtime implements FfiHost {
  * a CUDA runtime's stream and context are released.
  */
 function reclaimRuntime(held: { ptr: Deno.PointerObject; cuda: _CudaParts | null }): void {
-  native().xrt_runtime_free_async(held.ptr).catch(() => {}).finally(() => {
+  native().xla_ffi_deno_runtime_free_async(held.ptr).catch(() => {}).finally(() => {
     if (held.cuda !== null) _releaseCuda(held.cuda);
   });
 }

@@ -230,12 +230,13 @@ function keepForXla(p: Deno.PointerObject): void {
     return;
   }
   const buf = new Uint8Array(4096);
-  if (sym.xrt_dladdr(p, buf, buf.length) === 0) return; // not in a loaded object: the caller's
+  // Not in a loaded object: the caller's.
+  if (sym.xla_ffi_deno_runtime_dladdr(p, buf, buf.length) === 0) return;
   const end = buf.indexOf(0);
   const path = new TextDecoder().decode(buf.subarray(0, end < 0 ? buf.length : end));
   if (keptObjects.has(path)) return;
   const c = new Uint8Array(buf.subarray(0, (end < 0 ? buf.length - 1 : end) + 1));
-  if (sym.xrt_dlopen(c) !== null) keptObjects.add(path);
+  if (sym.xla_ffi_deno_runtime_dlopen(c) !== null) keptObjects.add(path);
 }
 
 function closedError(what: string): FfiError {
