@@ -69,7 +69,7 @@ if (import.meta.main) {
         console.log(
           `\n== examples/${name} skipped: ${missing}; install jax as docs/real-xla.md says ` +
             `(python3 -m venv <dir> && <dir>/bin/pip install jax==0.10.2 jaxlib==0.10.2), then ` +
-            `set DENO_XLA_PYTHON=<dir>/bin/python ==`,
+            `set XLA_FFI_DENO_PYTHON=<dir>/bin/python ==`,
         );
         continue;
       }

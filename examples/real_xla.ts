@@ -10,7 +10,7 @@
  * all four calls in flight at once.
  *
  * Needs a Python with jax (docs/real-xla.md), e.g.
- *   DENO_XLA_PYTHON=$HOME/.venvs/jax/bin/python
+ *   XLA_FFI_DENO_PYTHON=$HOME/.venvs/jax/bin/python
  *
  * Run: deno run --allow-ffi --allow-read --allow-write --allow-run --allow-env examples/real_xla.ts
  *

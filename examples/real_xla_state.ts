@@ -9,7 +9,7 @@
  * XLA FFI 0.3 (jaxlib 0.10.2) reads its own `State_Set` layout: handlers
  * must set state with it (see docs/real-xla.md, "Limits").
  *
- * Needs a Python with jax (docs/real-xla.md): DENO_XLA_PYTHON=<venv>/bin/python.
+ * Needs a Python with jax (docs/real-xla.md): XLA_FFI_DENO_PYTHON=<venv>/bin/python.
  *
  * Run: deno run --allow-ffi --allow-read --allow-write --allow-run --allow-env examples/real_xla_state.ts
  *

@@ -1,7 +1,7 @@
 /**
  * The XLA FFI headers jaxlib ships (`jax.ffi.include_dir()`), for tests that
  * compile against them at test time (never part of this project), from the
- * Python with jax the real-XLA tests use (`DENO_XLA_PYTHON`, tests/_xla_env.ts).
+ * Python with jax the real-XLA tests use (`XLA_FFI_DENO_PYTHON`, tests/_xla_env.ts).
  *
  * @module
  */
@@ -13,7 +13,7 @@ let cached: { includeDir?: string; reason?: string } | undefined;
 export function jaxlibHeaders(): { includeDir?: string; reason?: string } {
   if (cached) return cached;
   if (XLA_SKIP !== undefined) return cached = { reason: XLA_SKIP };
-  const out = new Deno.Command(Deno.env.get("DENO_XLA_PYTHON")!, {
+  const out = new Deno.Command(Deno.env.get("XLA_FFI_DENO_PYTHON")!, {
     args: ["-c", "import jax.ffi; print(jax.ffi.include_dir())"],
     stdout: "piped",
     stderr: "piped",

@@ -2,7 +2,7 @@
  * The real-XLA test cases, one per child process (`tests/xla_*_test.ts` run
  * `deno run … tests/_xla_cases.ts <case>`): a crash inside XLA or Python
  * then fails one test instead of the runner. Each case hosts jax through
- * `@deno-xla/ffi/xla` (`$DENO_XLA_PYTHON`), asserts, closes what it opened and
+ * `@deno-xla/ffi/xla` (`$XLA_FFI_DENO_PYTHON`), asserts, closes what it opened and
  * prints `ok <case>` last.
  *
  * @module

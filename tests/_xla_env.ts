@@ -1,6 +1,6 @@
 /**
  * Whether the real-XLA tests can run here, and running one of their cases
- * (`tests/_xla_cases.ts`) in a child process. They need `DENO_XLA_PYTHON`
+ * (`tests/_xla_cases.ts`) in a child process. They need `XLA_FFI_DENO_PYTHON`
  * naming a Python with jax (docs/real-xla.md); without it they are
  * declared ignored with the reason in their names.
  *
@@ -11,9 +11,9 @@ import assert from "node:assert/strict";
 import { childContext, runDeno } from "./_child.ts";
 
 function reason(): string | undefined {
-  const python = Deno.env.get("DENO_XLA_PYTHON");
+  const python = Deno.env.get("XLA_FFI_DENO_PYTHON");
   if (python === undefined || python === "") {
-    return "DENO_XLA_PYTHON is not set (a Python with jax, see docs/real-xla.md)";
+    return "XLA_FFI_DENO_PYTHON is not set (a Python with jax, see docs/real-xla.md)";
   }
   try {
     const r = new Deno.Command(python, {
@@ -23,10 +23,10 @@ function reason(): string | undefined {
     }).outputSync();
     if (!r.success) {
       const err = new TextDecoder().decode(r.stderr).trim().split("\n").pop();
-      return `jax is not importable from DENO_XLA_PYTHON=${python} (${err})`;
+      return `jax is not importable from XLA_FFI_DENO_PYTHON=${python} (${err})`;
     }
   } catch (e) {
-    return `cannot run DENO_XLA_PYTHON=${python} (${(e as Error).message})`;
+    return `cannot run XLA_FFI_DENO_PYTHON=${python} (${(e as Error).message})`;
   }
   return undefined;
 }

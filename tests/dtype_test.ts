@@ -512,7 +512,7 @@ for n in names:
 `;
 
 /** The Python the ml_dtypes cross-checks use: CI's jax venv (it has ml_dtypes) or python3. */
-const PYTHON = Deno.env.get("DENO_XLA_PYTHON") || "python3";
+const PYTHON = Deno.env.get("XLA_FFI_DENO_PYTHON") || "python3";
 
 function hasPython(module: string): boolean {
   try {

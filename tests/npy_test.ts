@@ -452,7 +452,7 @@ for name, a in [("w_f4", np.arange(12, dtype="<f4").reshape(3, 4)), ("w_scalar",
 `;
 
 /** The Python of the NumPy checks: CI's jax venv (with numpy and ml_dtypes) or python3. */
-const PYTHON = Deno.env.get("DENO_XLA_PYTHON") || "python3";
+const PYTHON = Deno.env.get("XLA_FFI_DENO_PYTHON") || "python3";
 
 function hasNumpy(): boolean {
   try {

@@ -318,7 +318,7 @@ Deno.test("like and the complex helpers", () => {
 // ---------------------------------------------------------------------------
 // numpy.testing's verdicts on the same arrays.
 
-const PYTHON = Deno.env.get("DENO_XLA_PYTHON") || "python3";
+const PYTHON = Deno.env.get("XLA_FFI_DENO_PYTHON") || "python3";
 const haveNumpy = (() => {
   try {
     return new Deno.Command(PYTHON, {

@@ -4,7 +4,7 @@
  * verbatim; the TypeScript and Python tables of requests agree; requests are
  * the JSON the bridge reads, and a misspelled op or field fails `deno check`;
  * and the bridge's own unittest (`tests/python/test_bridge.py`) passes under
- * `DENO_XLA_PYTHON`, run on the exact source the host runs.
+ * `XLA_FFI_DENO_PYTHON`, run on the exact source the host runs.
  *
  * @module
  */
@@ -34,9 +34,9 @@ function pyFiles(dir: string): string[] {
   return out.sort();
 }
 
-/** A Python to compile with: `DENO_XLA_PYTHON`, else `python3`; or why there is none. */
+/** A Python to compile with: `XLA_FFI_DENO_PYTHON`, else `python3`; or why there is none. */
 function anyPython(): { python: string } | { skip: string } {
-  for (const python of [Deno.env.get("DENO_XLA_PYTHON"), "python3"]) {
+  for (const python of [Deno.env.get("XLA_FFI_DENO_PYTHON"), "python3"]) {
     if (!python) continue;
     try {
       if (
@@ -45,7 +45,7 @@ function anyPython(): { python: string } | { skip: string } {
       ) return { python };
     } catch { /* not there: the next one */ }
   }
-  return { skip: "no Python: neither DENO_XLA_PYTHON nor python3 runs" };
+  return { skip: "no Python: neither XLA_FFI_DENO_PYTHON nor python3 runs" };
 }
 
 const PY = anyPython();
@@ -155,7 +155,7 @@ Deno.test({
     try {
       const source = `${dir}/bridge_source.py`;
       await Deno.writeTextFile(source, BRIDGE_SOURCE);
-      const r = await new Deno.Command(Deno.env.get("DENO_XLA_PYTHON")!, {
+      const r = await new Deno.Command(Deno.env.get("XLA_FFI_DENO_PYTHON")!, {
         args: ["-m", "unittest", "-v", "tests/python/test_bridge.py"],
         cwd: fileURLToPath(ROOT),
         env: { DENO_XLA_BRIDGE_SOURCE: source, PYTHONDONTWRITEBYTECODE: "1", JAX_PLATFORMS: "cpu" },

@@ -1,5 +1,5 @@
 /**
- * Error paths of hosting Python: a DENO_XLA_PYTHON (or `python` option) that
+ * Error paths of hosting Python: a XLA_FFI_DENO_PYTHON (or `python` option) that
  * names a folder or a file that is not executable is reported as such, not
  * as a missing `--allow-run`; Ctrl-C while Python runs (importing jax, or a
  * statement) ends the process with exit status 130 as it does any Deno

@@ -3,7 +3,7 @@
  * handler registered for platform CUDA launching saxpy on XLA's stream, a
  * jitted program using its result, checked against jnp
  * (tests/_xla_gpu_case.ts, in a child). Needs a CUDA device and a Python
- * whose jax has the CUDA plugin (`DENO_XLA_PYTHON`, else `python3`); ignored
+ * whose jax has the CUDA plugin (`XLA_FFI_DENO_PYTHON`, else `python3`); ignored
  * with the reason otherwise. `tests/gpu/run.sh --gpu-only` runs the case too
  * and prints its line among the GPU figures.
  */

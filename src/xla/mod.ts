@@ -6,7 +6,7 @@
  *
  * Needs a Python with a shared libpython and jax installed (`pip install
  * jax==0.10.2 jaxlib==0.10.2` in a virtual environment), found through the
- * `python` option, `$DENO_XLA_PYTHON` or `python3` on `PATH`, and Deno's
+ * `python` option, `$XLA_FFI_DENO_PYTHON` or `python3` on `PATH`, and Deno's
  * `--allow-ffi --allow-run --allow-env --allow-read`.
  *
  * @example

@@ -12,7 +12,7 @@ import { _exitIfUnhandled } from "../native/lib.ts";
 
 /** What the interpreter reported about itself. */
 export interface PythonInfo {
-  /** The interpreter as given (`python` option, `DENO_XLA_PYTHON` or `python3`). */
+  /** The interpreter as given (`python` option, `XLA_FFI_DENO_PYTHON` or `python3`). */
   readonly command: string;
   /** `sys.executable`. */
   readonly executable: string;
@@ -180,7 +180,7 @@ export async function probePython(python: string): Promise<PythonInfo> {
     throw new FfiError(
       ErrorCode.UNAVAILABLE,
       `Cannot run the Python interpreter '${python}' (${(e as Error).message}); ` +
-        `give its path with the python option or DENO_XLA_PYTHON`,
+        `give its path with the python option or XLA_FFI_DENO_PYTHON`,
       { cause: e },
     );
   }

@@ -66,7 +66,7 @@ import { _moduleHandlers, type HandlersFromOptions, type ModuleHandlers } from "
 
 /** Options of {@link Xla.open}. */
 export interface XlaOptions {
-  /** The Python interpreter (path or command); default `$DENO_XLA_PYTHON`, else `python3`. */
+  /** The Python interpreter (path or command); default `$XLA_FFI_DENO_PYTHON`, else `python3`. */
   python?: string;
   /**
    * XLA flags (e.g. `--xla_force_host_platform_device_count=4`), appended to
@@ -423,7 +423,7 @@ function reclaimProgram(held: { xla: Xla; id: number }): void {
  * import { DataType, Ffi } from "@deno-xla/ffi";
  * import { Xla } from "@deno-xla/ffi/xla";
  *
- * await using xla = await Xla.open(); // DENO_XLA_PYTHON or python3, with jax installed
+ * await using xla = await Xla.open(); // XLA_FFI_DENO_PYTHON or python3, with jax installed
  * using twice = Ffi.bind().arg(DataType.F32).ret(DataType.F32).to((x, y) => {
  *   const xs = x.typed(), ys = y.typed();
  *   for (let i = 0; i < ys.length; i++) ys[i] = 2 * xs[i]!;
@@ -470,7 +470,7 @@ export class Xla implements FfiHost {
   }
 
   /**
-   * Finds the interpreter (`python`, `$DENO_XLA_PYTHON`, `python3`), hosts it
+   * Finds the interpreter (`python`, `$XLA_FFI_DENO_PYTHON`, `python3`), hosts it
    * in this process (once), imports jax and starts its backend (CPU unless
    * `platform` says otherwise), after joining a job of several processes when
    * `distributed` is given (docs/distributed.md). Throws FfiError UNAVAILABLE
@@ -494,7 +494,7 @@ export class Xla implements FfiHost {
       throw new FfiError(
         ErrorCode.UNAVAILABLE,
         `jax is not installed for the Python at ${info.executable} (${info.version}): install it ` +
-          `there with 'pip install jax==0.10.2 jaxlib==0.10.2', or point DENO_XLA_PYTHON (or the ` +
+          `there with 'pip install jax==0.10.2 jaxlib==0.10.2', or point XLA_FFI_DENO_PYTHON (or the ` +
           `python option) at a Python that has it`,
       );
     }

@@ -16,7 +16,7 @@
 # --gpu-only (a minute or two; every step has a time limit, 9 minutes at most in all):
 #   the GPU tests only (test names starting "GPU: "), examples/cuda_saxpy.ts,
 #   XLA:GPU calling a TS handler (tests/_xla_gpu_case.ts, with the jax of
-#   $DENO_XLA_PYTHON or python3 when it has the CUDA plugin; else reported as
+#   $XLA_FFI_DENO_PYTHON or python3 when it has the CUDA plugin; else reported as
 #   skipped) and the C-vs-TS benches. It fails when CUDA is unavailable (a GPU present
 #   or not), when any GPU test fails or is ignored, or when the example does
 #   not check its results; then prints every figure and ratio as one block to
@@ -156,11 +156,11 @@ run_example() {
 
 # XLA:GPU: jax's CUDA backend hosted in Deno runs a jitted program whose custom call is a TS
 # handler launching a kernel on XLA's stream (tests/_xla_gpu_case.ts; tests/xla_gpu_test.ts runs
-# it in the suite). Runs when the Python (DENO_XLA_PYTHON, else python3) has jax's CUDA plugin.
+# it in the suite). Runs when the Python (XLA_FFI_DENO_PYTHON, else python3) has jax's CUDA plugin.
 xla_gpu_status=0 xla_gpu_line=""
 run_xla_gpu() {
   echo "== XLA:GPU: tests/_xla_gpu_case.ts"
-  local py=${DENO_XLA_PYTHON:-python3} out
+  local py=${XLA_FFI_DENO_PYTHON:-python3} out
   if ! "$py" -c "import importlib.util as u, sys; sys.exit(0 if u.find_spec('jax') and any(u.find_spec(n) for n in ('jax_cuda13_plugin', 'jax_cuda12_plugin')) else 1)" \
     >/dev/null 2>&1; then
     xla_gpu_line="skipped: no jax with the CUDA plugin for $py"

@@ -1,7 +1,7 @@
 # Tests of the real-XLA host's Python (src/xla/python/): the dispatcher
 # driven through request and reply buffers laid out as src/xla/_codec.ts lays
 # them out, and the bridge's helpers reached through the dispatcher's
-# closure. tests/xla_bridge_py_test.ts runs this file with DENO_XLA_PYTHON,
+# closure. tests/xla_bridge_py_test.ts runs this file with XLA_FFI_DENO_PYTHON,
 # giving in DENO_XLA_BRIDGE_SOURCE the path of the exact source the host runs
 # (src/xla/_bridge_py.ts BRIDGE_SOURCE); alone (python -m unittest
 # tests/python/test_bridge.py) it composes that source from the .py files
