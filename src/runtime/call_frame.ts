@@ -941,11 +941,11 @@ export class CallFrame {
    * new host arrays. The caller checked them (each holds its operand's bytes
    * and is readable) and that the frame is not guarded and idle.
    */
-  _rebind(args: readonly { data: ArrayBufferView }[], rets: readonly ArrayBufferView[]): void {
+  _rebind(args: readonly ArrayBufferView[], rets: readonly ArrayBufferView[]): void {
     const ptr = this._live();
     const sym = native();
     for (let i = 0; i < args.length; i++) {
-      const a = args[i]!.data;
+      const a = args[i]!;
       sym.xrt_frame_set_arg(ptr, i, _addressOf(a));
       this.#keepArgs[i] = a;
       this.#views[i] = a;
