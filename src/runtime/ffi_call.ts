@@ -481,6 +481,24 @@ const OPTIONS: ReadonlySet<string> = new Set([
   "offThread",
 ]);
 
+/** Whether `name` is in {@link OPTIONS} (a switch: no hashing per call). */
+function isOption(name: string): boolean {
+  switch (name) {
+    case "args":
+    case "results":
+    case "attrs":
+    case "inputOutputAliases":
+    case "inputLayouts":
+    case "outputLayouts":
+    case "vmapMethod":
+    case "hasSideEffect":
+    case "guard":
+    case "offThread":
+      return true;
+  }
+  return false;
+}
+
 const VMAP_METHODS: ReadonlySet<unknown> = new Set<VmapMethod>([
   "sequential",
   "sequential_unrolled",
@@ -498,8 +516,9 @@ export function _checkCallOptions(options: FfiCallOptions): void {
   if (options === null || typeof options !== "object" || !Array.isArray(options.results)) {
     bad("ffiCall needs { results: [{ dtype, shape }] }");
   }
-  for (const key of Object.keys(options)) {
-    if (!OPTIONS.has(key)) {
+  // Own enumerable names, as Object.keys lists them, without making the list.
+  for (const key in options) {
+    if (!isOption(key) && Object.hasOwn(options, key)) {
       bad(`ffiCall: unknown option '${key}' (options: ${[...OPTIONS].join(", ")})`);
     }
   }
