@@ -274,6 +274,23 @@ Deno.test("ffiCall: a call of the previous call's signature is checked as a firs
     // A good call of the signature works after it.
     assert.equal((await warm.ffiCall(sum, good() as never))[0]![0], 21, what);
   }
+  // An array attribute changed in place reaches the handler: the kept copy is not it.
+  using axesSum = Ffi.bind().ret(DataType.F64, 0).attr("axes", "i64[]").to((out, axes) => {
+    out.typed()[0] = axes.reduce((t: number, v) => t + Number(v), 0);
+  });
+  {
+    using warm = new Runtime({ threads: 0 });
+    const axes = array(DataType.S64, [1, 2]);
+    const call = async () =>
+      (await warm.ffiCall(axesSum, {
+        results: [{ dtype: DataType.F64, shape: [] }],
+        attrs: { axes },
+      }))[0]![0];
+    assert.equal(await call(), 3);
+    assert.equal(await call(), 3);
+    (axes.values as bigint[])[1] = 5n;
+    assert.equal(await call(), 6);
+  }
   // A call in flight keeps the frame: the next call of its signature lays out one of its own.
   let release!: () => void;
   const gate = new Promise<void>((r) => release = r);

@@ -7,7 +7,14 @@
  * @module
  */
 import { type DataType, ErrorCode, ExecutionStage } from "../abi/enums.ts";
-import { byteWidth, type DataTypedArray, dataTypeOf, viewAs } from "../abi/dtype.ts";
+import {
+  byteWidth,
+  type DataTypedArray,
+  type DataTypedArrayConstructor,
+  dataTypeInfo,
+  dataTypeOf,
+  viewAs,
+} from "../abi/dtype.ts";
 import { FfiError } from "../errors.ts";
 import { _bufferBytes, _viewBytes } from "./_buffer_size.ts";
 import { ArrayAttr, type AttrDictionary, ScalarAttr } from "./attributes.ts";
@@ -22,6 +29,7 @@ import {
   _normaliseArg,
   _normaliseSpec,
   _quickArg,
+  _resultArray,
   _resultStorage,
   type ArrayArg,
   type ArrayInput,
@@ -362,6 +370,8 @@ class KeptFrame {
   readonly #shapes: number[][];
   /** Bytes of each operand (arguments, then results). */
   readonly #bytes: number[];
+  /** The typed array of each result's data type. */
+  readonly #resultArrays: DataTypedArrayConstructor[];
   readonly #attrs: unknown;
 
   constructor(
@@ -374,6 +384,7 @@ class KeptFrame {
     this.#dtypes = [...inputs.map((a) => a.dtype!), ...specs.map((r) => r.dtype)];
     this.#shapes = [...inputs.map((a) => [...a.shape!]), ...specs.map((r) => [...r.shape])];
     this.#bytes = this.#shapes.map((s, i) => _bufferBytes(this.#dtypes[i]!, s, ""));
+    this.#resultArrays = specs.map((r) => dataTypeInfo(r.dtype).typedArray!);
     this.#attrs = _copyAttr(attrs);
   }
 
@@ -410,7 +421,7 @@ class KeptFrame {
       ) return null;
       const want = this.#shapes[i]!;
       if (
-        shape === undefined ? want.length !== 1 : !Array.isArray(shape) || !sameList(shape, want)
+        shape === undefined ? want.length !== 1 : !Array.isArray(shape) || !sameDims(shape, want)
       ) {
         return null;
       }
@@ -421,7 +432,7 @@ class KeptFrame {
       if (r === null || typeof r !== "object" || Array.isArray(r)) return null;
       const { dtype, shape } = r;
       if (
-        dtype !== dtypes[n + i] || !Array.isArray(shape) || !sameList(shape, this.#shapes[n + i]!)
+        dtype !== dtypes[n + i] || !Array.isArray(shape) || !sameDims(shape, this.#shapes[n + i]!)
       ) {
         return null;
       }
@@ -431,11 +442,9 @@ class KeptFrame {
 
   /** Fresh zeroed results of this frame's result specs. */
   results(): DataTypedArray[] {
-    const n = this.frame.numArgs, m = this.frame.numRets;
+    const n = this.frame.numArgs, m = this.frame.numRets, of = this.#resultArrays;
     const outs: DataTypedArray[] = new Array(m);
-    for (let i = 0; i < m; i++) {
-      outs[i] = viewAs(this.#dtypes[n + i]!, _resultStorage(this.#bytes[n + i]!, `result ${i}`));
-    }
+    for (let i = 0; i < m; i++) outs[i] = _resultArray(of[i]!, this.#bytes[n + i]!, `result ${i}`);
     return outs;
   }
 
@@ -466,6 +475,13 @@ function ownDataType(data: ArrayBufferView): number {
   }
 }
 
+/** Whether dims `a` (any values) are the valid dims `b`: `===`, as `-0` and `0` lay out alike. */
+function sameDims(a: readonly unknown[], b: readonly number[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < b.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 function sameList(a: ArrayLike<unknown>, b: ArrayLike<unknown>): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (!Object.is(a[i], b[i])) return false;
@@ -474,7 +490,19 @@ function sameList(a: ArrayLike<unknown>, b: ArrayLike<unknown>): boolean {
 
 /** A copy of a plain attribute dictionary: its own names in order, and copies of their values. */
 class DictCopy {
-  constructor(readonly keys: readonly string[], readonly values: readonly unknown[]) {}
+  /** Per value, what {@link _sameAttr} compares: 0 a primitive, 1 a ScalarAttr, 2 an ArrayAttr, 3 other. */
+  readonly kinds: readonly number[];
+  constructor(readonly keys: readonly string[], readonly values: readonly unknown[]) {
+    this.kinds = values.map((v) =>
+      v === null || typeof v !== "object"
+        ? 0
+        : v instanceof ScalarAttr
+        ? 1
+        : v instanceof ArrayAttr
+        ? 2
+        : 3
+    );
+  }
 }
 
 /**
@@ -523,11 +551,32 @@ export function _sameAttr(a: unknown, b: unknown): boolean {
   }
   if (!(b instanceof DictCopy)) return false;
   // A frame sorts attributes by name; the same names in another order are only a cache miss.
-  const ak = Object.keys(a), bk = b.keys, bv = b.values;
+  const ak = Object.keys(a), bk = b.keys, bv = b.values, kinds = b.kinds;
   if (ak.length !== bk.length) return false;
   for (let i = 0; i < ak.length; i++) {
     const k = ak[i]!;
-    if (k !== bk[i] || !_sameAttr((a as Record<string, unknown>)[k], bv[i])) return false;
+    if (k !== bk[i]) return false;
+    const x = (a as Record<string, unknown>)[k], y = bv[i];
+    // The branches _sameAttr(x, y) takes for a y of each kind, without its tests of x's kind.
+    switch (kinds[i]) {
+      case 0:
+        if (!Object.is(x, y)) return false;
+        break;
+      case 1:
+        if (
+          !(x instanceof ScalarAttr) || x.dtype !== (y as ScalarAttr).dtype ||
+          !Object.is(x.value, (y as ScalarAttr).value)
+        ) return false;
+        break;
+      case 2:
+        if (
+          x instanceof ScalarAttr || !(x instanceof ArrayAttr) ||
+          x.dtype !== (y as ArrayAttr).dtype || !sameList(x.values, (y as ArrayAttr).values)
+        ) return false;
+        break;
+      default:
+        if (!_sameAttr(x, y)) return false;
+    }
   }
   return true;
 }
