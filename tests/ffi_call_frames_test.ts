@@ -12,6 +12,7 @@ import {
   DataType,
   Ffi,
   type FfiError,
+  NativeHandler,
   Runtime,
   runtimeDebugStats,
   scalar,
@@ -150,4 +151,214 @@ Deno.test("ffiCall: at most 64 kept frames per runtime", async () => {
   }
   const after = runtimeDebugStats();
   assert.equal(after.framesDestroyed - before.framesDestroyed, 80);
+});
+
+/** What a call gives: its results' values, or its error's code and message. */
+async function outcome(call: () => Promise<unknown[]>): Promise<string> {
+  try {
+    return JSON.stringify((await call()).map((r) => [...(r as Float32Array)]));
+  } catch (e) {
+    return e instanceof Error && "code" in e ? `FfiError ${e.code}: ${e.message}` : `${e}`;
+  }
+}
+
+Deno.test("ffiCall: a call of the previous call's signature is checked as a first call is", async () => {
+  // Any F32 operands; sums its first argument into each result element.
+  using sum = Ffi.bind().arg(DataType.F32, 2).arg().arg().ret(DataType.F32, 2).attrs().to(
+    (x, _y, _z, out) => {
+      out.typed().fill(x.typed().reduce((a, b) => a + b, 0));
+    },
+  );
+  /** Options as a caller may spoil them: any value anywhere. */
+  type Loose = {
+    args: unknown[];
+    results: { dtype: unknown; shape: unknown[] }[];
+    attrs: Record<string, unknown>;
+    [option: string]: unknown;
+  };
+  type Input = { data: unknown; shape?: unknown; dtype?: unknown };
+  /** A good call: a matrix, a plain typed array, an empty array; three kinds of attribute. */
+  const good = (): Loose => ({
+    args: [
+      { data: new Float32Array([1, 2, 3, 4, 5, 6]), shape: [2, 3] },
+      new Float32Array(5),
+      { data: new Float32Array(0), shape: [0] },
+    ],
+    results: [{ dtype: DataType.F32, shape: [2, 3] }],
+    attrs: { n: scalar(DataType.S32, 3), axes: array(DataType.S64, [0, 2]), mode: "reflect" },
+  });
+  const arg = (o: Loose, i: number) => o.args[i] as Input;
+  const detach = (v: unknown) => ((v as Float32Array).buffer as ArrayBuffer).transfer();
+  /** Each spoils a good call's options, in place where it can. */
+  const cases: [string, (o: Loose) => unknown][] = [
+    ["argument 0 detached", (o) => detach(arg(o, 0).data)],
+    ["argument 1 (a typed array) detached", (o) => detach(o.args[1])],
+    ["argument 2 (empty) detached", (o) => detach(arg(o, 2).data)],
+    ["argument 0 short", (o) => arg(o, 0).data = new Float32Array(5)],
+    ["argument 0 long", (o) => arg(o, 0).data = new Float32Array(7)],
+    ["argument 1 short", (o) => o.args[1] = new Float32Array(4)],
+    ["argument 0 of another dtype", (o) => arg(o, 0).data = new Int32Array(6)],
+    ["argument 0 given F64", (o) => arg(o, 0).dtype = DataType.F64],
+    ["argument 0 given an unknown dtype", (o) => arg(o, 0).dtype = 999],
+    ["argument 0 given TOKEN", (o) => arg(o, 0).dtype = DataType.TOKEN],
+    ["argument 1 of another dtype", (o) => o.args[1] = new Int32Array(5)],
+    ["argument 0 a DataView", (o) => arg(o, 0).data = new DataView(new ArrayBuffer(24))],
+    ["argument 0 a detached DataView", (o) => {
+      const v = new DataView(new ArrayBuffer(24));
+      v.buffer.transfer();
+      Object.assign(arg(o, 0), { data: v, dtype: DataType.F32 });
+    }],
+    ["argument 0's shape changed", (o) => (arg(o, 0).shape as number[])[1] = 4],
+    ["argument 0's shape negative", (o) => (arg(o, 0).shape as number[])[1] = -3],
+    ["argument 0's shape a string", (o) => arg(o, 0).shape = "2,3"],
+    ["argument 0's shape transposed", (o) => (arg(o, 0).shape as number[]).reverse()],
+    ["argument 2's shape dropped", (o) => delete arg(o, 2).shape],
+    ["argument 0's shape dropped", (o) => delete arg(o, 0).shape],
+    ["argument 0's data a lookalike of a typed array", (o) => {
+      Object.assign(arg(o, 0), {
+        data: { buffer: new ArrayBuffer(24), byteOffset: 0, byteLength: 24 },
+        dtype: DataType.F32,
+      });
+    }],
+    ["argument 0 a function carrying data and shape", (o) => {
+      o.args[0] = Object.assign(() => {}, { data: new Float32Array(6), shape: [2, 3] });
+    }],
+    ["an argument more, a result fewer", (o) => {
+      o.args.push({ data: new Float32Array(6), shape: [2, 3] });
+      o.results.pop();
+    }],
+    ["argument 0 null", (o) => o.args[0] = null],
+    ["argument 0 a number", (o) => o.args[0] = 6],
+    ["an argument fewer", (o) => o.args.pop()],
+    ["result 0's shape changed", (o) => o.results[0]!.shape[0] = -1],
+    ["result 0's shape a string", (o) => (o.results[0] as { shape: unknown }).shape = "2,3"],
+    ["result 0's dtype TOKEN", (o) => o.results[0]!.dtype = DataType.TOKEN],
+    ["result 0's dtype F64", (o) => o.results[0]!.dtype = DataType.F64],
+    ["result 0 null", (o) => (o.results as unknown[])[0] = null],
+    ["result 0 an array carrying dtype and shape", (o) => {
+      (o.results as unknown[])[0] = Object.assign([], { dtype: DataType.F32, shape: [2, 3] });
+    }],
+    ["attribute n out of range", (o) => o.attrs.n = 2 ** 70], // an F64 then
+    [
+      "attribute axes' values changed",
+      (o) => (o.attrs.axes as { values: unknown[] }).values[1] = 9,
+    ],
+    ["attribute mode a function", (o) => o.attrs.mode = () => 1],
+    ["an alias out of range", (o) => o.inputOutputAliases = { 0: 3 }],
+    ["a layout that is no permutation", (o) => o.inputLayouts = [[0, 0]]],
+    ["an unknown option", (o) => o.bogus = 1],
+  ];
+  const OTHER_SIGNATURE = new Set([
+    "argument 1 short",
+    "argument 1 of another dtype",
+    "argument 0's shape transposed",
+    "argument 2's shape dropped",
+    "attribute n out of range",
+    "attribute axes' values changed",
+  ]);
+  for (const [what, spoil] of cases) {
+    using warm = new Runtime({ threads: 0 });
+    using cold = new Runtime({ threads: 0 });
+    // The same options called twice, then spoiled: the third call is of the kept signature.
+    const o = good();
+    for (let i = 0; i < 2; i++) {
+      assert.deepEqual([...(await warm.ffiCall(sum, o as never))[0]!], [21, 21, 21, 21, 21, 21]);
+    }
+    spoil(o);
+    const c = good();
+    spoil(c);
+    const got = await outcome(() => warm.ffiCall(sum, o as never));
+    assert.equal(got, await outcome(() => cold.ffiCall(sum, c as never)), what);
+    // Most are mistakes; the rest are good calls of another signature.
+    if (!OTHER_SIGNATURE.has(what)) assert.match(got, /^FfiError 3: /, what);
+    else assert.equal(got, "[[21,21,21,21,21,21]]", what);
+    // A good call of the signature works after it.
+    assert.equal((await warm.ffiCall(sum, good() as never))[0]![0], 21, what);
+  }
+  // An array attribute changed in place reaches the handler: the kept copy is not it.
+  using axesSum = Ffi.bind().ret(DataType.F64, 0).attr("axes", "i64[]").to((out, axes) => {
+    out.typed()[0] = axes.reduce((t: number, v) => t + Number(v), 0);
+  });
+  {
+    using warm = new Runtime({ threads: 0 });
+    const axes = array(DataType.S64, [1, 2]);
+    const call = async () =>
+      (await warm.ffiCall(axesSum, {
+        results: [{ dtype: DataType.F64, shape: [] }],
+        attrs: { axes },
+      }))[0]![0];
+    assert.equal(await call(), 3);
+    assert.equal(await call(), 3);
+    (axes.values as bigint[])[1] = 5n;
+    assert.equal(await call(), 6);
+  }
+  // A call in flight keeps the frame: the next call of its signature lays out one of its own.
+  let release!: () => void;
+  const gate = new Promise<void>((r) => release = r);
+  using waits = Ffi.bind().arg(DataType.F32, 2).arg().arg().ret(DataType.F32, 2).attrs().to(
+    async () => await gate,
+  );
+  {
+    using warm = new Runtime({ threads: 0 });
+    await warm.ffiCall(sum, good() as never);
+    const before = runtimeDebugStats().framesCreated;
+    const first = warm.ffiCall(waits, good() as never);
+    const second = warm.ffiCall(waits, good() as never);
+    assert.equal(runtimeDebugStats().framesCreated - before, 1);
+    release();
+    await Promise.all([first, second]);
+  }
+  // A closed runtime, after calls that kept a frame.
+  const rt = new Runtime({ threads: 0 });
+  const o = good();
+  await rt.ffiCall(sum, o as never);
+  rt.close();
+  assert.match(
+    await outcome(() => rt.ffiCall(sum, o as never)),
+    /^FfiError 9: The runtime is closed$/,
+  );
+});
+
+Deno.test("ffiCall: a native handler that overwrites its frame's data pointer misleads no later call", async () => {
+  // A C-ABI handler (an UnsafeCallback: not a TS handler, so native to the runtime) that reads
+  // its argument's first value, then points the argument's buffer at a decoy, as a buggy handler
+  // writing through its XLA_FFI_Buffer* could. XLA writes every address for each execution; a
+  // kept frame must too, or the next call would read the decoy.
+  const decoy = new Float32Array([-1]);
+  const seen: number[] = [];
+  const cb = new Deno.UnsafeCallback(
+    { parameters: ["pointer"], result: "pointer" } as const,
+    (frame) => {
+      const f = new Deno.UnsafePointerView(frame!);
+      const ext = f.getPointer(8);
+      if (ext !== null) {
+        // The metadata query: API version 0.1 (XLA_FFI_Metadata's api_version at 8, its
+        // major_version at 24 and minor_version at 28).
+        const md = new Deno.UnsafePointerView(ext).getPointer(24)!;
+        new Int32Array(Deno.UnsafePointerView.getArrayBuffer(md, 32)).set([0, 1], 6);
+        return null;
+      }
+      const buf = Deno.UnsafePointer.create(
+        new Deno.UnsafePointerView(Deno.UnsafePointer.create(f.getBigUint64(72))!).getBigUint64(0),
+      )!;
+      const data = new Deno.UnsafePointerView(buf).getPointer(24)!;
+      seen.push(new Deno.UnsafePointerView(data).getFloat32(0));
+      new BigUint64Array(Deno.UnsafePointerView.getArrayBuffer(buf, 32))[3] = BigInt(
+        Deno.UnsafePointer.value(Deno.UnsafePointer.of(decoy)!),
+      );
+      return null;
+    },
+  );
+  try {
+    using rt = new Runtime({ threads: 0 });
+    const h = new NativeHandler(cb.pointer, "overwrites_its_frame");
+    const x = new Float32Array([7]);
+    for (let i = 0; i < 3; i++) {
+      await rt.ffiCall(h, { args: [x], results: [] });
+      x[0] = x[0]! + 1;
+    }
+    assert.deepEqual(seen, [7, 8, 9]);
+  } finally {
+    cb.close();
+  }
 });

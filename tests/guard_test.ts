@@ -132,6 +132,24 @@ Deno.test("ffiCall({ guard: true }) reports a write past a result's end and a wr
   );
 });
 
+Deno.test("ffiCall({ guard: true }) is guarded after unguarded calls of its signature", async () => {
+  using lib = HandlerLibrary.open(faultHandlersPath());
+  using rt = new Runtime({ threads: 0 });
+  const options = () => ({
+    args: [new Float32Array(3), new Float32Array([4, 5, 6])],
+    results: [{ dtype: DataType.F32, shape: [3] }],
+  });
+  // Unguarded, the write lands in the caller's array; the frame of the signature is kept.
+  for (let i = 0; i < 2; i++) await rt.ffiCall(lib.handler("fault_arg_write"), options());
+  await assert.rejects(
+    rt.ffiCall(lib.handler("fault_arg_write"), { ...options(), guard: true }),
+    isFault(
+      ErrorCode.DATA_LOSS,
+      /^Handler 'fault_arg_write' wrote into argument 1 at byte offset 6 /,
+    ),
+  );
+});
+
 Deno.test("a guarded frame reports a write just before a result's first byte", async () => {
   using lib = HandlerLibrary.open(faultHandlersPath());
   using rt = new Runtime({ threads: 1 });

@@ -10,15 +10,20 @@ import { _callback, native } from "../native/lib.ts";
 
 /** Whether an address is a TS handler entry point (fixed per address). */
 const tsEntry = new Map<number | bigint, boolean>();
+/** The same by pointer object: a handler's pointer is one object, its address read once. */
+const tsEntryOf = new WeakMap<Deno.PointerObject, boolean>();
 
 /** Whether `fn` is a TS handler's entry point (asked once per address). */
 export function _isTsEntry(fn: Deno.PointerObject): boolean {
+  let v = tsEntryOf.get(fn);
+  if (v !== undefined) return v;
   const a = Deno.UnsafePointer.value(fn);
-  let v = tsEntry.get(a);
+  v = tsEntry.get(a);
   if (v === undefined) {
     v = native().xla_ffi_deno_handler_slot_of(fn) >= 0;
     tsEntry.set(a, v);
   }
+  tsEntryOf.set(fn, v);
   return v;
 }
 

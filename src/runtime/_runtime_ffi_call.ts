@@ -7,8 +7,16 @@
  * @module
  */
 import { type DataType, ErrorCode, ExecutionStage } from "../abi/enums.ts";
-import { byteWidth, type DataTypedArray, viewAs } from "../abi/dtype.ts";
+import {
+  byteWidth,
+  type DataTypedArray,
+  type DataTypedArrayConstructor,
+  dataTypeInfo,
+  dataTypeOf,
+  viewAs,
+} from "../abi/dtype.ts";
 import { FfiError } from "../errors.ts";
+import { _bufferBytes, _viewBytes } from "./_buffer_size.ts";
 import { ArrayAttr, type AttrDictionary, ScalarAttr } from "./attributes.ts";
 import { type CallFrame, CallFrameBuilder } from "./call_frame.ts";
 import type { DeviceBuffer } from "./device_buffer.ts";
@@ -21,7 +29,9 @@ import {
   _normaliseArg,
   _normaliseSpec,
   _quickArg,
+  _resultArray,
   _resultStorage,
+  type ArrayArg,
   type ArrayInput,
   type FfiCallOptions,
   type FfiCallTarget,
@@ -34,6 +44,7 @@ import {
   type HandlerStages,
 } from "./handler_library.ts";
 import { _newInstance, type Instance } from "./instance.ts";
+import { _isTsEntry } from "./_begun_calls.ts";
 import { _argsInLayout, _checkLayouts, _resultsFromLayout } from "./_layout.ts";
 import type { CallOptions, Runtime } from "./runtime.ts";
 
@@ -73,6 +84,8 @@ export class _FfiCalls {
    * most of what a call would cost otherwise. At most {@link MAX_FRAMES}.
    */
   readonly #frames = new Map<number, KeptFrame>();
+  /** The kept frame of the latest call that used one (null: none, or it was closed). */
+  #last: KeptFrame | null = null;
 
   constructor(rt: _FfiCallRuntime) {
     this.#rt = rt;
@@ -83,6 +96,31 @@ export class _FfiCalls {
     const rt = this.#rt;
     rt.live();
     _checkCallOptions(options);
+    // The signature of the previous call again (a loop's case): its kept frame is checked against
+    // this call's operands without normalising them; anything else takes the general path.
+    const last = this.#last;
+    if (
+      last !== null && rt.cuda === null && options.guard !== true &&
+      options.inputOutputAliases === undefined && options.inputLayouts === undefined &&
+      options.outputLayouts === undefined
+    ) {
+      const views = last.sameCall(options);
+      if (views !== null) {
+        const bundle = this.#bundle(target);
+        if (!bundle.instantiate && bundle.prepare == null && bundle.initialize == null) {
+          const outs = last.results();
+          const frame = last.frame;
+          try {
+            frame._rebind(views, outs, _isTsEntry(bundle.execute.pointer));
+            const pending = rt.call(target, frame, undefined, options.offThread !== true);
+            if (pending !== undefined) await pending;
+          } finally {
+            frame._release();
+          }
+          return outs;
+        }
+      }
+    }
     const given = options.args ?? [];
     let args: _Arg[] = new Array(given.length);
     for (let i = 0; i < given.length; i++) {
@@ -160,7 +198,9 @@ export class _FfiCalls {
       const kept = this.#keptFrame(inputs, specs, options.attrs);
       const frame = kept ?? buildFrame(inputs, outs, specs, options.attrs, false);
       try {
-        if (kept !== null) kept._rebind(inputs, outs);
+        if (kept !== null) {
+          kept._rebind(inputs.map((a) => a.data), outs, _isTsEntry(bundle.execute.pointer));
+        }
         if (staged || instance !== undefined) await run(frame);
         else {
           // The common case without a closure: one stage, often over before it returns.
@@ -190,6 +230,7 @@ export class _FfiCalls {
     for (let i = 0; i < specs.length; i++) h = hashSpec(h, specs[i]!.dtype, specs[i]!.shape);
     const kept = this.#frames.get(h);
     if (kept !== undefined && kept.frame._inflight === 0 && kept.matches(inputs, specs, attrs)) {
+      this.#last = kept;
       return kept.frame;
     }
     if (kept !== undefined && kept.frame._inflight > 0) return null;
@@ -209,7 +250,9 @@ export class _FfiCalls {
         break;
       }
     }
-    this.#frames.set(h, new KeptFrame(frame, inputs, specs, attrs));
+    const made = new KeptFrame(frame, inputs, specs, attrs);
+    this.#frames.set(h, made);
+    this.#last = made;
     return frame;
   }
 
@@ -309,6 +352,7 @@ export class _FfiCalls {
       this.#frames.delete(k);
       f.frame.close();
     }
+    this.#last = null;
   }
 }
 
@@ -327,6 +371,10 @@ class KeptFrame {
   readonly frame: CallFrame;
   readonly #dtypes: number[];
   readonly #shapes: number[][];
+  /** Bytes of each operand (arguments, then results). */
+  readonly #bytes: number[];
+  /** The typed array of each result's data type. */
+  readonly #resultArrays: DataTypedArrayConstructor[];
   readonly #attrs: unknown;
 
   constructor(
@@ -338,7 +386,69 @@ class KeptFrame {
     this.frame = frame;
     this.#dtypes = [...inputs.map((a) => a.dtype!), ...specs.map((r) => r.dtype)];
     this.#shapes = [...inputs.map((a) => [...a.shape!]), ...specs.map((r) => [...r.shape])];
+    this.#bytes = this.#shapes.map((s, i) => _bufferBytes(this.#dtypes[i]!, s, ""));
+    this.#resultArrays = specs.map((r) => dataTypeInfo(r.dtype).typedArray!);
     this.#attrs = _copyAttr(attrs);
+  }
+
+  /**
+   * The argument arrays of a call whose operands and attributes are this
+   * frame's signature, each passing every check the general path makes
+   * (`_quickArg`, `_normaliseArg`, `_normaliseSpec`: a view that is not
+   * detached, the data type given or its own, the shape given or its
+   * length, exactly the bytes of that shape; each result spec an object of
+   * a dtype and a shape array); null when anything differs or the frame is
+   * closed or in use (the general path then checks, says what is wrong or
+   * finds or lays out a frame). Reads each argument's fields once: the arrays it returns are
+   * the ones it checked.
+   */
+  sameCall(options: FfiCallOptions): ArrayBufferView[] | null {
+    const frame = this.frame;
+    if (frame._ptr === null || frame._inflight !== 0) return null;
+    const given = options.args ?? NO_ARGS;
+    const n = given.length, specs = options.results, dtypes = this.#dtypes;
+    if (n !== frame.numArgs || specs.length !== frame.numRets) return null;
+    const views: ArrayBufferView[] = new Array(n);
+    for (let i = 0; i < n; i++) {
+      const a = given[i];
+      let data: unknown, dtype: unknown, shape: unknown;
+      if (ArrayBuffer.isView(a)) data = a;
+      else if (a !== null && typeof a === "object") ({ data, dtype, shape } = a as ArrayInput);
+      else return null;
+      if (!ArrayBuffer.isView(data) || (dtype ?? ownDataType(data)) !== dtypes[i]) return null;
+      // A view of a detached buffer has no bytes (a DataView's byteLength throws: 0 here).
+      const bytes = this.#bytes[i]!;
+      if (
+        _viewBytes(data) !== bytes ||
+        (bytes === 0 && (data.buffer as ArrayBuffer).detached === true)
+      ) return null;
+      const want = this.#shapes[i]!;
+      if (
+        shape === undefined ? want.length !== 1 : !Array.isArray(shape) || !sameDims(shape, want)
+      ) {
+        return null;
+      }
+      views[i] = data;
+    }
+    for (let i = 0; i < specs.length; i++) {
+      const r = specs[i];
+      if (r === null || typeof r !== "object" || Array.isArray(r)) return null;
+      const { dtype, shape } = r;
+      if (
+        dtype !== dtypes[n + i] || !Array.isArray(shape) || !sameDims(shape, this.#shapes[n + i]!)
+      ) {
+        return null;
+      }
+    }
+    return _sameAttr(options.attrs, this.#attrs) ? views : null;
+  }
+
+  /** Fresh zeroed results of this frame's result specs. */
+  results(): DataTypedArray[] {
+    const n = this.frame.numArgs, m = this.frame.numRets, of = this.#resultArrays;
+    const outs: DataTypedArray[] = new Array(m);
+    for (let i = 0; i < m; i++) outs[i] = _resultArray(of[i]!, this.#bytes[n + i]!, `result ${i}`);
+    return outs;
   }
 
   /** Whether a call of these operands and attributes would lay out the same frame. */
@@ -357,10 +467,45 @@ class KeptFrame {
   }
 }
 
+const NO_ARGS: readonly ArrayArg[] = [];
+
+/** The data type a typed array holds (dataTypeOf's answer), or -1 (a DataView, say). */
+function ownDataType(data: ArrayBufferView): number {
+  try {
+    return dataTypeOf(data);
+  } catch {
+    return -1;
+  }
+}
+
+/** Whether dims `a` (any values) are the valid dims `b`: `===`, as `-0` and `0` lay out alike. */
+function sameDims(a: readonly unknown[], b: readonly number[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < b.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 function sameList(a: ArrayLike<unknown>, b: ArrayLike<unknown>): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (!Object.is(a[i], b[i])) return false;
   return true;
+}
+
+/** A copy of a plain attribute dictionary: its own names in order, and copies of their values. */
+class DictCopy {
+  /** Per value, what {@link _sameAttr} compares: 0 a primitive, 1 a ScalarAttr, 2 an ArrayAttr, 3 other. */
+  readonly kinds: readonly number[];
+  constructor(readonly keys: readonly string[], readonly values: readonly unknown[]) {
+    this.kinds = values.map((v) =>
+      v === null || typeof v !== "object"
+        ? 0
+        : v instanceof ScalarAttr
+        ? 1
+        : v instanceof ArrayAttr
+        ? 2
+        : 3
+    );
+  }
 }
 
 /**
@@ -374,13 +519,12 @@ export function _copyAttr(v: unknown): unknown {
   if (ArrayBuffer.isView(v)) return (v as unknown as { slice(): unknown }).slice();
   if (Array.isArray(v)) return v.slice();
   if (v instanceof Map) return new Map([...v].map(([k, x]) => [k, _copyAttr(x)]));
-  const out: Record<string, unknown> = {};
-  for (const [k, x] of Object.entries(v)) out[k] = _copyAttr(x);
-  return out;
+  const keys = Object.keys(v);
+  return new DictCopy(keys, keys.map((k) => _copyAttr((v as Record<string, unknown>)[k])));
 }
 
 /**
- * Whether attribute value `a` equals the copy `b` ({@link copyAttr}) as a
+ * Whether attribute value `a` equals the copy `b` ({@link _copyAttr}) as a
  * frame encodes them: the same names in the same order, the same kinds,
  * data types and values (`-0` apart from `0`, as their bits are).
  */
@@ -408,16 +552,33 @@ export function _sameAttr(a: unknown, b: unknown): boolean {
     }
     return true;
   }
-  if (b instanceof Map || Array.isArray(b) || ArrayBuffer.isView(b)) return false;
-  if (b instanceof ScalarAttr || b instanceof ArrayAttr) return false;
+  if (!(b instanceof DictCopy)) return false;
   // A frame sorts attributes by name; the same names in another order are only a cache miss.
-  const ak = Object.keys(a), bk = Object.keys(b);
+  const ak = Object.keys(a), bk = b.keys, bv = b.values, kinds = b.kinds;
   if (ak.length !== bk.length) return false;
   for (let i = 0; i < ak.length; i++) {
     const k = ak[i]!;
     if (k !== bk[i]) return false;
-    if (!_sameAttr((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) {
-      return false;
+    const x = (a as Record<string, unknown>)[k], y = bv[i];
+    // The branches _sameAttr(x, y) takes for a y of each kind, without its tests of x's kind.
+    switch (kinds[i]) {
+      case 0:
+        if (!Object.is(x, y)) return false;
+        break;
+      case 1:
+        if (
+          !(x instanceof ScalarAttr) || x.dtype !== (y as ScalarAttr).dtype ||
+          !Object.is(x.value, (y as ScalarAttr).value)
+        ) return false;
+        break;
+      case 2:
+        if (
+          x instanceof ScalarAttr || !(x instanceof ArrayAttr) ||
+          x.dtype !== (y as ArrayAttr).dtype || !sameList(x.values, (y as ArrayAttr).values)
+        ) return false;
+        break;
+      default:
+        if (!_sameAttr(x, y)) return false;
     }
   }
   return true;

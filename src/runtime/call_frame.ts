@@ -716,6 +716,11 @@ export class CallFrame {
   #views: (ArrayBufferView | null)[];
   /** Where each argument's, then result's, data lives as counted ({@link placementOf}). */
   #placed: Uint8Array;
+  /**
+   * The native address of each argument, then result, as {@link _rebind}
+   * last wrote it (null: unknown, as after any other change of an operand).
+   */
+  #rebound: number[] | null = null;
   /** Bytes each argument's, then result's, data must hold (0: a token or an empty buffer). */
   #need: number[] = [];
   /** Number of arguments. */
@@ -901,6 +906,7 @@ export class CallFrame {
   /** Points operand `i` (kind 0: argument, 1: result) at data checked by {@link #checkData}. */
   #apply(kind: 0 | 1, i: number, data: unknown): void {
     const ptr = this._live();
+    this.#rebound = null;
     // A guarded frame's native operand stays the guard's shadow: the data is copied per call.
     if (this._guard === null) {
       const address = toAddress(data as BufferData | DeviceData | Address);
@@ -921,6 +927,7 @@ export class CallFrame {
    */
   _relinkGuard(): void {
     const ptr = this._live();
+    this.#rebound = null;
     this._guard?.relink((i, address) =>
       native().xla_ffi_deno_runtime_frame_set_arg(ptr, i, address)
     );
@@ -941,22 +948,42 @@ export class CallFrame {
   /**
    * @internal A frame `ffiCall` keeps per signature: points every operand at
    * new host arrays. The caller checked them (each holds its operand's bytes
-   * and is readable) and that the frame is not guarded and idle.
+   * and is readable) and that the frame is not guarded and idle. `reuse`:
+   * the handler about to be called cannot write the frame's own fields (a TS
+   * handler reads a copy), so an operand already at its address need not be
+   * written again; a native handler could have overwritten a buffer's data
+   * pointer, so for one every address is written, as XLA writes them for
+   * each execution.
    */
-  _rebind(args: readonly { data: ArrayBufferView }[], rets: readonly ArrayBufferView[]): void {
+  _rebind(
+    args: readonly ArrayBufferView[],
+    rets: readonly ArrayBufferView[],
+    reuse: boolean,
+  ): void {
     const ptr = this._live();
     const sym = native();
+    const n = this.numArgs;
+    // A loop passes the same arrays again: an operand already at its address is not written.
+    const at = reuse ? this.#rebound ??= new Array<number>(n + this.numRets).fill(-1) : null;
+    if (at === null) this.#rebound = null;
     for (let i = 0; i < args.length; i++) {
-      const a = args[i]!.data;
-      sym.xla_ffi_deno_runtime_frame_set_arg(ptr, i, _addressOf(a));
+      const a = args[i]!;
+      const address = _addressOf(a);
+      if (at === null || at[i] !== address) {
+        sym.xla_ffi_deno_runtime_frame_set_arg(ptr, i, address);
+        if (at !== null) at[i] = address;
+      }
       this.#keepArgs[i] = a;
       this.#views[i] = a;
       this.#place(i, a);
     }
-    const n = this.numArgs;
     for (let i = 0; i < rets.length; i++) {
       const r = rets[i]!;
-      sym.xla_ffi_deno_runtime_frame_set_ret(ptr, i, _addressOf(r));
+      const address = _addressOf(r);
+      if (at === null || at[n + i] !== address) {
+        sym.xla_ffi_deno_runtime_frame_set_ret(ptr, i, address);
+        if (at !== null) at[n + i] = address;
+      }
       this.#keepRets[i] = r;
       this.#views[n + i] = r;
       this.#place(n + i, r);

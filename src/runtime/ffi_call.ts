@@ -7,7 +7,12 @@
  * @module
  */
 import { DataType, ErrorCode } from "../abi/enums.ts";
-import { type DataTypedArray, dataTypeInfo, dataTypeOf } from "../abi/dtype.ts";
+import {
+  type DataTypedArray,
+  type DataTypedArrayConstructor,
+  dataTypeInfo,
+  dataTypeOf,
+} from "../abi/dtype.ts";
 import { FfiError } from "../errors.ts";
 import { _bufferBytes, _checkDataSize, _MAX_BUFFER_BYTES, _MAX_RANK } from "./_buffer_size.ts";
 import type { AttrDictionary } from "./attributes.ts";
@@ -481,6 +486,24 @@ const OPTIONS: ReadonlySet<string> = new Set([
   "offThread",
 ]);
 
+/** Whether `name` is in {@link OPTIONS} (a switch: no hashing per call). */
+function isOption(name: string): boolean {
+  switch (name) {
+    case "args":
+    case "results":
+    case "attrs":
+    case "inputOutputAliases":
+    case "inputLayouts":
+    case "outputLayouts":
+    case "vmapMethod":
+    case "hasSideEffect":
+    case "guard":
+    case "offThread":
+      return true;
+  }
+  return false;
+}
+
 const VMAP_METHODS: ReadonlySet<unknown> = new Set<VmapMethod>([
   "sequential",
   "sequential_unrolled",
@@ -498,8 +521,9 @@ export function _checkCallOptions(options: FfiCallOptions): void {
   if (options === null || typeof options !== "object" || !Array.isArray(options.results)) {
     bad("ffiCall needs { results: [{ dtype, shape }] }");
   }
-  for (const key of Object.keys(options)) {
-    if (!OPTIONS.has(key)) {
+  // Own enumerable names, as Object.keys lists them, without making the list.
+  for (const key in options) {
+    if (!isOption(key) && Object.hasOwn(options, key)) {
       bad(`ffiCall: unknown option '${key}' (options: ${[...OPTIONS].join(", ")})`);
     }
   }
@@ -619,6 +643,29 @@ export function _resultStorage(bytes: number, what = "result"): Uint8Array {
     arenaUsed = 0;
   }
   const view = new Uint8Array(arena, arenaUsed, bytes);
+  arenaUsed = (arenaUsed + bytes + 63) & ~63;
+  return view;
+}
+
+/**
+ * A fresh zeroed result of `bytes` bytes (a whole number of `of`'s
+ * elements) as an `of` array: {@link _resultStorage}'s storage, one view
+ * made instead of a byte view and then a typed one.
+ */
+export function _resultArray(
+  of: DataTypedArrayConstructor,
+  bytes: number,
+  what = "result",
+): DataTypedArray {
+  const size = of.BYTES_PER_ELEMENT;
+  if (bytes > ARENA_BYTES / 4) {
+    return new of(_resultStorage(bytes, what).buffer as ArrayBuffer, 0, bytes / size);
+  }
+  if (arena === null || arenaUsed + bytes > ARENA_BYTES) {
+    arena = new ArrayBuffer(ARENA_BYTES);
+    arenaUsed = 0;
+  }
+  const view = new of(arena, arenaUsed, bytes / size);
   arenaUsed = (arenaUsed + bytes + 63) & ~63;
   return view;
 }

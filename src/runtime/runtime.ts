@@ -209,6 +209,8 @@ const NO_USER = new BigInt64Array(0);
  * `xla_ffi_deno_runtime_call_begin`'s out-parameter: the error of a call that completed at once.
  */
 const beginOut = new BigUint64Array(1);
+/** beginOut's words: a null error is read without making a bigint and a pointer of it. */
+const beginWords = new Uint32Array(beginOut.buffer);
 /** The promise of a call that ended before it returned. */
 const DONE: Promise<void> = Promise.resolve();
 
@@ -756,7 +758,10 @@ export class Runtime implements FfiHost {
       return this.#awaitCall(snap, fn, here, target, frame, inst, mark, hint);
     }
     this.#ended(frame, inst);
-    this.#settle(Deno.UnsafePointer.create(beginOut[0]!), target, frame, mark, hint);
+    const err = beginWords[0] === 0 && beginWords[1] === 0
+      ? null
+      : Deno.UnsafePointer.create(beginOut[0]!);
+    this.#settle(err, target, frame, mark, hint);
     return undefined;
   }
 
