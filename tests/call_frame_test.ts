@@ -1,5 +1,14 @@
 import assert from "node:assert/strict";
-import { array, CallFrameBuilder, DataType, ErrorCode, FfiError, Runtime, scalar } from "../mod.ts";
+import {
+  array,
+  ArrayAttr,
+  CallFrameBuilder,
+  DataType,
+  ErrorCode,
+  FfiError,
+  Runtime,
+  scalar,
+} from "../mod.ts";
 import { AttrType } from "../src/abi/mod.ts";
 import { openTestHandlers } from "./_runtime_handlers.ts";
 
@@ -154,4 +163,41 @@ Deno.test("frame layout: one arena; buffers, tokens and attrs as XLA lays them o
   );
   f.setArg(0, 0x2000n);
   assert.equal(Deno.UnsafePointer.value(b0.getPointer(24)), 0x2000n);
+});
+
+Deno.test("an array attribute's elements are checked when a frame is laid out: made unchecked or changed since", async () => {
+  const invalid = (attr: ArrayAttr, message: string) =>
+    assert.throws(
+      () => new CallFrameBuilder().attr("a", attr).build(),
+      (e: unknown) =>
+        e instanceof FfiError && e.code === ErrorCode.INVALID_ARGUMENT && e.message === message,
+    );
+  const changed = array(DataType.S64, [1, 2]);
+  (changed.values as number[])[0] = 1.5;
+  invalid(changed, "attribute 'a': element 0: S64 expects an integer, got 1.5");
+  invalid(
+    new ArrayAttr(DataType.S32, [1, 2 ** 40]),
+    "attribute 'a': element 1: 1099511627776 is out of range for S32",
+  );
+  invalid(
+    new ArrayAttr(DataType.U8, [1, -1]),
+    "attribute 'a': element 1: -1 is out of range for U8",
+  );
+  // The same through ffiCall, whose kept frame compares attributes by value.
+  using rt = new Runtime({ threads: 0 });
+  using lib = openTestHandlers();
+  const attr = array(DataType.S64, [1, 2]);
+  const call = () => rt.ffiCall(lib.handler("test_noop"), { results: [], attrs: { a: attr } });
+  await call();
+  (attr.values as number[])[1] = Number.NaN;
+  await assert.rejects(
+    call(),
+    (e: unknown) =>
+      e instanceof FfiError &&
+      e.message === "attribute 'a': element 1: S64 expects an integer, got NaN",
+  );
+  // A typed array of the element type is taken as it is.
+  using f = new CallFrameBuilder().attr("a", new ArrayAttr(DataType.S32, new Int32Array([7])))
+    .build();
+  assert.equal(f.numArgs, 0);
 });

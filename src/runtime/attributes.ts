@@ -51,7 +51,8 @@ export class ArrayAttr {
   /** The elements. */
   readonly values: ArrayLike<number | bigint>;
   /**
-   * Makes an array attribute without checking it (prefer {@link array}).
+   * Makes an array attribute without checking it (prefer {@link array}); its
+   * elements are checked when a call frame is laid out with it.
    *
    * @param dtype element type
    * @param values the elements
@@ -333,9 +334,14 @@ export function _makeEntry(
   if (value instanceof ArrayAttr || ArrayBuffer.isView(value) || Array.isArray(value)) {
     let dt: DataType;
     let values: ArrayLike<number | bigint>;
+    let recheck = false;
     if (value instanceof ArrayAttr) {
       dt = value.dtype;
       values = value.values;
+      // Checked again below, as a ScalarAttr's value is: the attribute may have been made with
+      // its constructor (unchecked) or its elements changed since. A typed array of the element
+      // type holds only values of that type.
+      recheck = !(ArrayBuffer.isView(values) && TYPED.get(values.constructor) === dt);
     } else if (ArrayBuffer.isView(value)) {
       const t = TYPED.get(value.constructor);
       if (t === undefined) bad(`${what}: unsupported array type ${value.constructor.name}`);
@@ -354,6 +360,13 @@ export function _makeEntry(
       bad(
         `${what}: ${values.length} elements, more than the ${_ATTR_LIMITS.array} an array may have`,
       );
+    }
+    if (recheck) {
+      const out = new Array<number | bigint>(values.length);
+      for (let i = 0; i < values.length; i++) {
+        out[i] = _checkValue(dt, values[i], `${what}: element ${i}`);
+      }
+      values = out;
     }
     e.type = AttrType.ARRAY;
     e.dtype = dt;
