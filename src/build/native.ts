@@ -297,31 +297,42 @@ export function findCompiler(): Compiler {
   if (compilerCache) return compilerCache;
   const tried: string[] = [];
   const unreadable = new Set<string>();
-  const candidates: string[] = [];
-  const env = envGet("CC");
-  if (env) candidates.push(env);
-  candidates.push("cc", "gcc", "clang");
-  const pathDirs = (envGet("PATH") ?? "/usr/bin:/bin").split(":").filter(Boolean);
-  for (const c of candidates) {
-    const label = c === env ? `$CC=${c}` : c;
-    tried.push(label);
-    const paths = c.includes("/") ? [c] : pathDirs.map((d) => `${d}/${c}`);
-    for (const p of paths) {
-      if (!readable(p, unreadable)) continue;
-      if (isFile(p)) {
-        const real = Deno.realPathSync(p);
-        const st = Deno.statSync(real);
-        compilerCache = { path: p, identity: `${real}:${st.size}:${st.mtime?.getTime()}` };
-        return compilerCache;
-      }
-    }
-  }
+  const found = searchCompiler("CC", ["cc", "gcc", "clang"], tried, unreadable);
+  if (found) return compilerCache = found;
   throw new FfiError(
     ErrorCode.UNAVAILABLE,
     `No C compiler found to build the native library (tried ${tried.join(", ")}${
       unreadableNote(unreadable)
     }). Install one (e.g. gcc) or set XLA_FFI_DENO_LIB to a prebuilt library.`,
   );
+}
+
+/**
+ * The first of `$<envName>`, then `names` on `PATH`, that is a readable
+ * file; each candidate's label goes to `tried`, each unreadable path to
+ * `unreadable`.
+ */
+function searchCompiler(
+  envName: string,
+  names: readonly string[],
+  tried: string[],
+  unreadable: Set<string>,
+): Compiler | undefined {
+  const env = envGet(envName);
+  const candidates = env ? [env, ...names] : names;
+  const pathDirs = (envGet("PATH") ?? "/usr/bin:/bin").split(":").filter(Boolean);
+  for (const c of candidates) {
+    tried.push(c === env ? `$${envName}=${c}` : c);
+    for (const p of c.includes("/") ? [c] : pathDirs.map((d) => `${d}/${c}`)) {
+      if (!readable(p, unreadable)) continue;
+      if (isFile(p)) {
+        const real = Deno.realPathSync(p);
+        const st = Deno.statSync(real);
+        return { path: p, identity: `${real}:${st.size}:${st.mtime?.getTime()}` };
+      }
+    }
+  }
+  return undefined;
 }
 
 let cxxCache: Compiler | null | undefined;
@@ -337,25 +348,10 @@ let cxxCache: Compiler | null | undefined;
  * ```
  */
 export function findCxxCompiler(): Compiler | undefined {
-  if (cxxCache !== undefined) return cxxCache ?? undefined;
-  const candidates: string[] = [];
-  const env = envGet("CXX");
-  if (env) candidates.push(env);
-  candidates.push("c++", "g++", "clang++");
-  const pathDirs = (envGet("PATH") ?? "/usr/bin:/bin").split(":").filter(Boolean);
-  for (const c of candidates) {
-    for (const p of c.includes("/") ? [c] : pathDirs.map((d) => `${d}/${c}`)) {
-      if (!readable(p, new Set())) continue;
-      if (isFile(p)) {
-        const real = Deno.realPathSync(p);
-        const st = Deno.statSync(real);
-        cxxCache = { path: p, identity: `${real}:${st.size}:${st.mtime?.getTime()}` };
-        return cxxCache;
-      }
-    }
+  if (cxxCache === undefined) {
+    cxxCache = searchCompiler("CXX", ["c++", "g++", "clang++"], [], new Set()) ?? null;
   }
-  cxxCache = null;
-  return undefined;
+  return cxxCache ?? undefined;
 }
 
 /** Where `deno task embed` writes the module's C sources as one JSON object. */
