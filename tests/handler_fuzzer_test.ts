@@ -208,36 +208,12 @@ Deno.test({
     const lib = library();
     const out = await Deno.makeTempDir({ prefix: "fuzz-cli-" });
     try {
-      const bad = await captureCli([
-        "fuzz",
-        lib,
-        "fzbug_odd",
-        "--runs",
-        "30",
-        "--seed",
-        "3",
-        "--ret",
-        "like:0",
-        "--out",
-        out,
-      ]);
+      const args = ["fuzz", lib, "fzbug_odd", "--runs", "30", "--seed", "3", "--ret", "like:0"];
+      const bad = await captureCli([...args, "--out", out]);
       assert.equal(bad.code, ExitCode.FUZZ_FAILURES, bad.err);
       assert.match(bad.out, /result-write\s+result 0/);
       assert.match(bad.out, /cli run .*fzbug_odd --arg .*failure-1-arg0\.npy --ret 'f32\[1\]'/);
-      const again = await captureCli([
-        "fuzz",
-        lib,
-        "fzbug_odd",
-        "--runs",
-        "30",
-        "--seed",
-        "3",
-        "--ret",
-        "like:0",
-        "--out",
-        out,
-        "--json",
-      ]);
+      const again = await captureCli([...args, "--out", out, "--json"]);
       const json = JSON.parse(again.out);
       assert.equal(json.failures.length, 1);
       // The same seed finds the same failure, shrunk to the same call.
