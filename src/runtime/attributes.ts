@@ -340,7 +340,9 @@ export function _makeEntry(
       values = value.values;
       // Checked again below, as a ScalarAttr's value is: the attribute may have been made with
       // its constructor (unchecked) or its elements changed since. A typed array of the element
-      // type holds only values of that type.
+      // type holds only values of that type. XLA's frames hold an array attribute as a typed
+      // vector (xla/ffi/call_frame.h: CallFrameBuilder::Array is std::vector<int32_t>, ...), so
+      // every element it hands a handler is a value of the element type.
       recheck = !(ArrayBuffer.isView(values) && TYPED.get(values.constructor) === dt);
     } else if (ArrayBuffer.isView(value)) {
       const t = TYPED.get(value.constructor);

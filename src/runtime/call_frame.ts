@@ -953,7 +953,9 @@ export class CallFrame {
    * handler reads a copy), so an operand already at its address need not be
    * written again; a native handler could have overwritten a buffer's data
    * pointer, so for one every address is written, as XLA writes them for
-   * each execution.
+   * each execution (xla/ffi/call_frame.h: `CallFrame::UpdateWithBuffers` and
+   * `CopyWithBuffers` keep a custom call's frame across executions and set
+   * every argument's and result's data pointer each time).
    */
   _rebind(
     args: readonly ArrayBufferView[],
