@@ -393,6 +393,12 @@ def f(x):
       ErrorCode.INVALID_ARGUMENT,
       /Attribute 'm': jax cannot lower a bool \(PRED\) array/,
     );
+    // An array attribute's elements are checked as on the embedded runtime.
+    await rejects(
+      one({ a: new ArrayAttr(DataType.S32, [1, 2 ** 40]) }),
+      ErrorCode.INVALID_ARGUMENT,
+      /attribute 'a': element 1: 1099511627776 is out of range for S32/,
+    );
   },
 
   /** Results and arguments of several dtypes and ranks, NpyArray arguments. */
