@@ -621,6 +621,14 @@ Deno.test("HandlerLibrary: missing symbol and missing file are clear FfiErrors",
     () => lib.handler("no_such_handler"),
     isFfi(ErrorCode.NOT_FOUND, /no_such_handler/),
   );
+  // A name one letter off: the nearest function the library exports.
+  assert.throws(
+    () => lib.handler("test_noo"),
+    isFfi(
+      ErrorCode.NOT_FOUND,
+      /^Symbol 'test_noo' not found in .* \(did you mean 'test_noop'\?\)$/,
+    ),
+  );
   assert.throws(
     () => HandlerLibrary.open("/nonexistent/libnothing.so"),
     isFfi(ErrorCode.UNAVAILABLE, /libnothing\.so/),

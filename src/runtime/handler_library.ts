@@ -12,6 +12,8 @@ import { _describeHandler, native } from "../native/lib.ts";
 import { _cString } from "./_native_error.ts";
 import { _register, _unregister } from "../_resources.ts";
 import { _Isolated, type IsolateOptions } from "./isolate.ts";
+import { readElfSymbols } from "../cli/elf.ts";
+import { _closest } from "../_closest.ts";
 
 /**
  * Options of {@link HandlerLibrary.open}.
@@ -406,9 +408,12 @@ export class HandlerLibrary {
     }
     const p = native().xla_ffi_deno_runtime_dlsym(this.#handle, _cString(name));
     if (p === null) {
+      const why = lastError();
+      const near = nearestFunction(this.path, name);
       throw new FfiError(
         ErrorCode.NOT_FOUND,
-        `Symbol '${name}' not found in handler library ${this.path}: ${lastError()}`,
+        `Symbol '${name}' not found in handler library ${this.path}: ${why}` +
+          (near === undefined ? "" : ` (did you mean '${near}'?)`),
       );
     }
     const v = BigInt(Deno.UnsafePointer.value(p));
@@ -517,4 +522,20 @@ function callGetter(fn: Deno.PointerObject): Deno.PointerValue {
 function lastError(): string {
   const p = native().xla_ffi_deno_runtime_dlerror();
   return p === null ? "unknown error" : Deno.UnsafePointerView.getCString(p);
+}
+
+/**
+ * The function the library at `path` exports whose name is nearest `name`
+ * (for a NOT_FOUND message), or undefined when none is near or the file
+ * cannot be read (no read permission granted, not ELF): only a hint.
+ */
+function nearestFunction(path: string, name: string): string | undefined {
+  try {
+    // Never a permission prompt for a hint.
+    if (Deno.permissions.querySync({ name: "read", path }).state !== "granted") return undefined;
+    const { symbols } = readElfSymbols(path);
+    return _closest(name, symbols.map((s) => s.name));
+  } catch {
+    return undefined;
+  }
 }
