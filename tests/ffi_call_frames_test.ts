@@ -362,3 +362,17 @@ Deno.test("ffiCall: a native handler that overwrites its frame's data pointer mi
     cb.close();
   }
 });
+
+Deno.test("ffiCall's result storage: results carved from shared buffers never overlap, across buffers", async () => {
+  const { _resultArray, _resultStorage } = await import("../src/runtime/ffi_call.ts");
+  // 16 KiB results, four to a 64 KiB buffer: 40 of them span ten buffers.
+  const made: (Float32Array | Uint8Array)[] = Array.from(
+    { length: 40 },
+    (_, i) => i % 2 ? _resultArray(Float32Array, 16384) as Float32Array : _resultStorage(16384),
+  );
+  for (const [i, a] of made.entries()) a.fill(i + 1);
+  for (const [i, a] of made.entries()) {
+    assert.equal(a.byteLength, 16384);
+    assert.ok(a.every((v: number) => v === i + 1), `result ${i} was overwritten`);
+  }
+});

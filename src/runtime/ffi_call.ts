@@ -486,24 +486,6 @@ const OPTIONS: ReadonlySet<string> = new Set([
   "offThread",
 ]);
 
-/** Whether `name` is in {@link OPTIONS} (a switch: no hashing per call). */
-function isOption(name: string): boolean {
-  switch (name) {
-    case "args":
-    case "results":
-    case "attrs":
-    case "inputOutputAliases":
-    case "inputLayouts":
-    case "outputLayouts":
-    case "vmapMethod":
-    case "hasSideEffect":
-    case "guard":
-    case "offThread":
-      return true;
-  }
-  return false;
-}
-
 const VMAP_METHODS: ReadonlySet<unknown> = new Set<VmapMethod>([
   "sequential",
   "sequential_unrolled",
@@ -523,7 +505,7 @@ export function _checkCallOptions(options: FfiCallOptions): void {
   }
   // Own enumerable names, as Object.keys lists them, without making the list.
   for (const key in options) {
-    if (!isOption(key) && Object.hasOwn(options, key)) {
+    if (!OPTIONS.has(key) && Object.hasOwn(options, key)) {
       bad(`ffiCall: unknown option '${key}' (options: ${[...OPTIONS].join(", ")})`);
     }
   }
@@ -638,13 +620,19 @@ export function _resultStorage(bytes: number, what = "result"): Uint8Array {
       );
     }
   }
+  const at = carve(bytes); // first: it may start a new arena
+  return new Uint8Array(arena!, at, bytes);
+}
+
+/** Where `bytes` bytes (at most a quarter of the arena) start in {@link arena}, set to the current one. */
+function carve(bytes: number): number {
   if (arena === null || arenaUsed + bytes > ARENA_BYTES) {
     arena = new ArrayBuffer(ARENA_BYTES);
     arenaUsed = 0;
   }
-  const view = new Uint8Array(arena, arenaUsed, bytes);
+  const at = arenaUsed;
   arenaUsed = (arenaUsed + bytes + 63) & ~63;
-  return view;
+  return at;
 }
 
 /**
@@ -661,13 +649,8 @@ export function _resultArray(
   if (bytes > ARENA_BYTES / 4) {
     return new of(_resultStorage(bytes, what).buffer as ArrayBuffer, 0, bytes / size);
   }
-  if (arena === null || arenaUsed + bytes > ARENA_BYTES) {
-    arena = new ArrayBuffer(ARENA_BYTES);
-    arenaUsed = 0;
-  }
-  const view = new of(arena, arenaUsed, bytes / size);
-  arenaUsed = (arenaUsed + bytes + 63) & ~63;
-  return view;
+  const at = carve(bytes);
+  return new of(arena!, at, bytes / size);
 }
 
 const ids = new WeakMap<object, number>();
