@@ -266,7 +266,8 @@ export function jaxlibIncludeDir(python?: string): string {
     const last = text.decode(out.stderr).trim().split("\n").pop() ?? "";
     throw new FfiError(
       ErrorCode.UNAVAILABLE,
-      `jaxlib is not importable from '${exe}' (${last}): install jax there, or give ` +
+      `jaxlib is not importable from '${exe}' (${last}): install jax there, point ` +
+        `XLA_FFI_DENO_PYTHON (or the python option) at a Python that has it, or give ` +
         `ffiHeaders a folder that holds xla/ffi/api/ffi.h`,
     );
   }
