@@ -227,35 +227,39 @@ XLA_FFI_Error* xla_ffi_deno_runtime_call_run(xrt_call* c, XLA_FFI_Handler* h) {
  * their futures on another thread than the caller's, or whose waiting would
  * block the caller (TS handlers on the JS thread: the Promise settles later).
  */
-int32_t xla_ffi_deno_runtime_call_begin(xrt_call* c, XLA_FFI_Handler* h, XLA_FFI_Error** out) {
+/*
+ * The inline call of xla_ffi_deno_runtime_call_begin and _begin_frame: calls
+ * h with cf (whose context is ctx) on this thread. Returns 0 with the call's
+ * error (or NULL) in *out when it is over, or the pending future it left in
+ * *pending (return 1), its mutex held, so the caller can hand it the notify
+ * target before the completion can be seen.
+ */
+static int32_t begin_inline(xrt_runtime* rt, XLA_FFI_Handler* h, XLA_FFI_CallFrame* cf,
+                            XLA_FFI_Error** out, XLA_FFI_Future** pending) {
   XRT_COUNT(XRT_STAT_CALLS);
-  c->cf.ctx = &c->ctx;
-  c->cf.future = NULL;
-  c->future = NULL;
+  cf->future = NULL;
   *out = NULL;
   xrt_cuda_scope scope;
-  XLA_FFI_Error* err = xrt_cuda_enter(c->ctx.rt, &scope);
+  XLA_FFI_Error* err = xrt_cuda_enter(rt, &scope);
   if (err) {
     *out = err;
-    call_free(c);
     return 0;
   }
   /* Runtime.ffiCall runs native handlers here on the JS thread: TS handlers
    * called meanwhile from other threads fail instead of waiting for it. */
   int64_t blocked = xla_ffi_deno_js_block_enter_as(XFD_JS_BLOCK_FFI_CALL);
-  err = normalize(xrt_invoke(h, &c->cf, "XLA FFI call failed"));
+  err = normalize(xrt_invoke(h, cf, "XLA FFI call failed"));
   xla_ffi_deno_js_block_leave(blocked);
-  xrt_cuda_leave(c->ctx.rt, &scope);
-  XLA_FFI_Future* f = c->cf.future;
+  xrt_cuda_leave(rt, &scope);
+  XLA_FFI_Future* f = cf->future;
+  cf->future = NULL;
   if (f != NULL && !xrt_live_has(f, XRT_LIVE_FUTURE)) {
     *out = bad_future(err);
-    call_free(c);
     return 0;
   }
   if (f == NULL || err != NULL) {
     if (f != NULL) drop_future(f);
     *out = err;
-    call_free(c);
     return 0;
   }
   pthread_mutex_lock(&f->mu);
@@ -264,12 +268,77 @@ int32_t xla_ffi_deno_runtime_call_begin(xrt_call* c, XLA_FFI_Handler* h, XLA_FFI
     f->error = NULL;
     pthread_mutex_unlock(&f->mu);
     xrt_future_free(f);
+    return 0;
+  }
+  *pending = f;
+  return 1;
+}
+
+/**
+ * Calls a handler with a snapshot on the calling thread without waiting for
+ * its future: returns 0 when the call is over (its error, or NULL, in *out;
+ * the snapshot is freed), or 1 when the handler left a pending future: then
+ * the notify callback (xla_ffi_deno_runtime_set_notify) gets the snapshot once the future
+ * completes, and xla_ffi_deno_runtime_call_finish takes the result. For handlers that complete
+ * their futures on another thread than the caller's, or whose waiting would
+ * block the caller (TS handlers on the JS thread: the Promise settles later).
+ */
+int32_t xla_ffi_deno_runtime_call_begin(xrt_call* c, XLA_FFI_Handler* h, XLA_FFI_Error** out) {
+  c->cf.ctx = &c->ctx;
+  c->future = NULL;
+  XLA_FFI_Future* f = NULL;
+  if (!begin_inline(c->ctx.rt, h, &c->cf, out, &f)) {
     call_free(c);
     return 0;
   }
   f->notify = c;
   c->future = f;
   pthread_mutex_unlock(&f->mu);
+  return 1;
+}
+
+/* One call record kept for xla_ffi_deno_runtime_call_begin_frame's next
+ * pending future: a call that ends at once allocates nothing. */
+static _Atomic(xrt_call*) g_spare_call;
+
+/**
+ * xla_ffi_deno_runtime_call_begin on a frame's own call frame, without a
+ * snapshot: for a frame nothing changes while the call is in flight (the
+ * frames Runtime.ffiCall keeps per signature, which it neither reconfigures
+ * nor reuses until the call ended). Returns 0 when the call is over (its
+ * error, or NULL, in out[0]), or 1 when the handler left a pending future:
+ * out[0] is then the call to await (the notify callback gets it once the
+ * future completes) and to end with xla_ffi_deno_runtime_call_finish.
+ */
+int32_t xla_ffi_deno_runtime_call_begin_frame(xrt_runtime* rt, XLA_FFI_Handler* h, xrt_frame* fr,
+                                              void** out) {
+  if (!rt || !h || !fr) {
+    out[0] = xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
+                           "xla_ffi_deno_runtime_call_begin_frame: runtime, handler and frame "
+                           "must not be null");
+    return 0;
+  }
+  /* The record a pending future needs, taken before the call: running out of
+   * memory afterwards would leave nothing to tell the caller of its end. */
+  xrt_call* c = atomic_exchange(&g_spare_call, NULL);
+  if (c == NULL && (c = malloc(sizeof *c)) == NULL) {
+    out[0] = xrt_error_new(XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, "Out of memory");
+    return 0;
+  }
+  fr->ctx.rt = rt;
+  fr->cf.api = rt->abi->api;
+  XLA_FFI_Future* f = NULL;
+  XLA_FFI_Error* err = NULL;
+  if (!begin_inline(rt, h, &fr->cf, &err, &f)) {
+    free(atomic_exchange(&g_spare_call, c));
+    out[0] = err;
+    return 0;
+  }
+  c->user = NULL;
+  f->notify = c;
+  c->future = f;
+  pthread_mutex_unlock(&f->mu);
+  out[0] = c;
   return 1;
 }
 

@@ -376,3 +376,53 @@ Deno.test("ffiCall's result storage: results carved from shared buffers never ov
     assert.ok(a.every((v: number) => v === i + 1), `result ${i} was overwritten`);
   }
 });
+
+Deno.test("ffiCall: repeated calls whose handler leaves a pending future each await their own", async () => {
+  using lib = openTestHandlers();
+  using rt = new Runtime({ threads: 1 });
+  const F32x1 = { dtype: DataType.F32, shape: [1] } as const;
+  // A native handler whose future a pool thread completes 5 ms later: the second and third calls
+  // are the kept frame's (no snapshot of it is taken unless the future is pending).
+  for (let i = 0; i < 3; i++) {
+    const [y] = await rt.ffiCall(lib.handler("test_async"), {
+      args: [new Float32Array([i])],
+      results: [F32x1],
+      attrs: { delay_ms: 5 },
+    });
+    assert.deepEqual([...y!], [i + 1]);
+  }
+  // A TS handler's Promise, settled after a timer; one that rejects; then one that settles again.
+  using later = Ffi.bind().arg(DataType.F32, 1).ret(DataType.F32, 1).to(async (x, y) => {
+    const v = x.typed()[0]!;
+    await new Promise((r) => setTimeout(r, 1));
+    if (v < 0) throw new Error(`negative ${v}`);
+    y.typed()[0] = 2 * v;
+  });
+  const call = (v: number) =>
+    rt.ffiCall(later, { args: [new Float32Array([v])], results: [F32x1] });
+  for (const v of [1, 2, -1, 3]) {
+    if (v < 0) await assert.rejects(call(v), /negative -1/);
+    else assert.deepEqual([...(await call(v))[0]!], [2 * v]);
+  }
+  const stats = runtimeDebugStats();
+  assert.equal(stats.futuresCreated, stats.futuresDestroyed);
+});
+
+Deno.test("ffiCall: a handler closed after a call is refused on the next call of it", async () => {
+  using rt = new Runtime({ threads: 0 });
+  const twice = Ffi.bind().arg(DataType.F32, 1).ret(DataType.F32, 1).to((x, y) => {
+    y.typed()[0] = 2 * x.typed()[0]!;
+  });
+  const call = () =>
+    rt.ffiCall(twice, {
+      args: [new Float32Array([4])],
+      results: [{ dtype: DataType.F32, shape: [1] }],
+    });
+  assert.deepEqual([...(await call())[0]!], [8]);
+  assert.deepEqual([...(await call())[0]!], [8]);
+  twice.close();
+  await assert.rejects(
+    call(),
+    (e: FfiError) => e.code === 9 && e.message === "The handler is closed",
+  );
+});

@@ -44,6 +44,11 @@ export const RUNTIME_SYMBOLS = {
   },
   /** (c, h, out) → int32_t */
   xla_ffi_deno_runtime_call_begin: { parameters: ["pointer", "pointer", "buffer"], result: "i32" },
+  /** (rt, h, fr, out) → int32_t */
+  xla_ffi_deno_runtime_call_begin_frame: {
+    parameters: ["pointer", "pointer", "pointer", "buffer"],
+    result: "i32",
+  },
   /** (c) → XLA_FFI_Error* */
   xla_ffi_deno_runtime_call_finish: { parameters: ["pointer"], result: "pointer" },
   /** (fn) → void */

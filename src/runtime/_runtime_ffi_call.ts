@@ -66,6 +66,12 @@ export interface _FfiCallRuntime {
     options: CallOptions | undefined,
     inline: boolean,
   ): Promise<void> | undefined;
+  /**
+   * `call` of a frame this keeps, with no options, after its operands were
+   * checked and bound: the same result, without what such a frame does not
+   * need.
+   */
+  callKept(target: FfiCallTarget, frame: CallFrame, inline: boolean): Promise<void> | undefined;
   /** Refuses a handler whose API version the runtime would not register, with its message. */
   checkVersion(handler: HandlerRef, name: string): void;
   /** The runtime's device copies when it runs on CUDA, null on Host. */
@@ -86,6 +92,9 @@ export class _FfiCalls {
   readonly #frames = new Map<number, KeptFrame>();
   /** The kept frame of the latest call that used one (null: none, or it was closed). */
   #last: KeptFrame | null = null;
+  /** The latest handler (not a bundle or a name) called, and its bundle. */
+  #lastTarget: FfiCallTarget | null = null;
+  #lastBundle: HandlerStages | null = null;
 
   constructor(rt: _FfiCallRuntime) {
     this.#rt = rt;
@@ -112,7 +121,7 @@ export class _FfiCalls {
           const frame = last.frame;
           try {
             frame._rebind(views, outs, _isTsEntry(bundle.execute.pointer));
-            const pending = rt.call(target, frame, undefined, options.offThread !== true);
+            const pending = rt.callKept(target, frame, options.offThread !== true);
             if (pending !== undefined) await pending;
           } finally {
             frame._release();
@@ -294,6 +303,9 @@ export class _FfiCalls {
 
   /** The stages ffiCall calls: a registered name's bundle, a bundle, or one handler. */
   #bundle(target: FfiCallTarget): HandlerStages {
+    // A handler's bundle is made of it alone (a bundle given may change, a name be registered
+    // again): a loop calling one handler gets the same one.
+    if (target === this.#lastTarget) return this.#lastBundle!;
     if (typeof target === "string") return this.#rt.named(target);
     const t = _asHandlerOrStages(target, "Runtime.ffiCall");
     const bundle: HandlerStages = _isStages(t) ? t : { execute: t };
@@ -308,6 +320,10 @@ export class _FfiCalls {
     if (!this.#checked.has(bundle.execute)) {
       this.#rt.checkVersion(bundle.execute, `deno_xla.ffi_call.${_identity(t)}`);
       this.#checked.add(bundle.execute);
+    }
+    if (!_isStages(t)) {
+      this.#lastTarget = target;
+      this.#lastBundle = bundle;
     }
     return bundle;
   }
@@ -554,11 +570,13 @@ export function _sameAttr(a: unknown, b: unknown): boolean {
   }
   if (!(b instanceof DictCopy)) return false;
   // A frame sorts attributes by name; the same names in another order are only a cache miss.
-  const ak = Object.keys(a), bk = b.keys, bv = b.values, kinds = b.kinds;
-  if (ak.length !== bk.length) return false;
-  for (let i = 0; i < ak.length; i++) {
-    const k = ak[i]!;
-    if (k !== bk[i]) return false;
+  // for-in reads each value through the object's enumeration cache (a keyed read after
+  // Object.keys is a generic lookup, twice the cost); it visits the own names in Object.keys'
+  // order, then inherited ones: the last name being an own one means every name was.
+  const bk = b.keys, bv = b.values, kinds = b.kinds, n = bk.length;
+  let i = 0;
+  for (const k in a) {
+    if (i === n || k !== bk[i]) return false;
     const x = (a as Record<string, unknown>)[k], y = bv[i];
     // The branches _sameAttr(x, y) takes for a y of each kind, without its tests of x's kind.
     switch (kinds[i]) {
@@ -580,8 +598,9 @@ export function _sameAttr(a: unknown, b: unknown): boolean {
       default:
         if (!_sameAttr(x, y)) return false;
     }
+    i++;
   }
-  return true;
+  return i === n && (n === 0 || Object.hasOwn(a, bk[n - 1]!));
 }
 
 /** The one place ffiCall builds its call frames. */

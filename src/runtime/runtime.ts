@@ -765,6 +765,52 @@ export class Runtime implements FfiHost {
     return undefined;
   }
 
+  /**
+   * @internal `_callNow` of a frame `ffiCall` keeps per signature, for its
+   * repeated calls (no options, not guarded, on a Host runtime, bound to
+   * host arrays it checked just before, of the frame's sizes): a call
+   * on this thread (a TS handler hosted here, or `inline`) is made on the
+   * frame itself, with no snapshot, since nothing changes or reuses such a
+   * frame while its call is in flight; anything else is `_callNow`'s.
+   */
+  _callKept(target: HandlerTarget, frame: CallFrame, inline: boolean): Promise<void> | undefined {
+    const rt = this.#live();
+    if (
+      target == null || (target as NativeHandler)._isolated !== undefined ||
+      _isolatedNames.size !== 0 || frame._guard !== null
+    ) {
+      return this._callNow(target, frame, undefined, "attrs", inline);
+    }
+    const fn = this.#resolve(target, ExecutionStage.EXECUTE);
+    if (fn === null) return this._callNow(target, frame, undefined, "attrs", inline);
+    const sym = native();
+    if (!(_isTsEntry(fn) ? sym.xla_ffi_deno_handler_is_host() === 1 : inline)) {
+      return this._callNow(target, frame, undefined, "attrs", inline);
+    }
+    // Its operands are host arrays of its sizes, checked just before (a Host runtime's).
+    this.#configure(frame, undefined);
+    this.#inflight++;
+    frame._inflight++;
+    const mark = _openCall();
+    let begun: number;
+    try {
+      begun = sym.xla_ffi_deno_runtime_call_begin_frame(rt, fn, frame._live(), beginOut);
+    } catch (e) {
+      this.#ended(frame, undefined);
+      _closeCall(mark);
+      throw e;
+    }
+    const out = beginWords[0] === 0 && beginWords[1] === 0
+      ? null
+      : Deno.UnsafePointer.create(beginOut[0]!);
+    if (begun === 1) {
+      return this.#awaitCall(out!, fn, true, target, frame, undefined, mark, "attrs");
+    }
+    this.#ended(frame, undefined);
+    this.#settle(out, target, frame, mark, "attrs");
+    return undefined;
+  }
+
   /** The rest of a call that did not end at once: on the pool, or a pending future. */
   async #awaitCall(
     snap: Deno.PointerObject,
@@ -960,6 +1006,7 @@ export class Runtime implements FfiHost {
       },
       call: (target, frame, options, inline) =>
         this._callNow(target, frame, options, "attrs", inline),
+      callKept: (target, frame, inline) => this._callKept(target, frame, inline),
       checkVersion: (handler, name) => this.#checkVersion(handler, name),
       cuda: this.#cuda !== null ? this : null,
     });
