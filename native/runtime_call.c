@@ -302,10 +302,11 @@ int32_t xla_ffi_deno_runtime_call_begin(xrt_call* c, XLA_FFI_Handler* h, XLA_FFI
 static _Atomic(xrt_call*) g_spare_call;
 
 /**
- * xla_ffi_deno_runtime_call_begin on a frame's own call frame, without a
- * snapshot: for a frame nothing changes while the call is in flight (the
- * frames Runtime.ffiCall keeps per signature, which it neither reconfigures
- * nor reuses until the call ended). Returns 0 when the call is over (its
+ * xla_ffi_deno_runtime_call_begin on a frame, without a snapshot of it (the
+ * handler gets a copy of its call frame, as with one): for a frame nothing
+ * changes while the call is in flight (the frames Runtime.ffiCall keeps per
+ * signature, which it neither reconfigures nor reuses until the call ended).
+ * Returns 0 when the call is over (its
  * error, or NULL, in out[0]), or 1 when the handler left a pending future:
  * out[0] is then the call to await (the notify callback gets it once the
  * future completes) and to end with xla_ffi_deno_runtime_call_finish.
@@ -327,9 +328,13 @@ int32_t xla_ffi_deno_runtime_call_begin_frame(xrt_runtime* rt, XLA_FFI_Handler* 
   }
   fr->ctx.rt = rt;
   fr->cf.api = rt->abi->api;
+  /* The handler gets a call frame of its own, as XLA builds one for each
+   * call (xla/ffi/call_frame.h, CallFrame::Build): what it writes there does
+   * not reach the frame's next call. */
+  XLA_FFI_CallFrame cf = fr->cf;
   XLA_FFI_Future* f = NULL;
   XLA_FFI_Error* err = NULL;
-  if (!begin_inline(rt, h, &fr->cf, &err, &f)) {
+  if (!begin_inline(rt, h, &cf, &err, &f)) {
     free(atomic_exchange(&g_spare_call, c));
     out[0] = err;
     return 0;

@@ -363,6 +363,49 @@ Deno.test("ffiCall: a native handler that overwrites its frame's data pointer mi
   }
 });
 
+Deno.test("ffiCall: a native handler that overwrites its call frame's header misleads no later call", async () => {
+  // A C-ABI handler that sets its frame's argument and result counts to 0 (XLA_FFI_CallFrame's
+  // args.size at 56, rets.size at 96), as a buggy handler writing through its XLA_FFI_CallFrame*
+  // could. XLA hands each call a call frame of its own (xla/ffi/call_frame.h, CallFrame::Build),
+  // so the next call of a kept frame, here a TS handler's of the same signature, sees its operands.
+  let calls = 0;
+  const cb = new Deno.UnsafeCallback(
+    { parameters: ["pointer"], result: "pointer" } as const,
+    (frame) => {
+      const f = new Deno.UnsafePointerView(frame!);
+      const ext = f.getPointer(8);
+      if (ext !== null) {
+        const md = new Deno.UnsafePointerView(ext).getPointer(24)!;
+        new Int32Array(Deno.UnsafePointerView.getArrayBuffer(md, 32)).set([0, 1], 6);
+        return null;
+      }
+      calls++;
+      const header = new BigInt64Array(Deno.UnsafePointerView.getArrayBuffer(frame!, 176));
+      header[7] = 0n;
+      header[12] = 0n;
+      return null;
+    },
+  );
+  try {
+    using rt = new Runtime({ threads: 0 });
+    const scribbler = new NativeHandler(cb.pointer, "overwrites_its_header");
+    using twice = Ffi.bind().arg(DataType.F32, 1).ret(DataType.F32, 1).to((x, y) => {
+      y.typed()[0] = 2 * x.typed()[0]!;
+    });
+    const options = {
+      args: [new Float32Array([21])],
+      results: [{ dtype: DataType.F32, shape: [1] }],
+    };
+    for (let i = 0; i < 2; i++) {
+      await rt.ffiCall(scribbler, options);
+      assert.deepEqual([...(await rt.ffiCall(twice, options))[0]!], [42]);
+    }
+    assert.equal(calls, 2);
+  } finally {
+    cb.close();
+  }
+});
+
 Deno.test("ffiCall's result storage: results carved from shared buffers never overlap, across buffers", async () => {
   const { _resultArray, _resultStorage } = await import("../src/runtime/ffi_call.ts");
   // 16 KiB results, four to a 64 KiB buffer: 40 of them span ten buffers.
