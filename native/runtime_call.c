@@ -119,7 +119,10 @@ XLA_FFI_Error* xla_ffi_deno_runtime_call_sync(xrt_runtime* rt, XLA_FFI_Handler* 
                          "null");
   fr->ctx.rt = rt;
   fr->cf.api = rt->abi->api;
-  return call_frame_sync(rt, h, &fr->cf);
+  /* A call frame of its own, as XLA builds one for each call: what the
+   * handler writes there does not reach the frame's next call. */
+  XLA_FFI_CallFrame cf = fr->cf;
+  return call_frame_sync(rt, h, &cf);
 }
 
 /**

@@ -363,7 +363,7 @@ Deno.test("ffiCall: a native handler that overwrites its frame's data pointer mi
   }
 });
 
-Deno.test("ffiCall: a native handler that overwrites its call frame's header misleads no later call", async () => {
+Deno.test("ffiCall, callSync: a native handler that overwrites its call frame's header misleads no later call", async () => {
   // A C-ABI handler that sets its frame's argument and result counts to 0 (XLA_FFI_CallFrame's
   // args.size at 56, rets.size at 96), as a buggy handler writing through its XLA_FFI_CallFrame*
   // could. XLA hands each call a call frame of its own (xla/ffi/call_frame.h, CallFrame::Build),
@@ -400,7 +400,13 @@ Deno.test("ffiCall: a native handler that overwrites its call frame's header mis
       await rt.ffiCall(scribbler, options);
       assert.deepEqual([...(await rt.ffiCall(twice, options))[0]!], [42]);
     }
-    assert.equal(calls, 2);
+    // The same with a frame built once and callSync.
+    const y = new Float32Array(1);
+    using frame = new CallFrameBuilder().arg(new Float32Array([5])).ret(y).build();
+    rt.callSync(scribbler, frame);
+    rt.callSync(twice, frame);
+    assert.equal(y[0], 10);
+    assert.equal(calls, 3);
   } finally {
     cb.close();
   }
