@@ -119,8 +119,9 @@ XLA_FFI_Error* xla_ffi_deno_runtime_call_sync(xrt_runtime* rt, XLA_FFI_Handler* 
                          "null");
   fr->ctx.rt = rt;
   fr->cf.api = rt->abi->api;
-  /* A call frame of its own, as XLA builds one for each call: what the
-   * handler writes there does not reach the frame's next call. */
+  /* A call frame of its own, as XLA builds one for each call (see
+   * xla_ffi_deno_runtime_call_begin_frame): what the handler writes there
+   * does not reach the frame's next call. */
   XLA_FFI_CallFrame cf = fr->cf;
   return call_frame_sync(rt, h, &cf);
 }
@@ -332,8 +333,9 @@ int32_t xla_ffi_deno_runtime_call_begin_frame(xrt_runtime* rt, XLA_FFI_Handler* 
   fr->ctx.rt = rt;
   fr->cf.api = rt->abi->api;
   /* The handler gets a call frame of its own, as XLA builds one for each
-   * call (xla/ffi/call_frame.h, CallFrame::Build): what it writes there does
-   * not reach the frame's next call. */
+   * call (xla/ffi/call_frame.cc: CallFrame::Build returns a new
+   * XLA_FFI_CallFrame by value): what it writes there does not reach the
+   * frame's next call. */
   XLA_FFI_CallFrame cf = fr->cf;
   XLA_FFI_Future* f = NULL;
   XLA_FFI_Error* err = NULL;

@@ -366,7 +366,7 @@ Deno.test("ffiCall: a native handler that overwrites its frame's data pointer mi
 Deno.test("ffiCall, callSync: a native handler that overwrites its call frame's header misleads no later call", async () => {
   // A C-ABI handler that sets its frame's argument and result counts to 0 (XLA_FFI_CallFrame's
   // args.size at 56, rets.size at 96), as a buggy handler writing through its XLA_FFI_CallFrame*
-  // could. XLA hands each call a call frame of its own (xla/ffi/call_frame.h, CallFrame::Build),
+  // could. XLA hands each call a call frame of its own (xla/ffi/call_frame.cc, CallFrame::Build),
   // so the next call of a kept frame, here a TS handler's of the same signature, sees its operands.
   let calls = 0;
   const cb = new Deno.UnsafeCallback(
