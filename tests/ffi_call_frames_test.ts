@@ -319,6 +319,29 @@ Deno.test("ffiCall: a call of the previous call's signature is checked as a firs
   );
 });
 
+/**
+ * A C-ABI handler made of an UnsafeCallback (not a TS handler, so native to the runtime): it
+ * answers the metadata query with API version 0.1 (XLA_FFI_Metadata's api_version at 8, its
+ * major_version at 24 and minor_version at 28) and runs `body` with the call frame of any other
+ * call. Close the callback after use.
+ */
+function callbackHandler(name: string, body: (frame: Deno.PointerObject) => void) {
+  const cb = new Deno.UnsafeCallback(
+    { parameters: ["pointer"], result: "pointer" } as const,
+    (frame) => {
+      const ext = new Deno.UnsafePointerView(frame!).getPointer(8);
+      if (ext !== null) {
+        const md = new Deno.UnsafePointerView(ext).getPointer(24)!;
+        new Int32Array(Deno.UnsafePointerView.getArrayBuffer(md, 32)).set([0, 1], 6);
+        return null;
+      }
+      body(frame!);
+      return null;
+    },
+  );
+  return { handler: new NativeHandler(cb.pointer, name), cb };
+}
+
 Deno.test("ffiCall: a native handler that overwrites its frame's data pointer misleads no later call", async () => {
   // A C-ABI handler (an UnsafeCallback: not a TS handler, so native to the runtime) that reads
   // its argument's first value, then points the argument's buffer at a decoy, as a buggy handler
@@ -326,32 +349,19 @@ Deno.test("ffiCall: a native handler that overwrites its frame's data pointer mi
   // kept frame must too, or the next call would read the decoy.
   const decoy = new Float32Array([-1]);
   const seen: number[] = [];
-  const cb = new Deno.UnsafeCallback(
-    { parameters: ["pointer"], result: "pointer" } as const,
-    (frame) => {
-      const f = new Deno.UnsafePointerView(frame!);
-      const ext = f.getPointer(8);
-      if (ext !== null) {
-        // The metadata query: API version 0.1 (XLA_FFI_Metadata's api_version at 8, its
-        // major_version at 24 and minor_version at 28).
-        const md = new Deno.UnsafePointerView(ext).getPointer(24)!;
-        new Int32Array(Deno.UnsafePointerView.getArrayBuffer(md, 32)).set([0, 1], 6);
-        return null;
-      }
-      const buf = Deno.UnsafePointer.create(
-        new Deno.UnsafePointerView(Deno.UnsafePointer.create(f.getBigUint64(72))!).getBigUint64(0),
-      )!;
-      const data = new Deno.UnsafePointerView(buf).getPointer(24)!;
-      seen.push(new Deno.UnsafePointerView(data).getFloat32(0));
-      new BigUint64Array(Deno.UnsafePointerView.getArrayBuffer(buf, 32))[3] = BigInt(
-        Deno.UnsafePointer.value(Deno.UnsafePointer.of(decoy)!),
-      );
-      return null;
-    },
-  );
+  const { handler: h, cb } = callbackHandler("overwrites_its_frame", (frame) => {
+    const f = new Deno.UnsafePointerView(frame);
+    const buf = Deno.UnsafePointer.create(
+      new Deno.UnsafePointerView(Deno.UnsafePointer.create(f.getBigUint64(72))!).getBigUint64(0),
+    )!;
+    const data = new Deno.UnsafePointerView(buf).getPointer(24)!;
+    seen.push(new Deno.UnsafePointerView(data).getFloat32(0));
+    new BigUint64Array(Deno.UnsafePointerView.getArrayBuffer(buf, 32))[3] = BigInt(
+      Deno.UnsafePointer.value(Deno.UnsafePointer.of(decoy)!),
+    );
+  });
   try {
     using rt = new Runtime({ threads: 0 });
-    const h = new NativeHandler(cb.pointer, "overwrites_its_frame");
     const x = new Float32Array([7]);
     for (let i = 0; i < 3; i++) {
       await rt.ffiCall(h, { args: [x], results: [] });
@@ -369,26 +379,14 @@ Deno.test("ffiCall, callSync: a native handler that overwrites its call frame's 
   // could. XLA hands each call a call frame of its own (xla/ffi/call_frame.cc, CallFrame::Build),
   // so the next call of a kept frame, here a TS handler's of the same signature, sees its operands.
   let calls = 0;
-  const cb = new Deno.UnsafeCallback(
-    { parameters: ["pointer"], result: "pointer" } as const,
-    (frame) => {
-      const f = new Deno.UnsafePointerView(frame!);
-      const ext = f.getPointer(8);
-      if (ext !== null) {
-        const md = new Deno.UnsafePointerView(ext).getPointer(24)!;
-        new Int32Array(Deno.UnsafePointerView.getArrayBuffer(md, 32)).set([0, 1], 6);
-        return null;
-      }
-      calls++;
-      const header = new BigInt64Array(Deno.UnsafePointerView.getArrayBuffer(frame!, 176));
-      header[7] = 0n;
-      header[12] = 0n;
-      return null;
-    },
-  );
+  const { handler: scribbler, cb } = callbackHandler("overwrites_its_header", (frame) => {
+    calls++;
+    const header = new BigInt64Array(Deno.UnsafePointerView.getArrayBuffer(frame, 176));
+    header[7] = 0n;
+    header[12] = 0n;
+  });
   try {
     using rt = new Runtime({ threads: 0 });
-    const scribbler = new NativeHandler(cb.pointer, "overwrites_its_header");
     using twice = Ffi.bind().arg(DataType.F32, 1).ret(DataType.F32, 1).to((x, y) => {
       y.typed()[0] = 2 * x.typed()[0]!;
     });
