@@ -87,6 +87,17 @@ if (scenario === "close") {
   await rt.ffiCall(caller, { results: [], attrs, offThread: true });
   assert.equal(calls, 3);
   lib.close();
+} else if (scenario === "first-pending") {
+  // The process's first call that leaves a pending future, begun on this thread (ffiCall runs a
+  // native handler inline): a pool thread completes the future at once, possibly before this
+  // thread learns the call is pending. Its notification must not be lost.
+  using lib = HandlerLibrary.open(Deno.args[1]!);
+  using rt = new Runtime({ threads: 2 });
+  const [y] = await rt.ffiCall(lib.handler("test_async"), {
+    args: [new Float32Array([1])],
+    results: [{ dtype: DataType.F32, shape: [1] }],
+  });
+  assert.equal(y![0], 2);
 } else {
   throw new Error(`unknown scenario ${scenario}`);
 }

@@ -21,6 +21,7 @@ import {
   scalar,
 } from "../mod.ts";
 import { runDeno } from "./_child.ts";
+import { testHandlersPath } from "./_runtime_handlers.ts";
 import { isFfi, THROWN_CASES } from "./_assert.ts";
 
 const D = DataType;
@@ -583,6 +584,27 @@ for (const scenario of ["close", "callSync-native"]) {
     assert.match(out, new RegExp(`ok ${scenario}`));
   });
 }
+
+Deno.test("no hang: a process's first pending future, completed by another thread at once, settles its call (8 child processes at once, each with a timeout)", async () => {
+  // The completion may come between the native begin of the call and JavaScript's registration
+  // of it: the completion callback is set before the begin, so it is queued and finds the call.
+  // Eight children at once on a small machine make that window likely (before the fix, 5 of 8
+  // hung in each of two runs).
+  const lib = testHandlersPath();
+  const runs = await Promise.all(
+    Array.from(
+      { length: 8 },
+      () =>
+        runDeno(new URL("./_no_deadlock_child.ts", import.meta.url), ["first-pending", lib], {
+          timeoutMs: 60_000,
+        }),
+    ),
+  );
+  for (const { code, stdout: out, stderr: err } of runs) {
+    assert.equal(code, 0, `exit ${code}\n${out}\n${err}`);
+    assert.match(out, /ok first-pending/);
+  }
+});
 
 Deno.test("64-bit integer attributes: exact numbers, bigint kinds, and no silent rounding", () => {
   using rt = new Runtime({ threads: 0 });

@@ -33,23 +33,38 @@ let notifyCb:
   | Deno.UnsafeCallback<{ readonly parameters: ["pointer"]; readonly result: "void" }>
   | undefined;
 
-/** Waits for the future of a call begun with xla_ffi_deno_runtime_call_begin. */
+/**
+ * Makes the native runtime's completion callback ready. Call it before
+ * beginning a call (xla_ffi_deno_runtime_call_begin, _begin_frame): a
+ * future that another thread completes between the begin and
+ * {@link _awaitBegun} finds the callback set and queues its notification,
+ * which then finds the call registered (the event loop runs it later); set
+ * only in `_awaitBegun`, the notification of a process's first pending call
+ * could come before it and be lost, and that call never settle.
+ */
+export function _readyForBegun(): void {
+  if (notifyCb !== undefined) return;
+  notifyCb = _callback(
+    { parameters: ["pointer"], result: "void" } as const,
+    (handle) => {
+      const k = Deno.UnsafePointer.value(handle);
+      const resolve = waiting.get(k);
+      if (resolve === undefined) return;
+      waiting.delete(k);
+      if (waiting.size === 0) notifyCb!.unref();
+      resolve();
+    },
+  );
+  notifyCb.unref();
+  native().xla_ffi_deno_runtime_set_notify(notifyCb.pointer);
+}
+
+/**
+ * Waits for the future of a call begun with xla_ffi_deno_runtime_call_begin
+ * (after {@link _readyForBegun}).
+ */
 export function _awaitBegun(snap: Deno.PointerObject): Promise<void> {
-  if (notifyCb === undefined) {
-    notifyCb = _callback(
-      { parameters: ["pointer"], result: "void" } as const,
-      (handle) => {
-        const k = Deno.UnsafePointer.value(handle);
-        const resolve = waiting.get(k);
-        if (resolve === undefined) return;
-        waiting.delete(k);
-        if (waiting.size === 0) notifyCb!.unref();
-        resolve();
-      },
-    );
-    notifyCb.unref();
-    native().xla_ffi_deno_runtime_set_notify(notifyCb.pointer);
-  }
+  _readyForBegun();
   return new Promise<void>((resolve) => {
     if (waiting.size === 0) notifyCb!.ref();
     waiting.set(Deno.UnsafePointer.value(snap), resolve);

@@ -39,7 +39,7 @@ import { _withAttrHint } from "./_hints.ts";
 import { _closest } from "../_closest.ts";
 import { _register, _unregister } from "../_resources.ts";
 import { _afterGuarded } from "./_guard.ts";
-import { _awaitBegun, _isTsEntry } from "./_begun_calls.ts";
+import { _awaitBegun, _isTsEntry, _readyForBegun } from "./_begun_calls.ts";
 import { type _IsolatedContext, _OP_CALL, _OP_THREADS } from "./isolate.ts";
 import { _newInstance, type Instance } from "./instance.ts";
 import {
@@ -748,7 +748,10 @@ export class Runtime implements FfiHost {
     let begun = 0;
     try {
       if (guard !== null) guard.before();
-      if (here) begun = sym.xla_ffi_deno_runtime_call_begin(snap, fn, beginOut);
+      if (here) {
+        _readyForBegun();
+        begun = sym.xla_ffi_deno_runtime_call_begin(snap, fn, beginOut);
+      }
     } catch (e) {
       this.#ended(frame, inst);
       _closeCall(mark);
@@ -794,6 +797,7 @@ export class Runtime implements FfiHost {
     const mark = _openCall();
     let begun: number;
     try {
+      _readyForBegun();
       begun = sym.xla_ffi_deno_runtime_call_begin_frame(rt, fn, frame._live(), beginOut);
     } catch (e) {
       this.#ended(frame, undefined);
