@@ -92,9 +92,8 @@ export class _FfiCalls {
   readonly #frames = new Map<number, KeptFrame>();
   /** The kept frame of the latest call that used one (null: none, or it was closed). */
   #last: KeptFrame | null = null;
-  /** The latest handler (not a bundle or a name) called, and its bundle. */
-  #lastTarget: FfiCallTarget | null = null;
-  #lastBundle: HandlerStages | null = null;
+  /** The bundle of each handler (not a bundle or a name) called, held no longer than the handler. */
+  readonly #bundleOf = new WeakMap<object, HandlerStages>();
 
   constructor(rt: _FfiCallRuntime) {
     this.#rt = rt;
@@ -303,10 +302,11 @@ export class _FfiCalls {
 
   /** The stages ffiCall calls: a registered name's bundle, a bundle, or one handler. */
   #bundle(target: FfiCallTarget): HandlerStages {
+    if (typeof target === "string") return this.#rt.named(target);
     // A handler's bundle is made of it alone (a bundle given may change, a name be registered
     // again): a loop calling one handler gets the same one.
-    if (target === this.#lastTarget) return this.#lastBundle!;
-    if (typeof target === "string") return this.#rt.named(target);
+    const known = this.#bundleOf.get(target);
+    if (known !== undefined) return known;
     const t = _asHandlerOrStages(target, "Runtime.ffiCall");
     const bundle: HandlerStages = _isStages(t) ? t : { execute: t };
     if (bundle.execute == null) {
@@ -321,10 +321,7 @@ export class _FfiCalls {
       this.#rt.checkVersion(bundle.execute, `deno_xla.ffi_call.${_identity(t)}`);
       this.#checked.add(bundle.execute);
     }
-    if (!_isStages(t)) {
-      this.#lastTarget = target;
-      this.#lastBundle = bundle;
-    }
+    if (!_isStages(t)) this.#bundleOf.set(target, bundle);
     return bundle;
   }
 
