@@ -72,7 +72,8 @@ if (scenario === "close") {
   await rt.call(caller, f); // the JS thread stays free: the TS handler runs
   assert.equal(calls, 1);
   // Calling a TS handler inline from the JS thread never queues.
-  rt.callSync(ts, new CallFrameBuilder().build());
+  using empty = new CallFrameBuilder().build();
+  rt.callSync(ts, empty);
   assert.equal(calls, 2);
   // ffiCall runs the native handler inline too: the same refusal, naming offThread.
   const attrs = { target: scalar(DataType.S64, ts.address) };
