@@ -396,11 +396,9 @@ static void linger(int64_t now, int64_t until) {
   /* Calls from several threads: pause through the whole linger (callers
    * queued behind each other come back later than one caller in a loop, and
    * a sleeping JS thread costs each of them a wake-up). */
-  int64_t spin_until = g_same_caller_calls < ONE_CALLER_CALLS || now + LINGER_SPIN_NS >= until
-                           ? until
-                           : now + LINGER_SPIN_NS;
-  int64_t pause_until =
-      g_same_caller_calls >= ONE_CALLER_CALLS ? now + LINGER_PAUSE_NS : spin_until;
+  int one_caller = g_same_caller_calls >= ONE_CALLER_CALLS;
+  int64_t spin_until = one_caller && now + LINGER_SPIN_NS < until ? now + LINGER_SPIN_NS : until;
+  int64_t pause_until = one_caller ? now + LINGER_PAUSE_NS : spin_until;
   for (unsigned k = 1; spin_until > now && __atomic_load_n(&g_q_head, __ATOMIC_ACQUIRE) == NULL;
        k++) {
     if (now < pause_until) {

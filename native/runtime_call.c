@@ -222,18 +222,9 @@ XLA_FFI_Error* xla_ffi_deno_runtime_call_run(xrt_call* c, XLA_FFI_Handler* h) {
   return e;
 }
 
-/**
- * Calls a handler with a snapshot on the calling thread without waiting for
- * its future: returns 0 when the call is over (its error, or NULL, in *out;
- * the snapshot is freed), or 1 when the handler left a pending future: then
- * the notify callback (xla_ffi_deno_runtime_set_notify) gets the snapshot once the future
- * completes, and xla_ffi_deno_runtime_call_finish takes the result. For handlers that complete
- * their futures on another thread than the caller's, or whose waiting would
- * block the caller (TS handlers on the JS thread: the Promise settles later).
- */
 /*
  * The inline call of xla_ffi_deno_runtime_call_begin and _begin_frame: calls
- * h with cf (whose context is ctx) on this thread. Returns 0 with the call's
+ * h with cf on this thread, within rt's CUDA scope. Returns 0 with the call's
  * error (or NULL) in *out when it is over, or the pending future it left in
  * *pending (return 1), its mutex held, so the caller can hand it the notify
  * target before the completion can be seen.
@@ -310,10 +301,10 @@ static _Atomic(xrt_call*) g_spare_call;
  * handler gets a copy of its call frame, as with one): for a frame nothing
  * changes while the call is in flight (the frames Runtime.ffiCall keeps per
  * signature, which it neither reconfigures nor reuses until the call ended).
- * Returns 0 when the call is over (its
- * error, or NULL, in out[0]), or 1 when the handler left a pending future:
- * out[0] is then the call to await (the notify callback gets it once the
- * future completes) and to end with xla_ffi_deno_runtime_call_finish.
+ * Returns 0 when the call is over (its error, or NULL, in out[0]), or 1 when
+ * the handler left a pending future: out[0] is then the call to await (the
+ * notify callback gets it once the future completes) and to end with
+ * xla_ffi_deno_runtime_call_finish.
  */
 int32_t xla_ffi_deno_runtime_call_begin_frame(xrt_runtime* rt, XLA_FFI_Handler* h, xrt_frame* fr,
                                               void** out) {

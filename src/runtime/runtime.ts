@@ -206,11 +206,18 @@ function runtimePlatform(name: string): number | undefined {
 
 const NO_USER = new BigInt64Array(0);
 /**
- * `xla_ffi_deno_runtime_call_begin`'s out-parameter: the error of a call that completed at once.
+ * The out-parameter of `xla_ffi_deno_runtime_call_begin` (the error of a call that completed at
+ * once) and of `_begin_frame` (that error, or the call to await).
  */
 const beginOut = new BigUint64Array(1);
 /** beginOut's words: a null error is read without making a bigint and a pointer of it. */
 const beginWords = new Uint32Array(beginOut.buffer);
+/** What a begin left in beginOut: its error, or the call to await (null: neither). */
+function begunPointer(): Deno.PointerObject | null {
+  return beginWords[0] === 0 && beginWords[1] === 0
+    ? null
+    : Deno.UnsafePointer.create(beginOut[0]!);
+}
 /** The promise of a call that ended before it returned. */
 const DONE: Promise<void> = Promise.resolve();
 
@@ -761,10 +768,7 @@ export class Runtime implements FfiHost {
       return this.#awaitCall(snap, fn, here, target, frame, inst, mark, hint);
     }
     this.#ended(frame, inst);
-    const err = beginWords[0] === 0 && beginWords[1] === 0
-      ? null
-      : Deno.UnsafePointer.create(beginOut[0]!);
-    this.#settle(err, target, frame, mark, hint);
+    this.#settle(begunPointer(), target, frame, mark, hint);
     return undefined;
   }
 
@@ -804,9 +808,7 @@ export class Runtime implements FfiHost {
       _closeCall(mark);
       throw e;
     }
-    const out = beginWords[0] === 0 && beginWords[1] === 0
-      ? null
-      : Deno.UnsafePointer.create(beginOut[0]!);
+    const out = begunPointer();
     if (begun === 1) {
       return this.#awaitCall(out!, fn, true, target, frame, undefined, mark, "attrs");
     }
