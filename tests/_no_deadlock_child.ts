@@ -99,6 +99,29 @@ if (scenario === "close") {
     results: [{ dtype: DataType.F32, shape: [1] }],
   });
   assert.equal(y![0], 2);
+} else if (scenario === "handover-edge") {
+  // A caller on another thread whose next call comes just as the JS thread stops waiting for it
+  // (it waits about 30 µs after a call): the call, handed over without the queue's lock, must be
+  // served once, neither lost (its caller would wait forever) nor run twice. Gaps from 24 to 36 µs
+  // in 0.1 µs steps put calls inside that moment in every run.
+  const { harness, frame } = await import("./_handler_harness.ts");
+  using add = Ffi.bind().arg(DataType.S32).ret(DataType.S32).to((x, out) => {
+    out.typed()[0]! += x.typed()[0]!;
+  });
+  const x = new Int32Array([3]);
+  const out = new Int32Array(1);
+  using f = frame({
+    args: [{ dtype: DataType.S32, dims: [1], data: x }],
+    rets: [{ dtype: DataType.S32, dims: [1], data: out }],
+  });
+  const calls = 20, r = new Float64Array(3);
+  let expected = 0;
+  for (let gapNs = 24_000; gapNs <= 36_000; gapNs += 100) {
+    const errors = await harness().hh_run_xla_like(add.pointer, f.pointer, calls, gapNs, r);
+    assert.equal(errors, 0, `gap ${gapNs} ns`);
+    expected += 3 * calls;
+    assert.equal(out[0], expected, `gap ${gapNs} ns: every call ran once`);
+  }
 } else {
   throw new Error(`unknown scenario ${scenario}`);
 }
