@@ -3,6 +3,8 @@
  * `for _ in range(n): f(x).block_until_ready()` over a jitted
  * `jax.ffi.ffi_call` of `y = 2x` (8 F32, x ready on the device), timed as a
  * whole (no clock read per call), so each round gives the mean per call.
+ * Each program first runs 3000 calls, whose mean is printed apart (a TS
+ * handler's first calls run partly unoptimised: the cost of a loop's start).
  * Contenders alternate, 7 rounds × 2000 calls each; a figure is the median
  * over rounds of the round means (min–max beside it).
  *
@@ -17,7 +19,7 @@
  * tail) and the targets on the mean: sync TS ≤ C++ + 2.0 µs on a worker,
  * ≤ C++ + 1.0 µs inline, async TS ≤ sync TS + 2 µs.
  *
- * Run: deno run --allow-ffi --allow-read --allow-write --allow-run --allow-env bench/real_xla_loop.ts [--rounds N] [--calls N]
+ * Run: deno run --allow-ffi --allow-read --allow-write --allow-run --allow-env bench/real_xla_loop.ts [--rounds N] [--calls N] [--warm N]
  *
  * @module
  */
@@ -30,15 +32,22 @@ const arg = (name: string, fallback: number) => {
 };
 const ROUNDS = arg("--rounds", 7);
 const CALLS = arg("--calls", 2000);
+/** Calls of each program before the timed rounds: a TS handler's first few thousand calls run
+ * partly unoptimised (V8 compiles the dispatch and the handler as they get hot), which is reported
+ * beside the rounds rather than mixed into them. */
+const WARM = arg("--warm", 3000);
 
 /** The loop, in the hosted Python: per round, the mean seconds per call of each program. */
 const LOOP = (programs: Record<string, number>) => `
 import time
 x = jnp.asarray(np.arange(8, dtype=np.float32)).block_until_ready()
 progs = {k: program(pid) for k, pid in ${JSON.stringify(programs)}.items()}
-for f in progs.values():
-    for _ in range(200):
+first = {}
+for k, f in progs.items():
+    t = time.perf_counter()
+    for _ in range(${WARM}):
         f(x).block_until_ready()
+    first[k] = (time.perf_counter() - t) / ${WARM}
 means = {k: [] for k in progs}
 for r in range(${ROUNDS}):
     for k, f in progs.items():
@@ -46,7 +55,7 @@ for r in range(${ROUNDS}):
         for _ in range(${CALLS}):
             f(x).block_until_ready()
         means[k].append((time.perf_counter() - t) / ${CALLS})
-result = means
+result = {"means": means, "first": first}
 `;
 
 function stat(xs: number[]): { median: number; min: number; max: number } {
@@ -90,18 +99,20 @@ async function main(): Promise<void> {
     keep.push(p);
     programs[id] = p.id;
   }
+  type Loop = { means: Record<string, number[]>; first: Record<string, number> };
   const w0 = handlerHostStats();
-  const worker = await xla.runPython(LOOP(programs)) as Record<string, number[]>;
+  const { means: worker, first: workerFirst } = await xla.runPython(LOOP(programs)) as Loop;
   const w1 = handlerHostStats();
   const inlinePrograms = { cc_sync: programs.cc_sync!, ts: programs.ts! };
   const i0 = handlerHostStats();
-  const inline = xla.runPythonSync(LOOP(inlinePrograms)) as Record<string, number[]>;
+  const { means: inline, first: inlineFirst } = xla.runPythonSync(LOOP(inlinePrograms)) as Loop;
   const i1 = handlerHostStats();
-  const tsCalls = ROUNDS * CALLS * 2 + 200 * 2;
+  const tsCalls = (ROUNDS * CALLS + WARM) * 2;
 
-  const row = (label: string, xs: number[]) => {
+  const row = (label: string, xs: number[], first: number) => {
     const s = stat(xs);
-    return `${label.padEnd(44)} ${us(s.median).padStart(10)}  (${us(s.min)}–${us(s.max)})`;
+    return `${label.padEnd(44)} ${us(s.median).padStart(10)}  (${us(s.min)}–${us(s.max)}); ` +
+      `first ${WARM} calls ${us(first)}`;
   };
   const m = (xs: number[]) => stat(xs).median;
   const target = (what: string, a: number, b: number, limit: number) => {
@@ -114,16 +125,16 @@ async function main(): Promise<void> {
       `round means, min–max); load average ${await loadAverage(xla)}; jax ${xla.version.jax}`,
   );
   console.log("Python on a worker (runPython):");
-  console.log(row("  C++ ffi.h sync", worker.cc_sync!));
-  console.log(row("  sync TS", worker.ts!));
-  console.log(row("  async TS (await null)", worker.ts_async!));
+  console.log(row("  C++ ffi.h sync", worker.cc_sync!, workerFirst.cc_sync!));
+  console.log(row("  sync TS", worker.ts!, workerFirst.ts!));
+  console.log(row("  async TS (await null)", worker.ts_async!, workerFirst.ts_async!));
   console.log(
     `  JS thread wake-ups per TS call: ${((w1.wakeups - w0.wakeups) / tsCalls).toFixed(3)} ` +
       `(${w1.foreignCalls - w0.foreignCalls} calls from XLA's thread)`,
   );
   console.log("Python on the JS thread (runPythonSync, XLA calls the handler inline):");
-  console.log(row("  C++ ffi.h sync", inline.cc_sync!));
-  console.log(row("  sync TS", inline.ts!));
+  console.log(row("  C++ ffi.h sync", inline.cc_sync!, inlineFirst.cc_sync!));
+  console.log(row("  sync TS", inline.ts!, inlineFirst.ts!));
   console.log(`  calls from another thread: ${i1.foreignCalls - i0.foreignCalls}`);
   console.log(target("worker, sync TS ≤ C++ + 2.0 µs", m(worker.ts!), m(worker.cc_sync!), 2.0));
   console.log(target("inline, sync TS ≤ C++ + 1.0 µs", m(inline.ts!), m(inline.cc_sync!), 1.0));
