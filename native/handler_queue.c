@@ -173,6 +173,27 @@ typedef struct job {
  */
 enum { EARLY_NONE = 0, EARLY_WAITING = 1, EARLY_DONE = 2, EARLY_GONE = 3 };
 
+/*
+ * Callers waiting for a Promise (the settled-early path): counted from before
+ * the job is visible to the JS thread until one side wins the job's
+ * compare-and-swap (the JS side's EARLY_DONE, the caller's EARLY_GONE); the
+ * winner uncounts it. While one waits, the drainer does not linger: it serves
+ * what is queued and returns, so the reactions that settle the Promise run.
+ * A drainer lingering inside a Promise reaction (continueServing) holds back
+ * every microtask queued after that reaction: once two reactions were queued
+ * at once (after a stall of the JS thread), each call's Promise settled only
+ * after the drainer had taken the next call, one call late, and every caller
+ * waited out its whole settle bound (an `await null` handler called from a C
+ * thread: rounds of 5000 calls with a median of 57 µs and 1600 settled early,
+ * against 2.4 µs and 4400-4900).
+ */
+static _Atomic int32_t g_early_waiters;
+
+static void early_begin(job* j) {
+  atomic_store(&j->early, EARLY_WAITING);
+  atomic_fetch_add(&g_early_waiters, 1);
+}
+
 int32_t g_spare_cpus = 1;           /* callers that may spin at once */
 static _Atomic int32_t g_sync_waiting; /* synchronous callers waiting for their result */
 static _Atomic int32_t g_spinners;  /* callers spinning now */
@@ -340,7 +361,10 @@ int32_t host_early_settle(void* waiter, int32_t code, const char* msg) {
   }
   j->early_code = code;
   int32_t s = EARLY_WAITING;
-  if (atomic_compare_exchange_strong(&j->early, &s, EARLY_DONE)) return 1;
+  if (atomic_compare_exchange_strong(&j->early, &s, EARLY_DONE)) {
+    atomic_fetch_sub(&g_early_waiters, 1);
+    return 1;
+  }
   free_job(j); /* the caller returned the pending future: it completes below */
   return 0;
 }
@@ -519,7 +543,11 @@ int32_t xla_ffi_deno_handler_next_job(int32_t done_status, int32_t linger_ns) {
   if (done_status >= 0 && g_cur_job != NULL) xla_ffi_deno_handler_job_done(done_status);
   leave_job_context(); /* a job left without job_done */
   job_unnamed();
-  if (g_early_pending) linger_ns = 0;
+  /* A caller waits for a Promise: its reactions run only once JS returns
+   * (microtasks), and a drainer lingering in a reaction would hold back every
+   * microtask queued after it. */
+  if (g_early_pending || atomic_load_explicit(&g_early_waiters, memory_order_relaxed) > 0)
+    linger_ns = 0;
   if (!atomic_load_explicit(&g_mail.open, memory_order_relaxed)) atomic_store(&g_mail.open, 1);
   for (;;) {
     /* Linger briefly for the next call before giving up the wake-up: callers
@@ -726,7 +754,10 @@ static XLA_FFI_Error* early_wait(job* j, int64_t ns) {
   atomic_fetch_sub(&g_spinners, 1);
   relay_wakes();
   int32_t s = EARLY_WAITING;
-  if (atomic_compare_exchange_strong(&j->early, &s, EARLY_GONE)) return NULL; /* pending */
+  if (atomic_compare_exchange_strong(&j->early, &s, EARLY_GONE)) {
+    atomic_fetch_sub(&g_early_waiters, 1);
+    return NULL; /* pending */
+  }
   /* EARLY_DONE: the job is ours again. */
   atomic_fetch_add_explicit(&g_settled_early, 1, memory_order_relaxed);
   char buf[MSG_CAP];
@@ -797,7 +828,7 @@ XLA_FFI_Error* host_call_async_foreign(int32_t slot, XLA_FFI_CallFrame* f) {
     return NULL;
   }
   int64_t settle_ns = g_slots[slot].settle_ns;
-  if (settle_ns > 0) atomic_store(&j->early, EARLY_WAITING);
+  if (settle_ns > 0) early_begin(j);
   push_locked(j);
   if (!g_q_active) pthread_cond_signal(&g_q_cv);
   pthread_mutex_unlock(&g_q_mu);
@@ -937,9 +968,10 @@ XLA_FFI_Error* host_call_sync_foreign(int32_t slot, XLA_FFI_CallFrame* f) {
   if (r.status == 2 && settle_ns > 0 && (w = calloc(1, sizeof(job))) != NULL) {
     /* The handler returned a Promise: wait for it as an async call does. */
     w->async = 1;
-    atomic_store(&w->early, EARLY_WAITING);
+    early_begin(w);
     XLA_FFI_Error* err = host_pending_future(f, r.token, w);
     if (err != NULL || f->future == NULL) {
+      atomic_fetch_sub(&g_early_waiters, 1);
       free(w);
       return err;
     }
