@@ -279,12 +279,13 @@ static _Atomic(job*) g_js_job;
  * drainer serves the queue first (older calls, so a caller that keeps
  * refilling the box never starves the queued ones), then the box.
  */
-static struct {
+static struct __attribute__((aligned(64))) { /* a line of its own (sizeof 64) */
   _Atomic(job*) box;      /* a synchronous call for the drainer, or NULL */
   _Atomic int32_t open;   /* a drainer serves: it empties the box before it ends */
   _Atomic int32_t seq;    /* bumped by every push and post: the lingering drainer sleeps on it */
   _Atomic int32_t sleeps; /* the lingering drainer sleeps on seq: wake it */
-} g_mail __attribute__((aligned(64)));
+} g_mail;
+_Static_assert(sizeof g_mail == 64, "the mailbox fills its cache line");
 
 static void push_locked(job* j);
 
