@@ -37,7 +37,22 @@ export const BENCH_SYMBOLS = {
     result: "i64",
     nonblocking: true,
   },
+  /** The mean round trip of one cache line between two threads, in ns (-1: no thread). */
+  bench_round_trip_ns: { parameters: ["i64"], result: "f64" },
 } as const satisfies Deno.ForeignLibraryInterface;
+
+/**
+ * The machine's state for hand-off figures, as a line to print: the round
+ * trip of one cache line between two threads (a VM may switch between a fast
+ * and a slow state from one run to the next; every hand-off between CPUs
+ * pays it).
+ */
+export function roundTripLine(lib: BenchLibrary): string {
+  const ns = lib.symbols.bench_round_trip_ns(200_000n);
+  return `CPU-to-CPU round trip of one cache line: ${
+    ns < 0 ? "unavailable" : `${ns.toFixed(0)} ns`
+  }`;
+}
 
 /** The bench library's C sources. */
 export const BENCH_SOURCES: readonly URL[] = [

@@ -28,6 +28,7 @@ import { handlerHostStats } from "../src/handler/mod.ts";
 import { _phaseStop, _setReuse } from "../src/handler/host.ts";
 import { array, CallFrameBuilder, Runtime, scalar } from "../mod.ts";
 import { harness, runThreads } from "../tests/_handler_harness.ts";
+import { openBenchLibrary, roundTripLine } from "./bench_lib.ts";
 import {
   rawCallback,
   rawThreadSafeCallback,
@@ -124,6 +125,11 @@ const PHASES: [number, string][] = [
 }
 
 // P2
+{
+  // The machine's state, which every hand-off between two CPUs pays.
+  using lib = openBenchLibrary();
+  console.log(roundTripLine(lib));
+}
 async function threads(ptr: Deno.PointerValue, n: number, calls: number) {
   const frames = Array.from({ length: n }, () => standardFrame());
   try {

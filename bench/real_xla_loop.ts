@@ -25,6 +25,7 @@
  */
 import { DataType, Ffi, handlerHostStats } from "../mod.ts";
 import { loadAverage, openFloors, openXlaOrSkip } from "./_real_xla_fixture.ts";
+import { openBenchLibrary, roundTripLine } from "./bench_lib.ts";
 
 const arg = (name: string, fallback: number) => {
   const i = Deno.args.indexOf(name);
@@ -124,6 +125,11 @@ async function main(): Promise<void> {
     `mean per call of a plain jax loop (${ROUNDS} rounds × ${CALLS} calls, median of the ` +
       `round means, min–max); load average ${await loadAverage(xla)}; jax ${xla.version.jax}`,
   );
+  {
+    // The machine's state, which every hand-off between two CPUs pays (measured after the loops).
+    using lib = openBenchLibrary();
+    console.log(roundTripLine(lib));
+  }
   console.log("Python on a worker (runPython):");
   console.log(row("  C++ ffi.h sync", worker.cc_sync!, workerFirst.cc_sync!));
   console.log(row("  sync TS", worker.ts!, workerFirst.ts!));

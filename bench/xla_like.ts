@@ -14,7 +14,7 @@
  * @module
  */
 import { harness } from "../tests/_handler_harness.ts";
-import { openBenchLibrary } from "./bench_lib.ts";
+import { openBenchLibrary, roundTripLine } from "./bench_lib.ts";
 import { standardFrame, standardHandler } from "./_handler_fixture.ts";
 
 const arg = (name: string, dflt: number) => {
@@ -50,6 +50,7 @@ console.log(
   `${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC; ` +
     `${ROUNDS} rounds of ${CALLS} calls; frame rewritten before each call, ${GAP_US} µs of other work after it`,
 );
+console.log(roundTripLine(lib));
 console.log("| round | C no-op | TS handler | TS − C | C p90 | TS p90 |");
 console.log("|---:|---:|---:|---:|---:|---:|");
 for (const [i, r] of rows.entries()) {

@@ -8,6 +8,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
+#include <stdatomic.h>
 #include <time.h>
 
 #include "bench.h"
@@ -104,4 +105,55 @@ int64_t bench_drive(void* handler, void* frame, int64_t iters, int32_t threads,
   }
   *ns_per_call = sum / threads;
   return errors;
+}
+
+/*
+ * The machine's state for the hand-off benchmarks: the mean round trip of
+ * one cache line between two threads (each waits for the other's write with
+ * pause), over `iters` round trips. A virtual machine whose vCPUs change
+ * hosts switches between states (this bench's VM: about 0.5 µs and 0.9-1.7
+ * µs), and every hand-off between two CPUs pays it, so the benches print it
+ * beside their figures. Returns ns per round trip, or -1 when no thread
+ * starts.
+ */
+static inline void bench_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ volatile("yield");
+#endif
+}
+
+typedef struct {
+  _Atomic int64_t a __attribute__((aligned(64)));
+  _Atomic int64_t b __attribute__((aligned(64)));
+  int64_t iters;
+} ping_lines;
+
+static void* ping_peer(void* p) {
+  ping_lines* l = p;
+  for (int64_t i = 1; i <= l->iters; i++) {
+    while (atomic_load_explicit(&l->a, memory_order_acquire) != i) bench_relax();
+    atomic_store_explicit(&l->b, i, memory_order_release);
+  }
+  return NULL;
+}
+
+double bench_round_trip_ns(int64_t iters) {
+  static ping_lines l;
+  atomic_store(&l.a, 0);
+  atomic_store(&l.b, 0);
+  l.iters = iters;
+  pthread_t t;
+  if (pthread_create(&t, NULL, ping_peer, &l) != 0) return -1;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (int64_t i = 1; i <= iters; i++) {
+    atomic_store_explicit(&l.a, i, memory_order_release);
+    while (atomic_load_explicit(&l.b, memory_order_acquire) != i) bench_relax();
+  }
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  pthread_join(t, NULL);
+  return ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) /
+         (double)iters;
 }
