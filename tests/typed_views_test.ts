@@ -41,3 +41,40 @@ Deno.test("typed(): the same address, type and size give the same view; anything
     assert.deepEqual([...out], [7, 7, 7, 7]);
   }
 });
+
+Deno.test("typed(): a loop's hundreds of output addresses in turn keep their views", () => {
+  // A jitted call in a loop from a Python worker gets its output at one of about 600 addresses,
+  // each back a few hundred calls later: each address's view is made twice at most.
+  using rt = new Runtime({ threads: 0 });
+  let last: ArrayBufferView | undefined;
+  using keep = Ffi.bind().ret(DataType.F32).to((y) => {
+    last = y.typed();
+  });
+  const ADDRESSES = 600, STRIDE = 0x6c0; // the stride of that loop's outputs
+  const memory = new Uint8Array(ADDRESSES * STRIDE);
+  const pass = () =>
+    Array.from({ length: ADDRESSES }, (_, i) => {
+      using frame = new CallFrameBuilder().ret(
+        new Float32Array(memory.buffer, i * STRIDE, 8),
+      ).build();
+      rt.callSync(keep, frame);
+      return last!;
+    });
+  pass();
+  const second = pass(), third = pass();
+  const same = second.filter((v, i) => v === third[i]).length;
+  assert.ok(same >= 0.9 * ADDRESSES, `${same} of ${ADDRESSES} views kept`);
+  // A view of more than 64 KiB is made anew each time.
+  using big = Ffi.bind().ret(DataType.U8).to((y) => {
+    last = y.typed();
+  });
+  const large = new Uint8Array((64 << 10) + 1);
+  // Other dims each time, so that each call decodes a new buffer (an unchanged one is reused).
+  const views = [[large.length], [1, large.length], [large.length, 1]].map((dims) => {
+    using frame = new CallFrameBuilder().ret(large, dims, DataType.U8).build();
+    rt.callSync(big, frame);
+    return last!;
+  });
+  assert.equal(views[2]!.byteLength, large.byteLength);
+  assert.notEqual(views[2], views[1]);
+});
