@@ -54,6 +54,14 @@ export function standardHandler() {
   });
 }
 
+/** The standard TS handler as an async function that first awaits (its Promise settles in microtasks). */
+export function standardAsyncHandler() {
+  return standardBinding().to(async (_a, _b, _c, _d, _r, alpha, _axes, _mode, n) => {
+    await null;
+    sink += alpha + n;
+  });
+}
+
 const RAW = { parameters: ["pointer"], result: "pointer" } as const;
 
 /** A raw UnsafeCallback of the handler's C signature with an empty body (the baseline). */

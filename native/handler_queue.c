@@ -869,10 +869,13 @@ XLA_FFI_Error* host_call_async_foreign(int32_t slot, XLA_FFI_CallFrame* f) {
     if (big != NULL) used = xla_ffi_deno_handler_flatten_into(f, big, g_flat_cap);
     src = big;
   }
-  /* The job and its flattened frame in one line-aligned block, laid out as a
-   * synchronous call's (sync_call), so the JS thread fetches both at once. */
+  /* The job and its flattened frame in one block, laid out as a synchronous
+   * call's (sync_call), so the JS thread fetches both at once. Not aligned to
+   * a line: glibc serves aligned_alloc from its arena instead of the thread's
+   * cache, and that cost a tenth of the calls 15-20 µs (bench/xla_like.ts,
+   * async p90). */
   size_t bytes = sizeof(job) + (used > 0 ? (size_t)used * sizeof(int64_t) : 0);
-  job* j = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+  job* j = malloc(bytes);
   if (j == NULL) {
     free(big);
     return host_make_error(api, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, "Out of memory");
