@@ -11,6 +11,7 @@ import {
   DataType,
   ErrorCode,
   Ffi,
+  type FfiBuffer,
   FfiError,
   HandlerLibrary,
   Runtime,
@@ -99,15 +100,22 @@ if (scenario === "close") {
     results: [{ dtype: DataType.F32, shape: [1] }],
   });
   assert.equal(y![0], 2);
-} else if (scenario === "handover-edge") {
+} else if (scenario === "handover-edge" || scenario === "handover-edge-async") {
   // A caller on another thread whose next call comes just as the JS thread stops waiting for it
   // (it waits about 30 µs after a call): the call, handed over without the queue's lock, must be
   // served once, neither lost (its caller would wait forever) nor run twice. Gaps from 24 to 36 µs
-  // in 0.1 µs steps put calls inside that moment in every run.
+  // in 0.1 µs steps put calls inside that moment in every run. The async handler's caller does not
+  // wait for its future: a call it handed over is served all the same.
   const { harness, frame } = await import("./_handler_harness.ts");
-  using add = Ffi.bind().arg(DataType.S32).ret(DataType.S32).to((x, out) => {
+  const body = (x: FfiBuffer<DataType.S32>, out: FfiBuffer<DataType.S32>) => {
     out.typed()[0]! += x.typed()[0]!;
-  });
+  };
+  using add = scenario === "handover-edge"
+    ? Ffi.bind().arg(DataType.S32).ret(DataType.S32).to(body)
+    : Ffi.bind().arg(DataType.S32).ret(DataType.S32).to(async (x, out) => {
+      await null;
+      body(x, out);
+    });
   const x = new Int32Array([3]);
   const out = new Int32Array(1);
   using f = frame({
@@ -119,6 +127,10 @@ if (scenario === "close") {
   for (let gapNs = 24_000; gapNs <= 36_000; gapNs += 100) {
     const errors = await harness().hh_run_xla_like(add.pointer, f.pointer, calls, gapNs, r);
     assert.equal(errors, 0, `gap ${gapNs} ns`);
+    // A Promise whose caller stopped waiting settles in a later turn of the event loop.
+    for (let turn = 0; turn < 100 && out[0] !== expected + 3 * calls; turn++) {
+      await new Promise((done) => setTimeout(done, 1));
+    }
     expected += 3 * calls;
     assert.equal(out[0], expected, `gap ${gapNs} ns: every call ran once`);
   }

@@ -573,7 +573,7 @@ Deno.test({
   },
 });
 
-for (const scenario of ["close", "callSync-native", "handover-edge"]) {
+for (const scenario of ["close", "callSync-native", "handover-edge", "handover-edge-async"]) {
   Deno.test(`no deadlock: ${scenario} (in a child process with a timeout)`, async () => {
     const { code, stdout: out, stderr: err } = await runDeno(
       new URL("./_no_deadlock_child.ts", import.meta.url),
