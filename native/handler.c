@@ -178,12 +178,8 @@ static XLA_FFI_Error* slot_entry(int32_t n, XLA_FFI_CallFrame* f) {
     if (status == 2 && xla_inline) return host_refuse_pending(f, ((const int32_t*)g_flat)[XFD_FLAT_TOKEN]);
     const int32_t* h = (const int32_t*)g_flat;
     if (status == 1) {
-      int32_t len = h[XFD_FLAT_MSG_LEN];
-      if (len < 0) len = 0;
-      if (len > MSG_CAP - 1) len = MSG_CAP - 1;
       char msg[MSG_CAP];
-      memcpy(msg, g_msg, (size_t)len);
-      msg[len] = 0;
+      host_copy_message(msg);
       return host_finish(f, 1, h[XFD_FLAT_CODE], msg, 0);
     }
     if (status == 0) return NULL;

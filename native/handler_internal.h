@@ -118,6 +118,10 @@ XFD_INTERNAL XLA_FFI_Error* host_pending_future(XLA_FFI_CallFrame* f, int32_t to
 XFD_INTERNAL XLA_FFI_Error* host_refuse_pending(XLA_FFI_CallFrame* f, int32_t token);
 /* What a call returns to its runtime for a TS result: status 0 ok, 1 error
  * (code, msg), 2 pending (a future completed through `token`), else no host. */
+/* The error message TS wrote with a call's result (g_msg): its length, clamped to MSG_CAP - 1,
+ * and a copy of it, NUL-terminated, into `msg` (MSG_CAP bytes; returns the length). */
+XFD_INTERNAL int32_t host_message_len(void);
+XFD_INTERNAL int32_t host_copy_message(char* msg);
 XFD_INTERNAL XLA_FFI_Error* host_finish(XLA_FFI_CallFrame* f, int32_t status, int32_t code,
                                         const char* msg, int32_t token);
 

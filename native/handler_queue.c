@@ -41,18 +41,26 @@ void* xla_ffi_deno_handler_slot_pointer(int32_t i);
 _Atomic(thread_cb_t) g_thread_cb;
 static _Atomic int64_t g_wakeups, g_foreign_calls, g_settled_early;
 
+int32_t host_message_len(void) {
+  int32_t len = ((const int32_t*)g_flat)[XFD_FLAT_MSG_LEN];
+  return len < 0 ? 0 : len > MSG_CAP - 1 ? MSG_CAP - 1 : len;
+}
+
+int32_t host_copy_message(char* msg) {
+  int32_t len = host_message_len();
+  memcpy(msg, g_msg, (size_t)len);
+  msg[len] = 0;
+  return len;
+}
+
 /* Copies the result TS wrote into the flat buffer into a thread's result. */
 void xla_ffi_deno_handler_put_result(void* result) {
   call_result* r = (call_result*)result;
   if (r == NULL || g_flat == NULL) return;
   const int32_t* h = (const int32_t*)g_flat;
   r->code = h[XFD_FLAT_CODE];
-  r->len = h[XFD_FLAT_MSG_LEN];
   r->token = h[XFD_FLAT_TOKEN];
-  if (r->len < 0) r->len = 0;
-  if (r->len > MSG_CAP - 1) r->len = MSG_CAP - 1;
-  memcpy(r->msg, g_msg, (size_t)r->len);
-  r->msg[r->len] = 0;
+  r->len = host_copy_message(r->msg);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -714,13 +722,8 @@ void xla_ffi_deno_handler_job_done(int32_t status) {
   /* The result goes into the job's first line, which the caller waits on; only a message goes
    * to the caller's result (another line). */
   const int32_t* h = (const int32_t*)g_flat;
-  int32_t len = h[XFD_FLAT_MSG_LEN];
-  if (len < 0) len = 0;
-  if (len > MSG_CAP - 1) len = MSG_CAP - 1;
-  if (len > 0) {
-    memcpy(j->result->msg, g_msg, (size_t)len);
-    j->result->msg[len] = 0;
-  }
+  int32_t len = host_message_len();
+  if (len > 0) host_copy_message(j->result->msg);
   j->res_code = h[XFD_FLAT_CODE];
   j->res_len = len;
   j->res_token = h[XFD_FLAT_TOKEN];
