@@ -9,6 +9,11 @@
  * over rounds of the round means (min–max beside it).
  *
  * - C++ `ffi.h` sync handler (XLA's own floor, bench/native/scale_jaxlib.cc);
+ * - the same run by one other thread, which spins 20 µs for the next call and
+ *   then sleeps, its caller spinning 3 µs and then yielding (the floor of the
+ *   two hand-offs between threads a call served by the JS thread pays), and a
+ *   C++ handler returning an available `ffi::Future` (what XLA itself charges
+ *   for an async handler);
  * - sync TS handler (`x.typed()`, `y.typed()`), Python on a worker
  *   (`runPython`: XLA calls it from its own thread, the JS thread serves it);
  * - the same with Python on the JS thread (`runPythonSync`: XLA calls it
@@ -82,11 +87,15 @@ async function main(): Promise<void> {
   await xla.register("loop.ts", ts);
   await xla.register("loop.ts_async", tsAsync);
   await xla.register("loop.cc_sync", floors.handler("bench_cc_sync"));
+  await xla.register("loop.cc_handoff", floors.handler("bench_cc_handoff"));
+  await xla.register("loop.cc_ready", floors.handler("bench_cc_ready"));
   const programs: Record<string, number> = {};
   const keep = [];
   for (
     const [id, target, attrs] of [
       ["cc_sync", "loop.cc_sync", ", alpha=np.float32(2)"],
+      ["cc_handoff", "loop.cc_handoff", ", alpha=np.float32(2)"],
+      ["cc_ready", "loop.cc_ready", ", alpha=np.float32(2)"],
       ["ts", "loop.ts", ""],
       ["ts_async", "loop.ts_async", ""],
     ] as const
@@ -116,11 +125,11 @@ async function main(): Promise<void> {
       `first ${WARM} calls ${us(first)}`;
   };
   const m = (xs: number[]) => stat(xs).median;
-  const target = (what: string, a: number, b: number, limit: number) => {
-    const d = (a - b) * 1e6;
-    return `target: ${what}: ${d >= 0 ? "+" : "−"}${Math.abs(d).toFixed(2)} µs, ` +
-      `${d <= limit ? "met" : "not met"}`;
-  };
+  /** a − b in µs, signed. */
+  const over = (a: number, b: number) =>
+    `${a >= b ? "+" : "−"}${Math.abs((a - b) * 1e6).toFixed(2)} µs`;
+  const target = (what: string, a: number, b: number, limit: number) =>
+    `target: ${what}: ${over(a, b)}, ${(a - b) * 1e6 <= limit ? "met" : "not met"}`;
   console.log(
     `mean per call of a plain jax loop (${ROUNDS} rounds × ${CALLS} calls, median of the ` +
       `round means, min–max); load average ${await loadAverage(xla)}; jax ${xla.version.jax}`,
@@ -132,6 +141,10 @@ async function main(): Promise<void> {
   }
   console.log("Python on a worker (runPython):");
   console.log(row("  C++ ffi.h sync", worker.cc_sync!, workerFirst.cc_sync!));
+  console.log(
+    row("  C++ ffi.h sync, run by another thread", worker.cc_handoff!, workerFirst.cc_handoff!),
+  );
+  console.log(row("  C++ ffi.h, available future", worker.cc_ready!, workerFirst.cc_ready!));
   console.log(row("  sync TS", worker.ts!, workerFirst.ts!));
   console.log(row("  async TS (await null)", worker.ts_async!, workerFirst.ts_async!));
   console.log(
@@ -142,6 +155,12 @@ async function main(): Promise<void> {
   console.log(row("  C++ ffi.h sync", inline.cc_sync!, inlineFirst.cc_sync!));
   console.log(row("  sync TS", inline.ts!, inlineFirst.ts!));
   console.log(`  calls from another thread: ${i1.foreignCalls - i0.foreignCalls}`);
+  // What no handler served by another thread avoids, and what XLA charges for a future.
+  console.log(
+    `floors: C++ run by another thread ${over(m(worker.cc_handoff!), m(worker.cc_sync!))} ` +
+      `over C++ (sync TS ${over(m(worker.ts!), m(worker.cc_handoff!))} over it); an available ` +
+      `future ${over(m(worker.cc_ready!), m(worker.cc_sync!))} over C++`,
+  );
   console.log(target("worker, sync TS ≤ C++ + 2.0 µs", m(worker.ts!), m(worker.cc_sync!), 2.0));
   console.log(target("inline, sync TS ≤ C++ + 1.0 µs", m(inline.ts!), m(inline.cc_sync!), 1.0));
   console.log(
