@@ -9,11 +9,14 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "xla_ffi.h"
 
@@ -706,6 +709,95 @@ int32_t hh_run_threads(void* const* handlers, void* const* frames, int32_t n, in
   out[2] = (double)errors;
   free(lat);
   return (int32_t)errors;
+}
+
+/* ---------------------------------------------------------------------- */
+/* A caller sharing the JS thread's CPU                                    */
+/* ---------------------------------------------------------------------- */
+
+/* Whether sched_getcpu reads memory rather than making a system call (as the
+ * handler host decides whether to compare CPUs: x86-64, or glibc's rseq). */
+extern const unsigned int __rseq_size __attribute__((weak));
+
+int32_t hh_cpu_read_cheap(void) {
+#if defined(__x86_64__)
+  return 1;
+#else
+  return &__rseq_size != NULL && __rseq_size > 0;
+#endif
+}
+
+/* The CPU the calling thread runs on now, and how many CPUs it may use. */
+int32_t hh_current_cpu(void) { return sched_getcpu(); }
+
+int32_t hh_cpu_count(void) {
+  cpu_set_t m;
+  return sched_getaffinity(0, sizeof m, &m) == 0 ? CPU_COUNT(&m) : -1;
+}
+
+/* Whether the calling thread may use exactly the CPUs of the mask saved by hh_pin_self. */
+static cpu_set_t g_saved_mask;
+
+int32_t hh_affinity_restored(void) {
+  cpu_set_t m;
+  return sched_getaffinity(0, sizeof m, &m) == 0 && CPU_EQUAL(&m, &g_saved_mask);
+}
+
+/* Gives the calling thread the CPUs saved by hh_pin_self again. */
+int32_t hh_unpin_self(void) { return sched_setaffinity(0, sizeof g_saved_mask, &g_saved_mask); }
+
+/* Pins the calling thread to `cpu`, saving the CPUs it may use; returns its thread id, or -1. */
+int32_t hh_pin_self(int32_t cpu) {
+  cpu_set_t one;
+  if (sched_getaffinity(0, sizeof g_saved_mask, &g_saved_mask) != 0) return -1;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  if (sched_setaffinity(0, sizeof one, &one) != 0) return -1;
+  return (int32_t)syscall(SYS_gettid);
+}
+
+typedef struct {
+  void* handler;
+  XLA_FFI_CallFrame* frame;
+  int32_t calls, cpu, tid, release_after;
+  int64_t errors;
+} pinned_job;
+
+static void* pinned_main(void* p) {
+  pinned_job* j = p;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(j->cpu, &one);
+  if (sched_setaffinity(0, sizeof one, &one) != 0) {
+    j->errors = -1;
+    return NULL;
+  }
+  for (int32_t i = 0; i < j->calls; i++) {
+    /* The pinned thread `tid` may use its CPUs again; the kernel leaves it where it runs. */
+    if (i == j->release_after) sched_setaffinity(j->tid, sizeof g_saved_mask, &g_saved_mask);
+    j->frame->future = NULL;
+    XLA_FFI_Error* e = ((XLA_FFI_Handler*)j->handler)(j->frame);
+    if (e) {
+      j->errors++;
+      hh_error_destroy(e);
+    }
+  }
+  return NULL;
+}
+
+/*
+ * Calls a synchronous handler `calls` times from one thread pinned to `cpu`;
+ * before call `release_after` it gives thread `tid` (pinned with
+ * hh_pin_self) the CPUs it had again. Returns the failed calls (-1: the
+ * thread could not be pinned).
+ */
+int32_t hh_run_pinned(void* handler, void* frame, int32_t calls, int32_t cpu, int32_t tid,
+                      int32_t release_after) {
+  pinned_job j = {handler, frame, calls, cpu, tid, release_after, 0};
+  pthread_t th;
+  if (pthread_create(&th, NULL, pinned_main, &j) != 0) return -1;
+  pthread_join(th, NULL);
+  return (int32_t)j.errors;
 }
 
 /*

@@ -554,8 +554,10 @@ export function _slotPointer(slot: number): Deno.PointerObject {
  * runtime, future completions that failed (each also reported on stderr),
  * calls served from other threads and the wake-ups of the JS thread they
  * needed, async calls from other threads whose Promise settled while the
- * caller waited (`settledEarly`: it got an available future), and entry points kept out of reuse because a runtime registered
- * them by name (`registeredEntryPoints`).
+ * caller waited (`settledEarly`: it got an available future), moves of the
+ * JS thread off the CPU of the one thread calling it, where the scheduler
+ * had put both (`cpuMoves`), and entry points kept out of reuse because a
+ * runtime registered them by name (`registeredEntryPoints`).
  *
  * @example
  * ```ts ignore
@@ -570,9 +572,10 @@ export function handlerHostStats(): {
   foreignCalls: number;
   wakeups: number;
   settledEarly: number;
+  cpuMoves: number;
   registeredEntryPoints: number;
 } {
-  const foreign = new Float64Array(3);
+  const foreign = new Float64Array(4);
   if (lib !== undefined) {
     drainDeadStates();
     lib.xla_ffi_deno_handler_foreign_stats(foreign);
@@ -586,6 +589,7 @@ export function handlerHostStats(): {
     foreignCalls: foreign[0]!,
     wakeups: foreign[1]!,
     settledEarly: foreign[2]!,
+    cpuMoves: foreign[3]!,
     registeredEntryPoints: native().xla_ffi_deno_handler_pinned_count(),
   };
 }
