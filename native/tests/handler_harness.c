@@ -727,13 +727,8 @@ int32_t hh_cpu_read_cheap(void) {
 #endif
 }
 
-/* The CPU the calling thread runs on now, and how many CPUs it may use. */
+/* The CPU the calling thread runs on now. */
 int32_t hh_current_cpu(void) { return sched_getcpu(); }
-
-int32_t hh_cpu_count(void) {
-  cpu_set_t m;
-  return sched_getaffinity(0, sizeof m, &m) == 0 ? CPU_COUNT(&m) : -1;
-}
 
 /* Whether the calling thread may use exactly the CPUs of the mask saved by hh_pin_self. */
 static cpu_set_t g_saved_mask;
