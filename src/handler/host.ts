@@ -121,6 +121,10 @@ function init(): void {
 
 let auxBytes: Uint8Array;
 let loopHolds = 0;
+/** The thread-safe callback is ref'ed (holds the event loop). */
+let loopRefd = false;
+/** Completions running now ({@link complete}): the loop's ref is dropped when the last ends. */
+let completing = 0;
 let draining = false;
 /** This thread serves queued calls now (the drainer, or a chain continuing it). */
 let serving = false;
@@ -190,11 +194,31 @@ function continueServing(): void {
  */
 export function _holdLoop(delta: number): void {
   if (lib === undefined) return;
-  const before = loopHolds;
   loopHolds += delta;
-  if (before === 0 && loopHolds > 0) threadCb.ref();
-  else if (before > 0 && loopHolds <= 0) {
+  if (loopHolds > 0) {
+    if (!loopRefd) {
+      loopRefd = true;
+      threadCb.ref();
+    }
+  } else {
     loopHolds = 0;
+    if (loopRefd && completing === 0) {
+      loopRefd = false;
+      threadCb.unref();
+    }
+  }
+}
+
+/**
+ * Drops the loop's ref if nothing holds it, after a completion: inside one
+ * (`completing`), the ref is kept, because the completion goes on to serve
+ * the next call (continueServing), and an async handler called in a loop
+ * holds the loop again at once; each ref and unref is an op (0.1 µs for the
+ * pair), saved on every call that way.
+ */
+function releaseLoopIfIdle(): void {
+  if (loopHolds === 0 && loopRefd && completing === 0) {
+    loopRefd = false;
     threadCb.unref();
   }
 }
@@ -436,7 +460,6 @@ function drainDeadStates(): void {
  */
 const tokenUses = new Uint32Array(65536);
 let nextUse = 0;
-
 /**
  * Completes use `use` of `token` once, whatever the future or thenable does
  * (calls both callbacks, one twice, or throws after calling one): later
@@ -461,6 +484,17 @@ function finish(
  * throws: it runs in Promise reactions, where a throw would end the process.
  */
 function complete(token: number, failed: boolean, error: unknown): void {
+  completing++;
+  try {
+    completeHeld(token, failed, error);
+  } finally {
+    completing--;
+    releaseLoopIfIdle();
+  }
+}
+
+/** {@link complete}, with the loop's ref kept until it returns. */
+function completeHeld(token: number, failed: boolean, error: unknown): void {
   _holdLoop(-1);
   let code = 0;
   let written = 0;
