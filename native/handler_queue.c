@@ -436,6 +436,10 @@ int32_t host_early_settle(void* waiter, int32_t code, const char* msg) {
   int32_t s = EARLY_WAITING;
   if (atomic_compare_exchange_strong(&j->early, &s, EARLY_DONE)) {
     atomic_fetch_sub(&g_early_waiters.n, 1);
+    /* Counted here, on the thread that settles (the JS thread, but for a Promise settled before
+     * its synchronous caller registered it): the count shares a line with the JS thread's count
+     * of calls, and the caller's increment took that line from the JS thread every async call. */
+    atomic_fetch_add_explicit(&g_settled_early, 1, memory_order_relaxed);
     return 1;
   }
   free_job(j); /* the caller returned the pending future: it completes below */
@@ -945,8 +949,7 @@ static XLA_FFI_Error* early_wait(job* j, int64_t ns) {
     atomic_fetch_sub(&g_early_waiters.n, 1);
     return NULL; /* pending */
   }
-  /* EARLY_DONE: the job is ours again. */
-  atomic_fetch_add_explicit(&g_settled_early, 1, memory_order_relaxed);
+  /* EARLY_DONE: the job is ours again (host_early_settle counted it). */
   char buf[MSG_CAP];
   if (host_complete_future(j->api, j->future, j->early_code,
                            j->early_msg != NULL ? j->early_msg : "", buf, sizeof buf))
