@@ -78,3 +78,26 @@ Deno.test("typed(): a loop's hundreds of output addresses in turn keep their vie
   assert.equal(views[2]!.byteLength, large.byteLength);
   assert.notEqual(views[2], views[1]);
 });
+
+Deno.test("typed(): a view a handler detached is made anew, in later calls of the same buffer too", () => {
+  using rt = new Runtime({ threads: 0 });
+  let calls = 0;
+  // Each call writes 2x into y through its view; the first call then detaches that view's
+  // buffer (ArrayBuffer.prototype.transfer moves the memory to a new ArrayBuffer).
+  using h = Ffi.bind().arg(DataType.F32).ret(DataType.F32).to((x, y) => {
+    const a = x.typed(), b = y.typed();
+    for (let i = 0; i < b.length; i++) b[i] = 2 * a[i]!;
+    if (calls++ === 0) (b.buffer as ArrayBuffer).transfer();
+  });
+  const x = new Float32Array([1, 2, 3, 4]);
+  const y = new Float32Array(4);
+  // One frame, called again and again: the same buffers, the decoder's reused FfiBuffers.
+  using frame = new CallFrameBuilder().arg(x).ret(y).build();
+  for (let k = 1; k <= 3; k++) {
+    y.fill(0);
+    x.set([k, k + 1, k + 2, k + 3]);
+    rt.callSync(h, frame);
+    assert.deepEqual([...y], [2 * k, 2 * k + 2, 2 * k + 4, 2 * k + 6], `call ${k}`);
+  }
+  assert.equal(calls, 3);
+});

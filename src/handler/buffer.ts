@@ -98,7 +98,10 @@ export class FfiBuffer<D extends DataType = DataType> {
    * such a buffer to a kernel launch, or copy it with the CUDA bindings.
    */
   typed(): TypedArrayOf<D> {
-    if (this.#view === undefined) {
+    // A view made before is handed out again unless a handler detached its ArrayBuffer
+    // (`view.buffer.transfer()`): a detached view has no bytes, and the buffer still has them.
+    const made = this.#view;
+    if (made === undefined || (made.byteLength === 0 && this.byteSize !== 0)) {
       const bytes = this.byteSize;
       const data = this.data;
       const why = _deviceMemoryCheck !== undefined && data !== 0 && bytes > 0
