@@ -424,6 +424,34 @@ Deno.test("ffiCall's result storage: results carved from shared buffers never ov
   }
 });
 
+Deno.test("ffiCall: a result whose buffer the caller transferred leaves later calls their own storage", async () => {
+  using rt = new Runtime({ threads: 0 });
+  using copy = Ffi.bind().arg(DataType.F32).ret(DataType.F32).to((x, y) => {
+    y.typed().set(x.typed());
+  });
+  const call = async (v: number[]) =>
+    (await rt.ffiCall(copy, {
+      args: [new Float32Array(v)],
+      results: [{ dtype: DataType.F32, shape: [v.length] }],
+    }))[0] as Float32Array;
+  const a = await call([1, 2]);
+  // What postMessage(a, [a.buffer]) does: the buffer (shared with other small results) moves.
+  const moved = structuredClone(a, { transfer: [a.buffer as ArrayBuffer] });
+  assert.deepEqual([...moved], [1, 2]);
+  assert.equal(a.length, 0);
+  // Later calls carve their results from a new buffer (before, every later call threw
+  // "Cannot perform Construct on a detached ArrayBuffer").
+  const b = await call([3, 4]);
+  const c = await call([5, 6, 7]);
+  assert.deepEqual([...b], [3, 4]);
+  assert.deepEqual([...c], [5, 6, 7]);
+  assert.notEqual(b.buffer, a.buffer);
+  // A copy is the way to hand one result over on its own: the others keep their bytes.
+  const alone = structuredClone(b.slice(), { transfer: [] });
+  assert.deepEqual([...alone], [3, 4]);
+  assert.deepEqual([...c], [5, 6, 7]);
+});
+
 Deno.test("ffiCall: repeated calls whose handler leaves a pending future each await their own", async () => {
   using lib = openTestHandlers();
   using rt = new Runtime({ threads: 1 });

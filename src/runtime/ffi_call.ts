@@ -626,7 +626,9 @@ export function _resultStorage(bytes: number, what = "result"): Uint8Array {
 
 /** Where `bytes` bytes (at most a quarter of the arena) start in {@link arena}, set to the current one. */
 function carve(bytes: number): number {
-  if (arena === null || arenaUsed + bytes > ARENA_BYTES) {
+  // A caller may have transferred a result's buffer (postMessage, ArrayBuffer.transfer), which
+  // detaches the whole arena: later results go to a new one.
+  if (arena === null || arenaUsed + bytes > ARENA_BYTES || arena.detached) {
     arena = new ArrayBuffer(ARENA_BYTES);
     arenaUsed = 0;
   }

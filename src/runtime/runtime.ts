@@ -978,7 +978,9 @@ export class Runtime implements FfiHost {
    * are copied to device buffers, the results allocated there and copied
    * back once the runtime's stream is done, and the buffers freed. Results
    * of up to 16 KiB are views into buffers shared with other results (each
-   * its own bytes; transferring a result's `buffer` would detach the others).
+   * its own bytes, as Node's small Buffers share a pool): transferring a
+   * result's `buffer` (`postMessage(r, [r.buffer])`) detaches the others in
+   * it, so transfer a copy (`r.slice()`); later calls use a new buffer.
    *
    * @example
    * ```ts
