@@ -142,6 +142,7 @@ Deno.test({
       served.push(h.hh_current_cpu());
     });
     using f = frame({});
+    const busyBefore = runnableThreads() > navigator.hardwareConcurrency;
     const moves0 = handlerHostStats().cpuMoves;
     // The JS thread and the caller both pinned to `cpu`; before call 200 the caller gives the
     // JS thread its CPUs back, which leaves it where it is, sharing that CPU.
@@ -164,8 +165,10 @@ Deno.test({
     // (over 150 in 7 of 9 runs).
     const shared = served.slice(200).filter((c) => c === cpu).length;
     const moves = handlerHostStats().cpuMoves - moves0;
-    // It moves only while a CPU is idle: beside other busy work it stays, as it must.
-    const busy = moves === 0 && runnableThreads() > navigator.hardwareConcurrency;
+    // It moves only while a CPU is idle: beside other busy work it stays, as it must, and a
+    // machine that was busy before or after the calls may have refused some of its moves (with
+    // other processes running, 567 shared after 2 moves in one run).
+    const busy = busyBefore || runnableThreads() > navigator.hardwareConcurrency;
     if (!busy) {
       assert.ok(
         shared <= 150,
