@@ -411,3 +411,93 @@ int32_t xla_ffi_deno_runtime_call_threads(xrt_call* c, XLA_FFI_Handler* h, int32
   call_free(c);
   return started == threads ? 0 : -1;
 }
+
+/*
+ * Gates: the memory of the typed arrays a call in flight reads and writes,
+ * kept alive until the call ends. A frame holds its arrays' addresses, and
+ * JS code that runs while the call is in flight (on the pool, on runtime
+ * threads, or waiting for a handler's future) may detach an array
+ * (ArrayBuffer.prototype.transfer, a postMessage transfer), which can free
+ * its memory under the call. Deno keeps the backing store of every buffer
+ * argument of a nonblocking FFI call alive until the call returns, so the
+ * JS side makes one nonblocking xla_ffi_deno_gate_hold call with the arrays
+ * (eight a call) that returns only once the gate is closed, after the call
+ * ended. refs counts the JS side and each hold issued; the last to leave
+ * frees the gate (a hold may start on its thread after the gate closed).
+ */
+typedef struct xrt_gate {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int open;
+  int refs;
+} xrt_gate;
+
+xrt_gate* xla_ffi_deno_gate_new(void) {
+  xrt_gate* g = calloc(1, sizeof *g);
+  if (!g) return NULL;
+  pthread_mutex_init(&g->mu, NULL);
+  pthread_cond_init(&g->cv, NULL);
+  g->open = 1;
+  g->refs = 1;
+  return g;
+}
+
+/* One holder fewer; frees the gate after the last. */
+static void gate_leave_locked(xrt_gate* g) {
+  int last = --g->refs == 0;
+  pthread_mutex_unlock(&g->mu);
+  if (last) {
+    pthread_cond_destroy(&g->cv);
+    pthread_mutex_destroy(&g->mu);
+    free(g);
+  }
+}
+
+/** Counts a hold about to be issued (JS thread, before the nonblocking call). */
+void xla_ffi_deno_gate_enter(xrt_gate* g) {
+  pthread_mutex_lock(&g->mu);
+  g->refs++;
+  pthread_mutex_unlock(&g->mu);
+}
+
+/** Uncounts a hold that could not be issued. */
+void xla_ffi_deno_gate_leave(xrt_gate* g) {
+  pthread_mutex_lock(&g->mu);
+  gate_leave_locked(g);
+}
+
+/** Nonblocking from JS: returns once the gate is closed; its buffers are Deno's to keep alive. */
+void xla_ffi_deno_gate_hold(xrt_gate* g, void* b0, void* b1, void* b2, void* b3, void* b4,
+                            void* b5, void* b6, void* b7) {
+  (void)b0, (void)b1, (void)b2, (void)b3, (void)b4, (void)b5, (void)b6, (void)b7;
+  pthread_mutex_lock(&g->mu);
+  while (g->open) pthread_cond_wait(&g->cv, &g->mu);
+  gate_leave_locked(g);
+}
+
+/** The call ended: every hold returns (and lets its buffers go). */
+void xla_ffi_deno_gate_close(xrt_gate* g) {
+  pthread_mutex_lock(&g->mu);
+  g->open = 0;
+  pthread_cond_broadcast(&g->cv);
+  gate_leave_locked(g);
+}
+
+/* xla_ffi_deno_runtime_call_run, with eight arrays (or NULL) the call uses: made nonblocking from
+ * JS, it keeps their memory alive until the call returns, as a gate's hold does, at no extra
+ * call. */
+XLA_FFI_Error* xla_ffi_deno_runtime_call_run_held(xrt_call* c, XLA_FFI_Handler* h, void* b0,
+                                                  void* b1, void* b2, void* b3, void* b4, void* b5,
+                                                  void* b6, void* b7) {
+  (void)b0, (void)b1, (void)b2, (void)b3, (void)b4, (void)b5, (void)b6, (void)b7;
+  return xla_ffi_deno_runtime_call_run(c, h);
+}
+
+/* xla_ffi_deno_runtime_call_threads, with eight arrays kept alive as call_run_held's. */
+int32_t xla_ffi_deno_runtime_call_threads_held(xrt_call* c, XLA_FFI_Handler* h, int32_t threads,
+                                               int64_t iterations, int64_t* out, char* msg,
+                                               int32_t msg_cap, void* b0, void* b1, void* b2,
+                                               void* b3, void* b4, void* b5, void* b6, void* b7) {
+  (void)b0, (void)b1, (void)b2, (void)b3, (void)b4, (void)b5, (void)b6, (void)b7;
+  return xla_ffi_deno_runtime_call_threads(c, h, threads, iterations, out, msg, msg_cap);
+}

@@ -676,6 +676,35 @@ for (
   });
 }
 
+for (
+  const [mode, what, message] of [
+    ["pool", "Runtime.call on the pool", "result 0"],
+    ["threads", "Runtime.callOnThreads", "result 0"],
+    ["ffi", "Runtime.ffiCall of a native handler whose future its task completes", "argument 0"],
+  ] as const
+) {
+  Deno.test(`an array detached while ${what} runs: no crash, the call fails naming it`, async () => {
+    // Before the call kept its arrays' memory alive, each of these ended the child with SIGSEGV.
+    const r = await runDeno(new URL("./_detach_in_flight_child.ts", import.meta.url), [mode], {
+      timeoutMs: 60_000,
+    });
+    assert.equal(r.code, 0, `exit code ${r.code} (139: a crash)\n${r.stderr}`);
+    assert.equal(
+      r.stdout.trim(),
+      `rejected: ${message}: its ArrayBuffer was detached (transferred) while the call ran; ` +
+        "the call read and wrote its old memory, and its data is lost",
+    );
+  });
+}
+
+Deno.test("a call whose arrays stay attached while it runs is unaffected by keeping them", async () => {
+  const r = await runDeno(new URL("./_detach_in_flight_child.ts", import.meta.url), ["untouched"], {
+    timeoutMs: 60_000,
+  });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout.trim(), "resolved; y[0] = 2");
+});
+
 Deno.test("hints: an attribute given as a plain number to an f32 handler names scalar()", async () => {
   using rt = new Runtime({ threads: 1 });
   using h = Ffi.bind().arg(D.F32, 1).ret(D.F32, 1).attr("alpha", "f32").to(() => {});

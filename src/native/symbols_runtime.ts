@@ -42,6 +42,23 @@ export const RUNTIME_SYMBOLS = {
     result: "pointer",
     nonblocking: true,
   },
+  /** (c, h, eight arrays or null, kept alive until it returns) → XLA_FFI_Error* */
+  xla_ffi_deno_runtime_call_run_held: {
+    parameters: [
+      "pointer",
+      "pointer",
+      "buffer",
+      "buffer",
+      "buffer",
+      "buffer",
+      "buffer",
+      "buffer",
+      "buffer",
+      "buffer",
+    ],
+    result: "pointer",
+    nonblocking: true,
+  },
   /** (c, h, out) → int32_t */
   xla_ffi_deno_runtime_call_begin: { parameters: ["pointer", "pointer", "buffer"], result: "i32" },
   /** (rt, h, fr, out) → int32_t */
@@ -51,11 +68,57 @@ export const RUNTIME_SYMBOLS = {
   },
   /** (c) → XLA_FFI_Error* */
   xla_ffi_deno_runtime_call_finish: { parameters: ["pointer"], result: "pointer" },
+  /** () → xrt_gate* (NULL: out of memory) */
+  xla_ffi_deno_gate_new: { parameters: [], result: "pointer" },
+  /** (g) → void */
+  xla_ffi_deno_gate_enter: { parameters: ["pointer"], result: "void" },
+  /** (g) → void */
+  xla_ffi_deno_gate_leave: { parameters: ["pointer"], result: "void" },
+  /** (g, eight arrays or null) → void, once the gate is closed (Deno keeps the arrays alive till then) */
+  xla_ffi_deno_gate_hold: {
+    parameters: [
+      "pointer",
+      "buffer",
+      "buffer",
+      "buffer",
+      "buffer",
+      "buffer",
+      "buffer",
+      "buffer",
+      "buffer",
+    ],
+    result: "void",
+    nonblocking: true,
+  },
+  /** (g) → void */
+  xla_ffi_deno_gate_close: { parameters: ["pointer"], result: "void" },
   /** (fn) → void */
   xla_ffi_deno_runtime_set_notify: { parameters: ["pointer"], result: "void" },
   /** (c, h, threads, iterations, out, msg, msg_cap) → int32_t */
   xla_ffi_deno_runtime_call_threads: {
     parameters: ["pointer", "pointer", "i32", "i64", "buffer", "buffer", "i32"],
+    result: "i32",
+    nonblocking: true,
+  },
+  /** (c, h, threads, iterations, out, msg, msg_cap, eight arrays or null) → int32_t */
+  xla_ffi_deno_runtime_call_threads_held: {
+    parameters: [
+      "pointer",
+      "pointer",
+      "i32",
+      "i64",
+      "buffer",
+      "buffer",
+      "i32",
+      "buffer",
+      "buffer",
+      "buffer",
+      "buffer",
+      "buffer",
+      "buffer",
+      "buffer",
+      "buffer",
+    ],
     result: "i32",
     nonblocking: true,
   },

@@ -829,18 +829,32 @@ export class Runtime implements FfiHost {
     hint: "builder" | "attrs",
   ): Promise<void> {
     let err: Deno.PointerObject | null;
+    // JS code runs while the call is in flight: the memory of the frame's arrays stays alive until
+    // it ends, whatever that code does to them, for handlers whose own threads may use it (a call
+    // on the pool, a native handler's future completed by its threads); held before the first
+    // await, in the caller's turn. Not for a TS handler whose Promise is pending on this thread:
+    // a hold costs a nonblocking FFI call (about 18 µs a call; the async TS round trip is 2 µs).
+    // On the pool, the call itself keeps its first eight arrays.
+    const release = begun ? (_isTsEntry(fn) ? null : frame._retainHost()) : frame._retainHost(8);
     try {
       if (begun) {
         await _awaitBegun(snap);
         err = native().xla_ffi_deno_runtime_call_finish(snap);
       } else {
-        err = await native().xla_ffi_deno_runtime_call_run(snap, fn);
+        err = await native().xla_ffi_deno_runtime_call_run_held(snap, fn, ...frame._heldViews());
       }
     } catch (e) {
       _closeCall(mark);
       throw e;
     } finally {
+      release?.();
       this.#ended(frame, inst);
+    }
+    const lost = frame._lostDuringCall();
+    if (lost !== undefined) {
+      if (err !== null) _takeError(err);
+      _closeCall(mark);
+      throw lost;
     }
     this.#settle(err, target, frame, mark, hint);
   }
@@ -913,9 +927,12 @@ export class Runtime implements FfiHost {
     let rc: number;
     const guard = frame._guard;
     const mark = _openCall();
+    // JS code runs while the threads call: the frame's arrays stay alive until they are done (the
+    // call keeps the first eight itself).
+    const release = frame._retainHost(8);
     try {
       if (guard !== null) guard.before();
-      rc = await native().xla_ffi_deno_runtime_call_threads(
+      rc = await native().xla_ffi_deno_runtime_call_threads_held(
         snap,
         fn,
         threads,
@@ -923,14 +940,21 @@ export class Runtime implements FfiHost {
         out,
         msg,
         msg.length,
+        ...frame._heldViews(),
       );
     } catch (e) {
       _closeCall(mark);
       throw e;
     } finally {
+      release?.();
       this.#inflight--;
       frame._inflight--;
       if (inst) inst._inflight--;
+    }
+    const lost = frame._lostDuringCall();
+    if (lost !== undefined) {
+      _closeCall(mark);
+      throw lost;
     }
     const result: ThreadCallResult = { ok: Number(out[0]), failed: Number(out[1]) };
     let first: FfiError | undefined;
