@@ -42,7 +42,7 @@ export const RUNTIME_SYMBOLS = {
     result: "pointer",
     nonblocking: true,
   },
-  /** (c, h, eight arrays or null, kept alive until it returns) → XLA_FFI_Error* */
+  /** (c, h, b0, b1, b2, b3, b4, b5, b6, b7) → XLA_FFI_Error* (b: arrays kept alive, or null) */
   xla_ffi_deno_runtime_call_run_held: {
     parameters: [
       "pointer",
@@ -74,7 +74,7 @@ export const RUNTIME_SYMBOLS = {
   xla_ffi_deno_gate_enter: { parameters: ["pointer"], result: "void" },
   /** (g) → void */
   xla_ffi_deno_gate_leave: { parameters: ["pointer"], result: "void" },
-  /** (g, eight arrays or null) → void, once the gate is closed (Deno keeps the arrays alive till then) */
+  /** (g, b0, b1, b2, b3, b4, b5, b6, b7) → void once the gate is closed (b: arrays kept alive) */
   xla_ffi_deno_gate_hold: {
     parameters: [
       "pointer",
@@ -100,7 +100,7 @@ export const RUNTIME_SYMBOLS = {
     result: "i32",
     nonblocking: true,
   },
-  /** (c, h, threads, iterations, out, msg, msg_cap, eight arrays or null) → int32_t */
+  /** (c, h, threads, iterations, out, msg, msg_cap, b0, b1, b2, b3, b4, b5, b6, b7) → int32_t */
   xla_ffi_deno_runtime_call_threads_held: {
     parameters: [
       "pointer",
