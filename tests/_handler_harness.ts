@@ -70,6 +70,7 @@ const SYMBOLS = {
   },
   hh_current_cpu: { parameters: [], result: "i32" },
   hh_cpu_read_cheap: { parameters: [], result: "i32" },
+  hh_runnable_threads: { parameters: [], result: "i32" },
   hh_affinity_restored: { parameters: [], result: "i32" },
   hh_pin_self: { parameters: ["i32"], result: "i32" },
   hh_unpin_self: { parameters: [], result: "i32" },

@@ -730,6 +730,18 @@ int32_t hh_cpu_read_cheap(void) {
 /* The CPU the calling thread runs on now. */
 int32_t hh_current_cpu(void) { return sched_getcpu(); }
 
+/* Threads runnable on the machine now (the kernel's count in /proc/loadavg), or -1 if unreadable.
+ * Read here rather than from TS: a test run with scoped permissions may not read /proc. */
+int32_t hh_runnable_threads(void) {
+  FILE* f = fopen("/proc/loadavg", "r");
+  if (f == NULL) return -1;
+  double a, b, c;
+  int running = -1, total;
+  if (fscanf(f, "%lf %lf %lf %d/%d", &a, &b, &c, &running, &total) != 5) running = -1;
+  fclose(f);
+  return running;
+}
+
 /* Whether the calling thread may use exactly the CPUs of the mask saved by hh_pin_self. */
 static cpu_set_t g_saved_mask;
 
