@@ -94,41 +94,91 @@ export class _FfiCalls {
   #last: KeptFrame | null = null;
   /** The bundle of each handler (not a bundle or a name) called, held no longer than the handler. */
   readonly #bundleOf = new WeakMap<object, HandlerStages>();
+  /** The last handler called on the previous call's path (null: a name or bundle), its bundle, whether it is a TS handler. */
+  #lastTarget: FfiCallTarget | null = null;
+  #lastBundle: HandlerStages | null = null;
+  #lastTs = false;
 
   constructor(rt: _FfiCallRuntime) {
     this.#rt = rt;
   }
 
   /** `Runtime.ffiCall`. */
-  async call(target: FfiCallTarget, options: FfiCallOptions): Promise<DataTypedArray[]> {
+  call(target: FfiCallTarget, options: FfiCallOptions): Promise<DataTypedArray[]> {
+    // Not an async function: the previous call's signature again (a loop's case) is a call that
+    // is usually over before it returns, without the cost of an async function's state.
+    try {
+      const again = this.#again(target, options);
+      if (again !== null) return again;
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return this.#call(target, options);
+  }
+
+  /**
+   * Checks the call's options, then makes it if it has the previous call's
+   * signature (its kept frame is checked against this call's operands
+   * without normalising them; a plain handler or a registered name, no
+   * layouts, aliases or guard); null when the general path must.
+   */
+  #again(target: FfiCallTarget, options: FfiCallOptions): Promise<DataTypedArray[]> | null {
     const rt = this.#rt;
     rt.live();
     _checkCallOptions(options);
-    // The signature of the previous call again (a loop's case): its kept frame is checked against
-    // this call's operands without normalising them; anything else takes the general path.
     const last = this.#last;
     if (
-      last !== null && rt.cuda === null && options.guard !== true &&
-      options.inputOutputAliases === undefined && options.inputLayouts === undefined &&
-      options.outputLayouts === undefined
+      last === null || rt.cuda !== null || options.guard === true ||
+      options.inputOutputAliases !== undefined || options.inputLayouts !== undefined ||
+      options.outputLayouts !== undefined
     ) {
-      const views = last.sameCall(options);
-      if (views !== null) {
-        const bundle = this.#bundle(target);
-        if (!bundle.instantiate && bundle.prepare == null && bundle.initialize == null) {
-          const outs = last.results();
-          const frame = last.frame;
-          try {
-            frame._rebind(views, outs, _isTsEntry(bundle.execute.pointer));
-            const pending = rt.callKept(target, frame, options.offThread !== true);
-            if (pending !== undefined) await pending;
-          } finally {
-            frame._release();
-          }
-          return outs;
-        }
-      }
+      return null;
     }
+    const views = last.sameCall(options);
+    if (views === null) return null;
+    // The last handler called (not a bundle, which may change) keeps its bundle.
+    let bundle: HandlerStages, ts: boolean;
+    if (target === this.#lastTarget) {
+      bundle = this.#lastBundle!;
+      ts = this.#lastTs;
+    } else {
+      bundle = this.#bundle(target);
+      ts = _isTsEntry(bundle.execute.pointer);
+      const plain = typeof target !== "string" && !_isStages(target);
+      this.#lastTarget = plain ? target : null;
+      this.#lastBundle = plain ? bundle : null;
+      this.#lastTs = ts;
+    }
+    if (bundle.instantiate || bundle.prepare != null || bundle.initialize != null) return null;
+    const outs = last.results();
+    const frame = last.frame;
+    let pending: Promise<void> | undefined;
+    try {
+      frame._rebind(views, outs, ts);
+      pending = rt.callKept(target, frame, options.offThread !== true);
+    } catch (e) {
+      frame._release();
+      throw e;
+    }
+    if (pending === undefined) {
+      frame._release();
+      return Promise.resolve(outs);
+    }
+    return pending.then(
+      () => {
+        frame._release();
+        return outs;
+      },
+      (e) => {
+        frame._release();
+        throw e;
+      },
+    );
+  }
+
+  /** ffiCall's general path (the options were checked): normalises, lays out or finds a frame. */
+  async #call(target: FfiCallTarget, options: FfiCallOptions): Promise<DataTypedArray[]> {
+    const rt = this.#rt;
     const given = options.args ?? [];
     let args: _Arg[] = new Array(given.length);
     for (let i = 0; i < given.length; i++) {

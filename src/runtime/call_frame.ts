@@ -1091,17 +1091,13 @@ export class CallFrame {
    * {@link _rebind}, and no call is made before it).
    */
   _release(): void {
-    const n = this.numArgs;
-    for (let i = 0; i < this.#keepArgs.length; i++) {
-      this.#keepArgs[i] = null;
-      this.#views[i] = null;
-      this.#place(i, null);
-    }
-    for (let i = 0; i < this.#keepRets.length; i++) {
-      this.#keepRets[i] = null;
-      this.#views[n + i] = null;
-      this.#place(n + i, null);
-    }
+    // Every operand's data is null now: nothing is placed in host or device memory.
+    this.#keepArgs.fill(null);
+    this.#keepRets.fill(null);
+    this.#views.fill(null);
+    this.#placed.fill(0);
+    this._hostBuffers = 0;
+    this._deviceBuffers = 0;
   }
 
   /**
