@@ -39,7 +39,7 @@ else if (mode === "ffi") {
 } else call = rt.call(slow, frame);
 await new Promise((r) => setTimeout(r, 20));
 if (mode !== "untouched") {
-  const moved = victim.buffer.transfer(8 * n);
+  const moved = (victim.buffer as ArrayBuffer).transfer(8 * n);
   new Uint8Array(moved).fill(0x7f);
   for (let i = 0; i < 8; i++) new Uint8Array(4 * n).fill(0x5a);
 }

@@ -1,3 +1,19 @@
+/**
+ * Eight arrays (or null) a nonblocking call takes only so that Deno keeps
+ * their memory alive until it returns (a call in flight's arrays, see
+ * CallFrame._retainHost).
+ */
+const HELD = [
+  "buffer",
+  "buffer",
+  "buffer",
+  "buffer",
+  "buffer",
+  "buffer",
+  "buffer",
+  "buffer",
+] as const;
+
 /** Native symbols of the embedded runtime (`native/runtime*.c`). */
 export const RUNTIME_SYMBOLS = {
   /** () → const XLA_FFI_Api* */
@@ -44,18 +60,7 @@ export const RUNTIME_SYMBOLS = {
   },
   /** (c, h, b0, b1, b2, b3, b4, b5, b6, b7) → XLA_FFI_Error* (b: arrays kept alive, or null) */
   xla_ffi_deno_runtime_call_run_held: {
-    parameters: [
-      "pointer",
-      "pointer",
-      "buffer",
-      "buffer",
-      "buffer",
-      "buffer",
-      "buffer",
-      "buffer",
-      "buffer",
-      "buffer",
-    ],
+    parameters: ["pointer", "pointer", ...HELD],
     result: "pointer",
     nonblocking: true,
   },
@@ -76,17 +81,7 @@ export const RUNTIME_SYMBOLS = {
   xla_ffi_deno_gate_leave: { parameters: ["pointer"], result: "void" },
   /** (g, b0, b1, b2, b3, b4, b5, b6, b7) → void once the gate is closed (b: arrays kept alive) */
   xla_ffi_deno_gate_hold: {
-    parameters: [
-      "pointer",
-      "buffer",
-      "buffer",
-      "buffer",
-      "buffer",
-      "buffer",
-      "buffer",
-      "buffer",
-      "buffer",
-    ],
+    parameters: ["pointer", ...HELD],
     result: "void",
     nonblocking: true,
   },
@@ -102,23 +97,7 @@ export const RUNTIME_SYMBOLS = {
   },
   /** (c, h, threads, iterations, out, msg, msg_cap, b0, b1, b2, b3, b4, b5, b6, b7) → int32_t */
   xla_ffi_deno_runtime_call_threads_held: {
-    parameters: [
-      "pointer",
-      "pointer",
-      "i32",
-      "i64",
-      "buffer",
-      "buffer",
-      "i32",
-      "buffer",
-      "buffer",
-      "buffer",
-      "buffer",
-      "buffer",
-      "buffer",
-      "buffer",
-      "buffer",
-    ],
+    parameters: ["pointer", "pointer", "i32", "i64", "buffer", "buffer", "i32", ...HELD],
     result: "i32",
     nonblocking: true,
   },
