@@ -706,7 +706,10 @@ export class Runtime implements FfiHost {
    * Calls a handler off the JS thread and settles when it returned and, if it
    * returned a future, when that future completed. A TS handler hosted by
    * this thread runs here at once (it would run on this thread anyway); the
-   * call settles when the runtime sees its future complete.
+   * call settles when the runtime sees its future complete. The frame's
+   * typed arrays are used until then: one detached meanwhile (a transfer)
+   * is kept alive until the call ends, which then rejects with
+   * INVALID_ARGUMENT naming it.
    */
   call(target: HandlerTarget, frame: CallFrame, options?: CallOptions): Promise<void> {
     try {
