@@ -131,44 +131,57 @@ Deno.test({
   ...opts,
   fn: async () => {
     const h = harness();
-    const cpu = h.hh_current_cpu();
     const served: number[] = []; // the CPU the JS thread served each call on
     using handler = Ffi.bind().to(() => {
       served.push(h.hh_current_cpu());
     });
     using f = frame({});
-    // Threads runnable now (the kernel's count in /proc/loadavg, read by the harness).
-    const busyBefore = h.hh_runnable_threads() > navigator.hardwareConcurrency;
-    const moves0 = handlerHostStats().cpuMoves;
-    // The JS thread and the caller both pinned to `cpu`; before call 200 the caller gives the
-    // JS thread its CPUs back, which leaves it where it is, sharing that CPU.
-    const tid = h.hh_pin_self(cpu);
-    assert.ok(tid > 0, "pinning the JS thread");
-    let failed: number;
-    try {
-      failed = await h.hh_run_pinned(handler.pointer, f.pointer, 2000, cpu, tid, 200);
-    } finally {
-      const restored = h.hh_affinity_restored();
-      h.hh_unpin_self(); // whatever happened, for the tests after this one
-      assert.equal(restored, 1, "the caller gave the JS thread its CPUs back");
+    /** One try: calls shared with the caller's CPU after the release, moves, and whether the machine was busy after. */
+    const attempt = async () => {
+      served.length = 0;
+      const cpu = h.hh_current_cpu();
+      const moves0 = handlerHostStats().cpuMoves;
+      // The JS thread and the caller both pinned to `cpu`; before call 200 the caller gives the
+      // JS thread its CPUs back, which leaves it where it is, sharing that CPU.
+      const tid = h.hh_pin_self(cpu);
+      assert.ok(tid > 0, "pinning the JS thread");
+      let failed: number;
+      try {
+        failed = await h.hh_run_pinned(handler.pointer, f.pointer, 2000, cpu, tid, 200);
+      } finally {
+        const restored = h.hh_affinity_restored();
+        h.hh_unpin_self(); // whatever happened, for the tests after this one
+        assert.equal(restored, 1, "the caller gave the JS thread its CPUs back");
+      }
+      assert.equal(failed, 0);
+      assert.equal(served.length, 2000);
+      assert.ok(served.slice(0, 200).every((c) => c === cpu), "pinned, it served on its CPU");
+      return {
+        shared: served.slice(200).filter((c) => c === cpu).length,
+        moves: handlerHostStats().cpuMoves - moves0,
+        // Threads runnable now (the kernel's count in /proc/loadavg, read by the harness).
+        busy: h.hh_runnable_threads() > navigator.hardwareConcurrency,
+      };
+    };
+    // Once allowed elsewhere it moves at its first call on the caller's CPU (at most one try a
+    // millisecond): 14-26 of these calls were served on the caller's CPU in most runs, 118 and
+    // 154 in two where the kernel put the two together again; without the move, as long as the
+    // kernel left them there, 10-946 (over 150 in 7 of 9 runs). So up to three tries: one must
+    // stay within 150, and the JS thread must have moved. It moves only while a CPU is idle:
+    // beside other busy work it stays, as it must (a machine busy after every try, with no move
+    // in any, is excused).
+    const tries = [];
+    for (let k = 0; k < 3; k++) {
+      const t = await attempt();
+      tries.push(t);
+      if (t.shared <= 150 && t.moves > 0) break;
     }
-    assert.equal(failed, 0);
-    assert.equal(served.length, 2000);
-    assert.ok(served.slice(0, 200).every((c) => c === cpu), "pinned, it served on its CPU");
-    // Once allowed elsewhere it moves within the next calls (at most one try a millisecond): 14-26
-    // of these calls were served on the caller's CPU in most runs, 118 in one where the kernel put
-    // the two together again; without the move, as long as the kernel left them there, 10-946
-    // (over 150 in 7 of 9 runs).
-    const shared = served.slice(200).filter((c) => c === cpu).length;
-    const moves = handlerHostStats().cpuMoves - moves0;
-    // It moves only while a CPU is idle: beside other busy work it stays, as it must, and a
-    // machine that was busy before or after the calls may have refused some of its moves (with
-    // other processes running, 567 shared after 2 moves in one run).
-    const busy = busyBefore || h.hh_runnable_threads() > navigator.hardwareConcurrency;
-    if (!busy) {
+    const seen = tries.map((t) => `${t.shared} (${t.moves} moves)`).join(", ");
+    const excused = tries.every((t) => t.moves === 0 && t.busy);
+    if (!excused) {
       assert.ok(
-        shared <= 150,
-        `${shared} of 1800 calls served on the caller's CPU (${moves} moves)`,
+        tries.some((t) => t.shared <= 150 && t.moves > 0),
+        `calls of 1800 served on the caller's CPU, per try: ${seen}`,
       );
     }
     assert.equal(h.hh_affinity_restored(), 1, "its affinity is unchanged by the move");
