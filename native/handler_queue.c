@@ -602,6 +602,9 @@ static inline int16_t caller_cpu(void) {
 #define CPU_MOVE_MAX_INTERVAL_NS 64000000LL
 static int64_t g_last_cpu_move, g_cpu_move_interval = CPU_MOVE_INTERVAL_NS;
 static int32_t g_cpu_move_refusals; /* in a row */
+/* Times the JS thread found itself on its caller's CPU and stayed because the machine looked busy
+ * (a refusal, or a try skipped while backing off after refusals). */
+static _Atomic int64_t g_cpu_moves_declined;
 
 /* Whether at most `cpus` threads are runnable on the machine now (the
  * fourth field of /proc/loadavg, "runnable/total"); 0 when unknown. */
@@ -626,13 +629,18 @@ static int runnable_at_most(int cpus) {
 
 static void leave_cpu(int cpu) {
   int64_t now = mono_ns();
-  if (now - g_last_cpu_move < g_cpu_move_interval) return;
+  if (now - g_last_cpu_move < g_cpu_move_interval) {
+    if (g_cpu_move_interval > CPU_MOVE_INTERVAL_NS)
+      atomic_fetch_add_explicit(&g_cpu_moves_declined, 1, memory_order_relaxed);
+    return;
+  }
   g_last_cpu_move = now;
   cpu_set_t mask, others;
   if (sched_getaffinity(0, sizeof mask, &mask) != 0 || cpu >= CPU_SETSIZE ||
       !CPU_ISSET(cpu, &mask) || CPU_COUNT(&mask) < 2)
     return; /* nowhere to go */
   if (!runnable_at_most(CPU_COUNT(&mask))) {
+    atomic_fetch_add_explicit(&g_cpu_moves_declined, 1, memory_order_relaxed);
     /* No CPU is idle now: often a thread that runs for a moment, so back off only after a few. */
     if (++g_cpu_move_refusals >= 4 && g_cpu_move_interval < CPU_MOVE_MAX_INTERVAL_NS)
       g_cpu_move_interval *= 2;
@@ -1185,11 +1193,13 @@ XLA_FFI_Error* host_call_sync_foreign(int32_t slot, XLA_FFI_CallFrame* f) {
 }
 
 /* Foreign calls served, wake-ups of the JS thread they needed, async calls
- * whose caller got the settled result (the settled-early path), and moves of
- * the JS thread off its caller's CPU (leave_cpu). */
+ * whose caller got the settled result (the settled-early path), moves of the
+ * JS thread off its caller's CPU (leave_cpu), and the times it stayed there
+ * because the machine looked busy. */
 void xla_ffi_deno_handler_foreign_stats(double* out) {
   out[0] = (double)atomic_load(&g_foreign_calls);
   out[1] = (double)atomic_load(&g_wakeups);
   out[2] = (double)atomic_load(&g_settled_early);
   out[3] = (double)atomic_load(&g_cpu_moves);
+  out[4] = (double)atomic_load(&g_cpu_moves_declined);
 }

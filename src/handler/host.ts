@@ -590,8 +590,10 @@ export function _slotPointer(slot: number): Deno.PointerObject {
  * needed, async calls from other threads whose Promise settled while the
  * caller waited (`settledEarly`: it got an available future), moves of the
  * JS thread off the CPU of the one thread calling it, where the scheduler
- * had put both (`cpuMoves`), and entry points kept out of reuse because a
- * runtime registered them by name (`registeredEntryPoints`).
+ * had put both (`cpuMoves`), the times it stayed there because more threads
+ * than CPUs were runnable (`cpuMovesDeclined`: it leaves only for an idle
+ * CPU), and entry points kept out of reuse because a runtime registered them
+ * by name (`registeredEntryPoints`).
  *
  * @example
  * ```ts ignore
@@ -607,9 +609,10 @@ export function handlerHostStats(): {
   wakeups: number;
   settledEarly: number;
   cpuMoves: number;
+  cpuMovesDeclined: number;
   registeredEntryPoints: number;
 } {
-  const foreign = new Float64Array(4);
+  const foreign = new Float64Array(5);
   if (lib !== undefined) {
     drainDeadStates();
     lib.xla_ffi_deno_handler_foreign_stats(foreign);
@@ -624,6 +627,7 @@ export function handlerHostStats(): {
     wakeups: foreign[1]!,
     settledEarly: foreign[2]!,
     cpuMoves: foreign[3]!,
+    cpuMovesDeclined: foreign[4]!,
     registeredEntryPoints: native().xla_ffi_deno_handler_pinned_count(),
   };
 }
