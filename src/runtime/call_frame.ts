@@ -52,7 +52,7 @@ function placementOf(data: unknown): number {
   return 0;
 }
 
-/** @internal Eight arrays (or null) a nonblocking call keeps alive (CallFrame._heldViews). */
+/** @internal Eight arrays (or null) a nonblocking call keeps alive (CallFrame._hold). */
 export type HeldViews = [
   BufferSource | null,
   BufferSource | null,
@@ -64,7 +64,7 @@ export type HeldViews = [
   BufferSource | null,
 ];
 
-/** Whether a call's hold can keep `v`'s memory alive (see CallFrame._retainHost). */
+/** Whether a call's hold can keep `v`'s memory alive (see CallFrame._hold). */
 function holdable(v: ArrayBufferView): boolean {
   const b = v.buffer;
   return b instanceof ArrayBuffer && !b.resizable && !b.detached && b.byteLength > 0;
@@ -781,89 +781,85 @@ export class CallFrame {
    * freed. Allocates nothing.
    */
   _checkHost(): void {
+    const i = this.#lostAt();
+    if (i >= 0) throw _lostData(this.#views[i]!, this.#need[i]!, this.#operand(i));
+  }
+
+  /** The first operand whose typed array no longer holds its bytes (detached or shrunk), or -1. */
+  #lostAt(): number {
     const views = this.#views, need = this.#need;
     for (let i = 0; i < views.length; i++) {
       const v = views[i]!;
-      if (v !== null && _viewBytes(v) < need[i]!) {
-        const what = i < this.numArgs ? `argument ${i}` : `result ${i - this.numArgs}`;
-        throw _lostData(v, need[i]!, what);
-      }
+      if (v !== null && _viewBytes(v) < need[i]!) return i;
     }
+    return -1;
+  }
+
+  /** "argument i" or "result i" of operand `k` (arguments, then results). */
+  #operand(k: number): string {
+    return k < this.numArgs ? `argument ${k}` : `result ${k - this.numArgs}`;
   }
 
   /**
    * @internal Keeps the memory of the frame's typed arrays alive while a
    * call of it is in flight, whatever JS code that runs meanwhile does to
    * them (a transfer detaches an array and may free its memory under the
-   * call): one nonblocking `xla_ffi_deno_gate_hold` per eight arrays, whose
-   * buffer arguments Deno keeps alive until it returns, which it does once
-   * the returned function is called (after the call ended). Arrays over a
-   * SharedArrayBuffer (never detached) or a resizable ArrayBuffer (which a
-   * nonblocking call refuses) are not held. Null when nothing is held.
+   * call). Deno keeps the buffer arguments of a nonblocking FFI call alive
+   * until it returns: with `carried`, the first eight arrays are returned in
+   * `views` for the call's own nonblocking call to take; the others (all of
+   * them without `carried`) are held by one nonblocking
+   * `xla_ffi_deno_gate_hold` per eight, which returns once `release` is
+   * called (after the call ended). Arrays over a SharedArrayBuffer (never
+   * detached) or a resizable ArrayBuffer (which a nonblocking call refuses)
+   * are not held.
    */
-  _retainHost(skip = 0): (() => void) | null {
-    const views = this.#views;
+  _hold(carried: boolean): { views: HeldViews; release: (() => void) | null } {
     const sym = native();
-    let gate: Deno.PointerObject | null = null;
+    const first: (ArrayBufferView | null)[] = [];
     const group: (ArrayBufferView | null)[] = [];
+    let gate: Deno.PointerObject | null = null;
+    const views = this.#views;
     for (let i = 0; i <= views.length; i++) {
       const v = i < views.length ? views[i]! : null;
-      if (v !== null && holdable(v) && skip-- <= 0) group.push(v);
+      if (v !== null && holdable(v)) (carried && first.length < 8 ? first : group).push(v);
       if (group.length === 0 || (group.length < 8 && i < views.length)) continue;
       gate ??= sym.xla_ffi_deno_gate_new();
-      if (gate === null) return null; // out of memory: nothing held, as before
+      if (gate === null) break; // out of memory: the rest is not held, as before
       while (group.length < 8) group.push(null);
       sym.xla_ffi_deno_gate_enter(gate);
       try {
-        sym.xla_ffi_deno_gate_hold(
-          gate,
-          ...(group as [never, never, never, never, never, never, never, never]),
-        ).catch(() => {});
+        sym.xla_ffi_deno_gate_hold(gate, ...(group as unknown as HeldViews)).catch(() => {});
       } catch {
         sym.xla_ffi_deno_gate_leave(gate);
       }
       group.length = 0;
     }
-    if (gate === null) return null;
+    while (first.length < 8) first.push(null);
     const g = gate;
-    return () => sym.xla_ffi_deno_gate_close(g);
-  }
-
-  /**
-   * @internal The first eight arrays {@link _retainHost} would hold (padded
-   * with null), for a nonblocking call that takes them as its own buffer
-   * arguments and so keeps them alive itself; `_retainHost(8)` holds the rest.
-   */
-  _heldViews(): HeldViews {
-    const out: (ArrayBufferView | null)[] = [];
-    for (const v of this.#views) if (v !== null && holdable(v) && out.length < 8) out.push(v);
-    while (out.length < 8) out.push(null);
-    return out as unknown as HeldViews;
+    return {
+      views: first as unknown as HeldViews,
+      release: g === null ? null : () => sym.xla_ffi_deno_gate_close(g),
+    };
   }
 
   /**
    * @internal After a call in flight ended: INVALID_ARGUMENT naming the
    * first typed array JS code detached or shrank while it ran (its data is
    * lost to the caller; the call's reads and writes went to memory
-   * {@link _retainHost} kept alive), else undefined.
+   * {@link _hold} kept alive), else undefined.
    */
   _lostDuringCall(): FfiError | undefined {
-    const views = this.#views, need = this.#need;
-    for (let i = 0; i < views.length; i++) {
-      const v = views[i]!;
-      if (v !== null && _viewBytes(v) < need[i]!) {
-        const what = i < this.numArgs ? `argument ${i}` : `result ${i - this.numArgs}`;
-        return new FfiError(
-          ErrorCode.INVALID_ARGUMENT,
-          _isDetached(v)
-            ? `${what}: its ArrayBuffer was detached (transferred) while the call ran; the ` +
-              `call read and wrote its old memory, and its data is lost`
-            : `${what}: its data shrank to ${_viewBytes(v)} bytes while the call ran, which ` +
-              `needs ${need[i]}; its data is lost`,
-        );
-      }
-    }
-    return undefined;
+    const i = this.#lostAt();
+    if (i < 0) return undefined;
+    const v = this.#views[i]!, what = this.#operand(i);
+    return new FfiError(
+      ErrorCode.INVALID_ARGUMENT,
+      _isDetached(v)
+        ? `${what}: its ArrayBuffer was detached (transferred) while the call ran; the call ` +
+          `read and wrote its old memory, and its data is lost`
+        : `${what}: its data shrank to ${_viewBytes(v)} bytes while the call ran, which needs ` +
+          `${this.#need[i]}; its data is lost`,
+    );
   }
 
   /**

@@ -837,20 +837,20 @@ export class Runtime implements FfiHost {
     // on the pool, a native handler's future completed by its threads); held before the first
     // await, in the caller's turn. Not for a TS handler whose Promise is pending on this thread:
     // a hold costs a nonblocking FFI call (about 18 µs a call; the async TS round trip is 2 µs).
-    // On the pool, the call itself keeps its first eight arrays.
-    const release = begun ? (_isTsEntry(fn) ? null : frame._retainHost()) : frame._retainHost(8);
+    // On the pool, the call itself carries its first eight arrays.
+    const held = begun && _isTsEntry(fn) ? null : frame._hold(!begun);
     try {
       if (begun) {
         await _awaitBegun(snap);
         err = native().xla_ffi_deno_runtime_call_finish(snap);
       } else {
-        err = await native().xla_ffi_deno_runtime_call_run_held(snap, fn, ...frame._heldViews());
+        err = await native().xla_ffi_deno_runtime_call_run_held(snap, fn, ...held!.views);
       }
     } catch (e) {
       _closeCall(mark);
       throw e;
     } finally {
-      release?.();
+      held?.release?.();
       this.#ended(frame, inst);
     }
     const lost = frame._lostDuringCall();
@@ -932,7 +932,7 @@ export class Runtime implements FfiHost {
     const mark = _openCall();
     // JS code runs while the threads call: the frame's arrays stay alive until they are done (the
     // call keeps the first eight itself).
-    const release = frame._retainHost(8);
+    const held = frame._hold(true);
     try {
       if (guard !== null) guard.before();
       rc = await native().xla_ffi_deno_runtime_call_threads_held(
@@ -943,13 +943,13 @@ export class Runtime implements FfiHost {
         out,
         msg,
         msg.length,
-        ...frame._heldViews(),
+        ...held.views,
       );
     } catch (e) {
       _closeCall(mark);
       throw e;
     } finally {
-      release?.();
+      held.release?.();
       this.#inflight--;
       frame._inflight--;
       if (inst) inst._inflight--;
