@@ -12,11 +12,20 @@ import { _callback, native } from "../native/lib.ts";
 const tsEntry = new Map<number | bigint, boolean>();
 /** The same by pointer object: a handler's pointer is one object, its address read once. */
 const tsEntryOf = new WeakMap<Deno.PointerObject, boolean>();
+/** The pointer last asked about, and its answer (a pointer object is a few bytes to keep). */
+let lastEntry: Deno.PointerObject | null = null;
+let lastIsTs = false;
 
 /** Whether `fn` is a TS handler's entry point (asked once per address). */
 export function _isTsEntry(fn: Deno.PointerObject): boolean {
+  // A loop's calls ask about one handler again and again: the last answer without a lookup.
+  if (fn === lastEntry) return lastIsTs;
   let v = tsEntryOf.get(fn);
-  if (v !== undefined) return v;
+  if (v !== undefined) {
+    lastEntry = fn;
+    lastIsTs = v;
+    return v;
+  }
   const a = Deno.UnsafePointer.value(fn);
   v = tsEntry.get(a);
   if (v === undefined) {

@@ -94,10 +94,9 @@ export class _FfiCalls {
   #last: KeptFrame | null = null;
   /** The bundle of each handler (not a bundle or a name) called, held no longer than the handler. */
   readonly #bundleOf = new WeakMap<object, HandlerStages>();
-  /** The last handler called on the previous call's path (null: a name or bundle), its bundle, whether it is a TS handler. */
-  #lastTarget: FfiCallTarget | null = null;
+  /** The handler {@link #bundle} was last asked for (not a name or bundle), and its bundle. */
+  #lastHandler: object | null = null;
   #lastBundle: HandlerStages | null = null;
-  #lastTs = false;
 
   constructor(rt: _FfiCallRuntime) {
     this.#rt = rt;
@@ -136,25 +135,13 @@ export class _FfiCalls {
     }
     const views = last.sameCall(options);
     if (views === null) return null;
-    // The last handler called (not a bundle, which may change) keeps its bundle.
-    let bundle: HandlerStages, ts: boolean;
-    if (target === this.#lastTarget) {
-      bundle = this.#lastBundle!;
-      ts = this.#lastTs;
-    } else {
-      bundle = this.#bundle(target);
-      ts = _isTsEntry(bundle.execute.pointer);
-      const plain = typeof target !== "string" && !_isStages(target);
-      this.#lastTarget = plain ? target : null;
-      this.#lastBundle = plain ? bundle : null;
-      this.#lastTs = ts;
-    }
+    const bundle = this.#bundle(target);
     if (bundle.instantiate || bundle.prepare != null || bundle.initialize != null) return null;
     const outs = last.results();
     const frame = last.frame;
     let pending: Promise<void> | undefined;
     try {
-      frame._rebind(views, outs, ts);
+      frame._rebind(views, outs, _isTsEntry(bundle.execute.pointer));
       pending = rt.callKept(target, frame, options.offThread !== true);
     } catch (e) {
       frame._release();
@@ -354,9 +341,14 @@ export class _FfiCalls {
   #bundle(target: FfiCallTarget): HandlerStages {
     if (typeof target === "string") return this.#rt.named(target);
     // A handler's bundle is made of it alone (a bundle given may change, a name be registered
-    // again): a loop calling one handler gets the same one.
+    // again): a loop calling one handler gets the same one, the last one without a lookup.
+    if (target === this.#lastHandler) return this.#lastBundle!;
     const known = this.#bundleOf.get(target);
-    if (known !== undefined) return known;
+    if (known !== undefined) {
+      this.#lastHandler = target;
+      this.#lastBundle = known;
+      return known;
+    }
     const t = _asHandlerOrStages(target, "Runtime.ffiCall");
     const bundle: HandlerStages = _isStages(t) ? t : { execute: t };
     if (bundle.execute == null) {
