@@ -739,6 +739,37 @@ def f(x):
     assert.ok(objects < 200, `Python objects grow with the calls: +${objects}`);
   },
 
+  /**
+   * A handler that detaches its result view (its ArrayBuffer transferred) in its first call:
+   * every later call's typed() must give a view with the bytes again, wherever XLA put them.
+   */
+  async detachedViews() {
+    await using xla = await open();
+    let calls = 0;
+    using h = Ffi.bind().arg(F32).ret(F32).to((x, y) => {
+      const a = x.typed(), b = y.typed();
+      for (let i = 0; i < b.length; i++) b[i] = 2 * a[i]!;
+      if (calls++ === 0) (b.buffer as ArrayBuffer).transfer();
+    });
+    await xla.register("d.twice", h);
+    for (let k = 1; k <= 50; k++) {
+      const [y] = await xla.ffiCall("d.twice", {
+        args: [new Float32Array([k, k + 1, k + 2])],
+        results: [spec(F32, [3])],
+      });
+      assert.deepEqual([...y!], [2 * k, 2 * k + 2, 2 * k + 4], `call ${k}`);
+    }
+    await using p = await xla.jit(
+      'def f(x):\n    return ffi.ffi_call("d.twice", jax.ShapeDtypeStruct(x.shape, x.dtype))(x)\n',
+      { args: [spec(F32, [3])] },
+    );
+    for (let k = 1; k <= 50; k++) {
+      const [y] = await p.run(new Float32Array([k, 0, -k]));
+      assert.deepEqual([...y!.data], [2 * k, 0, -2 * k], `jitted call ${k}`);
+    }
+    assert.equal(calls, 100);
+  },
+
   /** A TS handler bundle: instantiate sets state, execute reads it (XLA 0.3 State layout). */
   async stateTs() {
     await using xla = await open();

@@ -17,6 +17,7 @@ const cases: [string, string][] = [
   ["cHandlers", "xla: the C demo handlers (attribute, futures on XLA's pool, attribute text)"],
   ["devices", "xla: 4 devices, shard_map and pmap call the TS handler from XLA's threads"],
   ["repeat", "xla: 10k calls (sync, async, failing): counters balanced, Python memory flat"],
+  ["detachedViews", "xla: a handler that detached its result view gets a whole one next call"],
 ];
 for (const [name, title] of cases) {
   Deno.test({ name: xlaName(title), ignore, fn: () => runXlaCase(name).then(() => {}) });
