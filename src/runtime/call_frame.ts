@@ -849,6 +849,9 @@ export class CallFrame {
    * {@link _hold} kept alive), else undefined.
    */
   _lostDuringCall(): FfiError | undefined {
+    // No XLA counterpart: XLA's buffers belong to the executable for the whole call (the call
+    // frame xla/ffi/call_frame.cc builds points at device memory it keeps alive until the call and
+    // its future are done); only this runtime's frames point at JS arrays code may detach.
     const i = this.#lostAt();
     if (i < 0) return undefined;
     const v = this.#views[i]!, what = this.#operand(i);
