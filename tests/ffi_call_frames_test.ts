@@ -131,6 +131,49 @@ Deno.test("ffiCall: calls of one signature in flight together each have their ow
   assert.equal(all.framesCreated, all.framesDestroyed);
 });
 
+Deno.test("ffiCall: a TS handler's results start zeroed in every call and stay each call's own", async () => {
+  // Writes one element of each result, at index k, and leaves the rest as it finds them.
+  const seen: number[] = [];
+  using one = Ffi.bind().arg(DataType.S32, 0).ret(DataType.F32, 1).ret(DataType.S64, 1)
+    .ret(DataType.U8, 1).ret(DataType.F64, 1).to(async (k, f, s, big, empty) => {
+      const i = k.typed()[0]!;
+      seen.push(f.data);
+      if (i % 2 === 1) await null;
+      f.typed()[i] = i + 1;
+      s.typed()[i] = BigInt(-i - 1);
+      big.typed()[i * 997] = i + 1;
+      assert.equal(empty.typed().length, 0);
+    });
+  using rt = new Runtime({ threads: 0 });
+  const call = (i: number) =>
+    rt.ffiCall(one, {
+      args: [{ data: new Int32Array([i]), shape: [] }],
+      results: [
+        { dtype: DataType.F32, shape: [4] },
+        { dtype: DataType.S64, shape: [4] },
+        { dtype: DataType.U8, shape: [5000] },
+        { dtype: DataType.F64, shape: [0] },
+      ],
+    });
+  const got = [];
+  for (let i = 0; i < 4; i++) got.push(await call(i));
+  for (let i = 0; i < 4; i++) {
+    const [f, s, big, empty] = got[i]! as [Float32Array, BigInt64Array, Uint8Array, Float64Array];
+    const want = [0, 0, 0, 0];
+    want[i] = i + 1;
+    assert.deepEqual([...f], want, `call ${i}`);
+    assert.deepEqual([...s], want.map((v) => BigInt(-v)), `call ${i}`);
+    assert.equal(big.reduce((a, b) => a + b, 0), i + 1, `call ${i}`);
+    assert.equal(big[i * 997], i + 1);
+    assert.equal(empty.length, 0);
+  }
+  // From the second call on the handler writes storage the kept frame keeps (its views are reused).
+  assert.equal(new Set(seen.slice(1)).size, 1);
+  assert.ok(
+    !got.some(([f]) => seen.includes(Number(Deno.UnsafePointer.value(Deno.UnsafePointer.of(f!))))),
+  );
+});
+
 Deno.test("ffiCall: at most 64 kept frames per runtime", async () => {
   using id = Ffi.bind().arg(DataType.F32, 1).ret(DataType.F32, 1).to((x, y) => {
     y.typed().set(x.typed());
@@ -450,6 +493,31 @@ Deno.test("ffiCall: a result whose buffer the caller transferred leaves later ca
   const alone = structuredClone(b.slice(), { transfer: [] });
   assert.deepEqual([...alone], [3, 4]);
   assert.deepEqual([...c], [5, 6, 7]);
+});
+
+Deno.test("ffiCall: an earlier result transferred while an async TS handler runs leaves the call its result", async () => {
+  using rt = new Runtime({ threads: 0 });
+  let during: (() => void) | null = null;
+  using copy = Ffi.bind().arg(DataType.F32).ret(DataType.F32).to(async (x, y) => {
+    const v = x.typed()[0]!;
+    await null;
+    during?.();
+    y.typed()[0] = v;
+  });
+  const call = async (v: number) =>
+    (await rt.ffiCall(copy, {
+      args: [new Float32Array([v])],
+      results: [{ dtype: DataType.F32, shape: [1] }],
+    }))[0] as Float32Array;
+  const a = await call(1);
+  const b = await call(2);
+  // The third call's result shares a buffer with a and b: a transfer of b's moves it mid-call.
+  during = () => void structuredClone(b, { transfer: [b.buffer as ArrayBuffer] });
+  const c = await call(3);
+  during = null;
+  assert.equal(a.length, 0); // a shared b's buffer
+  assert.deepEqual([...c], [3]);
+  assert.deepEqual([...(await call(4))], [4]);
 });
 
 Deno.test("ffiCall: repeated calls whose handler leaves a pending future each await their own", async () => {
