@@ -17,7 +17,10 @@
  * - sync TS handler (`x.typed()`, `y.typed()`), Python on a worker
  *   (`runPython`: XLA calls it from its own thread, the JS thread serves it);
  * - the same with Python on the JS thread (`runPythonSync`: XLA calls it
- *   inline on the JS thread), against the C++ handler run the same way;
+ *   inline on the JS thread), against the C++ handler run the same way, and
+ *   the same handler without the view of its output (it writes nothing;
+ *   timed to show what that view costs where every call brings a new
+ *   output address);
  * - async TS (`await null` first), Python on a worker.
  *
  * Prints the JS thread's wake-ups per call (the hand-offs that make the
@@ -83,8 +86,14 @@ async function main(): Promise<void> {
     const a = x.typed(), b = y.typed();
     for (let i = 0; i < b.length; i++) b[i] = 2 * a[i]!;
   });
+  // What the view of a fresh output costs inline: the same handler without it (it writes nothing,
+  // so its program's result is wrong; timed only).
+  using tsNoView = Ffi.bind().arg(DataType.F32).ret(DataType.F32).to((x, _y) => {
+    x.typed();
+  });
   using floors = openFloors();
   await xla.register("loop.ts", ts);
+  await xla.register("loop.ts_noview", tsNoView);
   await xla.register("loop.ts_async", tsAsync);
   await xla.register("loop.cc_sync", floors.handler("bench_cc_sync"));
   await xla.register("loop.cc_handoff", floors.handler("bench_cc_handoff"));
@@ -98,6 +107,7 @@ async function main(): Promise<void> {
       ["cc_ready", "loop.cc_ready", ", alpha=np.float32(2)"],
       ["ts", "loop.ts", ""],
       ["ts_async", "loop.ts_async", ""],
+      ["ts_noview", "loop.ts_noview", ""],
     ] as const
   ) {
     const p = await xla.jit(
@@ -105,19 +115,20 @@ async function main(): Promise<void> {
       { args: [{ dtype: DataType.F32, shape: [8] }] },
     );
     const [y] = await p.run(new Float32Array([0, 1, 2, 3, 4, 5, 6, 7]));
-    if (y!.data[7] !== 14) throw new Error(`${id}: wrong result ${y!.data}`);
+    if (id !== "ts_noview" && y!.data[7] !== 14) throw new Error(`${id}: wrong result ${y!.data}`);
     keep.push(p);
     programs[id] = p.id;
   }
+  const { ts_noview: noView, ...onWorker } = programs;
   type Loop = { means: Record<string, number[]>; first: Record<string, number> };
   const w0 = handlerHostStats();
-  const { means: worker, first: workerFirst } = await xla.runPython(LOOP(programs)) as Loop;
+  const { means: worker, first: workerFirst } = await xla.runPython(LOOP(onWorker)) as Loop;
   const w1 = handlerHostStats();
-  const inlinePrograms = { cc_sync: programs.cc_sync!, ts: programs.ts! };
+  const inlinePrograms = { cc_sync: programs.cc_sync!, ts: programs.ts!, ts_noview: noView! };
   const i0 = handlerHostStats();
   const { means: inline, first: inlineFirst } = xla.runPythonSync(LOOP(inlinePrograms)) as Loop;
   const i1 = handlerHostStats();
-  const tsCalls = (ROUNDS * CALLS + WARM) * 2;
+  const tsCalls = (ROUNDS * CALLS + WARM) * 2; // sync and async TS on the worker
 
   const row = (label: string, xs: number[], first: number) => {
     const s = stat(xs);
@@ -154,6 +165,17 @@ async function main(): Promise<void> {
   console.log("Python on the JS thread (runPythonSync, XLA calls the handler inline):");
   console.log(row("  C++ ffi.h sync", inline.cc_sync!, inlineFirst.cc_sync!));
   console.log(row("  sync TS", inline.ts!, inlineFirst.ts!));
+  console.log(
+    row(
+      "  sync TS, no view of its output (timed only)",
+      inline.ts_noview!,
+      inlineFirst.ts_noview!,
+    ),
+  );
+  console.log(
+    `  the view of a fresh output: ${over(m(inline.ts!), m(inline.ts_noview!))} per call ` +
+      `(sync TS without it ${over(m(inline.ts_noview!), m(inline.cc_sync!))} over C++)`,
+  );
   console.log(`  calls from another thread: ${i1.foreignCalls - i0.foreignCalls}`);
   // What no handler served by another thread avoids, and what XLA charges for a future.
   console.log(
