@@ -547,7 +547,8 @@ class KeptFrame {
     for (let i = 0; i < m; i++) {
       const s = kept[i]!;
       if (s === null) rets[i] = outs[i]!;
-      else s.fill(0);
+      else if (s.length > 64) s.fill(0);
+      else for (let k = 0; k < s.length; k++) s[k] = 0; // fill is a call into the runtime
     }
     return rets;
   }
