@@ -530,6 +530,11 @@ class KeptFrame {
    * small call costs) and the frame's result pointers are not rewritten.
    * A native handler gets `outs` themselves: it may overwrite the frame's
    * pointers, which are then written for every call.
+   *
+   * No XLA counterpart changes: XLA hands a handler buffers it allocated and
+   * owns (xla/ffi/call_frame.cc points the frame at the executable's buffer
+   * allocations), never a caller's arrays; the storage concerns only how
+   * this runtime's `ffiCall` gets its JS results to the handler.
    */
   retsFor(outs: DataTypedArray[], ts: boolean): readonly DataTypedArray[] {
     if (!ts) return outs;
