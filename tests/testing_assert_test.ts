@@ -414,3 +414,19 @@ Deno.test({
     });
   },
 });
+
+Deno.test("assertAllClose: a detached array is a TypeError saying so, not an empty array", () => {
+  const x = new Float32Array([1, 2]);
+  structuredClone(x, { transfer: [x.buffer as ArrayBuffer] });
+  assert.throws(
+    () => assertAllClose(x, [1, 2]),
+    (e: Error) =>
+      e instanceof TypeError &&
+      e.message === "actual: its ArrayBuffer is detached (transferred); compare a copy made " +
+          "before the transfer (array.slice())",
+  );
+  assert.throws(
+    () => assertAllClose([1, 2], { data: x, shape: [2] }),
+    (e: Error) => e instanceof TypeError && e.message.startsWith("expected: its ArrayBuffer"),
+  );
+});

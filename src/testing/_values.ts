@@ -15,6 +15,7 @@ import {
   viewAs,
 } from "../abi/dtype.ts";
 import type { ArrayInput } from "../runtime/ffi_call.ts";
+import { _isDetached } from "../runtime/_buffer_size.ts";
 
 /**
  * What the assertions take: a typed array (its own element type unless
@@ -114,6 +115,13 @@ export function _flatten(x: ArrayLikeInput, what: string, dtype?: DataType): _Fl
   } else {
     throw new TypeError(
       `${what}: expected a typed array, { data, shape, dtype }, a number or nested arrays`,
+    );
+  }
+  if (_isDetached(data)) {
+    // Its elements are gone (a view of it reads as empty): say so rather than compare nothing.
+    throw new TypeError(
+      `${what}: its ArrayBuffer is detached (transferred); compare a copy made before the ` +
+        `transfer (array.slice())`,
     );
   }
   dt ??= dataTypeOf(data);
