@@ -27,6 +27,9 @@
  *
  * Copyright 2026 The deno-xla-ffi Authors. Licensed under Apache-2.0.
  */
+#define _GNU_SOURCE
+#include <link.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -297,6 +300,92 @@ static int put_attrs_checked(flat_writer* w, const XLA_FFI_Attrs* attrs, int dep
 static int put_attrs_plain(flat_writer* w, const XLA_FFI_Attrs* attrs, int depth,
                            int32_t* index) {
   return put_attrs_impl(w, attrs, depth, index, 0);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Result staging: whether buffers are host memory, and the copies        */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * A TS handler writes a small result into storage its binding keeps at a
+ * fixed address, copied into the result's buffer when the handler is done
+ * (src/handler/_stage.ts), which is only right for a buffer in host
+ * memory. Device memory reaches a handler only through a GPU runtime loaded
+ * in the process (XLA's CUDA or ROCm backend, the CUDA bindings): while none
+ * is, every buffer is host memory. Loaded libraries are scanned again only
+ * after the loader's count of loads changed (dl_iterate_phdr's dlpi_adds,
+ * read from the first object, 12 ns); once a GPU runtime was seen the answer
+ * stays no.
+ */
+static _Atomic unsigned long long g_scanned_adds; /* loads when last scanned (0: never) */
+static atomic_int g_gpu_runtime;
+
+typedef struct {
+  unsigned long long adds;
+  int first;
+  int found;
+} runtime_scan;
+
+static int is_gpu_runtime(const char* name) {
+  return name != NULL && (strstr(name, "libcuda.so") != NULL ||
+                          strstr(name, "libamdhip64.so") != NULL ||
+                          strstr(name, "libhsa-runtime64.so") != NULL);
+}
+
+static int scan_object(struct dl_phdr_info* info, size_t size, void* data) {
+  (void)size;
+  runtime_scan* s = data;
+  if (s->first) {
+    s->first = 0;
+    s->adds = info->dlpi_adds;
+    if (s->adds == atomic_load_explicit(&g_scanned_adds, memory_order_relaxed)) return 1;
+  }
+  if (is_gpu_runtime(info->dlpi_name)) {
+    s->found = 1;
+    return 1;
+  }
+  return 0;
+}
+
+static int host_memory_only(void) {
+  if (atomic_load_explicit(&g_gpu_runtime, memory_order_relaxed)) return 0;
+  runtime_scan s = {0, 1, 0};
+  dl_iterate_phdr(scan_object, &s);
+  if (s.found) {
+    atomic_store(&g_gpu_runtime, 1);
+    return 0;
+  }
+  atomic_store_explicit(&g_scanned_adds, s.adds, memory_order_relaxed);
+  return 1;
+}
+
+/*
+ * The staging copies, on the JS thread. `list` holds three doubles per staged
+ * result: the buffer's address, the storage's, and the bytes. stage_result
+ * copies entry k's buffer into its storage, before the handler runs, and
+ * returns 1; or returns 0 without copying where buffers may be device memory;
+ * copy_results copies the storage of entries [from, to) back into their
+ * buffers when the handler returns, before the call's caller learns its
+ * result; with `keep` (the handler returned a Promise) also into the bytes
+ * right after each storage, which xla_ffi_deno_handler_merge_results
+ * compares with when the Promise settles.
+ */
+int32_t xla_ffi_deno_handler_stage_result(const double* list, int32_t k) {
+  if (!host_memory_only()) return 0;
+  const double* e = list + 3 * k;
+  memcpy((void*)(uintptr_t)e[1], (const void*)(uintptr_t)e[0], (size_t)e[2]);
+  return 1;
+}
+
+void xla_ffi_deno_handler_copy_results(const double* list, int32_t from, int32_t to,
+                                       int32_t keep) {
+  for (int32_t i = from; i < to; i++) {
+    const double* e = list + 3 * i;
+    unsigned char* src = (unsigned char*)(uintptr_t)e[1];
+    size_t bytes = (size_t)e[2];
+    memcpy((void*)(uintptr_t)e[0], src, bytes);
+    if (keep) memcpy(src + bytes, src, bytes);
+  }
 }
 
 static inline __attribute__((always_inline)) int32_t flatten_impl(const XLA_FFI_CallFrame* f,

@@ -42,6 +42,7 @@ import {
   H_STAGE,
 } from "./_flat.ts";
 import { checkBufferRecord, Dictionary, readBufferRecord, RemainingBuffers } from "./buffer.ts";
+import { dropStaged, stagedCount } from "./_stage.ts";
 import { ScratchAllocator, ThreadPool } from "./context.ts";
 import { _auxMessage, _auxValue, _lib, _states } from "./host.ts";
 
@@ -346,7 +347,7 @@ export function decode(e: Entry): string | undefined {
     nargs >= e.minArgs && nargs <= e.maxArgs && nrets >= e.minRets && nrets <= e.maxRets &&
     nattrs >= e.minAttrs && nattrs <= e.maxAttrs
   ) {
-    const plans = e.plans, params = e.params;
+    const plans = e.plans, params = e.params, staged = stagedCount();
     let i = 0;
     for (; i < plans.length; i++) {
       const p = plans[i]!;
@@ -362,6 +363,7 @@ export function decode(e: Entry): string | undefined {
     }
     if (i === plans.length) return undefined;
     dropScratch();
+    dropStaged(staged); // the complete decoder hands out the results themselves
   }
   return decodeComplete(e);
 }

@@ -37,6 +37,8 @@ import {
   H_RETS_AT,
 } from "./_flat.ts";
 import { Dictionary, dictionaryOfRecord, FfiBuffer, RemainingBuffers } from "./buffer.ts";
+import { wholeByteWidth } from "./_dtype.ts";
+import { stage, type StageHolder } from "./_stage.ts";
 
 /** Operand kinds the fast decode reads itself (K_OTHER: the complete decoder's). */
 export const K_ARG = 0, K_RET = 1, K_ATTR = 2, K_ARGS = 3, K_RETS = 4, K_ATTRS = 5;
@@ -62,7 +64,7 @@ export function _setFastReuse(on: boolean): void {
 }
 
 /** One bound operand, compiled (every plan has the same shape). */
-export class OpPlan {
+export class OpPlan implements StageHolder {
   kind = K_OTHER;
   /** Arguments/results: position among its kind; attributes: position in the sorted frame. */
   index = 0;
@@ -83,6 +85,12 @@ export class OpPlan {
   lastWords: number[] = [];
   lastLo = 0;
   lastHi = 0;
+  /** Results: the storage a small result is staged in (_stage.ts). */
+  noStage = false;
+  stageMem: Uint8Array | undefined = undefined;
+  stageAt = 0;
+  staged = false;
+  lastReal = 0;
 }
 
 function attrRead(spec: AttrSpec): number {
@@ -181,7 +189,7 @@ function buffer(p: OpPlan, r: number): unknown {
   if (i32[r] !== 1) return MISMATCH;
   const dtype = i32[r + 1]!, rank = i32[r + 4]!;
   if ((p.dtype >= 0 && dtype !== p.dtype) || (p.rank >= 0 && rank !== p.rank)) return MISMATCH;
-  const data = f64[(r + 2) >> 1]!;
+  const data = p.kind === K_RET ? stage(p, r, wholeByteWidth(dtype)) : f64[(r + 2) >> 1]!;
   const d0 = (r + 6) >> 1;
   const last = p.last as FfiBuffer | undefined;
   if (reuse && last !== undefined && last.data === data && last.dtype === dtype) {
@@ -190,7 +198,7 @@ function buffer(p: OpPlan, r: number): unknown {
     for (let d = 0; same && d < rank; d++) same = dims[d] === f64[d0 + d];
     if (same) return p.shared ? last : share(p);
   }
-  return freshBuffer(p, r);
+  return freshBuffer(p, r, data);
 }
 
 /** The operand's last FfiBuffer, handed out again: frozen first. */
@@ -201,10 +209,10 @@ function share(p: OpPlan): FfiBuffer {
   return b;
 }
 
-/** A new FfiBuffer of the (checked) buffer record at `r`, remembered for reuse. */
-function freshBuffer(p: OpPlan, r: number): FfiBuffer {
+/** A new FfiBuffer of the (checked) buffer record at `r` with its data at `data`, remembered for reuse. */
+function freshBuffer(p: OpPlan, r: number, data: number): FfiBuffer {
   const i32 = flatI32, f64 = flatF64;
-  const dtype = i32[r + 1]!, rank = i32[r + 4]!, data = f64[(r + 2) >> 1]!, d0 = (r + 6) >> 1;
+  const dtype = i32[r + 1]!, rank = i32[r + 4]!, d0 = (r + 6) >> 1;
   const dims = new Array<number>(rank);
   for (let d = 0; d < rank; d++) dims[d] = f64[d0 + d]!;
   const b = FfiBuffer._adopt(dtype, data, dims);
@@ -433,21 +441,24 @@ export function compileDecoder(
         }
         // Dtype and rank known: the checks and the comparison with the last
         // FfiBuffer of this operand inline, unrolled over the dims.
+        // A result's data: staged (_stage.ts) where its dtype has whole-byte elements.
+        const width = p.kind === K_RET ? wholeByteWidth(p.dtype) : 0;
         lines.push(
           `r = ${at};`,
           `if (I[r] !== 1 || I[r + 1] !== ${p.dtype} || I[r + 4] !== ${p.rank}) return M;`,
+          width > 0 ? `v = stage(${pk}, r, ${width});` : "v = D[(r + 2) >> 1];",
         );
         if (reuse) {
-          const same = ["c !== undefined", "c.data === D[(r + 2) >> 1]", `c.dtype === ${p.dtype}`];
+          const same = ["c !== undefined", "c.data === v", `c.dtype === ${p.dtype}`];
           same.push(`(d = FB._dimsOf(c)).length === ${p.rank}`);
           for (let j = 0; j < p.rank; j++) same.push(`d[${j}] === D[((r + 6) >> 1) + ${j}]`);
           lines.push(
             `c = ${pk}.last;`,
             `const ${x} = ${same.join(" && ")} ? (${pk}.shared ? c : share(${pk})) : ` +
-              `freshBuffer(${pk}, r);`,
+              `freshBuffer(${pk}, r, v);`,
           );
         } else {
-          lines.push(`const ${x} = freshBuffer(${pk}, r);`);
+          lines.push(`const ${x} = freshBuffer(${pk}, r, v);`);
         }
         break;
       }
@@ -541,6 +552,7 @@ export function compileDecoder(
     buffer,
     freshBuffer,
     share,
+    stage,
     FB: FfiBuffer,
     array,
     string,

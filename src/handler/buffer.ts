@@ -36,7 +36,14 @@ let adopting = false;
 export class FfiBuffer<D extends DataType = DataType> {
   /** Element type. */
   readonly dtype: D;
-  /** Address of the first element (0 for tokens and empty buffers). */
+  /**
+   * Address of the first element (0 for tokens and empty buffers). For a
+   * result of up to 4 KiB of a synchronous handler, where the runtime's
+   * buffer is host memory and changed since the operand's last call, the
+   * address of storage the binding keeps, holding the buffer's bytes, whose
+   * bytes are copied into the buffer when the handler is done (see
+   * docs/handlers.md, "Where a result is written").
+   */
   readonly data: number;
   /** The dims, never handed out (the decoder compares them with later frames). */
   readonly #dims: readonly number[];

@@ -28,6 +28,7 @@ import {
   initFlat,
 } from "./_flat.ts";
 import { _takeScratch, decode, dropScratch, type Entry } from "./_decode.ts";
+import { dropStaged, pendingList, StagedCopies, stagedCount } from "./_stage.ts";
 import type { ScratchAllocator } from "./context.ts";
 
 export type { CtxKind, Op } from "./_decode.ts";
@@ -286,6 +287,8 @@ function callWith(fn: (...args: unknown[]) => unknown, p: unknown[]): unknown {
 /** Runs slot `slot` on the flattened frame; returns 0 ok, 1 error, 2 pending. Never throws. */
 function dispatch(slot: number): number {
   if (phaseStop !== 0) return dispatchPhase(slot);
+  // Results staged by this call are the pending copies from here on (calls it makes stage above).
+  const staged = stagedCount();
   try {
     const e = entries[slot];
     if (e === undefined) {
@@ -306,9 +309,11 @@ function dispatch(slot: number): number {
       try {
         result = run();
       } catch (err) {
+        copyStaged(staged);
         return writeError(err);
       }
-      if (result !== MISMATCH) return settle(e, result, undefined, api, ctx);
+      if (result !== MISMATCH) return settle(e, result, undefined, api, ctx, staged);
+      dropStaged(staged);
     }
     const failure = decode(e);
     if (failure !== undefined) {
@@ -320,12 +325,22 @@ function dispatch(slot: number): number {
       result = callWith(e.fn, e.params);
     } catch (err) {
       scratch?._release();
+      copyStaged(staged);
       return writeError(err);
     }
-    return settle(e, result, scratch, api, ctx);
+    return settle(e, result, scratch, api, ctx, staged);
   } catch (err) {
+    copyStaged(staged);
     return writeError(err);
   }
+}
+
+/** Copies the results a call staged (pending from `staged`) into their buffers. */
+function copyStaged(staged: number): void {
+  const n = stagedCount();
+  if (n === staged) return;
+  lib!.xla_ffi_deno_handler_copy_results(pendingList, staged, n, 0);
+  dropStaged(staged);
 }
 
 /** What a handler returned, as the call's status (its future, its state). */
@@ -335,11 +350,20 @@ function settle(
   scratch: ScratchAllocator | undefined,
   api: number,
   ctx: number,
+  staged: number,
 ): number {
   if (result !== undefined && (result instanceof Future || isThenable(result))) {
+    // Its staged results are copied now, and what it writes later when it completes.
+    let copies: StagedCopies | undefined;
+    const n = stagedCount();
+    if (n > staged) {
+      lib!.xla_ffi_deno_handler_copy_results(pendingList, staged, n, 1);
+      copies = new StagedCopies(staged);
+    }
     const token = lib!.xla_ffi_deno_handler_token_alloc();
     if (token === 0) {
       scratch?._release();
+      copies?.release();
       return writeError(
         new FfiError(ErrorCode.RESOURCE_EXHAUSTED, "Too many pending TS handler futures"),
         true,
@@ -353,22 +377,23 @@ function settle(
     attaching = true;
     try {
       if (result instanceof Future) {
-        result.onReady((err) => finish(token, use, scratch, err !== undefined, err));
+        result.onReady((err) => finish(token, use, scratch, copies, err !== undefined, err));
       } else {
         result.then(
-          () => finish(token, use, scratch, false, undefined),
-          (err: unknown) => finish(token, use, scratch, true, err),
+          () => finish(token, use, scratch, copies, false, undefined),
+          (err: unknown) => finish(token, use, scratch, copies, true, err),
         );
       }
     } catch (err) {
       // `then` threw: the future completes with that (the native side keeps an early completion).
-      finish(token, use, scratch, true, err);
+      finish(token, use, scratch, copies, true, err);
     } finally {
       attaching = false;
     }
     flatI32[H_TOKEN] = token;
     return 2;
   }
+  copyStaged(staged);
   scratch?._release();
   if (e.stage !== ExecutionStage.EXECUTE && result !== undefined) {
     return setState(api, ctx, result, e.stage);
@@ -409,6 +434,7 @@ export function _setReuse(on: boolean): void {
 function dispatchPhase(slot: number): number {
   const e = entries[slot];
   if (phaseStop <= 3 || e === undefined) return 0;
+  const staged = stagedCount();
   try {
     if (phaseStop === 4) {
       const i32 = flatI32;
@@ -421,11 +447,15 @@ function dispatchPhase(slot: number): number {
     const run = e.runNoCall === undefined
       ? e.runNoCall = compileDecoder(e, false) ?? null
       : e.runNoCall;
-    if (run !== null && run() !== MISMATCH) return 0;
+    const decoded = run !== null && run() !== MISMATCH;
+    dropStaged(staged); // no handler runs: nothing to copy
+    if (decoded) return 0;
     const failure = decode(e);
     dropScratch();
+    dropStaged(staged);
     return failure === undefined ? 0 : writeError(new FfiError(ErrorCode.INTERNAL, failure), true);
   } catch (err) {
+    dropStaged(staged);
     return writeError(err);
   }
 }
@@ -469,12 +499,18 @@ function finish(
   token: number,
   use: number,
   scratch: ScratchAllocator | undefined,
+  copies: StagedCopies | undefined,
   failed: boolean,
   error: unknown,
 ): void {
   if (tokenUses[token] !== use) return;
   tokenUses[token] = 0;
   scratch?._release();
+  if (copies !== undefined) {
+    // Before the caller learns the result (a failed call's too: what the handler wrote, as unstaged).
+    lib!.xla_ffi_deno_handler_merge_results(token, copies.list, copies.count);
+    copies.release();
+  }
   complete(token, failed, error);
 }
 
@@ -544,6 +580,8 @@ export function _acquire(
     );
   }
   entries[slot] = entry;
+  // An async handler's results are its buffers themselves (_stage.ts says why).
+  if (isAsync) { for (const p of entry.plans) p.noStage = true; }
   liveHandlers++;
   return slot;
 }
