@@ -7,7 +7,8 @@
  * read as a double, used for addresses and int64 values). The header's
  * int32 indices are the XFD_FLAT_* of abi_facts.h (TS reads the same
  * numbers from src/abi/_facts.generated.ts):
- *   0..3    result area (written by TS: code, message length, token)
+ *   0..3    result area (written by TS: code, message length, token, the
+ *           staged results to copy back)
  *   4       stage (lo)
  *   5       api (f64)            6  ctx (f64)
  *   7       nargs (lo), where the result records start (hi)
@@ -359,20 +360,56 @@ static int host_memory_only(void) {
   return 1;
 }
 
+/* The staging list TS registered (src/handler/_stage.ts: three doubles per
+ * staged result: the buffer's address, the storage's, the bytes). */
+static const double* g_stage_list;
+
+void xla_ffi_deno_handler_stage_list(const double* list) { g_stage_list = list; }
+
+/* At most this many operands are compared with a staged result; a result of
+ * a larger frame is never staged. */
+#define OVERLAP_OPERANDS 64
+
 /*
- * The staging copies, on the JS thread. `list` holds three doubles per staged
- * result: the buffer's address, the storage's, and the bytes. stage_result
- * copies entry k's buffer into its storage, before the handler runs, and
- * returns 1; or returns 0 without copying where buffers may be device memory;
- * copy_results copies the storage of entries [from, to) back into their
- * buffers when the handler returns, before the call's caller learns its
- * result; with `keep` (the handler returned a Promise) also into the bytes
- * right after each storage, which xla_ffi_deno_handler_merge_results
- * compares with when the Promise settles.
+ * Whether a buffer operand of the frame in the flat buffer other than the
+ * record at int32 position r overlaps [at, at + bytes): an output aliased to
+ * an input, a frame built with one array twice (its handler must write the
+ * buffer itself).
  */
-int32_t xla_ffi_deno_handler_stage_result(const double* list, int32_t k) {
-  if (!host_memory_only()) return 0;
+static int overlaps_other(int32_t r, double at, double bytes) {
+  const int32_t* h = (const int32_t*)g_flat;
+  int32_t n = h[XFD_FLAT_NARGS] + h[XFD_FLAT_NRETS];
+  if (n > OVERLAP_OPERANDS) return 1;
+  const double* d = (const double*)g_flat;
+  for (int32_t j = 0; j < n; j++) {
+    int32_t q = h[XFD_FLAT_INDEX + j];
+    if (q == r || h[q] != XLA_FFI_ArgType_BUFFER) continue;
+    double a = d[(q + 2) / 2];
+    if (a == 0 || a >= at + bytes) continue;
+    double size = (double)xla_ffi_dtype_width(h[q + 1]);
+    for (int32_t i = 0; i < h[q + 4]; i++) size *= d[(q + 6) / 2 + i];
+    if (size > 0 && at < a + size) return 1;
+  }
+  return 0;
+}
+
+/*
+ * The staging copies, on the JS thread. stage_result copies entry k's buffer
+ * (the result record at int32 position r of the flat buffer) into its
+ * storage before the handler runs and returns 1, or returns 0 without a copy
+ * where the result must be its buffer: device memory possible, or another
+ * operand overlapping it. copy_results copies the storage
+ * of entries [from, to) of `list` back into their buffers; with `keep` (the
+ * handler returned a Promise) also into the bytes right after each storage,
+ * which xla_ffi_deno_handler_merge_results compares with when the Promise
+ * settles. host_copy_staged copies back the entries a call that returned
+ * left in the flat buffer's result area, before its caller learns the result
+ * (the entry points call it after the inline callback, job_done for a call
+ * from another thread), and clears them.
+ */
+int32_t xla_ffi_deno_handler_stage_result(const double* list, int32_t k, int32_t r) {
   const double* e = list + 3 * k;
+  if (!host_memory_only() || overlaps_other(r, e[0], e[2])) return 0;
   memcpy((void*)(uintptr_t)e[1], (const void*)(uintptr_t)e[0], (size_t)e[2]);
   return 1;
 }
@@ -386,6 +423,15 @@ void xla_ffi_deno_handler_copy_results(const double* list, int32_t from, int32_t
     memcpy((void*)(uintptr_t)e[0], src, bytes);
     if (keep) memcpy(src + bytes, src, bytes);
   }
+}
+
+void host_copy_staged(void) {
+  int32_t* h = (int32_t*)g_flat;
+  if (h == NULL) return;
+  int32_t from = h[XFD_FLAT_STAGED_FROM], to = h[XFD_FLAT_STAGED_TO];
+  h[XFD_FLAT_STAGED_FROM] = h[XFD_FLAT_STAGED_TO] = 0;
+  if (to > from && from >= 0 && g_stage_list != NULL)
+    xla_ffi_deno_handler_copy_results(g_stage_list, from, to, 0);
 }
 
 static inline __attribute__((always_inline)) int32_t flatten_impl(const XLA_FFI_CallFrame* f,

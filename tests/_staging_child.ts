@@ -20,8 +20,10 @@ using h = Ffi.bind().arg(DataType.F32, 1).ret(DataType.F32, 1).to((x, y) => {
   for (let i = 0; i < ys.length; i++) ys[i] = 2 * xs[i]!;
 });
 const x = new Float32Array([1, 2]);
+const outs: Float32Array[] = []; // all kept: each call's result is at an address not seen before
 const call = () => {
   const out = new Float32Array(2);
+  outs.push(out);
   using f = new CallFrameBuilder().arg(x, [2]).ret(out, [2]).build();
   rt.callSync(h, f);
   return { where: data === addressOf(out) ? "buffer" : "staged", values: [...out] };

@@ -1,7 +1,8 @@
 /**
  * Result staging: a TS handler writes a small result into storage its
  * binding keeps at a fixed address, and the host copies it into the result's
- * buffer when the handler is done (its return, or its Promise's fulfilment).
+ * buffer when the handler is done (it returned or threw; and when a Promise
+ * it returned settles).
  *
  * Why: a view of a new address is the dearest part of a TS handler's call.
  * XLA hands a handler run on the JS thread a new output address nearly every
@@ -23,11 +24,11 @@
  *   is host memory (native/handler_flatten.c checks as it copies the buffer
  *   in), and while the CUDA bindings (whose driver may be any library) are
  *   not initialised;
- * - whole-byte elements and at most {@link STAGE_BYTES} bytes (zeroing and
- *   copying more costs more than the view saves);
+ * - whole-byte elements and 1 to {@link STAGE_BYTES} bytes (copying more in
+ *   and out costs more than the view saves);
  * - no other operand overlapping it (an output aliased to an input, a frame
- *   built with one array twice): the handler reads and writes the buffer
- *   itself;
+ *   built with one array twice; checked on the C side too): the handler
+ *   reads and writes the buffer itself;
  * - not in the embedded runtime's guard memory, whose canaries must see a
  *   write past the buffer's end;
  * - the operand's storage not in use by another call still running (a
@@ -43,9 +44,8 @@
  *
  * @module
  */
-import { flatF64, flatI32, H_INDEX, H_NARGS, H_NRETS } from "./_flat.ts";
+import { flatF64, flatI32, H_STAGED_FROM, H_STAGED_TO } from "./_flat.ts";
 import { _deviceMemoryCheck } from "./_device_memory.ts";
-import { dtypeWidth } from "./_dtype.ts";
 import { _lib } from "./host.ts";
 
 /** The largest result staged, in bytes. */
@@ -77,6 +77,8 @@ export interface StageHolder {
  * runs inside.
  */
 export const pendingList: Float64Array = new Float64Array(3 * MAX_PENDING);
+/** {@link pendingList}'s bytes: what native calls take (a Uint8Array keeps Deno's fast call). */
+export const pendingBytes: Uint8Array = new Uint8Array(pendingList.buffer);
 const pendingHolders: (StageHolder | undefined)[] = new Array(MAX_PENDING);
 let pending = 0;
 
@@ -97,15 +99,16 @@ export function stage(p: StageHolder, r: number, width: number): number {
   // The address of the operand's last call again: its FfiBuffer and view are reused as they are.
   const again = real === p.lastReal;
   p.lastReal = real;
-  if (again || p.staged || p.noStage || width === 0 || real === 0) return real;
+  if (
+    again || p.staged || p.noStage || width === 0 || real === 0 ||
+    _deviceMemoryCheck !== undefined || pending === MAX_PENDING
+  ) {
+    return real;
+  }
   const rank = i32[r + 4]!, d0 = (r + 6) >> 1;
   let bytes = width;
   for (let d = 0; d < rank; d++) bytes *= f64[d0 + d]!;
-  if (
-    bytes === 0 || bytes > STAGE_BYTES || pending === MAX_PENDING ||
-    _deviceMemoryCheck !== undefined || overlaps(r, real, bytes) ||
-    (guardMemory.size !== 0 && inGuardMemory(real))
-  ) {
+  if (bytes === 0 || bytes > STAGE_BYTES || (guardMemory.size !== 0 && inGuardMemory(real))) {
     return real;
   }
   if (p.stageMem === undefined) {
@@ -116,8 +119,8 @@ export function stage(p: StageHolder, r: number, width: number): number {
   pendingList[e] = real;
   pendingList[e + 1] = p.stageAt;
   pendingList[e + 2] = bytes;
-  // Copies the buffer in, unless a GPU runtime is loaded (the buffer may be device memory).
-  if (_lib().xla_ffi_deno_handler_stage_result(pendingList, k) === 0) return real;
+  // Copies the buffer in; 0: device memory possible, or another operand overlaps it.
+  if (_lib().xla_ffi_deno_handler_stage_result(pendingBytes, k, r) === 0) return real;
   pending = k + 1;
   pendingHolders[k] = p;
   p.staged = true;
@@ -142,21 +145,16 @@ function inGuardMemory(a: number): boolean {
   return false;
 }
 
-/** Whether another buffer operand of the frame overlaps [at, at + bytes). */
-function overlaps(r: number, at: number, bytes: number): boolean {
-  const f64 = flatF64, i32 = flatI32;
-  const n = i32[H_NARGS]! + i32[H_NRETS]!;
-  for (let j = 0; j < n; j++) {
-    const q = i32[H_INDEX + j]!;
-    if (q === r || i32[q] !== 1) continue;
-    const a = f64[(q + 2) >> 1]!;
-    if (a >= at + bytes || a === 0) continue;
-    const rank = i32[q + 4]!, d0 = (q + 6) >> 1;
-    let size = dtypeWidth(i32[q + 1]!);
-    for (let d = 0; d < rank; d++) size *= f64[d0 + d]!;
-    if (size > 0 && at < a + size) return true;
-  }
-  return false;
+/**
+ * Hands the copies pending from `base` to the C side, which makes them when
+ * the call returns to it (native/handler_flatten.c: host_copy_staged), and
+ * frees their storage (no JS runs before the copies).
+ */
+export function handStaged(base: number): void {
+  if (pending === base) return;
+  flatI32[H_STAGED_FROM] = base;
+  flatI32[H_STAGED_TO] = pending;
+  dropStaged(base);
 }
 
 /** Frees the storage of the copies pending from `base` and drops them (nothing is copied). */

@@ -28,7 +28,7 @@ import {
   initFlat,
 } from "./_flat.ts";
 import { _takeScratch, decode, dropScratch, type Entry } from "./_decode.ts";
-import { dropStaged, pendingList, StagedCopies, stagedCount } from "./_stage.ts";
+import { dropStaged, handStaged, pendingList, StagedCopies, stagedCount } from "./_stage.ts";
 import type { ScratchAllocator } from "./context.ts";
 
 export type { CtxKind, Op } from "./_decode.ts";
@@ -110,6 +110,7 @@ function init(): void {
   // Not ref'ed: open handlers alone do not keep the process alive (see _holdLoop).
   threadCb.unref();
   auxBytes = new Uint8Array(aux);
+  l.xla_ffi_deno_handler_stage_list(pendingList);
   try {
     host(l);
   } catch (e) {
@@ -309,7 +310,7 @@ function dispatch(slot: number): number {
       try {
         result = run();
       } catch (err) {
-        copyStaged(staged);
+        handStaged(staged);
         return writeError(err);
       }
       if (result !== MISMATCH) return settle(e, result, undefined, api, ctx, staged);
@@ -325,22 +326,14 @@ function dispatch(slot: number): number {
       result = callWith(e.fn, e.params);
     } catch (err) {
       scratch?._release();
-      copyStaged(staged);
+      handStaged(staged);
       return writeError(err);
     }
     return settle(e, result, scratch, api, ctx, staged);
   } catch (err) {
-    copyStaged(staged);
+    handStaged(staged);
     return writeError(err);
   }
-}
-
-/** Copies the results a call staged (pending from `staged`) into their buffers. */
-function copyStaged(staged: number): void {
-  const n = stagedCount();
-  if (n === staged) return;
-  lib!.xla_ffi_deno_handler_copy_results(pendingList, staged, n, 0);
-  dropStaged(staged);
 }
 
 /** What a handler returned, as the call's status (its future, its state). */
@@ -393,7 +386,7 @@ function settle(
     flatI32[H_TOKEN] = token;
     return 2;
   }
-  copyStaged(staged);
+  handStaged(staged);
   scratch?._release();
   if (e.stage !== ExecutionStage.EXECUTE && result !== undefined) {
     return setState(api, ctx, result, e.stage);
