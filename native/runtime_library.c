@@ -6,14 +6,50 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
-static _Thread_local char last_error[1024];
+/*
+ * Each thread's last loader error, in a buffer of its own on the heap
+ * (freed when the thread ends) rather than in thread-local storage: this
+ * library has an initial-exec thread-local (crash.c), so every load of it
+ * takes its whole thread-local block from the loader's small static TLS
+ * reserve, which a 1 KiB buffer there used up after a few loads on aarch64
+ * ("cannot allocate memory in static TLS block" for the next `deno test`
+ * file).
+ */
+#define ERROR_CAP 1024
+static pthread_key_t g_error_key;
+static int g_error_key_made;
+static pthread_once_t g_error_once = PTHREAD_ONCE_INIT;
+
+static void make_error_key(void) { g_error_key_made = pthread_key_create(&g_error_key, free) == 0; }
+
+/* The key goes with the library (its buffers are then only freed by their threads' ends). */
+__attribute__((destructor)) static void drop_error_key(void) {
+  if (g_error_key_made) pthread_key_delete(g_error_key);
+}
+
+static char* error_buffer(void) {
+  pthread_once(&g_error_once, make_error_key);
+  if (!g_error_key_made) return NULL;
+  char* b = pthread_getspecific(g_error_key);
+  if (b == NULL && (b = malloc(ERROR_CAP)) != NULL) {
+    b[0] = 0;
+    if (pthread_setspecific(g_error_key, b) != 0) {
+      free(b);
+      return NULL;
+    }
+  }
+  return b;
+}
 
 static void keep_error(void) {
   const char* e = dlerror();
-  snprintf(last_error, sizeof last_error, "%s", e ? e : "unknown loader error");
+  char* b = error_buffer();
+  if (b != NULL) snprintf(b, ERROR_CAP, "%s", e ? e : "unknown loader error");
 }
 
 /** Opens a shared library (RTLD_NOW | RTLD_LOCAL); NULL on failure. */
@@ -47,7 +83,10 @@ int32_t xla_ffi_deno_runtime_dlclose(void* handle) {
 }
 
 /** The calling thread's last loader error. */
-const char* xla_ffi_deno_runtime_dlerror(void) { return last_error; }
+const char* xla_ffi_deno_runtime_dlerror(void) {
+  const char* b = g_error_key_made ? pthread_getspecific(g_error_key) : NULL;
+  return b != NULL ? b : "";
+}
 
 /**
  * Writes the file name of the loaded object that contains addr into buf;

@@ -61,6 +61,31 @@ Deno.test({
   },
 });
 
+/** The memory size of an ELF64 little-endian file's PT_TLS segment (0: none). */
+function tlsBytes(elf: Uint8Array): number {
+  const dv = new DataView(elf.buffer, elf.byteOffset, elf.byteLength);
+  const phoff = Number(dv.getBigUint64(0x20, true));
+  const size = dv.getUint16(0x36, true), count = dv.getUint16(0x38, true);
+  for (let i = 0; i < count; i++) {
+    const at = phoff + i * size;
+    if (dv.getUint32(at, true) === 7) return Number(dv.getBigUint64(at + 0x28, true));
+  }
+  return 0;
+}
+
+Deno.test("the shipped libraries keep their thread-local block small (loaded again and again)", () => {
+  // The main library has an initial-exec thread-local (crash.c), so each load of it takes its
+  // whole block from the loader's static TLS reserve: with a 1 KiB block, the library failed to
+  // load for the third test file of a `deno test` run on aarch64 ("cannot allocate memory in
+  // static TLS block").
+  for (const platform of PREBUILT_PLATFORMS) {
+    for (const [file, e] of Object.entries(readSet(platform).files)) {
+      const bytes = tlsBytes(bytesOf(e.gzip));
+      assert.ok(bytes <= 64, `${platform}/${file}: a ${bytes}-byte thread-local block`);
+    }
+  }
+});
+
 function compilerVersion(cc: string): string | undefined {
   try {
     const out = new Deno.Command(cc, { args: ["--version"], stdout: "piped", stderr: "null" })
