@@ -203,6 +203,22 @@ Deno.test("staging: a handler calling its own binding: the inner call gets the b
   assert.equal(datas[1], addressOf(inner));
 });
 
+Deno.test("staging: the JS thread that hosts handlers again after a Worker did copies its own results", async () => {
+  // No handler of this thread is open here: the Worker becomes the host, then this thread again.
+  const w = new Worker(new URL("./_staging_worker.ts", import.meta.url), { type: "module" });
+  const msg = await new Promise<string>((resolve) => w.onmessage = (e) => resolve(e.data));
+  w.terminate();
+  assert.equal(msg, "[7,0]");
+  using rt = new Runtime({ threads: 0 });
+  using h = Ffi.bind().ret(D.S32, 1).to((y) => {
+    y.typed()[1] = 8;
+  });
+  const out = new Int32Array(2);
+  using f = new CallFrameBuilder().ret(out, [2]).build();
+  rt.callSync(h, f);
+  assert.deepEqual([...out], [0, 8]);
+});
+
 /** glibc's libdl.so.2 (an empty stub since glibc 2.34), where this machine keeps it. */
 const LIBDL = (() => {
   const triplet = Deno.build.arch === "aarch64" ? "aarch64-linux-gnu" : "x86_64-linux-gnu";

@@ -110,7 +110,6 @@ function init(): void {
   // Not ref'ed: open handlers alone do not keep the process alive (see _holdLoop).
   threadCb.unref();
   auxBytes = new Uint8Array(aux);
-  l.xla_ffi_deno_handler_stage_list(pendingList);
   try {
     host(l);
   } catch (e) {
@@ -242,6 +241,8 @@ function host(l: Native): void {
         "the main thread) already hosts them",
     );
   }
+  // The host's list of staged results (each JS thread has its own), which the C side copies from.
+  l.xla_ffi_deno_handler_stage_list(pendingList);
 }
 
 /**
