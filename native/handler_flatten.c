@@ -404,8 +404,8 @@ static int overlaps_other(int32_t r, double at, double bytes) {
  * which xla_ffi_deno_handler_merge_results compares with when the Promise
  * settles. host_copy_staged copies back the entries a call that returned
  * left in the flat buffer's result area, before its caller learns the result
- * (the entry points call it after the inline callback, job_done for a call
- * from another thread), and clears them.
+ * (the entry point calls it after the inline callback: only calls on the JS
+ * thread stage), and clears them.
  */
 int32_t xla_ffi_deno_handler_stage_result(const double* list, int32_t k, int32_t r) {
   const double* e = list + 3 * k;

@@ -809,7 +809,6 @@ int32_t xla_ffi_deno_handler_next_job(int32_t done_status, int32_t linger_ns) {
 
 /* JS thread: the current call returned `status` (result in the flat buffer). */
 void xla_ffi_deno_handler_job_done(int32_t status) {
-  host_copy_staged(); /* the results the call staged, before its caller learns the result */
   job* j = g_cur_job;
   g_cur_job = NULL;
   job_unnamed();

@@ -184,6 +184,21 @@ Deno.test("staging: a synchronous handler's Promise: written before and after it
   assert.deepEqual([...out], [10, 20, 0, 40], "the second call's write stays");
 });
 
+Deno.test("staging: a call from another thread writes its result itself", async () => {
+  using rt = new Runtime({ threads: 1 });
+  const datas: number[] = [];
+  using h = Ffi.bind().ret(D.S32, 1).to((y) => {
+    datas.push(y.data);
+    y.typed()[0] = 3;
+  });
+  const out = new Int32Array(1);
+  using f = new CallFrameBuilder().ret(out, [1]).build();
+  const r = await rt.callOnThreads(h, f, { threads: 1, iterations: 1 });
+  assert.equal(r.ok, 1);
+  assert.deepEqual(datas, [addressOf(out)]);
+  assert.equal(out[0], 3);
+});
+
 Deno.test("staging: a handler calling its own binding: the inner call gets the buffer itself", () => {
   using rt = new Runtime({ threads: 1 });
   const inner = new Int32Array(1);

@@ -17,7 +17,12 @@
  * it too), which holds the buffer's bytes when the handler starts, and what
  * it holds when the handler is done, failed or not, is copied into the
  * buffer. A result is staged only where that is exactly what writing the
- * buffer itself would do:
+ * buffer itself would do, and where views cost most:
+ * - a call made on the JS thread (XLA run by `runSync`/`runPythonSync`, the
+ *   embedded runtime's `callSync`, `call`, `ffiCall`), whose buffers come
+ *   from the allocator V8 uses too; calls from other threads (XLA's own, the
+ *   runtime's pool) bring a few addresses again and again, whose views the
+ *   view table of `FfiBuffer.typed()` keeps;
  * - a buffer address other than the operand's last call's (the same address
  *   again finds its FfiBuffer and view as they were: nothing to save);
  * - host memory: while no GPU runtime is loaded in the process, every buffer
@@ -82,6 +87,14 @@ export const pendingBytes: Uint8Array = new Uint8Array(pendingList.buffer);
 const pendingHolders: (StageHolder | undefined)[] = new Array(MAX_PENDING);
 let pending = 0;
 
+/** The JS thread serves calls from other threads now (host.ts serve): nothing is staged. */
+let servingForeign = false;
+
+/** @internal host.ts: the JS thread starts (true) or stops serving calls from other threads. */
+export function _servingForeign(on: boolean): void {
+  servingForeign = on;
+}
+
 /** How many copies are pending: what a call compares with when it ends. */
 export function stagedCount(): number {
   return pending;
@@ -100,7 +113,7 @@ export function stage(p: StageHolder, r: number, width: number): number {
   const again = real === p.lastReal;
   p.lastReal = real;
   if (
-    again || p.staged || p.noStage || width === 0 || real === 0 ||
+    again || p.staged || p.noStage || servingForeign || width === 0 || real === 0 ||
     _deviceMemoryCheck !== undefined || pending === MAX_PENDING
   ) {
     return real;

@@ -28,7 +28,14 @@ import {
   initFlat,
 } from "./_flat.ts";
 import { _takeScratch, decode, dropScratch, type Entry } from "./_decode.ts";
-import { dropStaged, handStaged, pendingList, StagedCopies, stagedCount } from "./_stage.ts";
+import {
+  _servingForeign,
+  dropStaged,
+  handStaged,
+  pendingList,
+  StagedCopies,
+  stagedCount,
+} from "./_stage.ts";
 import type { ScratchAllocator } from "./context.ts";
 
 export type { CtxKind, Op } from "./_decode.ts";
@@ -142,6 +149,7 @@ let attaching = false;
  */
 function serve(l: Native): boolean {
   serving = true;
+  _servingForeign(true);
   try {
     let linger = LINGER_NS, status = -1;
     for (let n = 0; n < DRAIN_BUDGET; n++) {
@@ -154,6 +162,7 @@ function serve(l: Native): boolean {
     return false;
   } finally {
     serving = false;
+    _servingForeign(false);
   }
 }
 
