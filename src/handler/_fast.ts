@@ -12,7 +12,8 @@
  * Reuse across calls (the rule): a value handed to a handler never changes
  * afterwards. Values that cannot change are handed again, as the same
  * object, to a later call of the same operand whose frame holds exactly the
- * same bytes for it: FfiBuffer (compared field by field with the frame, so a
+ * same bytes for it: FfiBuffer (compared field by field with the frame, a
+ * staged result's data with its storage address (_stage.ts), so a
  * handler that wrote to one does not get it back; frozen before it is handed
  * out a second time, and its dims are a frozen copy, so no call can change
  * what another kept),
