@@ -261,7 +261,9 @@ int32_t xla_ffi_deno_handler_complete(int32_t token, int32_t code, const uint8_t
  * write the same buffer meanwhile (a frame shared by calls on many threads)
  * keep their bytes, as they would with the handler writing the buffer
  * itself. Only while the call is live: one refused or dropped (its future
- * abandoned) may have had its buffers freed.
+ * abandoned) may have had its buffers freed (xla/ffi/ffi_api.cc: a handler
+ * that returns an error must not touch its buffers afterwards; XLA frees
+ * them once the call failed, and a future's buffers once it completed).
  */
 void xla_ffi_deno_handler_merge_results(int32_t token, const double* list, int32_t n) {
   if (token <= 0 || token >= TOKEN_COUNT) return;

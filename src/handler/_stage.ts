@@ -4,6 +4,12 @@
  * buffer when the handler is done (it returned or threw; and when a Promise
  * it returned settles).
  *
+ * XLA has no counterpart: its `ffi.h` hands a C++ handler the buffer's own
+ * address (`AnyBuffer::untyped_data()` and `Buffer<dtype>::typed_data()`
+ * return the `XLA_FFI_Buffer`'s `data`), which costs a C++ handler nothing
+ * to use. Staging is this binding's, and what reaches the buffer is what the
+ * handler wrote, as in XLA.
+ *
  * Why: a view of a new address is the dearest part of a TS handler's call.
  * XLA hands a handler run on the JS thread a new output address nearly every
  * call (the allocator it shares with V8 there), and each view of external
