@@ -31,6 +31,15 @@ Deno.test({
 });
 
 Deno.test({
+  name: xlaName(
+    "xla: a TS handler's results staged inline reach XLA as written, through its view and its " +
+      "address",
+  ),
+  ignore,
+  fn: () => runXlaCase("stagedResults").then(() => {}),
+});
+
+Deno.test({
   name: xlaName("xla: results and arguments of several dtypes and ranks, NpyArray arguments"),
   ignore,
   fn: () => runXlaCase("dtypes").then(() => {}),
