@@ -185,24 +185,33 @@ export function dropStaged(base: number): void {
   pending = base;
 }
 
-/** The copies pending from `base`, taken out for a call that completes later (their storage stays held). */
+/**
+ * The copies pending from `base` of a call whose handler returned a Promise:
+ * made at once (the handler's writes so far), with a copy of each storage
+ * kept beside it, and taken out of the pending list; their storage stays
+ * held until {@link StagedCopies.settle}.
+ */
 export class StagedCopies {
-  /** The copies, as in {@link pendingList}. */
-  readonly list: Float64Array;
-  /** How many. */
-  readonly count: number;
+  readonly #list: Float64Array;
   readonly #holders: StageHolder[];
 
   constructor(base: number) {
-    this.list = pendingList.slice(3 * base, 3 * pending);
-    this.count = pending - base;
+    _lib().xla_ffi_deno_handler_copy_results(pendingList, base, pending, 1);
+    this.#list = pendingList.slice(3 * base, 3 * pending);
     this.#holders = pendingHolders.slice(base, pending) as StageHolder[];
     pendingHolders.fill(undefined, base, pending);
     pending = base;
   }
 
-  /** Frees the storage (after the copies were made, or instead of them). */
-  release(): void {
+  /**
+   * The call completed (its future `token`; 0: none was made): copies the
+   * bytes the handler wrote since it returned, while the call is live
+   * (native/handler_future.c: merge_results), and frees the storage.
+   */
+  settle(token: number): void {
+    if (token !== 0) {
+      _lib().xla_ffi_deno_handler_merge_results(token, this.#list, this.#list.length / 3);
+    }
     for (const h of this.#holders) h.staged = false;
   }
 }

@@ -357,16 +357,11 @@ function settle(
 ): number {
   if (result !== undefined && (result instanceof Future || isThenable(result))) {
     // Its staged results are copied now, and what it writes later when it completes.
-    let copies: StagedCopies | undefined;
-    const n = stagedCount();
-    if (n > staged) {
-      lib!.xla_ffi_deno_handler_copy_results(pendingList, staged, n, 1);
-      copies = new StagedCopies(staged);
-    }
+    const copies = stagedCount() > staged ? new StagedCopies(staged) : undefined;
     const token = lib!.xla_ffi_deno_handler_token_alloc();
     if (token === 0) {
       scratch?._release();
-      copies?.release();
+      copies?.settle(0);
       return writeError(
         new FfiError(ErrorCode.RESOURCE_EXHAUSTED, "Too many pending TS handler futures"),
         true,
@@ -509,11 +504,8 @@ function finish(
   if (tokenUses[token] !== use) return;
   tokenUses[token] = 0;
   scratch?._release();
-  if (copies !== undefined) {
-    // Before the caller learns the result (a failed call's too: what the handler wrote, as unstaged).
-    lib!.xla_ffi_deno_handler_merge_results(token, copies.list, copies.count);
-    copies.release();
-  }
+  // Before the caller learns the result (a failed call's too: what the handler wrote, as unstaged).
+  copies?.settle(token);
   complete(token, failed, error);
 }
 
