@@ -20,8 +20,7 @@
  *   inline on the JS thread), against the C++ handler run the same way, and
  *   the same handler without the view of its output (it writes nothing;
  *   timed to show what that view costs where every call brings a new
- *   output address: next to nothing since a synchronous handler's small
- *   result is staged at a fixed address, docs/handlers.md);
+ *   output address);
  * - async TS (`await null` first), Python on a worker.
  *
  * Prints the JS thread's wake-ups per call (the hand-offs that make the
@@ -88,7 +87,7 @@ async function main(): Promise<void> {
     for (let i = 0; i < b.length; i++) b[i] = 2 * a[i]!;
   });
   // What the view of a fresh output costs inline: the same handler without it (it writes nothing,
-  // so its program's result is wrong; timed only). Its result is staged all the same.
+  // so its program's result is wrong; timed only).
   using tsNoView = Ffi.bind().arg(DataType.F32).ret(DataType.F32).to((x, _y) => {
     x.typed();
   });

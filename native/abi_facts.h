@@ -116,8 +116,6 @@
 #define XFD_FLAT_CODE 0       /* result area (TS writes it): the status code */
 #define XFD_FLAT_MSG_LEN 2    /* the error message's length */
 #define XFD_FLAT_TOKEN 4      /* a pending call's token */
-#define XFD_FLAT_STAGED_FROM 6 /* the staged results to copy back: entries [from, to) of */
-#define XFD_FLAT_STAGED_TO 7   /* the staging list (src/handler/_stage.ts) */
 #define XFD_FLAT_HEADER 8     /* where the frame's header starts (after the result area) */
 #define XFD_FLAT_STAGE 8      /* the execution stage */
 #define XFD_FLAT_API 10       /* the frame's api (f64) */

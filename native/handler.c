@@ -174,7 +174,6 @@ static XLA_FFI_Error* slot_entry(int32_t n, XLA_FFI_CallFrame* f) {
     XFD_RUNNING_ENTER(g_entries[n]);
     int32_t status = cb(n);
     XFD_RUNNING_LEAVE();
-    host_copy_staged(); /* the results it staged, into their buffers */
     if (blocked) atomic_store(&g_js_blocked, blocked);
     if (status == 2 && xla_inline) return host_refuse_pending(f, ((const int32_t*)g_flat)[XFD_FLAT_TOKEN]);
     const int32_t* h = (const int32_t*)g_flat;

@@ -7,8 +7,7 @@
  * read as a double, used for addresses and int64 values). The header's
  * int32 indices are the XFD_FLAT_* of abi_facts.h (TS reads the same
  * numbers from src/abi/_facts.generated.ts):
- *   0..3    result area (written by TS: code, message length, token, the
- *           staged results to copy back)
+ *   0..3    result area (written by TS: code, message length, token)
  *   4       stage (lo)
  *   5       api (f64)            6  ctx (f64)
  *   7       nargs (lo), where the result records start (hi)
@@ -28,9 +27,6 @@
  *
  * Copyright 2026 The deno-xla-ffi Authors. Licensed under Apache-2.0.
  */
-#define _GNU_SOURCE
-#include <link.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -301,137 +297,6 @@ static int put_attrs_checked(flat_writer* w, const XLA_FFI_Attrs* attrs, int dep
 static int put_attrs_plain(flat_writer* w, const XLA_FFI_Attrs* attrs, int depth,
                            int32_t* index) {
   return put_attrs_impl(w, attrs, depth, index, 0);
-}
-
-/* ---------------------------------------------------------------------- */
-/* Result staging: whether buffers are host memory, and the copies        */
-/* ---------------------------------------------------------------------- */
-
-/*
- * A TS handler writes a small result into storage its binding keeps at a
- * fixed address, copied into the result's buffer when the handler is done
- * (src/handler/_stage.ts), which is only right for a buffer in host
- * memory. Device memory reaches a handler only through a GPU runtime loaded
- * in the process (XLA's CUDA or ROCm backend, the CUDA bindings): while none
- * is, every buffer is host memory. Loaded libraries are scanned again only
- * after the loader's count of loads changed (dl_iterate_phdr's dlpi_adds,
- * read from the first object, 12 ns); once a GPU runtime was seen the answer
- * stays no.
- */
-static _Atomic unsigned long long g_scanned_adds; /* loads when last scanned (0: never) */
-static atomic_int g_gpu_runtime;
-
-typedef struct {
-  unsigned long long adds;
-  int first;
-  int found;
-} runtime_scan;
-
-static int is_gpu_runtime(const char* name) {
-  return name != NULL && (strstr(name, "libcuda.so") != NULL ||
-                          strstr(name, "libamdhip64.so") != NULL ||
-                          strstr(name, "libhsa-runtime64.so") != NULL);
-}
-
-static int scan_object(struct dl_phdr_info* info, size_t size, void* data) {
-  (void)size;
-  runtime_scan* s = data;
-  if (s->first) {
-    s->first = 0;
-    s->adds = info->dlpi_adds;
-    if (s->adds == atomic_load_explicit(&g_scanned_adds, memory_order_relaxed)) return 1;
-  }
-  if (is_gpu_runtime(info->dlpi_name)) {
-    s->found = 1;
-    return 1;
-  }
-  return 0;
-}
-
-static int host_memory_only(void) {
-  if (atomic_load_explicit(&g_gpu_runtime, memory_order_relaxed)) return 0;
-  runtime_scan s = {0, 1, 0};
-  dl_iterate_phdr(scan_object, &s);
-  if (s.found) {
-    atomic_store(&g_gpu_runtime, 1);
-    return 0;
-  }
-  atomic_store_explicit(&g_scanned_adds, s.adds, memory_order_relaxed);
-  return 1;
-}
-
-/* The staging list TS registered (src/handler/_stage.ts: three doubles per
- * staged result: the buffer's address, the storage's, the bytes). */
-static const double* g_stage_list;
-
-void xla_ffi_deno_handler_stage_list(const double* list) { g_stage_list = list; }
-
-/* At most this many operands are compared with a staged result; a result of
- * a larger frame is never staged. */
-#define OVERLAP_OPERANDS 64
-
-/*
- * Whether a buffer operand of the frame in the flat buffer other than the
- * record at int32 position r overlaps [at, at + bytes): an output aliased to
- * an input, a frame built with one array twice (its handler must write the
- * buffer itself).
- */
-static int overlaps_other(int32_t r, double at, double bytes) {
-  const int32_t* h = (const int32_t*)g_flat;
-  int32_t n = h[XFD_FLAT_NARGS] + h[XFD_FLAT_NRETS];
-  if (n > OVERLAP_OPERANDS) return 1;
-  const double* d = (const double*)g_flat;
-  for (int32_t j = 0; j < n; j++) {
-    int32_t q = h[XFD_FLAT_INDEX + j];
-    if (q == r || h[q] != XLA_FFI_ArgType_BUFFER) continue;
-    double a = d[(q + 2) / 2];
-    if (a == 0 || a >= at + bytes) continue;
-    double size = (double)xla_ffi_dtype_width(h[q + 1]);
-    for (int32_t i = 0; i < h[q + 4]; i++) size *= d[(q + 6) / 2 + i];
-    if (size > 0 && at < a + size) return 1;
-  }
-  return 0;
-}
-
-/*
- * The staging copies, on the JS thread. stage_result copies entry k's buffer
- * (the result record at int32 position r of the flat buffer) into its
- * storage before the handler runs and returns 1, or returns 0 without a copy
- * where the result must be its buffer: device memory possible, or another
- * operand overlapping it. copy_results copies the storage
- * of entries [from, to) of `list` back into their buffers; with `keep` (the
- * handler returned a Promise) also into the bytes right after each storage,
- * which xla_ffi_deno_handler_merge_results compares with when the Promise
- * settles. host_copy_staged copies back the entries a call that returned
- * left in the flat buffer's result area, before its caller learns the result
- * (the entry point calls it after the inline callback: only calls on the JS
- * thread stage), and clears them.
- */
-int32_t xla_ffi_deno_handler_stage_result(const double* list, int32_t k, int32_t r) {
-  const double* e = list + 3 * k;
-  if (!host_memory_only() || overlaps_other(r, e[0], e[2])) return 0;
-  memcpy((void*)(uintptr_t)e[1], (const void*)(uintptr_t)e[0], (size_t)e[2]);
-  return 1;
-}
-
-void xla_ffi_deno_handler_copy_results(const double* list, int32_t from, int32_t to,
-                                       int32_t keep) {
-  for (int32_t i = from; i < to; i++) {
-    const double* e = list + 3 * i;
-    unsigned char* src = (unsigned char*)(uintptr_t)e[1];
-    size_t bytes = (size_t)e[2];
-    memcpy((void*)(uintptr_t)e[0], src, bytes);
-    if (keep) memcpy(src + bytes, src, bytes);
-  }
-}
-
-void host_copy_staged(void) {
-  int32_t* h = (int32_t*)g_flat;
-  if (h == NULL) return;
-  int32_t from = h[XFD_FLAT_STAGED_FROM], to = h[XFD_FLAT_STAGED_TO];
-  h[XFD_FLAT_STAGED_FROM] = h[XFD_FLAT_STAGED_TO] = 0;
-  if (to > from && from >= 0 && g_stage_list != NULL)
-    xla_ffi_deno_handler_copy_results(g_stage_list, from, to, 0);
 }
 
 static inline __attribute__((always_inline)) int32_t flatten_impl(const XLA_FFI_CallFrame* f,

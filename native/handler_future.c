@@ -252,37 +252,6 @@ int32_t xla_ffi_deno_handler_complete(int32_t token, int32_t code, const uint8_t
   }
 }
 
-/*
- * A call that staged results (src/handler/_stage.ts) and returned a Promise:
- * its results were copied into their buffers when it returned, with a copy
- * of each storage kept right after it (list: buffer, storage, bytes per
- * result; xla_ffi_deno_handler_copy_results). When its Promise settles, the
- * bytes it wrote since are copied too, and only those: other calls that
- * write the same buffer meanwhile (a frame shared by calls on many threads)
- * keep their bytes, as they would with the handler writing the buffer
- * itself. Only while the call is live: one refused or dropped (its future
- * abandoned) may have had its buffers freed (xla/ffi/ffi_api.cc: a handler
- * that returns an error must not touch its buffers afterwards; XLA frees
- * them once the call failed, and a future's buffers once it completed).
- */
-void xla_ffi_deno_handler_merge_results(int32_t token, const double* list, int32_t n) {
-  if (token <= 0 || token >= TOKEN_COUNT) return;
-  pthread_mutex_lock(&g_token_mu);
-  int32_t state = g_tokens[token].state;
-  if (state == TOKEN_ALLOCATED || state == TOKEN_REGISTERED) {
-    for (int32_t i = 0; i < n; i++) {
-      const double* e = list + 3 * i;
-      unsigned char* dst = (unsigned char*)(uintptr_t)e[0];
-      const unsigned char* now = (const unsigned char*)(uintptr_t)e[1];
-      size_t bytes = (size_t)e[2];
-      const unsigned char* then = now + bytes;
-      for (size_t j = 0; j < bytes; j++)
-        if (now[j] != then[j]) dst[j] = now[j];
-    }
-  }
-  pthread_mutex_unlock(&g_token_mu);
-}
-
 int64_t xla_ffi_deno_handler_failed_completions(void) {
   return atomic_load(&g_failed_completions);
 }

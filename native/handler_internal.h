@@ -141,8 +141,6 @@ int32_t xla_ffi_deno_dtype_width(int32_t dtype);
 /* Structural check of a frame; 0 or an XLA error code (message in buf). */
 int32_t xla_ffi_deno_handler_check_frame(const XLA_FFI_CallFrame* f, char* buf, size_t cap);
 int32_t xla_ffi_deno_handler_flatten_into(const XLA_FFI_CallFrame* f, int64_t* out, int64_t cap);
-/* JS thread: copies back the results the call that just returned staged (handler_flatten.c). */
-XFD_INTERNAL void host_copy_staged(void);
 /* Check and flatten in one walk: slots used, or -1 (*code: 0 no room, else
  * the check's error code with the message in buf). */
 int32_t xla_ffi_deno_handler_check_flatten(const XLA_FFI_CallFrame* f, int64_t* out, int64_t cap,

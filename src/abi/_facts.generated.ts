@@ -153,8 +153,6 @@ export const _FLAT_HEADER = {
   code: 0,
   msgLen: 2,
   token: 4,
-  stagedFrom: 6,
-  stagedTo: 7,
   header: 8,
   stage: 8,
   api: 10,

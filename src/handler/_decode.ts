@@ -42,7 +42,6 @@ import {
   H_STAGE,
 } from "./_flat.ts";
 import { checkBufferRecord, Dictionary, readBufferRecord, RemainingBuffers } from "./buffer.ts";
-import { dropStaged, stagedCount } from "./_stage.ts";
 import { ScratchAllocator, ThreadPool } from "./context.ts";
 import { _auxMessage, _auxValue, _lib, _states } from "./host.ts";
 
@@ -347,7 +346,7 @@ export function decode(e: Entry): string | undefined {
     nargs >= e.minArgs && nargs <= e.maxArgs && nrets >= e.minRets && nrets <= e.maxRets &&
     nattrs >= e.minAttrs && nattrs <= e.maxAttrs
   ) {
-    const plans = e.plans, params = e.params, staged = stagedCount();
+    const plans = e.plans, params = e.params;
     let i = 0;
     for (; i < plans.length; i++) {
       const p = plans[i]!;
@@ -363,7 +362,6 @@ export function decode(e: Entry): string | undefined {
     }
     if (i === plans.length) return undefined;
     dropScratch();
-    dropStaged(staged); // the complete decoder hands out the results themselves
   }
   return decodeComplete(e);
 }

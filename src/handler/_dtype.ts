@@ -9,7 +9,6 @@
 import type { DataType } from "../abi/enums.ts";
 import {
   allDataTypes,
-  bitWidth,
   byteWidth,
   type DataTypedArray,
   type DataTypedArrayConstructor,
@@ -20,12 +19,9 @@ import {
 const NAMES: string[] = [];
 const WIDTHS: number[] = [];
 const VIEWS: DataTypedArrayConstructor[] = [];
-/** Byte widths of the dtypes whose elements are whole bytes (0 for sub-byte types, TOKEN). */
-const WHOLE_WIDTHS: number[] = [];
 for (const dt of allDataTypes()) {
   NAMES[dt] = dataTypeName(dt);
   WIDTHS[dt] = byteWidth(dt);
-  WHOLE_WIDTHS[dt] = bitWidth(dt) >= 8 ? byteWidth(dt) : 0;
   VIEWS[dt] = typedArrayFor(dt) ?? Uint8Array;
 }
 
@@ -37,14 +33,6 @@ export function dtypeName(dtype: number): string {
 /** ffi.h ByteWidth: 0 for INVALID and TOKEN, 1 for sub-byte and 8-bit float types. */
 export function dtypeWidth(dtype: number): number {
   return WIDTHS[dtype] ?? 0;
-}
-
-/**
- * The byte width of a dtype whose elements are whole bytes, else 0 (sub-byte
- * types, whose storage a runtime may pack, TOKEN, INVALID).
- */
-export function wholeByteWidth(dtype: number): number {
-  return WHOLE_WIDTHS[dtype] ?? 0;
 }
 
 /** The TypedArray type of host memory of a dtype. */

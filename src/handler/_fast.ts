@@ -12,8 +12,7 @@
  * Reuse across calls (the rule): a value handed to a handler never changes
  * afterwards. Values that cannot change are handed again, as the same
  * object, to a later call of the same operand whose frame holds exactly the
- * same bytes for it: FfiBuffer (compared field by field with the frame, a
- * staged result's data with its storage address (_stage.ts), so a
+ * same bytes for it: FfiBuffer (compared field by field with the frame, so a
  * handler that wrote to one does not get it back; frozen before it is handed
  * out a second time, and its dims are a frozen copy, so no call can change
  * what another kept),
@@ -38,8 +37,6 @@ import {
   H_RETS_AT,
 } from "./_flat.ts";
 import { Dictionary, dictionaryOfRecord, FfiBuffer, RemainingBuffers } from "./buffer.ts";
-import { wholeByteWidth } from "./_dtype.ts";
-import { stage, type StageHolder } from "./_stage.ts";
 
 /** Operand kinds the fast decode reads itself (K_OTHER: the complete decoder's). */
 export const K_ARG = 0, K_RET = 1, K_ATTR = 2, K_ARGS = 3, K_RETS = 4, K_ATTRS = 5;
@@ -65,7 +62,7 @@ export function _setFastReuse(on: boolean): void {
 }
 
 /** One bound operand, compiled (every plan has the same shape). */
-export class OpPlan implements StageHolder {
+export class OpPlan {
   kind = K_OTHER;
   /** Arguments/results: position among its kind; attributes: position in the sorted frame. */
   index = 0;
@@ -86,12 +83,6 @@ export class OpPlan implements StageHolder {
   lastWords: number[] = [];
   lastLo = 0;
   lastHi = 0;
-  /** Results: the storage a small result is staged in (_stage.ts). */
-  noStage = false;
-  stageMem: Uint8Array | undefined = undefined;
-  stageAt = 0;
-  staged = false;
-  lastReal = 0;
 }
 
 function attrRead(spec: AttrSpec): number {
@@ -190,7 +181,7 @@ function buffer(p: OpPlan, r: number): unknown {
   if (i32[r] !== 1) return MISMATCH;
   const dtype = i32[r + 1]!, rank = i32[r + 4]!;
   if ((p.dtype >= 0 && dtype !== p.dtype) || (p.rank >= 0 && rank !== p.rank)) return MISMATCH;
-  const data = p.kind === K_RET ? stage(p, r, wholeByteWidth(dtype)) : f64[(r + 2) >> 1]!;
+  const data = f64[(r + 2) >> 1]!;
   const d0 = (r + 6) >> 1;
   const last = p.last as FfiBuffer | undefined;
   if (reuse && last !== undefined && last.data === data && last.dtype === dtype) {
@@ -199,7 +190,7 @@ function buffer(p: OpPlan, r: number): unknown {
     for (let d = 0; same && d < rank; d++) same = dims[d] === f64[d0 + d];
     if (same) return p.shared ? last : share(p);
   }
-  return freshBuffer(p, r, data);
+  return freshBuffer(p, r);
 }
 
 /** The operand's last FfiBuffer, handed out again: frozen first. */
@@ -210,10 +201,10 @@ function share(p: OpPlan): FfiBuffer {
   return b;
 }
 
-/** A new FfiBuffer of the (checked) buffer record at `r` with its data at `data`, remembered for reuse. */
-function freshBuffer(p: OpPlan, r: number, data: number): FfiBuffer {
+/** A new FfiBuffer of the (checked) buffer record at `r`, remembered for reuse. */
+function freshBuffer(p: OpPlan, r: number): FfiBuffer {
   const i32 = flatI32, f64 = flatF64;
-  const dtype = i32[r + 1]!, rank = i32[r + 4]!, d0 = (r + 6) >> 1;
+  const dtype = i32[r + 1]!, rank = i32[r + 4]!, data = f64[(r + 2) >> 1]!, d0 = (r + 6) >> 1;
   const dims = new Array<number>(rank);
   for (let d = 0; d < rank; d++) dims[d] = f64[d0 + d]!;
   const b = FfiBuffer._adopt(dtype, data, dims);
@@ -442,24 +433,21 @@ export function compileDecoder(
         }
         // Dtype and rank known: the checks and the comparison with the last
         // FfiBuffer of this operand inline, unrolled over the dims.
-        // A result's data: staged (_stage.ts) where its dtype has whole-byte elements.
-        const width = p.kind === K_RET ? wholeByteWidth(p.dtype) : 0;
         lines.push(
           `r = ${at};`,
           `if (I[r] !== 1 || I[r + 1] !== ${p.dtype} || I[r + 4] !== ${p.rank}) return M;`,
-          width > 0 ? `v = stage(${pk}, r, ${width});` : "v = D[(r + 2) >> 1];",
         );
         if (reuse) {
-          const same = ["c !== undefined", "c.data === v", `c.dtype === ${p.dtype}`];
+          const same = ["c !== undefined", "c.data === D[(r + 2) >> 1]", `c.dtype === ${p.dtype}`];
           same.push(`(d = FB._dimsOf(c)).length === ${p.rank}`);
           for (let j = 0; j < p.rank; j++) same.push(`d[${j}] === D[((r + 6) >> 1) + ${j}]`);
           lines.push(
             `c = ${pk}.last;`,
             `const ${x} = ${same.join(" && ")} ? (${pk}.shared ? c : share(${pk})) : ` +
-              `freshBuffer(${pk}, r, v);`,
+              `freshBuffer(${pk}, r);`,
           );
         } else {
-          lines.push(`const ${x} = freshBuffer(${pk}, r, v);`);
+          lines.push(`const ${x} = freshBuffer(${pk}, r);`);
         }
         break;
       }
@@ -553,7 +541,6 @@ export function compileDecoder(
     buffer,
     freshBuffer,
     share,
-    stage,
     FB: FfiBuffer,
     array,
     string,

@@ -17,8 +17,6 @@ export const FLAT_SLOTS = 1 << 15;
 /** int32 indices of the result area TS writes: status code, message length, token. */
 export const H_CODE = _FLAT_HEADER.code, H_MSG_LEN = _FLAT_HEADER.msgLen;
 export const H_TOKEN = _FLAT_HEADER.token;
-/** int32 indices of the staged results the C side copies back when a call returns: [from, to). */
-export const H_STAGED_FROM = _FLAT_HEADER.stagedFrom, H_STAGED_TO = _FLAT_HEADER.stagedTo;
 /** int32 index of the stage in the flat header (after the result area). */
 export const H_STAGE = _FLAT_HEADER.stage;
 /** f64 indices of the frame's api and execution context addresses. */

@@ -36,14 +36,7 @@ let adopting = false;
 export class FfiBuffer<D extends DataType = DataType> {
   /** Element type. */
   readonly dtype: D;
-  /**
-   * Address of the first element (0 for tokens and empty buffers). For a
-   * result of up to 4 KiB of a synchronous handler called on the JS thread,
-   * where the buffer is host memory at an address other than the operand's
-   * last call's, the address of storage the binding keeps, holding the
-   * buffer's bytes, which are copied into the buffer when the handler is
-   * done (see docs/handlers.md, "Where a result is written").
-   */
+  /** Address of the first element (0 for tokens and empty buffers). */
   readonly data: number;
   /** The dims, never handed out (the decoder compares them with later frames). */
   readonly #dims: readonly number[];

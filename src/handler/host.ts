@@ -28,14 +28,6 @@ import {
   initFlat,
 } from "./_flat.ts";
 import { _takeScratch, decode, dropScratch, type Entry } from "./_decode.ts";
-import {
-  _servingForeign,
-  dropStaged,
-  handStaged,
-  pendingList,
-  StagedCopies,
-  stagedCount,
-} from "./_stage.ts";
 import type { ScratchAllocator } from "./context.ts";
 
 export type { CtxKind, Op } from "./_decode.ts";
@@ -149,7 +141,6 @@ let attaching = false;
  */
 function serve(l: Native): boolean {
   serving = true;
-  _servingForeign(true);
   try {
     let linger = LINGER_NS, status = -1;
     for (let n = 0; n < DRAIN_BUDGET; n++) {
@@ -162,7 +153,6 @@ function serve(l: Native): boolean {
     return false;
   } finally {
     serving = false;
-    _servingForeign(false);
   }
 }
 
@@ -250,8 +240,6 @@ function host(l: Native): void {
         "the main thread) already hosts them",
     );
   }
-  // The host's list of staged results (each JS thread has its own), which the C side copies from.
-  l.xla_ffi_deno_handler_stage_list(pendingList);
 }
 
 /**
@@ -298,8 +286,6 @@ function callWith(fn: (...args: unknown[]) => unknown, p: unknown[]): unknown {
 /** Runs slot `slot` on the flattened frame; returns 0 ok, 1 error, 2 pending. Never throws. */
 function dispatch(slot: number): number {
   if (phaseStop !== 0) return dispatchPhase(slot);
-  // Results staged by this call are the pending copies from here on (calls it makes stage above).
-  const staged = stagedCount();
   try {
     const e = entries[slot];
     if (e === undefined) {
@@ -320,11 +306,9 @@ function dispatch(slot: number): number {
       try {
         result = run();
       } catch (err) {
-        handStaged(staged);
         return writeError(err);
       }
-      if (result !== MISMATCH) return settle(e, result, undefined, api, ctx, staged);
-      dropStaged(staged);
+      if (result !== MISMATCH) return settle(e, result, undefined, api, ctx);
     }
     const failure = decode(e);
     if (failure !== undefined) {
@@ -336,12 +320,10 @@ function dispatch(slot: number): number {
       result = callWith(e.fn, e.params);
     } catch (err) {
       scratch?._release();
-      handStaged(staged);
       return writeError(err);
     }
-    return settle(e, result, scratch, api, ctx, staged);
+    return settle(e, result, scratch, api, ctx);
   } catch (err) {
-    handStaged(staged);
     return writeError(err);
   }
 }
@@ -353,15 +335,11 @@ function settle(
   scratch: ScratchAllocator | undefined,
   api: number,
   ctx: number,
-  staged: number,
 ): number {
   if (result !== undefined && (result instanceof Future || isThenable(result))) {
-    // Its staged results are copied now, and what it writes later when it completes.
-    const copies = stagedCount() > staged ? new StagedCopies(staged) : undefined;
     const token = lib!.xla_ffi_deno_handler_token_alloc();
     if (token === 0) {
       scratch?._release();
-      copies?.settle(0);
       return writeError(
         new FfiError(ErrorCode.RESOURCE_EXHAUSTED, "Too many pending TS handler futures"),
         true,
@@ -375,23 +353,22 @@ function settle(
     attaching = true;
     try {
       if (result instanceof Future) {
-        result.onReady((err) => finish(token, use, scratch, copies, err !== undefined, err));
+        result.onReady((err) => finish(token, use, scratch, err !== undefined, err));
       } else {
         result.then(
-          () => finish(token, use, scratch, copies, false, undefined),
-          (err: unknown) => finish(token, use, scratch, copies, true, err),
+          () => finish(token, use, scratch, false, undefined),
+          (err: unknown) => finish(token, use, scratch, true, err),
         );
       }
     } catch (err) {
       // `then` threw: the future completes with that (the native side keeps an early completion).
-      finish(token, use, scratch, copies, true, err);
+      finish(token, use, scratch, true, err);
     } finally {
       attaching = false;
     }
     flatI32[H_TOKEN] = token;
     return 2;
   }
-  handStaged(staged);
   scratch?._release();
   if (e.stage !== ExecutionStage.EXECUTE && result !== undefined) {
     return setState(api, ctx, result, e.stage);
@@ -432,7 +409,6 @@ export function _setReuse(on: boolean): void {
 function dispatchPhase(slot: number): number {
   const e = entries[slot];
   if (phaseStop <= 3 || e === undefined) return 0;
-  const staged = stagedCount();
   try {
     if (phaseStop === 4) {
       const i32 = flatI32;
@@ -445,15 +421,11 @@ function dispatchPhase(slot: number): number {
     const run = e.runNoCall === undefined
       ? e.runNoCall = compileDecoder(e, false) ?? null
       : e.runNoCall;
-    const decoded = run !== null && run() !== MISMATCH;
-    dropStaged(staged); // no handler runs: nothing to copy
-    if (decoded) return 0;
+    if (run !== null && run() !== MISMATCH) return 0;
     const failure = decode(e);
     dropScratch();
-    dropStaged(staged);
     return failure === undefined ? 0 : writeError(new FfiError(ErrorCode.INTERNAL, failure), true);
   } catch (err) {
-    dropStaged(staged);
     return writeError(err);
   }
 }
@@ -497,15 +469,12 @@ function finish(
   token: number,
   use: number,
   scratch: ScratchAllocator | undefined,
-  copies: StagedCopies | undefined,
   failed: boolean,
   error: unknown,
 ): void {
   if (tokenUses[token] !== use) return;
   tokenUses[token] = 0;
   scratch?._release();
-  // Before the caller learns the result (a failed call's too: what the handler wrote, as unstaged).
-  copies?.settle(token);
   complete(token, failed, error);
 }
 
@@ -575,8 +544,6 @@ export function _acquire(
     );
   }
   entries[slot] = entry;
-  // An async handler's results are its buffers themselves (_stage.ts says why).
-  if (isAsync) { for (const p of entry.plans) p.noStage = true; }
   liveHandlers++;
   return slot;
 }

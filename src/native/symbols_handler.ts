@@ -28,17 +28,6 @@ export const HANDLER_SYMBOLS = {
   xla_ffi_deno_handler_is_host: { parameters: [], result: "i32" },
   /** () → int32_t */
   xla_ffi_deno_handler_pinned_count: { parameters: [], result: "i32" },
-  /** (list) → void */
-  xla_ffi_deno_handler_stage_list: { parameters: ["buffer"], result: "void" },
-  /** (list, k, r) → int32_t */
-  xla_ffi_deno_handler_stage_result: { parameters: ["buffer", "i32", "i32"], result: "i32" },
-  /** (list, from, to, keep) → void */
-  xla_ffi_deno_handler_copy_results: {
-    parameters: ["buffer", "i32", "i32", "i32"],
-    result: "void",
-  },
-  /** (token, list, n) → void */
-  xla_ffi_deno_handler_merge_results: { parameters: ["i32", "buffer", "i32"], result: "void" },
   /** (frame) → int32_t */
   xla_ffi_deno_handler_flatten: { parameters: ["pointer"], result: "i32" },
   /** (inner, name) → void* */

@@ -15,7 +15,6 @@
  */
 import { ErrorCode } from "../abi/enums.ts";
 import { FfiError } from "../errors.ts";
-import { _guardMemory } from "../handler/_stage.ts";
 import { native } from "../native/lib.ts";
 import { _takeError } from "./_native_error.ts";
 import type { HandlerTarget } from "./runtime.ts";
@@ -90,7 +89,6 @@ export interface _GuardOperand {
 
 /** Guard memory no longer reachable: unmapped. */
 const unmapped = new FinalizationRegistry<[Deno.PointerObject, number]>(([p, size]) => {
-  _guardMemory(Number(Deno.UnsafePointer.value(p)), size, false);
   native().xla_ffi_deno_runtime_guard_unmap(p, size);
 });
 
@@ -137,7 +135,6 @@ export class _FrameGuard {
     }
     this.#ptr = ptr;
     this.#base = Number(Deno.UnsafePointer.value(ptr));
-    _guardMemory(this.#base, this.#size, true);
     const mem = new Uint8Array(Deno.UnsafePointerView.getArrayBuffer(ptr, this.#size));
     for (let k = 0; k < mem.length; k += PERIOD) {
       mem.set(PATTERN.subarray(0, Math.min(PERIOD, mem.length - k)), k);
@@ -262,7 +259,6 @@ export class _FrameGuard {
     if (this.#ptr === null) return;
     unmapped.unregister(this);
     this.#mem = null;
-    _guardMemory(this.#base, this.#size, false);
     native().xla_ffi_deno_runtime_guard_unmap(this.#ptr, this.#size);
     this.#ptr = null;
   }
