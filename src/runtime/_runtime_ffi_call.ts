@@ -22,7 +22,6 @@ import { type CallFrame, CallFrameBuilder } from "./call_frame.ts";
 import type { DeviceBuffer } from "./device_buffer.ts";
 import {
   type _Arg,
-  _attrsKey,
   _checkAliases,
   _checkCallOptions,
   _identity,
@@ -45,7 +44,7 @@ import {
 } from "./handler_library.ts";
 import { _newInstance, type Instance } from "./instance.ts";
 import { _isTsEntry } from "./_begun_calls.ts";
-import { _argsInLayout, _checkLayouts, _resultsFromLayout } from "./_layout.ts";
+import { _argsInLayout, _checkLayouts, type _Layouts, _resultsFromLayout } from "./_layout.ts";
 import type { CallOptions, Runtime } from "./runtime.ts";
 
 /** What ffiCall needs of its runtime, private parts included. */
@@ -81,7 +80,8 @@ export interface _FfiCallRuntime {
 /** ffiCall on one runtime, and the handler instances it keeps per signature. */
 export class _FfiCalls {
   readonly #rt: _FfiCallRuntime;
-  readonly #instances = new Map<string, Instance>();
+  /** Handler instances per call site ({@link CallSite}), by the site's hash. */
+  readonly #instances = new Map<number, CallSite[]>();
   /** Execute handlers whose API version was checked. */
   readonly #checked = new WeakSet<object>();
   /**
@@ -139,30 +139,27 @@ export class _FfiCalls {
     if (bundle.instantiate || bundle.prepare != null || bundle.initialize != null) return null;
     const outs = last.results();
     const frame = last.frame;
-    const ts = _isTsEntry(bundle.execute.pointer);
     let pending: Promise<void> | undefined;
-    let rets: readonly DataTypedArray[] = outs;
+    // The frame is this call's until it is released, whatever else runs meanwhile.
+    last.busy = true;
     try {
-      rets = last.retsFor(outs, ts);
-      frame._rebind(views, rets, ts);
+      frame._rebind(views, outs, _isTsEntry(bundle.execute.pointer));
       pending = rt.callKept(target, frame, options.offThread !== true);
     } catch (e) {
-      frame._release();
+      last.release();
       throw e;
     }
     if (pending === undefined) {
-      frame._release();
-      copyOut(outs, rets);
+      last.release();
       return Promise.resolve(outs);
     }
     return pending.then(
       () => {
-        frame._release();
-        copyOut(outs, rets);
+        last.release();
         return outs;
       },
       (e) => {
-        frame._release();
+        last.release();
         throw e;
       },
     );
@@ -193,18 +190,21 @@ export class _FfiCalls {
     const bundle = this.#bundle(target);
     let instance: Instance | undefined;
     if (bundle.instantiate) {
-      const key = JSON.stringify([
-        typeof target === "string" ? target : _identity(target),
-        args.map((a) => [a.dtype, a.shape]),
-        specs,
-        _attrsKey(options.attrs),
-        aliases,
-        layouts,
-      ]);
-      instance = this.#instances.get(key);
+      const site = new CallSite(target, args, specs, options.attrs, aliases, layouts);
+      instance = this.#instanceOf(site);
       if (instance === undefined) {
         instance = await this.#instantiate(target, options.attrs, options.offThread !== true);
-        this.#instances.set(key, instance);
+        // Another call of this site may have instantiated meanwhile: the first one made is kept.
+        const made = this.#instanceOf(site);
+        if (made !== undefined) {
+          instance.close();
+          instance = made;
+        } else {
+          site.instance = instance;
+          const list = this.#instances.get(site.hash);
+          if (list === undefined) this.#instances.set(site.hash, [site]);
+          else list.push(site);
+        }
       }
     }
     // XLA's CPU runtime runs a synchronous handler inline: xla/ffi/ffi_api.cc `Call` invokes the
@@ -247,13 +247,10 @@ export class _FfiCalls {
     } else {
       const kept = this.#keptFrame(inputs, specs, options.attrs);
       const frame = kept?.frame ?? buildFrame(inputs, outs, specs, options.attrs, false);
-      let rets: readonly DataTypedArray[] = outs;
       try {
         if (kept !== null) {
-          const ts = _isTsEntry(bundle.execute.pointer);
-          // An aliased result is its argument's array: the handler must get that one.
-          if (aliases.length === 0) rets = kept.retsFor(outs, ts);
-          frame._rebind(inputs.map((a) => a.data), rets, ts);
+          kept.busy = true;
+          frame._rebind(inputs.map((a) => a.data), outs, _isTsEntry(bundle.execute.pointer));
         }
         if (staged || instance !== undefined) await run(frame);
         else {
@@ -261,9 +258,8 @@ export class _FfiCalls {
           const pending = rt.call(target, frame, undefined, inline);
           if (pending !== undefined) await pending;
         }
-        copyOut(outs, rets);
       } finally {
-        if (kept !== null) frame._release();
+        if (kept !== null) kept.release();
         else frame.close();
       }
     }
@@ -284,11 +280,11 @@ export class _FfiCalls {
     for (let i = 0; i < inputs.length; i++) h = hashSpec(h, inputs[i]!.dtype!, inputs[i]!.shape!);
     for (let i = 0; i < specs.length; i++) h = hashSpec(h, specs[i]!.dtype, specs[i]!.shape);
     const kept = this.#frames.get(h);
-    if (kept !== undefined && kept.frame._inflight === 0 && kept.matches(inputs, specs, attrs)) {
+    if (kept !== undefined && !kept.busy && kept.matches(inputs, specs, attrs)) {
       this.#last = kept;
       return kept;
     }
-    if (kept !== undefined && kept.frame._inflight > 0) return null;
+    if (kept !== undefined && kept.busy) return null;
     const b = new CallFrameBuilder();
     for (const a of inputs) b.argPointer(null, a.dtype!, a.shape!);
     for (const r of specs) b.retPointer(null, r.dtype, r.shape);
@@ -299,7 +295,7 @@ export class _FfiCalls {
       kept.frame.close();
     } else if (this.#frames.size >= MAX_FRAMES) {
       for (const [k, f] of this.#frames) {
-        if (f.frame._inflight > 0) continue;
+        if (f.busy) continue;
         this.#frames.delete(k);
         f.frame.close();
         break;
@@ -399,21 +395,29 @@ export class _FfiCalls {
     return inst;
   }
 
+  /** The instance kept for a call site equal to `site`, if any. */
+  #instanceOf(site: CallSite): Instance | undefined {
+    const list = this.#instances.get(site.hash);
+    if (list === undefined) return undefined;
+    for (const s of list) if (s.equals(site)) return s.instance;
+    return undefined;
+  }
+
   /** `Runtime.clearCache`: closes the kept instances, none while a call uses one. */
   clear(): void {
-    for (const inst of this.#instances.values()) {
-      if (inst._inflight > 0) {
+    const sites = [...this.#instances.values()].flat();
+    for (const { instance: inst } of sites) {
+      if (inst !== undefined && inst._inflight > 0) {
         throw new FfiError(
           ErrorCode.FAILED_PRECONDITION,
           "An ffiCall in flight uses a kept handler instance; await it before clearCache()",
         );
       }
     }
-    const kept = [...this.#instances.values()];
     this.#instances.clear();
-    for (const inst of kept) inst.close();
+    for (const { instance } of sites) instance?.close();
     for (const [k, f] of this.#frames) {
-      if (f.frame._inflight > 0) continue;
+      if (f.busy) continue;
       this.#frames.delete(k);
       f.frame.close();
     }
@@ -431,6 +435,98 @@ function hashSpec(h: number, dtype: number, shape: readonly number[]): number {
   return h | 0;
 }
 
+/**
+ * A call site, as XLA has one handler instance per call site: the target,
+ * the operands' data types and shapes, the result specs, a copy of the
+ * attributes, aliases and layouts. Compared by value ({@link equals}: the
+ * attributes as {@link _sameAttr} compares them, so `5n` and `"5n"`, or a
+ * `ScalarAttr` and a dictionary of its fields, are different sites), never
+ * by a text made of them.
+ */
+class CallSite {
+  readonly hash: number;
+  readonly #target: FfiCallTarget;
+  readonly #dtypes: number[];
+  readonly #shapes: (readonly number[])[];
+  readonly #attrs: unknown;
+  readonly #aliases: readonly (readonly [number, number])[];
+  readonly #layouts: _Layouts | null;
+  /** The instance made for the site. */
+  instance: Instance | undefined;
+
+  constructor(
+    target: FfiCallTarget,
+    args: readonly { dtype: number; shape: readonly number[] }[],
+    specs: readonly { dtype: number; shape: readonly number[] }[],
+    attrs: AttrDictionary | undefined,
+    aliases: readonly (readonly [number, number])[],
+    layouts: _Layouts | null,
+  ) {
+    this.#target = target;
+    const ops = [...args, ...specs];
+    this.#dtypes = ops.map((o) => o.dtype);
+    this.#shapes = ops.map((o) => [...o.shape]);
+    this.#attrs = _copyAttr(attrs);
+    this.#aliases = aliases.map(([a, r]) => [a, r] as const);
+    this.#layouts = layouts;
+    let h = args.length * 131 + specs.length;
+    for (let i = 0; i < ops.length; i++) h = hashSpec(h, ops[i]!.dtype, ops[i]!.shape);
+    this.hash = h;
+  }
+
+  /** Whether `o` is the same call site. */
+  equals(o: CallSite): boolean {
+    if (this.#target !== o.#target || this.#dtypes.length !== o.#dtypes.length) return false;
+    for (let i = 0; i < this.#dtypes.length; i++) {
+      if (this.#dtypes[i] !== o.#dtypes[i] || !sameList(this.#shapes[i]!, o.#shapes[i]!)) {
+        return false;
+      }
+    }
+    return sameNested(this.#aliases, o.#aliases) && sameNested(this.#layouts, o.#layouts) &&
+      _sameCopies(this.#attrs, o.#attrs);
+  }
+}
+
+/** Whether two values made of arrays, plain objects, numbers and null are equal. */
+function sameNested(a: unknown, b: unknown): boolean {
+  if (a === null || typeof a !== "object" || b === null || typeof b !== "object") {
+    return Object.is(a, b);
+  }
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const ka = Object.keys(a), kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  for (let i = 0; i < ka.length; i++) {
+    if (ka[i] !== kb[i]) return false;
+    const k = ka[i]!;
+    if (!sameNested((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/** Whether two copies made by {@link _copyAttr} are equal, as {@link _sameAttr} compares. */
+function _sameCopies(a: unknown, b: unknown): boolean {
+  if (a instanceof DictCopy) {
+    if (!(b instanceof DictCopy) || a.keys.length !== b.keys.length) return false;
+    for (let i = 0; i < a.keys.length; i++) {
+      if (a.keys[i] !== b.keys[i] || !_sameCopies(a.values[i], b.values[i])) return false;
+    }
+    return true;
+  }
+  if (b instanceof DictCopy) return false;
+  if (a instanceof Map && b instanceof Map) {
+    if (a.size !== b.size) return false;
+    const bi = b.entries();
+    for (const [k, x] of a) {
+      const [bk, bx] = bi.next().value!;
+      if (k !== bk || !_sameCopies(x, bx)) return false;
+    }
+    return true;
+  }
+  return _sameAttr(a, b);
+}
+
 /** A kept frame and what it was laid out for: operand types and shapes, a copy of the attributes. */
 class KeptFrame {
   readonly frame: CallFrame;
@@ -441,10 +537,12 @@ class KeptFrame {
   /** The typed array of each result's data type. */
   readonly #resultArrays: DataTypedArrayConstructor[];
   readonly #attrs: unknown;
-  /** Per result, the storage {@link retsFor} points a TS handler at (null: a larger result). */
-  #scratch: (Uint8Array | null)[] | null = null;
-  /** {@link retsFor}'s answer, one array for every call (the frame has one call at a time). */
-  #rets: DataTypedArray[] | null = null;
+  /**
+   * A call holds the frame: from when it is bound to the call's arrays until
+   * the call has ended and the frame is released (the frame's in-flight
+   * count ends earlier, before the call's caller resumes).
+   */
+  busy = false;
 
   constructor(
     frame: CallFrame,
@@ -473,7 +571,7 @@ class KeptFrame {
    */
   sameCall(options: FfiCallOptions): ArrayBufferView[] | null {
     const frame = this.frame;
-    if (frame._ptr === null || frame._inflight !== 0) return null;
+    if (frame._ptr === null || this.busy) return null;
     const given = options.args ?? NO_ARGS;
     const n = given.length, specs = options.results, dtypes = this.#dtypes;
     if (n !== frame.numArgs || specs.length !== frame.numRets) return null;
@@ -520,42 +618,10 @@ class KeptFrame {
     return outs;
   }
 
-  /**
-   * The arrays the frame's results point at for a call whose results are
-   * `outs`: for a TS handler, results of up to {@link SCRATCH_BYTES} are
-   * storage this frame keeps, zeroed as a fresh result is, and
-   * {@link copyOut} copies them into `outs` after the call. Their addresses
-   * stay the same from call to call, so the handler's decoder reuses its
-   * buffers and views (making a view of a new address is most of what a
-   * small call costs) and the frame's result pointers are not rewritten.
-   * A native handler gets `outs` themselves: it may overwrite the frame's
-   * pointers, which are then written for every call.
-   *
-   * No XLA counterpart changes: XLA hands a handler buffers it allocated and
-   * owns (xla/ffi/call_frame.cc points the frame at the executable's buffer
-   * allocations), never a caller's arrays; the storage concerns only how
-   * this runtime's `ffiCall` gets its JS results to the handler.
-   */
-  retsFor(outs: DataTypedArray[], ts: boolean): readonly DataTypedArray[] {
-    if (!ts) return outs;
-    const n = this.frame.numArgs, m = outs.length;
-    const kept = this.#scratch ??= this.#resultArrays.map((_of, i) => {
-      const bytes = this.#bytes[n + i]!;
-      return bytes <= SCRATCH_BYTES ? new Uint8Array(new ArrayBuffer(bytes)) : null;
-    });
-    const rets = this.#rets ??= this.#resultArrays.map((of, i) => {
-      const s = kept[i]!;
-      return s === null
-        ? outs[i]!
-        : new of(s.buffer as ArrayBuffer, 0, s.length / of.BYTES_PER_ELEMENT);
-    });
-    for (let i = 0; i < m; i++) {
-      const s = kept[i]!;
-      if (s === null) rets[i] = outs[i]!;
-      else if (s.length > 64) s.fill(0);
-      else for (let k = 0; k < s.length; k++) s[k] = 0; // fill is a call into the runtime
-    }
-    return rets;
+  /** The call that held the frame is over: its arrays are let go of. */
+  release(): void {
+    this.frame._release();
+    this.busy = false;
   }
 
   /** Whether a call of these operands and attributes would lay out the same frame. */
@@ -576,29 +642,6 @@ class KeptFrame {
 
 const NO_ARGS: readonly ArrayArg[] = [];
 
-/**
- * The largest result a kept frame points a TS handler at storage of its
- * own for ({@link KeptFrame.retsFor}): zeroing 4 KiB and copying it out
- * take 0.12 µs here, a view of a new address 0.29 µs whatever its size
- * (16 KiB: 0.37 µs against 0.30).
- */
-const SCRATCH_BYTES = 4096;
-
-/** After a call: each result a handler wrote into other storage ({@link KeptFrame.retsFor}) into its array. */
-function copyOut(outs: DataTypedArray[], rets: readonly DataTypedArray[]): void {
-  for (let i = 0; i < outs.length; i++) {
-    const r = rets[i]!;
-    let o = outs[i]!;
-    if (r === o) continue;
-    // A transfer of an earlier result may have detached the buffer this one shares with it while
-    // the call ran: the caller has not seen this one yet, which is carved anew.
-    if (o.byteLength !== r.byteLength) {
-      o = outs[i] = _resultArray(r.constructor as DataTypedArrayConstructor, r.byteLength);
-    }
-    (o as Float64Array).set(r as Float64Array);
-  }
-}
-
 /** The data type a typed array holds (dataTypeOf's answer), or -1 (a DataView, say). */
 function ownDataType(data: ArrayBufferView): number {
   try {
@@ -615,9 +658,27 @@ function sameDims(a: readonly unknown[], b: readonly number[]): boolean {
   return true;
 }
 
+/**
+ * Whether two lists hold the same values (`Object.is`); two typed arrays
+ * holding NaNs are compared by their bytes too, as a frame carries a NaN's
+ * payload and sign.
+ */
 function sameList(a: ArrayLike<unknown>, b: ArrayLike<unknown>): boolean {
   if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (!Object.is(a[i], b[i])) return false;
+  let nan = false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i];
+    if (!Object.is(x, b[i])) return false;
+    if (x !== x) nan = true;
+  }
+  return !nan || !ArrayBuffer.isView(a) || !ArrayBuffer.isView(b) || sameBytes(a, b);
+}
+
+function sameBytes(a: ArrayBufferView, b: ArrayBufferView): boolean {
+  if (a.byteLength !== b.byteLength) return false;
+  const x = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+  const y = new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
   return true;
 }
 
@@ -645,7 +706,16 @@ class DictCopy {
 export function _copyAttr(v: unknown): unknown {
   if (v === null || typeof v !== "object") return v;
   if (v instanceof ScalarAttr) return new ScalarAttr(v.dtype, v.value);
-  if (v instanceof ArrayAttr) return new ArrayAttr(v.dtype, Array.from(v.values));
+  if (v instanceof ArrayAttr) {
+    const values = v.values;
+    // A typed array is copied as it is: its bytes (a NaN's payload) are what the frame carries.
+    return new ArrayAttr(
+      v.dtype,
+      ArrayBuffer.isView(values)
+        ? (values as unknown as { slice(): ArrayLike<number | bigint> }).slice()
+        : Array.from(values),
+    );
+  }
   if (ArrayBuffer.isView(v)) return (v as unknown as { slice(): unknown }).slice();
   if (Array.isArray(v)) return v.slice();
   if (v instanceof Map) return new Map([...v].map(([k, x]) => [k, _copyAttr(x)]));

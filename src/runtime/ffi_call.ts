@@ -595,64 +595,36 @@ export function _specText(s: { dtype: number; shape: readonly number[] }): strin
   return `${dataTypeInfo(s.dtype).name.toLowerCase()}[${s.shape.join(",")}]`;
 }
 
-/** Result storage: small results are carved out of shared 64 KiB buffers. */
-const ARENA_BYTES = 1 << 16;
-let arena: ArrayBuffer | null = null;
-let arenaUsed = 0;
-
 /**
- * Zeroed storage for a result of `bytes` bytes, 64-byte aligned. A fresh
- * ArrayBuffer per result would cost tens of microseconds a call (its address
- * is taken for the frame), so results of up to 16 KiB share a buffer that
- * is never reused: each result stays its own, and the buffer lives as long
- * as any result in it. FfiError RESOURCE_EXHAUSTED naming `what` when the
- * bytes cannot be allocated.
+ * Zeroed storage for a result of `bytes` bytes: an ArrayBuffer of its own,
+ * which no other result shares, so a caller that transfers or detaches a
+ * result's buffer touches no other result, of this call or another.
+ * FfiError RESOURCE_EXHAUSTED naming `what` when the bytes cannot be
+ * allocated.
  */
 export function _resultStorage(bytes: number, what = "result"): Uint8Array {
-  if (bytes > ARENA_BYTES / 4) {
-    try {
-      return new Uint8Array(bytes);
-    } catch (e) {
-      // V8 fails an ArrayBuffer it cannot allocate with a RangeError.
-      throw new FfiError(
-        ErrorCode.RESOURCE_EXHAUSTED,
-        `${what}: cannot allocate ${bytes} bytes for it (${(e as Error).message})`,
-      );
-    }
+  try {
+    return new Uint8Array(bytes);
+  } catch (e) {
+    // V8 fails an ArrayBuffer it cannot allocate with a RangeError.
+    throw new FfiError(
+      ErrorCode.RESOURCE_EXHAUSTED,
+      `${what}: cannot allocate ${bytes} bytes for it (${(e as Error).message})`,
+    );
   }
-  const at = carve(bytes); // first: it may start a new arena
-  return new Uint8Array(arena!, at, bytes);
-}
-
-/** Where `bytes` bytes (at most a quarter of the arena) start in {@link arena}, set to the current one. */
-function carve(bytes: number): number {
-  // A caller may have transferred a result's buffer (postMessage, ArrayBuffer.transfer), which
-  // detaches the whole arena: later results go to a new one.
-  if (arena === null || arenaUsed + bytes > ARENA_BYTES || arena.detached) {
-    arena = new ArrayBuffer(ARENA_BYTES);
-    arenaUsed = 0;
-  }
-  const at = arenaUsed;
-  arenaUsed = (arenaUsed + bytes + 63) & ~63;
-  return at;
 }
 
 /**
  * A fresh zeroed result of `bytes` bytes (a whole number of `of`'s
- * elements) as an `of` array: {@link _resultStorage}'s storage, one view
- * made instead of a byte view and then a typed one.
+ * elements) as an `of` array over an ArrayBuffer of its own
+ * ({@link _resultStorage}).
  */
 export function _resultArray(
   of: DataTypedArrayConstructor,
   bytes: number,
   what = "result",
 ): DataTypedArray {
-  const size = of.BYTES_PER_ELEMENT;
-  if (bytes > ARENA_BYTES / 4) {
-    return new of(_resultStorage(bytes, what).buffer as ArrayBuffer, 0, bytes / size);
-  }
-  const at = carve(bytes);
-  return new of(arena!, at, bytes / size);
+  return new of(_resultStorage(bytes, what).buffer as ArrayBuffer);
 }
 
 const ids = new WeakMap<object, number>();
@@ -666,17 +638,4 @@ export function _identity(o: object): number {
     ids.set(o, id);
   }
   return id;
-}
-
-/** A stable text of attributes for cache keys (bigints, typed arrays, Maps included). */
-export function _attrsKey(attrs: AttrDictionary | undefined): string {
-  return JSON.stringify(attrs ?? {}, (_k, v) => {
-    if (typeof v === "bigint") return `${v}n`;
-    if (ArrayBuffer.isView(v)) {
-      return [v.constructor.name, Array.from(v as unknown as ArrayLike<unknown>, String)];
-    }
-    if (v instanceof Map) return ["Map", [...v]];
-    if (typeof v === "number" && !Number.isFinite(v)) return String(v);
-    return v;
-  });
 }
