@@ -32,11 +32,11 @@ Deno.test({
 
 Deno.test({
   name: xlaName(
-    "xla: a TS handler's results staged inline reach XLA as written, through its view and its " +
-      "address",
+    "xla: a TS handler's results reach XLA as written, through its view and its address, " +
+      "inline and from a worker",
   ),
   ignore,
-  fn: () => runXlaCase("stagedResults").then(() => {}),
+  fn: () => runXlaCase("resultsAsWritten").then(() => {}),
 });
 
 Deno.test({
