@@ -230,6 +230,48 @@ def f(x):
     });
     assert.deepEqual([...y!], [2, 3, 4]);
   },
+
+  /**
+   * A guarded TS handler called inline by XLA run on the JS thread
+   * (`runSync`): it writes the guard's shadow of its result, so a write past
+   * its end or before its start through its address is found by the canaries.
+   */
+  async tsInline() {
+    await using xla = await Xla.open();
+    const libc = Deno.dlopen("libc.so.6", {
+      memset: { parameters: ["pointer", "i32", "usize"], result: "pointer" },
+    });
+    try {
+      // Each write in the first call of its own registration: no call before it to compare with.
+      const program1 = async (name: string, at: number) => {
+        using h = Ffi.bind().arg(F32).ret(F32).to((x, y) => {
+          const xs = x.typed(), ys = y.typed();
+          for (let i = 0; i < ys.length; i++) ys[i] = 2 * xs[i]!;
+          if (at !== 0) libc.symbols.memset(Deno.UnsafePointer.offset(y.pointer!, at), 7, 4n);
+        });
+        await xla.register(name, h, { guard: true });
+        const p = await xla.jit(program(name, ["x"], [4]), { args: [spec([4])] });
+        try {
+          return p.runSync(new Float32Array([1, 2, 3, 4]))[0]!.data;
+        } finally {
+          await p.close();
+        }
+      };
+      assert.deepEqual([...await program1("ts.inline.ok", 0)], [2, 4, 6, 8]);
+      const dataLoss = (re: RegExp) => (e: unknown) =>
+        (e as { code?: number }).code === ErrorCode.DATA_LOSS && re.test((e as Error).message);
+      await assert.rejects(
+        program1("ts.inline.past", 16),
+        dataLoss(/wrote past the end of result 0 at byte offset 16 /),
+      );
+      await assert.rejects(
+        program1("ts.inline.before", -4),
+        dataLoss(/wrote before the start of result 0 at byte offset -4/),
+      );
+    } finally {
+      libc.close();
+    }
+  },
 };
 
 if (import.meta.main) await runCaseFromArgs(CASES);

@@ -18,6 +18,11 @@ const cases: [string, string][] = [
   ["ffiCall", "xla guard: ffiCall with guard: by handler, by name (a guarded twin), aliased"],
   ["devices", "xla guard: 4 devices under shard_map call guarded handlers, sync and async"],
   ["tsHandlers", "xla guard: TS handlers: a write into an argument; an async one waited for"],
+  [
+    "tsInline",
+    "xla guard: a TS handler called inline (runSync) writes the guard's shadow: past end, " +
+    "before start found",
+  ],
 ];
 for (const [name, title] of cases) {
   Deno.test({
