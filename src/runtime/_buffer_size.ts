@@ -164,6 +164,31 @@ export function _isDetached(view: ArrayBufferView): boolean {
 }
 
 /**
+ * Whether a view lies on a resizable ArrayBuffer (`new ArrayBuffer(n, {
+ * maxByteLength })`). V8 shrinks one in place and gives its pages back to
+ * the system, so keeping the buffer alive does not keep its bytes: a call
+ * in flight that reads or writes them faults. A growable SharedArrayBuffer
+ * is not one: it only grows, in place, and is never detached.
+ */
+export function _isResizable(view: ArrayBufferView): boolean {
+  return (view.buffer as ArrayBuffer).resizable === true;
+}
+
+/**
+ * The bytes of `ffiCall` argument `data` as its call reads them: a view of
+ * the caller's memory, or a copy when that lies on a resizable ArrayBuffer
+ * ({@link _isResizable}), which JS code could shrink under a call in
+ * flight. An argument is input only, so the copy is all the call needs;
+ * a length-tracking view is copied at its length now.
+ */
+export function _pinnedBytes(data: ArrayBufferView): Uint8Array {
+  const bytes = data instanceof Uint8Array
+    ? data
+    : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  return _isResizable(data) ? bytes.slice() : bytes;
+}
+
+/**
  * Why a typed array or DataView that entered a call frame no longer holds
  * its `need` bytes (its ArrayBuffer detached, or shrunk), for operand `what`.
  */

@@ -25,6 +25,7 @@ import {
   _isDetached,
   _isUnreadable,
   _lostData,
+  _pinnedBytes,
   _viewBytes,
 } from "./_buffer_size.ts";
 import { dataTypeOf } from "../abi/dtype.ts";
@@ -95,7 +96,11 @@ const baseAddress = new WeakMap<ArrayBufferLike, number>();
 
 /** The native address of a typed array's first byte (cached per ArrayBuffer). */
 export function _addressOf(view: ArrayBufferView): number {
-  const buf = view.buffer;
+  return addressIn(view.buffer, view);
+}
+
+/** {@link _addressOf} of `view`, whose `buffer` the caller read already (`buf`). */
+function addressIn(buf: ArrayBufferLike, view: ArrayBufferView): number {
   let base = baseAddress.get(buf);
   if (base === undefined) {
     const p = buf instanceof ArrayBuffer
@@ -1040,7 +1045,10 @@ export class CallFrame {
   /**
    * @internal A frame `ffiCall` keeps per signature: points every operand at
    * new host arrays. The caller checked them (each holds its operand's bytes
-   * and is readable) and that the frame is not guarded and idle. `reuse`:
+   * and is readable) and that the frame is not guarded and idle. An argument
+   * on a resizable ArrayBuffer is pointed at a copy of its bytes, as
+   * `ffiCall`'s checks of its arguments copy it ({@link _pinnedBytes}); the
+   * results are `ffiCall`'s own arrays, never resizable. `reuse`:
    * the handler about to be called cannot write the frame's own fields (a TS
    * handler reads a copy), so an operand already at its address need not be
    * written again; a native handler could have overwritten a buffer's data
@@ -1066,8 +1074,15 @@ export class CallFrame {
     const placed = this.#placed, need = this.#need;
     let host = 0;
     for (let i = 0; i < args.length; i++) {
-      const a = args[i]!;
-      const address = _addressOf(a);
+      // An argument on a resizable ArrayBuffer, which JS code could shrink under a call in flight,
+      // is read from a copy (ffiCall's arguments are inputs only); one property read for the rest.
+      let a = args[i]!;
+      let buf = a.buffer; // read once: a typed array's buffer getter is most of an address's cost
+      if ((buf as ArrayBuffer).resizable === true) {
+        a = _pinnedBytes(a);
+        buf = a.buffer;
+      }
+      const address = addressIn(buf, a);
       if (at === null || at[i] !== address) {
         sym.xla_ffi_deno_runtime_frame_set_arg(ptr, i, address);
         if (at !== null) at[i] = address;
