@@ -22,8 +22,8 @@ import { _bufferBytes, DeviceBuffer } from "./device_buffer.ts";
 import {
   _checkDataSize,
   _checkShape,
+  _checkView,
   _isDetached,
-  _isUnreadable,
   _lostData,
   _pinnedBytes,
   _viewBytes,
@@ -159,12 +159,13 @@ function addressValue(a: unknown, what: string): number {
 
 /**
  * Checks data for operand `what` as setArg/setRet take it: a typed array
- * whose ArrayBuffer is not detached, device memory, or an address
- * ({@link addressValue}). FfiError INVALID_ARGUMENT naming `what` otherwise.
+ * whose ArrayBuffer is neither detached nor resizable ({@link _checkView}),
+ * device memory, or an address ({@link addressValue}). FfiError
+ * INVALID_ARGUMENT naming `what` otherwise.
  */
 function checkOperandData(data: unknown, what: string): void {
   if (ArrayBuffer.isView(data)) {
-    if (_isUnreadable(data)) bad(detachedMessage(data, what));
+    _checkView(data, what);
     return;
   }
   if (data instanceof DeviceBuffer || data instanceof DeviceMemory) return;
@@ -187,13 +188,6 @@ function checkOperandData(data: unknown, what: string): void {
     `${what}: expected a typed array, device memory or an address (a pointer, a bigint or a ` +
       `safe integer >= 0), got ${shown(data)}`,
   );
-}
-
-function detachedMessage(data: ArrayBufferView, what: string): string {
-  const name = data.constructor?.name ?? "typed array";
-  return _isDetached(data)
-    ? `${what}: the ${name}'s ArrayBuffer is detached (transferred); pass data that holds its bytes`
-    : `${what}: the ${name} is out of bounds of its resizable ArrayBuffer, which shrank`;
 }
 
 /** An operand's native address; its data was checked ({@link checkOperandData}). */
@@ -251,7 +245,7 @@ function bufferEntry(
     return bufferEntry(input.data, dims ?? input.shape, dtype ?? input.dtype, what);
   }
   if (!ArrayBuffer.isView(data)) bad(`${what}: expected a typed array or device memory`);
-  if (_isUnreadable(data)) bad(detachedMessage(data, what));
+  _checkView(data, what);
   const dt = dtype ?? inferredType(data);
   if (dt === undefined) {
     bad(`${what}: cannot infer the data type of ${data.constructor.name}; pass one`);
@@ -815,8 +809,8 @@ export class CallFrame {
    * them without `carried`) are held by one nonblocking
    * `xla_ffi_deno_gate_hold` per eight, which returns once `release` is
    * called (after the call ended). Arrays over a SharedArrayBuffer (never
-   * detached) or a resizable ArrayBuffer (which a nonblocking call refuses)
-   * are not held.
+   * detached) are not held; none is over a resizable ArrayBuffer (a frame
+   * refuses one, {@link _checkView}; a nonblocking call would too).
    */
   _hold(carried: boolean): { views: HeldViews; release: (() => void) | null } {
     const sym = native();
