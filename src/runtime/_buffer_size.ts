@@ -164,6 +164,63 @@ export function _isDetached(view: ArrayBufferView): boolean {
 }
 
 /**
+ * Whether a view lies on a resizable ArrayBuffer (`new ArrayBuffer(n, {
+ * maxByteLength })`). V8 shrinks one in place and gives its pages back to
+ * the system, so keeping the buffer alive does not keep its bytes: a call
+ * in flight that reads or writes them faults. A growable SharedArrayBuffer
+ * is not one: it only grows, in place, and is never detached.
+ */
+export function _isResizable(view: ArrayBufferView): boolean {
+  return (view.buffer as ArrayBuffer).resizable === true;
+}
+
+/**
+ * The check of a typed array or DataView entering a call frame as operand
+ * `what` (the builder's `arg`/`ret`, `setArg`/`setRet`, `updateBuffers`):
+ * FfiError INVALID_ARGUMENT when its ArrayBuffer is detached, when it is a
+ * DataView a shrunk buffer no longer covers, or when its ArrayBuffer is
+ * resizable ({@link _isResizable}): a frame's operand must keep its bytes
+ * for every call, whatever JS code does while one is in flight. A frame's
+ * results are written where the caller's array is, so a resizable one is
+ * refused rather than copied; `ffiCall`, whose arguments are inputs only,
+ * reads such an argument from a copy instead ({@link _pinnedBytes}).
+ */
+export function _checkView(view: ArrayBufferView, what: string): void {
+  if (_isUnreadable(view)) {
+    const name = view.constructor?.name ?? "typed array";
+    bad(
+      _isDetached(view)
+        ? `${what}: the ${name}'s ArrayBuffer is detached (transferred); pass data that holds ` +
+          `its bytes`
+        : `${what}: the ${name} is out of bounds of its resizable ArrayBuffer, which shrank`,
+    );
+  }
+  if (_isResizable(view)) {
+    const name = view.constructor?.name ?? "typed array";
+    bad(
+      `${what}: the ${name}'s ArrayBuffer is resizable and may shrink while a call uses it; ` +
+        `pass a copy on a fixed-length ArrayBuffer (${
+          view instanceof DataView ? "a DataView of buffer.slice()" : "slice()"
+        })`,
+    );
+  }
+}
+
+/**
+ * The bytes of `ffiCall` argument `data` as its call reads them: a view of
+ * the caller's memory, or a copy when that lies on a resizable ArrayBuffer
+ * ({@link _isResizable}), which JS code could shrink under a call in
+ * flight. An argument is input only, so the copy is all the call needs;
+ * a length-tracking view is copied at its length now.
+ */
+export function _pinnedBytes(data: ArrayBufferView): Uint8Array {
+  const bytes = data instanceof Uint8Array
+    ? data
+    : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  return _isResizable(data) ? bytes.slice() : bytes;
+}
+
+/**
  * Why a typed array or DataView that entered a call frame no longer holds
  * its `need` bytes (its ArrayBuffer detached, or shrunk), for operand `what`.
  */

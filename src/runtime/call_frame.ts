@@ -22,9 +22,10 @@ import { _bufferBytes, DeviceBuffer } from "./device_buffer.ts";
 import {
   _checkDataSize,
   _checkShape,
+  _checkView,
   _isDetached,
-  _isUnreadable,
   _lostData,
+  _pinnedBytes,
   _viewBytes,
 } from "./_buffer_size.ts";
 import { dataTypeOf } from "../abi/dtype.ts";
@@ -95,7 +96,11 @@ const baseAddress = new WeakMap<ArrayBufferLike, number>();
 
 /** The native address of a typed array's first byte (cached per ArrayBuffer). */
 export function _addressOf(view: ArrayBufferView): number {
-  const buf = view.buffer;
+  return addressIn(view.buffer, view);
+}
+
+/** {@link _addressOf} of `view`, whose `buffer` the caller read already (`buf`). */
+function addressIn(buf: ArrayBufferLike, view: ArrayBufferView): number {
   let base = baseAddress.get(buf);
   if (base === undefined) {
     const p = buf instanceof ArrayBuffer
@@ -154,12 +159,13 @@ function addressValue(a: unknown, what: string): number {
 
 /**
  * Checks data for operand `what` as setArg/setRet take it: a typed array
- * whose ArrayBuffer is not detached, device memory, or an address
- * ({@link addressValue}). FfiError INVALID_ARGUMENT naming `what` otherwise.
+ * whose ArrayBuffer is neither detached nor resizable ({@link _checkView}),
+ * device memory, or an address ({@link addressValue}). FfiError
+ * INVALID_ARGUMENT naming `what` otherwise.
  */
 function checkOperandData(data: unknown, what: string): void {
   if (ArrayBuffer.isView(data)) {
-    if (_isUnreadable(data)) bad(detachedMessage(data, what));
+    _checkView(data, what);
     return;
   }
   if (data instanceof DeviceBuffer || data instanceof DeviceMemory) return;
@@ -182,13 +188,6 @@ function checkOperandData(data: unknown, what: string): void {
     `${what}: expected a typed array, device memory or an address (a pointer, a bigint or a ` +
       `safe integer >= 0), got ${shown(data)}`,
   );
-}
-
-function detachedMessage(data: ArrayBufferView, what: string): string {
-  const name = data.constructor?.name ?? "typed array";
-  return _isDetached(data)
-    ? `${what}: the ${name}'s ArrayBuffer is detached (transferred); pass data that holds its bytes`
-    : `${what}: the ${name} is out of bounds of its resizable ArrayBuffer, which shrank`;
 }
 
 /** An operand's native address; its data was checked ({@link checkOperandData}). */
@@ -246,7 +245,7 @@ function bufferEntry(
     return bufferEntry(input.data, dims ?? input.shape, dtype ?? input.dtype, what);
   }
   if (!ArrayBuffer.isView(data)) bad(`${what}: expected a typed array or device memory`);
-  if (_isUnreadable(data)) bad(detachedMessage(data, what));
+  _checkView(data, what);
   const dt = dtype ?? inferredType(data);
   if (dt === undefined) {
     bad(`${what}: cannot infer the data type of ${data.constructor.name}; pass one`);
@@ -810,8 +809,8 @@ export class CallFrame {
    * them without `carried`) are held by one nonblocking
    * `xla_ffi_deno_gate_hold` per eight, which returns once `release` is
    * called (after the call ended). Arrays over a SharedArrayBuffer (never
-   * detached) or a resizable ArrayBuffer (which a nonblocking call refuses)
-   * are not held.
+   * detached) are not held; none is over a resizable ArrayBuffer (a frame
+   * refuses one, {@link _checkView}; a nonblocking call would too).
    */
   _hold(carried: boolean): { views: HeldViews; release: (() => void) | null } {
     const sym = native();
@@ -1040,7 +1039,10 @@ export class CallFrame {
   /**
    * @internal A frame `ffiCall` keeps per signature: points every operand at
    * new host arrays. The caller checked them (each holds its operand's bytes
-   * and is readable) and that the frame is not guarded and idle. `reuse`:
+   * and is readable) and that the frame is not guarded and idle. An argument
+   * on a resizable ArrayBuffer is pointed at a copy of its bytes, as
+   * `ffiCall`'s checks of its arguments copy it ({@link _pinnedBytes}); the
+   * results are `ffiCall`'s own arrays, never resizable. `reuse`:
    * the handler about to be called cannot write the frame's own fields (a TS
    * handler reads a copy), so an operand already at its address need not be
    * written again; a native handler could have overwritten a buffer's data
@@ -1066,8 +1068,15 @@ export class CallFrame {
     const placed = this.#placed, need = this.#need;
     let host = 0;
     for (let i = 0; i < args.length; i++) {
-      const a = args[i]!;
-      const address = _addressOf(a);
+      // An argument on a resizable ArrayBuffer, which JS code could shrink under a call in flight,
+      // is read from a copy (ffiCall's arguments are inputs only); one property read for the rest.
+      let a = args[i]!;
+      let buf = a.buffer; // read once: a typed array's buffer getter is most of an address's cost
+      if ((buf as ArrayBuffer).resizable === true) {
+        a = _pinnedBytes(a);
+        buf = a.buffer;
+      }
+      const address = addressIn(buf, a);
       if (at === null || at[i] !== address) {
         sym.xla_ffi_deno_runtime_frame_set_arg(ptr, i, address);
         if (at !== null) at[i] = address;

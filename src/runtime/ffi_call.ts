@@ -14,7 +14,13 @@ import {
   dataTypeOf,
 } from "../abi/dtype.ts";
 import { FfiError } from "../errors.ts";
-import { _bufferBytes, _checkDataSize, _MAX_BUFFER_BYTES, _MAX_RANK } from "./_buffer_size.ts";
+import {
+  _bufferBytes,
+  _checkDataSize,
+  _MAX_BUFFER_BYTES,
+  _MAX_RANK,
+  _pinnedBytes,
+} from "./_buffer_size.ts";
 import type { AttrDictionary } from "./attributes.ts";
 import type { HandlerRef, HandlerStages, TypeIdRef } from "./handler_library.ts";
 import type { TypedArrayOf } from "../handler/_dtype.ts";
@@ -319,6 +325,11 @@ export interface FfiHost {
 export interface _Arg {
   dtype: DataType;
   shape: number[];
+  /**
+   * Its bytes: a view of the caller's data, or a copy of data on a
+   * resizable ArrayBuffer, which could shrink under the call
+   * ({@link _pinnedBytes}).
+   */
   bytes: Uint8Array;
 }
 
@@ -411,16 +422,13 @@ export function _quickArg(arg: ArrayArg): _Arg | null {
     else n *= d!;
   }
   if (n > _MAX_BUFFER_BYTES || data.byteLength !== (zero ? 0 : n)) return null;
-  return {
-    dtype: dt as DataType,
-    shape: shape.slice(),
-    bytes: data instanceof Uint8Array
-      ? data
-      : new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
-  };
+  return { dtype: dt as DataType, shape: shape.slice(), bytes: _pinnedBytes(data) };
 }
 
-/** Checks and normalises one argument (a typed array or `{ data, shape, dtype }`). */
+/**
+ * Checks and normalises one argument (a typed array or `{ data, shape,
+ * dtype }`); data on a resizable ArrayBuffer is copied ({@link _Arg.bytes}).
+ */
 export function _normaliseArg(arg: ArrayArg, what: string): _Arg {
   if (arg !== null && typeof arg === "object" && !ArrayBuffer.isView(arg)) {
     const quick = _quickArg(arg);
@@ -458,7 +466,7 @@ export function _normaliseArg(arg: ArrayArg, what: string): _Arg {
     what,
     input.dtype === undefined ? (c) => `give dtype: DataType.${c}` : undefined,
   );
-  return { dtype, shape, bytes: new Uint8Array(data.buffer, data.byteOffset, data.byteLength) };
+  return { dtype, shape, bytes: _pinnedBytes(data) };
 }
 
 /** Checks an array spec. */
