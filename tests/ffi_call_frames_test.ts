@@ -167,10 +167,11 @@ Deno.test("ffiCall: a TS handler's results start zeroed in every call and stay e
     assert.equal(big[i * 997], i + 1);
     assert.equal(empty.length, 0);
   }
-  // The handler writes the very arrays the call returns, as XLA hands a handler its buffers.
-  assert.deepEqual(
-    seen,
-    got.map(([f]) => Number(Deno.UnsafePointer.value(Deno.UnsafePointer.of(f!)))),
+  // From the second call on the handler writes the kept frame's storage (its views are reused),
+  // and each call returns a copy of it of its own.
+  assert.equal(new Set(seen.slice(1)).size, 1);
+  assert.ok(
+    !got.some(([f]) => seen.includes(Number(Deno.UnsafePointer.value(Deno.UnsafePointer.of(f!))))),
   );
 });
 
