@@ -796,6 +796,9 @@ export class Runtime implements FfiHost {
       (way !== THREADS &&
         (_isTsEntry(fn) ? sym.xla_ffi_deno_handler_is_host() === 1 : way === INLINE));
     const snap = here && (way === SYNC || kept) ? null : this.#snapshot(rt, frame);
+    const mode = way === SYNC ? CALL_MODE.sync : kept ? CALL_MODE.beginFrame : CALL_MODE.begin;
+    const on = snap ?? frame._live();
+    callOut ??= Deno.UnsafePointer.of(callOutWords)!;
     const inst = options?.instance;
     this.#inflight++;
     frame._inflight++;
@@ -809,13 +812,7 @@ export class Runtime implements FfiHost {
       if (here) {
         if (way !== SYNC) _readyForBegun();
         made = true;
-        rc = sym.xla_ffi_deno_runtime_call(
-          way === SYNC ? CALL_MODE.sync : kept ? CALL_MODE.beginFrame : CALL_MODE.begin,
-          rt,
-          fn,
-          snap ?? frame._live(),
-          callOut ??= Deno.UnsafePointer.of(callOutWords)!,
-        );
+        rc = sym.xla_ffi_deno_runtime_call(mode, rt, fn, on, callOut);
       }
     } catch (e) {
       if (snap !== null && !made) sym.xla_ffi_deno_runtime_call_finish(snap);
