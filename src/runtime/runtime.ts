@@ -39,7 +39,7 @@ import type { DeviceBuffer } from "./device_buffer.ts";
 import { _withAttrHint } from "./_hints.ts";
 import { _closest } from "../_closest.ts";
 import { _register, _unregister } from "../_resources.ts";
-import { _afterGuarded } from "./_guard.ts";
+import { _afterGuarded, type _FrameGuard } from "./_guard.ts";
 import { _awaitBegun, _isTsEntry, _readyForBegun } from "./_begun_calls.ts";
 import { type _IsolatedContext, _OP_CALL, _OP_THREADS } from "./isolate.ts";
 import { _newInstance, type Instance } from "./instance.ts";
@@ -790,13 +790,61 @@ export class Runtime implements FfiHost {
     const guard = frame._guard;
     const kept = (route & KEPT) !== 0 && guard === null;
     if (frame._hostBuffers !== 0 && !kept) frame._checkHost();
+    if (way === SYNC) {
+      this.#callHere(rt, fn, target, frame, options?.instance, guard);
+      return undefined;
+    }
+    return this.#start(way, kept, rt, fn, target, frame, options, hint, threads, iterations);
+  }
+
+  /** {@link #run} on this thread, to the call's end (SYNC). */
+  #callHere(
+    rt: Deno.PointerObject,
+    fn: Deno.PointerObject,
+    target: HandlerTarget,
+    frame: CallFrame,
+    inst: Instance | undefined,
+    guard: _FrameGuard | null,
+  ): void {
+    const on = frame._live();
+    callOut ??= Deno.UnsafePointer.of(callOutWords)!;
+    this.#inflight++;
+    frame._inflight++;
+    if (inst) inst._inflight++;
+    // A TS handler that fails during the call is the cause of its error, and only of its error.
+    const mark = _openCall();
+    let rc: number;
+    try {
+      if (guard !== null) guard.before();
+      rc = native().xla_ffi_deno_runtime_call(CALL_MODE.sync, rt, fn, on, callOut);
+    } catch (e) {
+      this.#ended(frame, inst);
+      _closeCall(mark);
+      throw e;
+    }
+    this.#ended(frame, inst);
+    this.#settle(rc === 1 ? callOutPointer() : null, target, frame, mark, "builder");
+  }
+
+  /** {@link #run} of a call that may end later: begun on this thread, or off it on a snapshot. */
+  #start(
+    way: number,
+    kept: boolean,
+    rt: Deno.PointerObject,
+    fn: Deno.PointerObject,
+    target: HandlerTarget,
+    frame: CallFrame,
+    options: CallOptions | undefined,
+    hint: "builder" | "attrs",
+    threads: number,
+    iterations: number,
+  ): Promise<void | ThreadCallResult> | undefined {
+    const guard = frame._guard;
     const sym = native();
     // A TS handler hosted by another thread (a Worker's) is called from the pool.
-    const here = way === SYNC ||
-      (way !== THREADS &&
-        (_isTsEntry(fn) ? sym.xla_ffi_deno_handler_is_host() === 1 : way === INLINE));
-    const snap = here && (way === SYNC || kept) ? null : this.#snapshot(rt, frame);
-    const mode = way === SYNC ? CALL_MODE.sync : kept ? CALL_MODE.beginFrame : CALL_MODE.begin;
+    const here = way !== THREADS &&
+      (_isTsEntry(fn) ? sym.xla_ffi_deno_handler_is_host() === 1 : way === INLINE);
+    const snap = here && kept ? null : this.#snapshot(rt, frame);
     const on = snap ?? frame._live();
     callOut ??= Deno.UnsafePointer.of(callOutWords)!;
     const inst = options?.instance;
@@ -810,9 +858,15 @@ export class Runtime implements FfiHost {
     try {
       if (guard !== null) guard.before();
       if (here) {
-        if (way !== SYNC) _readyForBegun();
+        _readyForBegun();
         made = true;
-        rc = sym.xla_ffi_deno_runtime_call(mode, rt, fn, on, callOut);
+        rc = sym.xla_ffi_deno_runtime_call(
+          kept ? CALL_MODE.beginFrame : CALL_MODE.begin,
+          rt,
+          fn,
+          on,
+          callOut,
+        );
       }
     } catch (e) {
       if (snap !== null && !made) sym.xla_ffi_deno_runtime_call_finish(snap);
