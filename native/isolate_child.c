@@ -40,11 +40,16 @@ static void* (*frame_build)(const uint8_t* desc, int32_t len);
 static void (*frame_configure)(void* fr, int32_t stage, int64_t run_id, int32_t ordinal,
                                void* instance, const int64_t* user, int32_t n_user);
 static void (*frame_free)(void* fr);
-static XLA_FFI_Error* (*call_sync)(void* rt, XLA_FFI_Handler* h, void* fr);
+/* xla_ffi_deno_runtime_call in mode 0 (XRT_CALL_SYNC of runtime_internal.h): returns 1 with
+ * the call's error in out[0] when it failed, else 0. */
+static int32_t (*call_here)(int32_t mode, void* rt, XLA_FFI_Handler* h, void* fr, void** out);
 static void* (*call_new)(void* rt, const void* fr);
-static XLA_FFI_Error* (*call_run)(void* c, XLA_FFI_Handler* h);
-static int32_t (*call_threads)(void* c, XLA_FFI_Handler* h, int32_t threads, int64_t iterations,
-                               int64_t* out, char* msg, int32_t cap);
+/* xla_ffi_deno_runtime_call_wait: threads 0 is one call on this thread; the eight arrays are
+ * Deno's to keep alive (none here). */
+static XLA_FFI_Error* (*call_wait)(void* c, XLA_FFI_Handler* h, int32_t threads,
+                                   int64_t iterations, int64_t* out, char* msg, int32_t cap,
+                                   void* b0, void* b1, void* b2, void* b3, void* b4, void* b5,
+                                   void* b6, void* b7);
 static int32_t (*error_code)(XLA_FFI_Error* e);
 static const char* (*error_message)(XLA_FFI_Error* e);
 static void (*error_destroy)(XLA_FFI_Error* e);
@@ -324,22 +329,25 @@ static void serve(void* lib) {
     guard_keep(h);
   }
   if (h->op == XISO_OP_CALL_SYNC) {
-    take_error(call_sync(rt, fn, fr));
+    void* out[1] = {NULL};
+    take_error(call_here(0, rt, fn, fr, out) == 1 ? out[0] : NULL);
   } else if (h->op == XISO_OP_CALL) {
     void* c = call_new(rt, fr);
     if (!c)
       say(XISO_ERROR, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, "Out of memory");
     else
-      take_error(call_run(c, fn));
+      take_error(call_wait(c, fn, 0, 0, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+                           NULL));
   } else if (h->op == XISO_OP_THREADS) {
     void* c = call_new(rt, fr);
     int64_t out[3] = {0, 0, 0};
+    XLA_FFI_Error* e = NULL;
     if (!c) {
       say(XISO_ERROR, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, "Out of memory");
-    } else if (call_threads(c, fn, h->threads, h->iterations, out, h->message,
-                            (int32_t)sizeof h->message) != 0) {
-      say(XISO_ERROR, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, "Cannot start %d runtime threads",
-          (int)h->threads);
+    } else if ((e = call_wait(c, fn, h->threads, h->iterations, out, h->message,
+                              (int32_t)sizeof h->message, NULL, NULL, NULL, NULL, NULL, NULL,
+                              NULL, NULL)) != NULL) {
+      take_error(e);
     } else {
       h->ok = out[0];
       h->failed = out[1];
@@ -380,10 +388,9 @@ int main(int argc, char** argv) {
     RESOLVE(frame_build, "xla_ffi_deno_runtime_frame_build");
     RESOLVE(frame_configure, "xla_ffi_deno_runtime_frame_configure");
     RESOLVE(frame_free, "xla_ffi_deno_runtime_frame_free");
-    RESOLVE(call_sync, "xla_ffi_deno_runtime_call_sync");
+    RESOLVE(call_here, "xla_ffi_deno_runtime_call");
     RESOLVE(call_new, "xla_ffi_deno_runtime_call_new");
-    RESOLVE(call_run, "xla_ffi_deno_runtime_call_run");
-    RESOLVE(call_threads, "xla_ffi_deno_runtime_call_threads");
+    RESOLVE(call_wait, "xla_ffi_deno_runtime_call_wait");
     RESOLVE(error_code, "xla_ffi_deno_runtime_error_code");
     RESOLVE(error_message, "xla_ffi_deno_runtime_error_message");
     RESOLVE(error_destroy, "xla_ffi_deno_runtime_error_destroy");

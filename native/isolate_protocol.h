@@ -33,9 +33,9 @@
 
 /* Requests. */
 enum {
-  XISO_OP_CALL_SYNC = 1, /* xla_ffi_deno_runtime_call_sync: handlers that finish synchronously */
-  XISO_OP_CALL = 2,      /* xla_ffi_deno_runtime_call_run: waits for the handler's future */
-  XISO_OP_THREADS = 3,   /* xla_ffi_deno_runtime_call_threads */
+  XISO_OP_CALL_SYNC = 1, /* xla_ffi_deno_runtime_call, synchronously: handlers that finish so */
+  XISO_OP_CALL = 2,      /* xla_ffi_deno_runtime_call_wait: waits for the handler's future */
+  XISO_OP_THREADS = 3,   /* xla_ffi_deno_runtime_call_wait from runtime threads */
   XISO_OP_RESOLVE = 4,   /* whether `symbol` exists */
   XISO_OP_METADATA = 5,  /* xla_ffi_deno_runtime_metadata: the handler's API version, traits, state type id */
 };

@@ -493,7 +493,7 @@ static XLA_FFI_Error* api_device_ordinal_get(const xrt_abi* v,
 typedef void (*xrt_notify_fn)(void* handle);
 static _Atomic(xrt_notify_fn) g_notify;
 
-/** Sets the completion callback of xla_ffi_deno_runtime_call_begin's pending calls. */
+/** Sets the completion callback of the calls xla_ffi_deno_runtime_call begins (pending futures). */
 void xla_ffi_deno_runtime_set_notify(void* fn) { atomic_store(&g_notify, (xrt_notify_fn)fn); }
 
 void xrt_future_free(XLA_FFI_Future* f) {

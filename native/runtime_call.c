@@ -2,10 +2,13 @@
  * runtime_call.c: how the embedded runtime calls handlers, as XLA does: on
  * the calling thread with the runtime's CUDA context current, C++
  * exceptions caught (the exception guard library), a returned error or
- * future checked to be the runtime's own; synchronously (Runtime.callSync,
- * with the JS-thread guard of handler_host.h), from a snapshot on another
- * thread (Runtime.call), without waiting for a pending future, or from many
- * threads at once (Runtime.callOnThreads).
+ * future checked to be the runtime's own. Four entry points:
+ * xla_ffi_deno_runtime_call runs a call on the calling thread in a mode
+ * (synchronously, with the JS-thread guard of handler_host.h, or begun
+ * without waiting for a pending future); xla_ffi_deno_runtime_call_new
+ * snapshots a frame; xla_ffi_deno_runtime_call_wait runs a snapshot's call
+ * off the JS thread, once or from many threads at once, and waits for it;
+ * xla_ffi_deno_runtime_call_finish ends a begun call.
  *
  * Copyright 2026 The deno-xla-ffi Authors. Licensed under Apache-2.0.
  */
@@ -73,11 +76,6 @@ static void drop_future(XLA_FFI_Future* f) {
   if (xrt_future_take_or_orphan(f, &e)) xrt_error_free(e);
 }
 
-/**
- * Calls a handler synchronously on the calling thread with the frame's own
- * call frame and context. A pending future is orphaned and reported as
- * FAILED_PRECONDITION. Returns NULL on success.
- */
 static XLA_FFI_Error* bad_future(XLA_FFI_Error* err) {
   xrt_error_free(err);
   return xrt_error_new(XLA_FFI_Error_Code_INTERNAL,
@@ -85,75 +83,79 @@ static XLA_FFI_Error* bad_future(XLA_FFI_Error* err) {
                        "live XLA_FFI_Future of this runtime");
 }
 
-static XLA_FFI_Error* call_frame_sync(xrt_runtime* rt, XLA_FFI_Handler* h,
-                                      XLA_FFI_CallFrame* cf) {
+/*
+ * The one call on the calling thread: calls h with cf within rt's CUDA
+ * scope, the JS thread marked blocked as `kind` (handler_host.h) meanwhile,
+ * so that TS handlers called from other threads fail instead of waiting for
+ * it. Returns 0 with the call's error (or NULL) in *out when it is over.
+ * When the handler left a pending future: with `pending` NULL (a synchronous
+ * call) the future is orphaned and the call fails with FAILED_PRECONDITION;
+ * else returns 1 with the future in *pending, its mutex held, so the caller
+ * can hand it the notify target before the completion can be seen.
+ */
+static int32_t invoke_here(xrt_runtime* rt, XLA_FFI_Handler* h, XLA_FFI_CallFrame* cf,
+                           int32_t kind, XLA_FFI_Error** out, XLA_FFI_Future** pending) {
   XRT_COUNT(XRT_STAT_CALLS);
   cf->future = NULL;
+  *out = NULL;
   xrt_cuda_scope scope;
   XLA_FFI_Error* err = xrt_cuda_enter(rt, &scope);
-  if (err) return err;
-  int64_t blocked = xla_ffi_deno_js_block_enter();
+  if (err) {
+    *out = err;
+    return 0;
+  }
+  int64_t blocked = xla_ffi_deno_js_block_enter_as(kind);
   err = normalize(xrt_invoke(h, cf, "XLA FFI call failed"));
   xla_ffi_deno_js_block_leave(blocked);
   xrt_cuda_leave(rt, &scope);
   XLA_FFI_Future* f = cf->future;
-  if (!f) return err;
   cf->future = NULL;
-  if (!xrt_live_has(f, XRT_LIVE_FUTURE)) return bad_future(err);
-  if (err) {
-    drop_future(f);
-    return err;
+  if (f != NULL && !xrt_live_has(f, XRT_LIVE_FUTURE)) {
+    *out = bad_future(err);
+    return 0;
   }
-  XLA_FFI_Error* fe = NULL;
-  if (xrt_future_take_or_orphan(f, &fe)) return fe;
-  return xrt_error_new(XLA_FFI_Error_Code_FAILED_PRECONDITION,
-                       "The handler returned a pending XLA_FFI_Future: it completes "
-                       "asynchronously, so call it with Runtime.call (callSync only runs "
-                       "handlers that finish synchronously)");
-}
-
-XLA_FFI_Error* xla_ffi_deno_runtime_call_sync(xrt_runtime* rt, XLA_FFI_Handler* h, xrt_frame* fr) {
-  if (!rt || !h || !fr)
-    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
-                         "xla_ffi_deno_runtime_call_sync: runtime, handler and frame must not be "
-                         "null");
-  fr->ctx.rt = rt;
-  fr->cf.api = rt->abi->api;
-  /* A call frame of its own, as XLA builds one for each call (see
-   * xla_ffi_deno_runtime_call_begin_frame): what the handler writes there
-   * does not reach the frame's next call. */
-  XLA_FFI_CallFrame cf = fr->cf;
-  return call_frame_sync(rt, h, &cf);
-}
-
-/**
- * Calls a handler on the calling thread with a call frame laid out elsewhere
- * (whose context is one of this runtime's frames), after checking the frame's
- * structure with xla_ffi_deno_runtime_check_call_frame: a malformed frame is an
- * INVALID_ARGUMENT error and the handler is not called.
- */
-XLA_FFI_Error* xla_ffi_deno_runtime_call_checked(xrt_runtime* rt, XLA_FFI_Handler* h,
-                                                 XLA_FFI_CallFrame* cf) {
-  if (!rt || !h)
-    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
-                         "xla_ffi_deno_runtime_call_checked: runtime and handler must not be null");
-  XLA_FFI_Error* bad = xla_ffi_deno_runtime_check_call_frame(cf);
-  if (bad) return bad;
-  cf->ctx->rt = rt;
-  return call_frame_sync(rt, h, cf);
+  if (f == NULL || err != NULL) {
+    if (f != NULL) drop_future(f);
+    *out = err;
+    return 0;
+  }
+  if (pending == NULL) {
+    XLA_FFI_Error* fe = NULL;
+    *out = xrt_future_take_or_orphan(f, &fe)
+               ? fe
+               : xrt_error_new(XLA_FFI_Error_Code_FAILED_PRECONDITION,
+                               "The handler returned a pending XLA_FFI_Future: it completes "
+                               "asynchronously, so call it with Runtime.call (callSync only runs "
+                               "handlers that finish synchronously)");
+    return 0;
+  }
+  pthread_mutex_lock(&f->mu);
+  if (f->state != FUT_PENDING) {
+    *out = f->error;
+    f->error = NULL;
+    pthread_mutex_unlock(&f->mu);
+    xrt_future_free(f);
+    return 0;
+  }
+  *pending = f;
+  return 1;
 }
 
 /* A snapshot of a frame's header and context, taken on the calling thread so
- * that later changes to the frame's configuration do not affect the call. */
+ * that later changes to the frame's configuration do not affect the call;
+ * also the record of a call begun on a frame without one (no context then). */
 typedef struct xrt_call {
   XLA_FFI_CallFrame cf;
   XLA_FFI_ExecutionContext ctx;
   int64_t* user;
-  XLA_FFI_Future* future; /* xla_ffi_deno_runtime_call_begin: the pending future */
+  XLA_FFI_Future* future; /* a begun call's pending future */
 } xrt_call;
 
-/** Snapshots a frame for xla_ffi_deno_runtime_call_run /
- * xla_ffi_deno_runtime_call_threads (which free it). */
+/**
+ * Snapshots a frame for xla_ffi_deno_runtime_call (XRT_CALL_BEGIN) or
+ * xla_ffi_deno_runtime_call_wait; a snapshot neither takes is freed with
+ * xla_ffi_deno_runtime_call_finish. NULL: a null input, or out of memory.
+ */
 xrt_call* xla_ffi_deno_runtime_call_new(xrt_runtime* rt, const xrt_frame* fr) {
   if (!rt || !fr) return NULL;
   xrt_call* c = malloc(sizeof *c);
@@ -163,6 +165,7 @@ xrt_call* xla_ffi_deno_runtime_call_new(xrt_runtime* rt, const xrt_frame* fr) {
   c->ctx = fr->ctx;
   c->ctx.rt = rt;
   c->user = NULL;
+  c->future = NULL;
   if (fr->ctx.n_user > 0) {
     size_t bytes = sizeof(int64_t) * 2 * (size_t)fr->ctx.n_user;
     c->user = malloc(bytes);
@@ -179,6 +182,123 @@ xrt_call* xla_ffi_deno_runtime_call_new(xrt_runtime* rt, const xrt_frame* fr) {
 static void call_free(xrt_call* c) {
   free(c->user);
   free(c);
+}
+
+/* One call record kept for the next pending future of an XRT_CALL_BEGIN_FRAME
+ * call: a call that ends at once allocates nothing. */
+static _Atomic(xrt_call*) g_spare_call;
+
+/* A call that is over: 1 with its error in out[0], or 0. */
+static int32_t call_over(void** out, XLA_FFI_Error* err) {
+  out[0] = err;
+  return err != NULL;
+}
+
+/**
+ * Calls a handler on the calling thread, as XLA does, in one of four modes:
+ *
+ *   XRT_CALL_SYNC: `target` is one of rt's frames (xrt_frame*); a pending
+ *     future the handler leaves is orphaned and the call fails with
+ *     FAILED_PRECONDITION (Runtime.callSync, with the JS thread marked
+ *     blocked as handler_host.h's XFD_JS_BLOCK_CALL).
+ *   XRT_CALL_CHECKED: `target` is an XLA_FFI_CallFrame* laid out elsewhere
+ *     whose context is one of rt's frames; its structure is checked first
+ *     (xla_ffi_deno_runtime_check_call_frame): a malformed frame is an
+ *     INVALID_ARGUMENT error and the handler is not called. Then as SYNC.
+ *   XRT_CALL_BEGIN: `target` is a snapshot of rt's (xla_ffi_deno_runtime_call_new);
+ *     a pending future is not waited for: the call is begun.
+ *   XRT_CALL_BEGIN_FRAME: `target` is one of rt's frames that nothing changes
+ *     while the call is in flight (the frames Runtime.ffiCall keeps per
+ *     signature, which it neither reconfigures nor reuses until the call
+ *     ended), begun without a snapshot.
+ *
+ * The begin modes mark the JS thread blocked as XFD_JS_BLOCK_FFI_CALL
+ * (Runtime.ffiCall runs native handlers inline there). In every mode but
+ * CHECKED the handler gets a call frame of its own, as XLA builds one for
+ * each call (xla/ffi/call_frame.cc: CallFrame::Build returns a new
+ * XLA_FFI_CallFrame by value): what it writes there does not reach the
+ * frame's next call.
+ *
+ * Returns 0 when the call is over and succeeded; 1 when it is over and
+ * failed, its error (the caller's) in out[0]; 2 when a begun call's handler
+ * left a pending future: out[0] is then the call to await (the notify
+ * callback, xla_ffi_deno_runtime_set_notify, gets it once the future
+ * completes) and to end with xla_ffi_deno_runtime_call_finish. A snapshot
+ * of a call that is over is freed. -1 (nothing done) when out is null.
+ */
+int32_t xla_ffi_deno_runtime_call(int32_t mode, xrt_runtime* rt, XLA_FFI_Handler* h, void* target,
+                                  void** out) {
+  if (!out) return -1;
+  if (mode == XRT_CALL_CHECKED && rt && h) {
+    XLA_FFI_CallFrame* cf = target;
+    XLA_FFI_Error* err = xla_ffi_deno_runtime_check_call_frame(cf);
+    if (err) return call_over(out, err);
+    cf->ctx->rt = rt;
+    invoke_here(rt, h, cf, XFD_JS_BLOCK_CALL, &err, NULL);
+    return call_over(out, err);
+  }
+  if (!rt || !h || !target) {
+    if (mode == XRT_CALL_BEGIN && target) call_free(target);
+    return call_over(out, xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
+                                        "xla_ffi_deno_runtime_call: runtime, handler and frame "
+                                        "must not be null"));
+  }
+  XLA_FFI_Error* err = NULL;
+  XLA_FFI_Future* f = NULL;
+  xrt_call* c = NULL;
+  if (mode == XRT_CALL_SYNC || mode == XRT_CALL_BEGIN_FRAME) {
+    xrt_frame* fr = target;
+    fr->ctx.rt = rt;
+    fr->cf.api = rt->abi->api;
+    XLA_FFI_CallFrame cf = fr->cf;
+    if (mode == XRT_CALL_SYNC) {
+      invoke_here(rt, h, &cf, XFD_JS_BLOCK_CALL, &err, NULL);
+      return call_over(out, err);
+    }
+    /* The record a pending future needs, taken before the call: running out
+     * of memory afterwards would leave nothing to tell the caller of its end. */
+    c = atomic_exchange(&g_spare_call, NULL);
+    if (c == NULL && (c = malloc(sizeof *c)) == NULL)
+      return call_over(out, xrt_error_new(XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, "Out of memory"));
+    if (!invoke_here(rt, h, &cf, XFD_JS_BLOCK_FFI_CALL, &err, &f)) {
+      free(atomic_exchange(&g_spare_call, c));
+      return call_over(out, err);
+    }
+    c->user = NULL;
+  } else if (mode == XRT_CALL_BEGIN) {
+    c = target;
+    if (c->ctx.rt != rt) {
+      call_free(c);
+      return call_over(out, xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
+                                          "xla_ffi_deno_runtime_call: the snapshot is of "
+                                          "another runtime"));
+    }
+    c->cf.ctx = &c->ctx;
+    c->future = NULL;
+    if (!invoke_here(rt, h, &c->cf, XFD_JS_BLOCK_FFI_CALL, &err, &f)) {
+      call_free(c);
+      return call_over(out, err);
+    }
+  } else {
+    return call_over(out, xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
+                                        "xla_ffi_deno_runtime_call: unknown mode %d", (int)mode));
+  }
+  f->notify = c;
+  c->future = f;
+  pthread_mutex_unlock(&f->mu);
+  out[0] = c;
+  return 2;
+}
+
+/**
+ * A begun call after the notify callback (or a snapshot no call took): the
+ * future's error (or NULL); frees the call.
+ */
+XLA_FFI_Error* xla_ffi_deno_runtime_call_finish(xrt_call* c) {
+  if (!c) return NULL;
+  XLA_FFI_Error* e = c->future ? xrt_future_wait_take(c->future) : NULL;
+  call_free(c);
+  return e;
 }
 
 /* One call on a private copy of the snapshot; waits for the handler's
@@ -203,151 +323,6 @@ static XLA_FFI_Error* call_copy(const xrt_call* tmpl, XLA_FFI_Handler* h) {
     return err;
   }
   return xrt_future_wait_take(cf.future);
-}
-
-/**
- * Calls a handler with a snapshot and waits for its future, then frees the
- * snapshot. Meant for a `nonblocking` FFI call: it runs on a thread other
- * than the JavaScript one, so the event loop stays free for handlers that
- * need it.
- */
-XLA_FFI_Error* xla_ffi_deno_runtime_call_run(xrt_call* c, XLA_FFI_Handler* h) {
-  if (!c || !h) {
-    if (c) call_free(c);
-    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
-                         "xla_ffi_deno_runtime_call_run: call and handler must not be null");
-  }
-  XLA_FFI_Error* e = call_copy(c, h);
-  call_free(c);
-  return e;
-}
-
-/*
- * The inline call of xla_ffi_deno_runtime_call_begin and _begin_frame: calls
- * h with cf on this thread, within rt's CUDA scope. Returns 0 with the call's
- * error (or NULL) in *out when it is over, or the pending future it left in
- * *pending (return 1), its mutex held, so the caller can hand it the notify
- * target before the completion can be seen.
- */
-static int32_t begin_inline(xrt_runtime* rt, XLA_FFI_Handler* h, XLA_FFI_CallFrame* cf,
-                            XLA_FFI_Error** out, XLA_FFI_Future** pending) {
-  XRT_COUNT(XRT_STAT_CALLS);
-  cf->future = NULL;
-  *out = NULL;
-  xrt_cuda_scope scope;
-  XLA_FFI_Error* err = xrt_cuda_enter(rt, &scope);
-  if (err) {
-    *out = err;
-    return 0;
-  }
-  /* Runtime.ffiCall runs native handlers here on the JS thread: TS handlers
-   * called meanwhile from other threads fail instead of waiting for it. */
-  int64_t blocked = xla_ffi_deno_js_block_enter_as(XFD_JS_BLOCK_FFI_CALL);
-  err = normalize(xrt_invoke(h, cf, "XLA FFI call failed"));
-  xla_ffi_deno_js_block_leave(blocked);
-  xrt_cuda_leave(rt, &scope);
-  XLA_FFI_Future* f = cf->future;
-  cf->future = NULL;
-  if (f != NULL && !xrt_live_has(f, XRT_LIVE_FUTURE)) {
-    *out = bad_future(err);
-    return 0;
-  }
-  if (f == NULL || err != NULL) {
-    if (f != NULL) drop_future(f);
-    *out = err;
-    return 0;
-  }
-  pthread_mutex_lock(&f->mu);
-  if (f->state != FUT_PENDING) {
-    *out = f->error;
-    f->error = NULL;
-    pthread_mutex_unlock(&f->mu);
-    xrt_future_free(f);
-    return 0;
-  }
-  *pending = f;
-  return 1;
-}
-
-/**
- * Calls a handler with a snapshot on the calling thread without waiting for
- * its future: returns 0 when the call is over (its error, or NULL, in *out;
- * the snapshot is freed), or 1 when the handler left a pending future: then
- * the notify callback (xla_ffi_deno_runtime_set_notify) gets the snapshot once the future
- * completes, and xla_ffi_deno_runtime_call_finish takes the result. For handlers that complete
- * their futures on another thread than the caller's, or whose waiting would
- * block the caller (TS handlers on the JS thread: the Promise settles later).
- */
-int32_t xla_ffi_deno_runtime_call_begin(xrt_call* c, XLA_FFI_Handler* h, XLA_FFI_Error** out) {
-  c->cf.ctx = &c->ctx;
-  c->future = NULL;
-  XLA_FFI_Future* f = NULL;
-  if (!begin_inline(c->ctx.rt, h, &c->cf, out, &f)) {
-    call_free(c);
-    return 0;
-  }
-  f->notify = c;
-  c->future = f;
-  pthread_mutex_unlock(&f->mu);
-  return 1;
-}
-
-/* One call record kept for xla_ffi_deno_runtime_call_begin_frame's next
- * pending future: a call that ends at once allocates nothing. */
-static _Atomic(xrt_call*) g_spare_call;
-
-/**
- * xla_ffi_deno_runtime_call_begin on a frame, without a snapshot of it (the
- * handler gets a copy of its call frame, as with one): for a frame nothing
- * changes while the call is in flight (the frames Runtime.ffiCall keeps per
- * signature, which it neither reconfigures nor reuses until the call ended).
- * Returns 0 when the call is over (its error, or NULL, in out[0]), or 1 when
- * the handler left a pending future: out[0] is then the call to await (the
- * notify callback gets it once the future completes) and to end with
- * xla_ffi_deno_runtime_call_finish.
- */
-int32_t xla_ffi_deno_runtime_call_begin_frame(xrt_runtime* rt, XLA_FFI_Handler* h, xrt_frame* fr,
-                                              void** out) {
-  if (!rt || !h || !fr) {
-    out[0] = xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
-                           "xla_ffi_deno_runtime_call_begin_frame: runtime, handler and frame "
-                           "must not be null");
-    return 0;
-  }
-  /* The record a pending future needs, taken before the call: running out of
-   * memory afterwards would leave nothing to tell the caller of its end. */
-  xrt_call* c = atomic_exchange(&g_spare_call, NULL);
-  if (c == NULL && (c = malloc(sizeof *c)) == NULL) {
-    out[0] = xrt_error_new(XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, "Out of memory");
-    return 0;
-  }
-  fr->ctx.rt = rt;
-  fr->cf.api = rt->abi->api;
-  /* The handler gets a call frame of its own, as XLA builds one for each
-   * call (xla/ffi/call_frame.cc: CallFrame::Build returns a new
-   * XLA_FFI_CallFrame by value): what it writes there does not reach the
-   * frame's next call. */
-  XLA_FFI_CallFrame cf = fr->cf;
-  XLA_FFI_Future* f = NULL;
-  XLA_FFI_Error* err = NULL;
-  if (!begin_inline(rt, h, &cf, &err, &f)) {
-    free(atomic_exchange(&g_spare_call, c));
-    out[0] = err;
-    return 0;
-  }
-  c->user = NULL;
-  f->notify = c;
-  c->future = f;
-  pthread_mutex_unlock(&f->mu);
-  out[0] = c;
-  return 1;
-}
-
-/** After the notify callback: the future's error (or NULL); frees the snapshot. */
-XLA_FFI_Error* xla_ffi_deno_runtime_call_finish(xrt_call* c) {
-  XLA_FFI_Error* e = c->future ? xrt_future_wait_take(c->future) : NULL;
-  call_free(c);
-  return e;
 }
 
 typedef struct {
@@ -380,21 +355,39 @@ static void* stress_main(void* p) {
 }
 
 /**
- * Calls a handler `iterations` times on each of `threads` new runtime
- * threads, as XLA calls handlers from its own threads, then frees the
- * snapshot. Writes out[0] = calls that succeeded, out[1] = calls that failed,
- * out[2] = the first failure's code, and its message into msg. Returns 0, or
- * -1 if a thread could not start. Blocks until all calls are done: call it
- * `nonblocking`.
+ * Calls a handler with a snapshot and waits for its future(s), then frees
+ * the snapshot. It blocks until the calls are done: meant for a
+ * `nonblocking` FFI call, which runs it on a thread other than the
+ * JavaScript one, so the event loop stays free for handlers that need it.
+ *
+ * With `threads` 0: one call on the calling thread; returns its error (or
+ * NULL). With `threads` >= 1: `iterations` calls on each of `threads` new
+ * runtime threads, as XLA calls handlers from its own threads; writes
+ * out[0] = calls that succeeded, out[1] = calls that failed, out[2] = the
+ * first failure's code, and its message into msg; returns NULL, or a
+ * RESOURCE_EXHAUSTED error when a thread could not start (the threads that
+ * did still ran their calls).
+ *
+ * b0..b7: eight arrays (or NULL) the call uses. Made nonblocking from JS,
+ * Deno keeps the memory of its buffer arguments alive until it returns, as
+ * a gate's hold does, at no extra call.
  */
-int32_t xla_ffi_deno_runtime_call_threads(xrt_call* c, XLA_FFI_Handler* h, int32_t threads,
-                                          int64_t iterations, int64_t* out, char* msg,
-                                          int32_t msg_cap) {
-  if (!c || !h || !out) {
+XLA_FFI_Error* xla_ffi_deno_runtime_call_wait(xrt_call* c, XLA_FFI_Handler* h, int32_t threads,
+                                              int64_t iterations, int64_t* out, char* msg,
+                                              int32_t msg_cap, void* b0, void* b1, void* b2,
+                                              void* b3, void* b4, void* b5, void* b6, void* b7) {
+  (void)b0, (void)b1, (void)b2, (void)b3, (void)b4, (void)b5, (void)b6, (void)b7;
+  if (!c || !h || threads < 0 || (threads > 0 && !out)) {
     if (c) call_free(c);
-    return -1;
+    return xrt_error_new(XLA_FFI_Error_Code_INVALID_ARGUMENT,
+                         "xla_ffi_deno_runtime_call_wait: call and handler must not be null, "
+                         "threads not negative, out given for threads");
   }
-  if (threads <= 0) threads = 1;
+  if (threads == 0) {
+    XLA_FFI_Error* e = call_copy(c, h);
+    call_free(c);
+    return e;
+  }
   pthread_mutex_t mu;
   pthread_mutex_init(&mu, NULL);
   out[0] = out[1] = out[2] = 0;
@@ -409,7 +402,9 @@ int32_t xla_ffi_deno_runtime_call_threads(xrt_call* c, XLA_FFI_Handler* h, int32
   free(th);
   pthread_mutex_destroy(&mu);
   call_free(c);
-  return started == threads ? 0 : -1;
+  if (started == threads) return NULL;
+  return xrt_error_new(XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, "Cannot start %d runtime threads",
+                       (int)threads);
 }
 
 /*
@@ -481,23 +476,4 @@ void xla_ffi_deno_gate_close(xrt_gate* g) {
   g->open = 0;
   pthread_cond_broadcast(&g->cv);
   gate_leave_locked(g);
-}
-
-/* xla_ffi_deno_runtime_call_run, with eight arrays (or NULL) the call uses: made nonblocking from
- * JS, it keeps their memory alive until the call returns, as a gate's hold does, at no extra
- * call. */
-XLA_FFI_Error* xla_ffi_deno_runtime_call_run_held(xrt_call* c, XLA_FFI_Handler* h, void* b0,
-                                                  void* b1, void* b2, void* b3, void* b4, void* b5,
-                                                  void* b6, void* b7) {
-  (void)b0, (void)b1, (void)b2, (void)b3, (void)b4, (void)b5, (void)b6, (void)b7;
-  return xla_ffi_deno_runtime_call_run(c, h);
-}
-
-/* xla_ffi_deno_runtime_call_threads, with eight arrays kept alive as call_run_held's. */
-int32_t xla_ffi_deno_runtime_call_threads_held(xrt_call* c, XLA_FFI_Handler* h, int32_t threads,
-                                               int64_t iterations, int64_t* out, char* msg,
-                                               int32_t msg_cap, void* b0, void* b1, void* b2,
-                                               void* b3, void* b4, void* b5, void* b6, void* b7) {
-  (void)b0, (void)b1, (void)b2, (void)b3, (void)b4, (void)b5, (void)b6, (void)b7;
-  return xla_ffi_deno_runtime_call_threads(c, h, threads, iterations, out, msg, msg_cap);
 }

@@ -92,6 +92,14 @@ XFD_INTERNAL XLA_FFI_Error* xrt_size_error(const xrt_abi* v, const char* name, s
  * is installed (runtime_call.c, invoke_guard.cc). */
 XFD_INTERNAL XLA_FFI_Error* xrt_invoke(XLA_FFI_Handler* h, XLA_FFI_CallFrame* cf, const char* what);
 
+/* The modes of xla_ffi_deno_runtime_call (runtime_call.c): on the calling
+ * thread, synchronously with a frame, synchronously with a raw call frame
+ * checked first, or begun (a pending future not waited for) with a snapshot
+ * or with a frame nothing changes while the call is in flight. The TS side
+ * (src/native/symbols_runtime.ts, CALL_MODE) and the isolated child
+ * (isolate_child.c) use these numbers. */
+enum { XRT_CALL_SYNC = 0, XRT_CALL_CHECKED = 1, XRT_CALL_BEGIN = 2, XRT_CALL_BEGIN_FRAME = 3 };
+
 typedef struct xrt_task {
   XLA_FFI_Task* fn;
   void* data;

@@ -14,7 +14,7 @@
  *          counts and ranks, bogus dtype/arg/ret/attr types, names not sorted,
  *          duplicated or not UTF-8, oversized strings and arrays) fed to
  *          xla_ffi_deno_runtime_check_call_frame and to
- *          xla_ffi_deno_runtime_call_checked with a C handler;
+ *          xla_ffi_deno_runtime_call (checked mode) with a C handler;
  *   20     the runtime's own C entry points with null or malformed inputs;
  *   21     handlers that misbehave (foreign or destroyed errors, futures that
  *          are not the runtime's, error plus future, pending futures);
@@ -83,11 +83,12 @@ static struct {
   void (*frame_configure)(frame*, int32_t, int64_t, int32_t, inst*, const int64_t*, int32_t);
   void (*frame_set_arg)(frame*, int32_t, double);
   void (*frame_free)(frame*);
-  XLA_FFI_Error* (*call_sync)(rt*, XLA_FFI_Handler*, frame*);
-  XLA_FFI_Error* (*call_checked)(rt*, XLA_FFI_Handler*, XLA_FFI_CallFrame*);
+  /* (mode, runtime, handler, frame or call frame, out) → 0, 1 (error in out[0]), 2 (begun) */
+  int32_t (*call)(int32_t, rt*, XLA_FFI_Handler*, void*, void**);
   XLA_FFI_Error* (*check_call_frame)(const XLA_FFI_CallFrame*);
   void* (*call_new)(rt*, const frame*);
-  XLA_FFI_Error* (*call_run)(void*, XLA_FFI_Handler*);
+  XLA_FFI_Error* (*call_wait)(void*, XLA_FFI_Handler*, int32_t, int64_t, int64_t*, char*, int32_t,
+                              void*, void*, void*, void*, void*, void*, void*, void*);
   int32_t (*error_code)(XLA_FFI_Error*);
   const char* (*error_message)(XLA_FFI_Error*);
   void (*error_destroy)(XLA_FFI_Error*);
@@ -98,6 +99,21 @@ static struct {
   XLA_FFI_Error* (*metadata)(rt*, XLA_FFI_Handler*, int64_t*);
   int32_t (*future_release)(XLA_FFI_Future*);
 } X;
+
+/* The runtime's calls the fuzzer makes: xla_ffi_deno_runtime_call in its synchronous modes
+ * (runtime_internal.h: XRT_CALL_SYNC 0 with a frame, XRT_CALL_CHECKED 1 with a raw call frame),
+ * and a snapshot's one call off the JS thread (xla_ffi_deno_runtime_call_wait, threads 0). */
+static XLA_FFI_Error* call_sync(rt* r, XLA_FFI_Handler* h, frame* fr) {
+  void* out[1] = {NULL};
+  return X.call(0, r, h, fr, out) == 1 ? out[0] : NULL;
+}
+static XLA_FFI_Error* call_checked(rt* r, XLA_FFI_Handler* h, XLA_FFI_CallFrame* cf) {
+  void* out[1] = {NULL};
+  return X.call(1, r, h, cf, out) == 1 ? out[0] : NULL;
+}
+static XLA_FFI_Error* call_run(void* c, XLA_FFI_Handler* h) {
+  return X.call_wait(c, h, 0, 0, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+}
 
 static int resolve(void* lib) {
 #define R(field, name)                                   \
@@ -115,11 +131,10 @@ static int resolve(void* lib) {
   R(frame_configure, "xla_ffi_deno_runtime_frame_configure");
   R(frame_set_arg, "xla_ffi_deno_runtime_frame_set_arg");
   R(frame_free, "xla_ffi_deno_runtime_frame_free");
-  R(call_sync, "xla_ffi_deno_runtime_call_sync");
-  R(call_checked, "xla_ffi_deno_runtime_call_checked");
+  R(call, "xla_ffi_deno_runtime_call");
   R(check_call_frame, "xla_ffi_deno_runtime_check_call_frame");
   R(call_new, "xla_ffi_deno_runtime_call_new");
-  R(call_run, "xla_ffi_deno_runtime_call_run");
+  R(call_wait, "xla_ffi_deno_runtime_call_wait");
   R(error_code, "xla_ffi_deno_runtime_error_code");
   R(error_message, "xla_ffi_deno_runtime_error_message");
   R(error_destroy, "xla_ffi_deno_runtime_error_destroy");
@@ -771,7 +786,7 @@ static void api_case(int fn) {
     case 15: { /* Future_*: inside a handler, which returns the future */
       fut_fn = fn;
       fut_expect = EXPECT_ANY;
-      e = X.call_sync(F.runtime, fuzz_future, F.fr);
+      e = call_sync(F.runtime, fuzz_future, F.fr);
       if (fut_expect == EXPECT_ANY) violation("Future case: the handler was not called");
       verdict(e, fut_expect, label);
       if (fut_result[0]) violation("Future case: %s", "invalid input accepted");
@@ -1001,7 +1016,7 @@ static void build_case(void) {
     X.error_destroy(e);
   } else {
     walk_result = -1;
-    e = X.call_sync(F.runtime, fuzz_walk, fr);
+    e = call_sync(F.runtime, fuzz_walk, fr);
     verdict(e, walk_expect("walk of a built frame"), "walk of a built frame");
   }
   X.frame_free(fr);
@@ -1494,18 +1509,18 @@ static void frame_case(void) {
                                  test_device_memory, test_future_misuse};
   XLA_FFI_Handler* h = handlers[below(8)];
   walk_result = -1;
-  e = X.call_checked(F.runtime, h, cf);
+  e = call_checked(F.runtime, h, cf);
   if (rejected && (!e || X.error_code(e) != XLA_FFI_Error_Code_INVALID_ARGUMENT))
-    violation("xla_ffi_deno_runtime_call_checked called a handler with a frame the check rejects");
+    violation("xla_ffi_deno_runtime_call (checked) called a handler with a frame it rejects");
   /* On a valid frame (whose attribute names none of these handlers reads)
    * test_noop succeeds, fuzz_walk does what it decides, and the others fail:
    * an error on purpose, no stream or device memory on Host, a future
    * completed twice. */
   int expect = rejected            ? EXPECT_FAIL
-               : h == fuzz_walk    ? walk_expect("xla_ffi_deno_runtime_call_checked")
+               : h == fuzz_walk    ? walk_expect("xla_ffi_deno_runtime_call (checked)")
                : h == test_noop    ? EXPECT_OK
                                    : EXPECT_FAIL;
-  verdict(e, expect, "xla_ffi_deno_runtime_call_checked");
+  verdict(e, expect, "xla_ffi_deno_runtime_call (checked)");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1563,9 +1578,9 @@ static void entry_case(void) {
     }
     case 4: {
       int which = below(3);
-      verdict(X.call_sync(which == 0 ? NULL : F.runtime, which == 1 ? NULL : test_noop,
+      verdict(call_sync(which == 0 ? NULL : F.runtime, which == 1 ? NULL : test_noop,
                           which == 2 ? NULL : F.fr),
-              EXPECT_FAIL, "xla_ffi_deno_runtime_call_sync with a null input");
+              EXPECT_FAIL, "xla_ffi_deno_runtime_call (sync) with a null input");
       break;
     }
     case 5: {
@@ -1578,9 +1593,9 @@ static void entry_case(void) {
       }
       int null_h = chance(2);
       walk_result = -1;
-      XLA_FFI_Error* e = X.call_run(c, null_h ? NULL : fuzz_walk);
-      verdict(e, null_h ? EXPECT_FAIL : walk_expect("xla_ffi_deno_runtime_call_run"),
-              "xla_ffi_deno_runtime_call_run");
+      XLA_FFI_Error* e = call_run(c, null_h ? NULL : fuzz_walk);
+      verdict(e, null_h ? EXPECT_FAIL : walk_expect("xla_ffi_deno_runtime_call_wait"),
+              "xla_ffi_deno_runtime_call_wait");
       break;
     }
     case 6: /* out-of-range argument indices and a null frame are ignored */
@@ -1612,8 +1627,8 @@ static void handler_case(void) {
   bad_mode = (int)below(8);
   snprintf(F.trace, sizeof F.trace, ", mode %d", bad_mode);
   int checked = chance(2);
-  XLA_FFI_Error* e = checked ? X.call_checked(F.runtime, fuzz_bad, X.frame_call_frame(F.fr))
-                             : X.call_sync(F.runtime, fuzz_bad, F.fr);
+  XLA_FFI_Error* e = checked ? call_checked(F.runtime, fuzz_bad, X.frame_call_frame(F.fr))
+                             : call_sync(F.runtime, fuzz_bad, F.fr);
   int expect = EXPECT_FAIL;
   if (bad_mode == 1 && !F.stale_error) expect = EXPECT_OK; /* returned null */
   if (bad_mode == 3 && !F.stale_future) expect = EXPECT_OK;
@@ -1699,7 +1714,7 @@ static int32_t run(const char* main_lib, uint64_t seed, int64_t cases, const uin
   int64_t user[2] = {77, (int64_t)(intptr_t)&F.user_value};
   F.in = X.instance_new();
   X.frame_configure(F.fr, 3, 42, 3, F.in, user, 1);
-  X.call_sync(F.runtime, test_noop, F.fr); /* sets the context's runtime */
+  call_sync(F.runtime, test_noop, F.fr); /* sets the context's runtime */
   F.ctx = X.frame_call_frame(F.fr)->ctx;
 
   for (F.case_no = 0; F.case_no < cases; F.case_no++) {

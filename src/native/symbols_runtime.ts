@@ -14,6 +14,13 @@ const HELD = [
   "buffer",
 ] as const;
 
+/**
+ * The modes of `xla_ffi_deno_runtime_call` (native/runtime_internal.h, XRT_CALL_*): synchronous
+ * on a frame (a pending future fails), synchronous on a raw call frame checked first, begun on a
+ * snapshot, begun on a frame nothing changes while the call is in flight.
+ */
+export const CALL_MODE = { sync: 0, checked: 1, begin: 2, beginFrame: 3 } as const;
+
 /** Native symbols of the embedded runtime (`native/runtime*.c`). */
 export const RUNTIME_SYMBOLS = {
   /** () → const XLA_FFI_Api* */
@@ -45,33 +52,25 @@ export const RUNTIME_SYMBOLS = {
   xla_ffi_deno_runtime_instance_free: { parameters: ["pointer"], result: "void" },
   /** (in, stage, type_id) → int32_t */
   xla_ffi_deno_runtime_instance_state: { parameters: ["pointer", "i32", "buffer"], result: "i32" },
-  /** (rt, h, fr) → XLA_FFI_Error* */
-  xla_ffi_deno_runtime_call_sync: {
-    parameters: ["pointer", "pointer", "pointer"],
-    result: "pointer",
-  },
-  /** (rt, fr) → xrt_call* */
-  xla_ffi_deno_runtime_call_new: { parameters: ["pointer", "pointer"], result: "pointer" },
-  /** (c, h) → XLA_FFI_Error* */
-  xla_ffi_deno_runtime_call_run: {
-    parameters: ["pointer", "pointer"],
-    result: "pointer",
-    nonblocking: true,
-  },
-  /** (c, h, b0, b1, b2, b3, b4, b5, b6, b7) → XLA_FFI_Error* (b: arrays kept alive, or null) */
-  xla_ffi_deno_runtime_call_run_held: {
-    parameters: ["pointer", "pointer", ...HELD],
-    result: "pointer",
-    nonblocking: true,
-  },
-  /** (c, h, out) → int32_t */
-  xla_ffi_deno_runtime_call_begin: { parameters: ["pointer", "pointer", "buffer"], result: "i32" },
-  /** (rt, h, fr, out) → int32_t */
-  xla_ffi_deno_runtime_call_begin_frame: {
-    parameters: ["pointer", "pointer", "pointer", "buffer"],
+  // A call on this thread in a CALL_MODE (target: a frame, a raw call frame, a snapshot): 0 over,
+  // 1 failed (its error in out[0]), 2 begun (out[0]: the call to await, then finish).
+  /** (mode, rt, h, target, out) → int32_t */
+  xla_ffi_deno_runtime_call: {
+    parameters: ["i32", "pointer", "pointer", "pointer", "pointer"],
     result: "i32",
   },
-  /** (c) → XLA_FFI_Error* */
+  /** (rt, fr) → xrt_call* (a snapshot; NULL: out of memory) */
+  xla_ffi_deno_runtime_call_new: { parameters: ["pointer", "pointer"], result: "pointer" },
+  // A snapshot's call off this thread, waited for: threads 0 once (its error), else `iterations`
+  // on each of `threads` runtime threads (counts in out, the first failure's message in msg, an
+  // error only when a thread could not start); b: arrays kept alive, or null.
+  /** (c, h, threads, iterations, out, msg, msg_cap, b0, b1, b2, b3, b4, b5, b6, b7) → XLA_FFI_Error* */
+  xla_ffi_deno_runtime_call_wait: {
+    parameters: ["pointer", "pointer", "i32", "i64", "buffer", "buffer", "i32", ...HELD],
+    result: "pointer",
+    nonblocking: true,
+  },
+  /** (c) → XLA_FFI_Error* (a begun call's, or a snapshot no call took) */
   xla_ffi_deno_runtime_call_finish: { parameters: ["pointer"], result: "pointer" },
   /** () → xrt_gate* (NULL: out of memory) */
   xla_ffi_deno_gate_new: { parameters: [], result: "pointer" },
@@ -89,18 +88,6 @@ export const RUNTIME_SYMBOLS = {
   xla_ffi_deno_gate_close: { parameters: ["pointer"], result: "void" },
   /** (fn) → void */
   xla_ffi_deno_runtime_set_notify: { parameters: ["pointer"], result: "void" },
-  /** (c, h, threads, iterations, out, msg, msg_cap) → int32_t */
-  xla_ffi_deno_runtime_call_threads: {
-    parameters: ["pointer", "pointer", "i32", "i64", "buffer", "buffer", "i32"],
-    result: "i32",
-    nonblocking: true,
-  },
-  /** (c, h, threads, iterations, out, msg, msg_cap, b0, b1, b2, b3, b4, b5, b6, b7) → int32_t */
-  xla_ffi_deno_runtime_call_threads_held: {
-    parameters: ["pointer", "pointer", "i32", "i64", "buffer", "buffer", "i32", ...HELD],
-    result: "i32",
-    nonblocking: true,
-  },
   /** (e) → int32_t */
   xla_ffi_deno_runtime_error_code: { parameters: ["pointer"], result: "i32" },
   /** (e) → const char* */
@@ -169,11 +156,6 @@ export const RUNTIME_SYMBOLS = {
   xla_ffi_deno_runtime_frame_free: { parameters: ["pointer"], result: "void" },
   /** (cf) → XLA_FFI_Error* */
   xla_ffi_deno_runtime_check_call_frame: { parameters: ["pointer"], result: "pointer" },
-  /** (rt, h, cf) → XLA_FFI_Error* */
-  xla_ffi_deno_runtime_call_checked: {
-    parameters: ["pointer", "pointer", "pointer"],
-    result: "pointer",
-  },
   /** (path) → void* */
   xla_ffi_deno_runtime_dlopen: { parameters: ["buffer"], result: "pointer" },
   /** (handle, name) → void* */

@@ -44,7 +44,7 @@ let notifyCb:
 
 /**
  * Makes the native runtime's completion callback ready. Call it before
- * beginning a call (xla_ffi_deno_runtime_call_begin, _begin_frame): a
+ * beginning a call (xla_ffi_deno_runtime_call in a begin mode): a
  * future that another thread completes between the begin and
  * {@link _awaitBegun} finds the callback set and queues its notification,
  * which then finds the call registered (the event loop runs it later); set
@@ -69,7 +69,7 @@ export function _readyForBegun(): void {
 }
 
 /**
- * Waits for the future of a call begun with xla_ffi_deno_runtime_call_begin
+ * Waits for the future of a call xla_ffi_deno_runtime_call began
  * (after {@link _readyForBegun}).
  */
 export function _awaitBegun(snap: Deno.PointerObject): Promise<void> {

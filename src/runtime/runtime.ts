@@ -12,6 +12,7 @@ import { type DataType, ErrorCode, ExecutionStage, type HandlerTraits } from "..
 import type { DataTypedArray } from "../abi/dtype.ts";
 import { _closeCall, _errorCode, _openCall, FfiError } from "../errors.ts";
 import { native } from "../native/lib.ts";
+import { CALL_MODE } from "../native/symbols_runtime.ts";
 import { _takeError } from "./_native_error.ts";
 import { _apiMinor, type ApiVersion, NEWEST_API_VERSION } from "../abi/version.ts";
 import { CallFrame } from "./call_frame.ts";
@@ -38,7 +39,7 @@ import type { DeviceBuffer } from "./device_buffer.ts";
 import { _withAttrHint } from "./_hints.ts";
 import { _closest } from "../_closest.ts";
 import { _register, _unregister } from "../_resources.ts";
-import { _afterGuarded } from "./_guard.ts";
+import { _afterGuarded, type _FrameGuard } from "./_guard.ts";
 import { _awaitBegun, _isTsEntry, _readyForBegun } from "./_begun_calls.ts";
 import { type _IsolatedContext, _OP_CALL, _OP_THREADS } from "./isolate.ts";
 import { _newInstance, type Instance } from "./instance.ts";
@@ -205,18 +206,36 @@ function runtimePlatform(name: string): number | undefined {
 }
 
 const NO_USER = new BigInt64Array(0);
+
 /**
- * The out-parameter of `xla_ffi_deno_runtime_call_begin` (the error of a call that completed at
- * once) and of `_begin_frame` (that error, or the call to await).
+ * The routes of a call ({@link Runtime}'s one call path): where the plan of
+ * a call runs it. SYNC: on this thread, to its end (a pending future fails:
+ * `callSync`). CALL: a TS handler hosted by this thread begun here, anything
+ * else off this thread (`call`). INLINE: as CALL, but a native handler begun
+ * here too, as XLA's CPU runtime runs a synchronous handler inline
+ * (`ffiCall`). THREADS: from runtime threads (`callOnThreads`).
  */
-const beginOut = new BigUint64Array(1);
-/** beginOut's words: a null error is read without making a bigint and a pointer of it. */
-const beginWords = new Uint32Array(beginOut.buffer);
-/** What a begin left in beginOut: its error, or the call to await (null: neither). */
-function begunPointer(): Deno.PointerObject | null {
-  return beginWords[0] === 0 && beginWords[1] === 0
-    ? null
-    : Deno.UnsafePointer.create(beginOut[0]!);
+const SYNC = 0, CALL = 1, INLINE = 2, THREADS = 3, WAY = 3;
+/** A route's flag: a frame `ffiCall` keeps, that nothing changes while its call is in flight. */
+const KEPT = 4;
+
+/** The name a call's option errors give it. */
+function callName(way: number, hint: "builder" | "attrs"): string {
+  if (way === SYNC) return "Runtime.callSync";
+  if (way === THREADS) return "Runtime.callOnThreads";
+  return hint === "attrs" ? "Runtime.ffiCall" : "Runtime.call";
+}
+
+/**
+ * The out-parameter of `xla_ffi_deno_runtime_call`: the error of a call that
+ * failed, or the call to await of one begun. Its own ArrayBuffer, so its
+ * memory never moves: the call takes its address (made once, on first use).
+ */
+const callOutWords = new BigUint64Array(new ArrayBuffer(8));
+let callOut: Deno.PointerObject | undefined;
+/** What a call left in its out-parameter (read only when its result says there is something). */
+function callOutPointer(): Deno.PointerObject {
+  return Deno.UnsafePointer.create(callOutWords[0]!)!;
 }
 /** The promise of a call that ended before it returned. */
 const DONE: Promise<void> = Promise.resolve();
@@ -664,42 +683,7 @@ export class Runtime implements FfiHost {
    * if it left a pending future (use {@link call} for asynchronous handlers).
    */
   callSync(target: HandlerTarget, frame: CallFrame, options?: CallOptions): void {
-    const rt = this.#live();
-    if (options !== undefined || !(frame instanceof CallFrame)) {
-      _checkCall(frame, options, "Runtime.callSync");
-    }
-    // One field test on the hot path; the isolated branch does the rest.
-    if (
-      target != null &&
-      ((target as NativeHandler)._isolated !== undefined || _isolatedNames.size !== 0)
-    ) {
-      const iso = _isolatedTarget(target, options, this.#isolatedScope);
-      if (iso !== undefined) {
-        iso._isolated!.callSync(iso.name, iso.name, frame, this.#isolation(frame, options));
-        return;
-      }
-    }
-    const fn = this.#resolve(target, options?.stage ?? ExecutionStage.EXECUTE);
-    if (options !== undefined || frame._dirty) this.#configure(frame, options);
-    if (fn === null) return; // no handler for this stage: XLA skips it
-    if ((this.#cuda !== null ? frame._hostBuffers : frame._deviceBuffers) !== 0) {
-      this.#placement(frame);
-    }
-    if (frame._hostBuffers !== 0) frame._checkHost();
-    const guard = frame._guard;
-    const live = frame._live();
-    if (guard !== null) guard.before();
-    // A TS handler that fails during the call is the cause of its error, and only of its error.
-    const mark = _openCall();
-    let error: FfiError | undefined;
-    try {
-      const err = native().xla_ffi_deno_runtime_call_sync(rt, fn, live);
-      if (guard !== null) _afterGuarded(guard, target, err);
-      if (err !== null) error = _takeError(err);
-    } finally {
-      _closeCall(mark, error);
-    }
-    if (error !== undefined) throw _withAttrHint(error, frame._implicitAttrs);
+    this.#run(SYNC, target, frame, options, "builder");
   }
 
   /**
@@ -713,116 +697,218 @@ export class Runtime implements FfiHost {
    */
   call(target: HandlerTarget, frame: CallFrame, options?: CallOptions): Promise<void> {
     try {
-      return this._callNow(target, frame, options, "builder", false) ?? DONE;
+      return (this.#run(CALL, target, frame, options, "builder") as Promise<void> | undefined) ??
+        DONE;
     } catch (e) {
       return Promise.reject(e);
     }
   }
 
   /**
-   * @internal `call`, and `ffiCall`'s calls: throws or returns undefined
-   * when the call is over before it returns, else a Promise of its end.
-   * `inline` runs a native handler on this thread, as XLA's CPU runtime runs
-   * a synchronous handler inline, instead of on a thread of the pool; a
-   * future it leaves pending is awaited without blocking. A TS handler of
-   * this thread always runs here.
+   * Calls a handler `iterations` times from each of `threads` new runtime
+   * threads (entirely in C), and reports counts and the first error.
    */
-  _callNow(
+  callOnThreads(
     target: HandlerTarget,
     frame: CallFrame,
-    options: CallOptions | undefined,
+    options?: ThreadCallOptions,
+  ): Promise<ThreadCallResult> {
+    try {
+      return this.#run(THREADS, target, frame, options, "builder") as Promise<ThreadCallResult>;
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  /**
+   * The one way a call is made: `callSync`, `call`, `callOnThreads` and
+   * `ffiCall`'s calls all come here with their route. The call is planned
+   * once: options checked, an isolated library's handler sent to its
+   * process, the stage's handler resolved (none: XLA skips the stage), the
+   * frame configured, its operands checked to be of the runtime's placement
+   * and alive; then where it runs follows from the route and the handler:
+   * on this thread to its end (SYNC); begun on this thread, a future left
+   * pending awaited without blocking (a TS handler hosted here, or a native
+   * one of an INLINE call, as XLA's CPU runtime runs a synchronous handler
+   * inline); or off this thread on a snapshot of the frame (CALL's native
+   * handlers, and TS handlers hosted by another thread, a Worker's), once or
+   * from runtime threads (THREADS). With KEPT (`ffiCall`'s kept frames: no
+   * options, not guarded, on a Host runtime, bound to host arrays it checked
+   * just before, of the frame's sizes) a call on this thread is made on the
+   * frame itself, with no snapshot, since nothing changes or reuses such a
+   * frame while its call is in flight.
+   *
+   * Returns undefined when the call ended before it returned (or throws its
+   * error), else a Promise of its end (THREADS: of its counts).
+   */
+  #run(
+    route: number,
+    target: HandlerTarget,
+    frame: CallFrame,
+    options: ThreadCallOptions | undefined,
     hint: "builder" | "attrs",
-    inline: boolean,
-  ): Promise<void> | undefined {
+  ): Promise<void | ThreadCallResult> | undefined {
     const rt = this.#live();
-    _checkCall(frame, options, hint === "attrs" ? "Runtime.ffiCall" : "Runtime.call");
-    const iso = _isolatedTarget(target, options, this.#isolatedScope);
-    if (iso !== undefined) {
-      return this.#isolated(iso, _OP_CALL, frame, this.#isolation(frame, options)).then(() => {});
+    const way = route & WAY;
+    if (options !== undefined || !(frame instanceof CallFrame)) {
+      _checkCall(frame, options, callName(way, hint));
+    }
+    let threads = 0;
+    let iterations = 0;
+    if (way === THREADS) {
+      threads = options?.threads ?? 1;
+      iterations = options?.iterations ?? 1;
+      if (!Number.isInteger(threads) || threads < 1 || threads > 1024) {
+        throw new FfiError(ErrorCode.INVALID_ARGUMENT, `Invalid thread count ${_show(threads)}`);
+      }
+      if (!Number.isSafeInteger(iterations) || iterations < 0) {
+        throw new FfiError(
+          ErrorCode.INVALID_ARGUMENT,
+          `Invalid iteration count ${_show(iterations)}`,
+        );
+      }
+    }
+    // One field test on the hot path; the isolated branch does the rest.
+    if (
+      target != null &&
+      ((target as NativeHandler)._isolated !== undefined || _isolatedNames.size !== 0)
+    ) {
+      const iso = _isolatedTarget(target, options, this.#isolatedScope);
+      if (iso !== undefined) {
+        return this.#runIsolated(way, iso, frame, options, threads, iterations);
+      }
     }
     const fn = this.#resolve(target, options?.stage ?? ExecutionStage.EXECUTE);
-    this.#configure(frame, options);
-    if (fn === null) return undefined;
-    this.#placement(frame);
-    if (frame._hostBuffers !== 0) frame._checkHost();
-    const snap = this.#snapshot(rt, frame);
-    const inst = options?.instance;
+    if (options !== undefined || frame._dirty) this.#configure(frame, options);
+    if (fn === null) {
+      // No handler for this stage: XLA skips it.
+      return way === THREADS ? Promise.resolve({ ok: threads * iterations, failed: 0 }) : undefined;
+    }
+    if ((this.#cuda !== null ? frame._hostBuffers : frame._deviceBuffers) !== 0) {
+      this.#placement(frame);
+    }
     const guard = frame._guard;
-    const sym = native();
-    // A TS handler hosted by another thread (a Worker's) is called from the pool.
-    const here = _isTsEntry(fn) ? sym.xla_ffi_deno_handler_is_host() === 1 : inline;
+    const kept = (route & KEPT) !== 0 && guard === null;
+    if (frame._hostBuffers !== 0 && !kept) frame._checkHost();
+    if (way === SYNC) {
+      this.#callHere(rt, fn, target, frame, options?.instance, guard);
+      return undefined;
+    }
+    return this.#start(way, kept, rt, fn, target, frame, options, hint, threads, iterations);
+  }
+
+  /** {@link #run} on this thread, to the call's end (SYNC). */
+  #callHere(
+    rt: Deno.PointerObject,
+    fn: Deno.PointerObject,
+    target: HandlerTarget,
+    frame: CallFrame,
+    inst: Instance | undefined,
+    guard: _FrameGuard | null,
+  ): void {
+    const on = frame._live();
+    callOut ??= Deno.UnsafePointer.of(callOutWords)!;
     this.#inflight++;
     frame._inflight++;
     if (inst) inst._inflight++;
+    // A TS handler that fails during the call is the cause of its error, and only of its error.
     const mark = _openCall();
-    let begun = 0;
+    let rc: number;
     try {
       if (guard !== null) guard.before();
-      if (here) {
-        _readyForBegun();
-        begun = sym.xla_ffi_deno_runtime_call_begin(snap, fn, beginOut);
-      }
+      rc = native().xla_ffi_deno_runtime_call(CALL_MODE.sync, rt, fn, on, callOut);
     } catch (e) {
       this.#ended(frame, inst);
       _closeCall(mark);
       throw e;
     }
-    if (!here || begun === 1) {
-      return this.#awaitCall(snap, fn, here, target, frame, inst, mark, hint);
-    }
     this.#ended(frame, inst);
-    this.#settle(begunPointer(), target, frame, mark, hint);
-    return undefined;
+    this.#settle(rc === 1 ? callOutPointer() : null, target, frame, mark, "builder");
   }
 
-  /**
-   * @internal `_callNow` of a frame `ffiCall` keeps per signature, for its
-   * repeated calls (no options, not guarded, on a Host runtime, bound to
-   * host arrays it checked just before, of the frame's sizes): a call
-   * on this thread (a TS handler hosted here, or `inline`) is made on the
-   * frame itself, with no snapshot, since nothing changes or reuses such a
-   * frame while its call is in flight; anything else is `_callNow`'s.
-   */
-  _callKept(target: HandlerTarget, frame: CallFrame, inline: boolean): Promise<void> | undefined {
-    const rt = this.#live();
-    if (
-      target == null || (target as NativeHandler)._isolated !== undefined ||
-      _isolatedNames.size !== 0 || frame._guard !== null
-    ) {
-      return this._callNow(target, frame, undefined, "attrs", inline);
-    }
-    const fn = this.#resolve(target, ExecutionStage.EXECUTE);
-    if (fn === null) return this._callNow(target, frame, undefined, "attrs", inline);
+  /** {@link #run} of a call that may end later: begun on this thread, or off it on a snapshot. */
+  #start(
+    way: number,
+    kept: boolean,
+    rt: Deno.PointerObject,
+    fn: Deno.PointerObject,
+    target: HandlerTarget,
+    frame: CallFrame,
+    options: CallOptions | undefined,
+    hint: "builder" | "attrs",
+    threads: number,
+    iterations: number,
+  ): Promise<void | ThreadCallResult> | undefined {
+    const guard = frame._guard;
     const sym = native();
-    if (!(_isTsEntry(fn) ? sym.xla_ffi_deno_handler_is_host() === 1 : inline)) {
-      return this._callNow(target, frame, undefined, "attrs", inline);
-    }
-    // Its operands are host arrays of its sizes, checked just before (a Host runtime's).
-    this.#configure(frame, undefined);
+    // A TS handler hosted by another thread (a Worker's) is called from the pool.
+    const here = way !== THREADS &&
+      (_isTsEntry(fn) ? sym.xla_ffi_deno_handler_is_host() === 1 : way === INLINE);
+    const snap = here && kept ? null : this.#snapshot(rt, frame);
+    const on = snap ?? frame._live();
+    callOut ??= Deno.UnsafePointer.of(callOutWords)!;
+    const inst = options?.instance;
     this.#inflight++;
     frame._inflight++;
+    if (inst) inst._inflight++;
+    // A TS handler that fails during the call is the cause of its error, and only of its error.
     const mark = _openCall();
-    let begun: number;
+    let made = false;
+    let rc = 0;
     try {
-      _readyForBegun();
-      begun = sym.xla_ffi_deno_runtime_call_begin_frame(rt, fn, frame._live(), beginOut);
+      if (guard !== null) guard.before();
+      if (here) {
+        _readyForBegun();
+        made = true;
+        rc = sym.xla_ffi_deno_runtime_call(
+          kept ? CALL_MODE.beginFrame : CALL_MODE.begin,
+          rt,
+          fn,
+          on,
+          callOut,
+        );
+      }
     } catch (e) {
-      this.#ended(frame, undefined);
+      if (snap !== null && !made) sym.xla_ffi_deno_runtime_call_finish(snap);
+      this.#ended(frame, inst);
       _closeCall(mark);
       throw e;
     }
-    const out = begunPointer();
-    if (begun === 1) {
-      return this.#awaitCall(out!, fn, true, target, frame, undefined, mark, "attrs");
+    if (here && rc !== 2) {
+      this.#ended(frame, inst);
+      this.#settle(rc === 1 ? callOutPointer() : null, target, frame, mark, hint);
+      return undefined;
     }
-    this.#ended(frame, undefined);
-    this.#settle(out, target, frame, mark, "attrs");
-    return undefined;
+    const call = here ? callOutPointer() : snap!;
+    return this.#away(call, fn, here, target, frame, inst, mark, hint, threads, iterations);
   }
 
-  /** The rest of a call that did not end at once: on the pool, or a pending future. */
-  async #awaitCall(
-    snap: Deno.PointerObject,
+  /** {@link #run} of an isolated library's handler: in its process. */
+  #runIsolated(
+    way: number,
+    h: NativeHandler,
+    frame: CallFrame,
+    options: CallOptions | undefined,
+    threads: number,
+    iterations: number,
+  ): Promise<void | ThreadCallResult> | undefined {
+    const ctx = this.#isolation(frame, options);
+    if (way === SYNC) {
+      h._isolated!.callSync(h.name, h.name, frame, ctx);
+      return undefined;
+    }
+    if (way !== THREADS) return this.#isolated(h, _OP_CALL, frame, ctx).then(() => {});
+    return this.#isolated(h, _OP_THREADS, frame, { ...ctx, threads, iterations })
+      .then((r) => _isolatedThreadResult(r!));
+  }
+
+  /**
+   * The rest of a call that did not end at once: begun here with a pending
+   * future, or off this thread on a snapshot (`threads` 0: once, else from
+   * runtime threads).
+   */
+  async #away(
+    call: Deno.PointerObject,
     fn: Deno.PointerObject,
     begun: boolean,
     target: HandlerTarget,
@@ -830,21 +916,34 @@ export class Runtime implements FfiHost {
     inst: Instance | undefined,
     mark: number,
     hint: "builder" | "attrs",
-  ): Promise<void> {
+    threads: number,
+    iterations: number,
+  ): Promise<void | ThreadCallResult> {
     let err: Deno.PointerObject | null;
     // JS code runs while the call is in flight: the memory of the frame's arrays stays alive until
     // it ends, whatever that code does to them, for handlers whose own threads may use it (a call
-    // on the pool, a native handler's future completed by its threads); held before the first
+    // off this thread, a native handler's future completed by its threads); held before the first
     // await, in the caller's turn. Not for a TS handler whose Promise is pending on this thread:
     // a hold costs a nonblocking FFI call (about 18 µs a call; the async TS round trip is 2 µs).
-    // On the pool, the call itself carries its first eight arrays.
+    // Off this thread, the call itself carries its first eight arrays.
     const held = begun && _isTsEntry(fn) ? null : frame._hold(!begun);
+    const counts = threads === 0 ? null : new BigInt64Array(3);
+    const msg = threads === 0 ? null : new Uint8Array(1024);
     try {
       if (begun) {
-        await _awaitBegun(snap);
-        err = native().xla_ffi_deno_runtime_call_finish(snap);
+        await _awaitBegun(call);
+        err = native().xla_ffi_deno_runtime_call_finish(call);
       } else {
-        err = await native().xla_ffi_deno_runtime_call_run_held(snap, fn, ...held!.views);
+        err = await native().xla_ffi_deno_runtime_call_wait(
+          call,
+          fn,
+          threads,
+          threads === 0 ? 0n : BigInt(iterations),
+          counts,
+          msg,
+          msg === null ? 0 : msg.length,
+          ...held!.views,
+        );
       }
     } catch (e) {
       _closeCall(mark);
@@ -859,7 +958,26 @@ export class Runtime implements FfiHost {
       _closeCall(mark);
       throw lost;
     }
-    this.#settle(err, target, frame, mark, hint);
+    if (threads === 0) {
+      this.#settle(err, target, frame, mark, hint);
+      return;
+    }
+    // From runtime threads: err only says that threads could not start.
+    const result: ThreadCallResult = { ok: Number(counts![0]), failed: Number(counts![1]) };
+    let first: FfiError | undefined;
+    if (err === null && result.failed > 0) {
+      const end = msg!.indexOf(0);
+      first = new FfiError(
+        _errorCode(Number(counts![2])),
+        new TextDecoder().decode(msg!.subarray(0, end < 0 ? msg!.length : end)),
+      );
+    }
+    // The first failure's cause is one of this call's; the other failures' are forgotten.
+    _closeCall(mark, first);
+    if (frame._guard !== null) _afterGuarded(frame._guard, target, null);
+    if (err !== null) throw _takeError(err);
+    if (first !== undefined) result.firstError = _withAttrHint(first, frame._implicitAttrs);
+    return result;
   }
 
   /** A call is no longer in flight. */
@@ -885,97 +1003,6 @@ export class Runtime implements FfiHost {
       _closeCall(mark, error);
     }
     if (error !== undefined) throw _withAttrHint(error, frame._implicitAttrs, hint);
-  }
-
-  /**
-   * Calls a handler `iterations` times from each of `threads` new runtime
-   * threads (entirely in C), and reports counts and the first error.
-   */
-  async callOnThreads(
-    target: HandlerTarget,
-    frame: CallFrame,
-    options?: ThreadCallOptions,
-  ): Promise<ThreadCallResult> {
-    const rt = this.#live();
-    _checkCall(frame, options, "Runtime.callOnThreads");
-    options ??= {};
-    const threads = options.threads ?? 1;
-    const iterations = options.iterations ?? 1;
-    if (!Number.isInteger(threads) || threads < 1 || threads > 1024) {
-      throw new FfiError(ErrorCode.INVALID_ARGUMENT, `Invalid thread count ${_show(threads)}`);
-    }
-    if (!Number.isSafeInteger(iterations) || iterations < 0) {
-      throw new FfiError(
-        ErrorCode.INVALID_ARGUMENT,
-        `Invalid iteration count ${_show(iterations)}`,
-      );
-    }
-    const iso = _isolatedTarget(target, options, this.#isolatedScope);
-    if (iso !== undefined) {
-      const ctx = { ...this.#isolation(frame, options), threads, iterations };
-      return _isolatedThreadResult((await this.#isolated(iso, _OP_THREADS, frame, ctx))!);
-    }
-    const fn = this.#resolve(target, options.stage ?? ExecutionStage.EXECUTE);
-    this.#configure(frame, options);
-    if (fn === null) return { ok: threads * iterations, failed: 0 };
-    this.#placement(frame);
-    if (frame._hostBuffers !== 0) frame._checkHost();
-    const out = new BigInt64Array(3);
-    const msg = new Uint8Array(1024);
-    const snap = this.#snapshot(rt, frame);
-    const inst = options.instance;
-    this.#inflight++;
-    frame._inflight++;
-    if (inst) inst._inflight++;
-    let rc: number;
-    const guard = frame._guard;
-    const mark = _openCall();
-    // JS code runs while the threads call: the frame's arrays stay alive until they are done (the
-    // call keeps the first eight itself).
-    const held = frame._hold(true);
-    try {
-      if (guard !== null) guard.before();
-      rc = await native().xla_ffi_deno_runtime_call_threads_held(
-        snap,
-        fn,
-        threads,
-        BigInt(iterations),
-        out,
-        msg,
-        msg.length,
-        ...held.views,
-      );
-    } catch (e) {
-      _closeCall(mark);
-      throw e;
-    } finally {
-      held.release?.();
-      this.#inflight--;
-      frame._inflight--;
-      if (inst) inst._inflight--;
-    }
-    const lost = frame._lostDuringCall();
-    if (lost !== undefined) {
-      _closeCall(mark);
-      throw lost;
-    }
-    const result: ThreadCallResult = { ok: Number(out[0]), failed: Number(out[1]) };
-    let first: FfiError | undefined;
-    if (rc === 0 && result.failed > 0) {
-      const end = msg.indexOf(0);
-      first = new FfiError(
-        _errorCode(Number(out[2])),
-        new TextDecoder().decode(msg.subarray(0, end < 0 ? msg.length : end)),
-      );
-    }
-    // The first failure's cause is one of this call's; the other failures' are forgotten.
-    _closeCall(mark, first);
-    if (guard !== null) _afterGuarded(guard, target, null);
-    if (rc !== 0) {
-      throw new FfiError(ErrorCode.RESOURCE_EXHAUSTED, `Cannot start ${threads} runtime threads`);
-    }
-    if (first !== undefined) result.firstError = _withAttrHint(first, frame._implicitAttrs);
-    return result;
   }
 
   /**
@@ -1040,8 +1067,13 @@ export class Runtime implements FfiHost {
         return b;
       },
       call: (target, frame, options, inline) =>
-        this._callNow(target, frame, options, "attrs", inline),
-      callKept: (target, frame, inline) => this._callKept(target, frame, inline),
+        this.#run(inline ? INLINE : CALL, target, frame, options, "attrs") as
+          | Promise<void>
+          | undefined,
+      callKept: (target, frame, inline) =>
+        this.#run((inline ? INLINE : CALL) | KEPT, target, frame, undefined, "attrs") as
+          | Promise<void>
+          | undefined,
       checkVersion: (handler, name) => this.#checkVersion(handler, name),
       cuda: this.#cuda !== null ? this : null,
     });
