@@ -55,22 +55,19 @@ export interface _FfiCallRuntime {
   named(name: string): HandlerStages;
   /**
    * Calls one stage as `Runtime.call` does, with hints about implicit
-   * attributes; `inline` runs a native handler on the calling thread.
-   * Returns undefined when the call ended before it returned (or throws its
-   * error), else a Promise of its end.
+   * attributes; `inline` runs a native handler on the calling thread;
+   * `kept`: the frame is one this keeps, held by the call and bound to
+   * arrays checked just before (the runtime's plan then uses it as it is,
+   * without a snapshot). Returns undefined when the call ended before it
+   * returned (or throws its error), else a Promise of its end.
    */
   call(
     target: FfiCallTarget,
     frame: CallFrame,
     options: CallOptions | undefined,
     inline: boolean,
+    kept?: boolean,
   ): Promise<void> | undefined;
-  /**
-   * `call` of a frame this keeps, with no options, after its operands were
-   * checked and bound: the same result, without what such a frame does not
-   * need.
-   */
-  callKept(target: FfiCallTarget, frame: CallFrame, inline: boolean): Promise<void> | undefined;
   /** Refuses a handler whose API version the runtime would not register, with its message. */
   checkVersion(handler: HandlerRef, name: string): void;
   /** The runtime's device copies when it runs on CUDA, null on Host. */
@@ -142,7 +139,7 @@ export class _FfiCalls {
     let pending: Promise<void> | undefined;
     try {
       last.bind(views, outs, true, _isTsEntry(bundle.execute.pointer));
-      pending = rt.callKept(target, frame, options.offThread !== true);
+      pending = rt.call(target, frame, undefined, options.offThread !== true, true);
     } catch (e) {
       last.release();
       throw e;
@@ -255,7 +252,7 @@ export class _FfiCalls {
         if (staged || instance !== undefined) await run(frame);
         else {
           // The common case without a closure: one stage, often over before it returns.
-          const pending = rt.call(target, frame, undefined, inline);
+          const pending = rt.call(target, frame, undefined, inline, kept !== null);
           if (pending !== undefined) await pending;
         }
         done = true;

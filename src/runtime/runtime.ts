@@ -1066,14 +1066,14 @@ export class Runtime implements FfiHost {
         }
         return b;
       },
-      call: (target, frame, options, inline) =>
-        this.#run(inline ? INLINE : CALL, target, frame, options, "attrs") as
-          | Promise<void>
-          | undefined,
-      callKept: (target, frame, inline) =>
-        this.#run((inline ? INLINE : CALL) | KEPT, target, frame, undefined, "attrs") as
-          | Promise<void>
-          | undefined,
+      call: (target, frame, options, inline, kept) =>
+        this.#run(
+          (inline ? INLINE : CALL) | (kept ? KEPT : 0),
+          target,
+          frame,
+          options,
+          "attrs",
+        ) as Promise<void> | undefined,
       checkVersion: (handler, name) => this.#checkVersion(handler, name),
       cuda: this.#cuda !== null ? this : null,
     });
