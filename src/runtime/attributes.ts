@@ -259,6 +259,49 @@ export function _sameTyped(values: unknown, dtype: DataType): values is NumericT
 }
 
 /**
+ * @internal The little-endian bytes of numeric attribute values of element
+ * type `dtype`, as a frame holds them: a typed array of that type as it is
+ * (a NaN's payload, a signalling NaN), other values converted once.
+ */
+export function _attrBytes(dtype: DataType, values: ArrayLike<number | bigint>): Uint8Array {
+  if (_sameTyped(values, dtype)) {
+    return new Uint8Array(values.buffer, values.byteOffset, values.byteLength).slice();
+  }
+  const w = _attrWidth(dtype);
+  const out = new Uint8Array(values.length * w);
+  const dv = new DataView(out.buffer);
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i]!, o = i * w;
+    switch (dtype) {
+      case DataType.PRED:
+      case DataType.U8:
+      case DataType.S8:
+        dv.setUint8(o, Number(v) & 0xff);
+        break;
+      case DataType.S16:
+      case DataType.U16:
+        dv.setUint16(o, Number(v) & 0xffff, true);
+        break;
+      case DataType.S32:
+      case DataType.U32:
+        dv.setUint32(o, Number(v) >>> 0, true);
+        break;
+      case DataType.S64:
+      case DataType.U64:
+        dv.setBigUint64(o, BigInt.asUintN(64, BigInt(v)), true);
+        break;
+      case DataType.F32:
+        dv.setFloat32(o, Number(v), true);
+        break;
+      case DataType.F64:
+        dv.setFloat64(o, Number(v), true);
+        break;
+    }
+  }
+  return out;
+}
+
+/**
  * The limits of a frame's attributes (native/abi_facts.h, docs/reliability.md):
  * entries per dictionary, dictionary nesting, name and string bytes, array
  * elements.
