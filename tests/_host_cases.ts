@@ -352,6 +352,30 @@ export const HOST_CASES: Record<string, (host: FfiHost) => Promise<void>> = {
   },
 
   /**
+   * A guarded call with an aliased pair: the handler sees one buffer for the
+   * argument and its result (a write to the result is read back through the
+   * argument), as unguarded and as on the other host; the argument is not
+   * taken to be written.
+   */
+  async guardedAlias(host) {
+    using inPlace = Ffi.bind().arg(F32).ret(F32).to((x, y) => {
+      const xs = x.typed(), ys = y.typed();
+      ys[0] = 1;
+      ys[1] = xs[0]! + 10; // 11 when x and y are one buffer
+      ys[2] = xs[2]! * 2;
+    });
+    for (const guard of [false, true]) {
+      const [y] = await host.ffiCall(inPlace, {
+        args: [new Float32Array([5, 6, 7])],
+        results: [like(new Float32Array(3))],
+        inputOutputAliases: { 0: 0 },
+        guard,
+      });
+      assert.deepEqual([...y!], [1, 11, 14], `guard: ${guard}`);
+    }
+  },
+
+  /**
    * Float attributes reach a handler bit for bit: signalling and quiet NaNs of
    * both signs with payloads, denormals and -0 in F32/F64 arrays (as XLA's
    * frames hold them); a repeated call whose array differs only in a NaN's
