@@ -220,6 +220,9 @@ typedef struct {
   size_t map_len;
   XLA_FFI_Buffer* ret_bufs;   /* the copies the handler sees */
   void** ret_ptrs;
+  int64_t* alias_of;          /* per argument: the result whose shadow it shares, or -1 */
+  XLA_FFI_Buffer* arg_bufs;   /* aliased arguments' copies the handler sees */
+  void** arg_ptrs;            /* NULL: the runtime's arguments, as they are */
 } guard_call;
 
 static void guard_free(guard_call* g) {
@@ -232,6 +235,18 @@ static void guard_free(guard_call* g) {
   if (g->map != NULL) munmap(g->map, g->map_len);
   free(g->ret_bufs);
   free(g->ret_ptrs);
+  free(g->alias_of);
+  free(g->arg_bufs);
+  free(g->arg_ptrs);
+}
+
+/* Whether result `j` of `f` is a buffer the guard shadows: its byte size, or -1. */
+static int64_t shadowed_size(const XLA_FFI_CallFrame* f, size_t j) {
+  const XLA_FFI_Buffer* b = f->rets.rets[j];
+  if (f->rets.types[j] != XLA_FFI_RetType_BUFFER || b == NULL ||
+      b->dtype == XLA_FFI_DataType_TOKEN)
+    return -1;
+  return buffer_bytes(b);
 }
 
 /* Lays out and fills the shadows and copies; 0, or -1 (message in buf). */
@@ -246,20 +261,39 @@ static int guard_prepare(guard_call* g, const XLA_FFI_CallFrame* f, char* buf, s
   g->ret_zone = calloc(nr + 1, sizeof(size_t));
   g->ret_bufs = calloc(nr + 1, sizeof(XLA_FFI_Buffer));
   g->ret_ptrs = calloc(nr + 1, sizeof(void*));
+  g->alias_of = calloc(na + 1, sizeof(int64_t));
   if (!g->arg_size || !g->arg_off || !g->ret_size || !g->ret_off || !g->ret_zone ||
-      !g->ret_bufs || !g->ret_ptrs) {
+      !g->ret_bufs || !g->ret_ptrs || !g->alias_of) {
     snprintf(buf, cap, "out of memory for the guard's bookkeeping");
     return -1;
   }
   size_t total = 0;
+  int any_alias = 0;
   for (size_t i = 0; i < na; i++) {
     const XLA_FFI_Buffer* b = f->args.args[i];
     g->arg_size[i] = -1;
+    g->alias_of[i] = -1;
     if (f->args.types[i] != XLA_FFI_ArgType_BUFFER || b == NULL || b->data == NULL) continue;
     int64_t n = buffer_bytes(b);
     if (n < 0) {
       snprintf(buf, cap, "argument %zu: its byte size overflows", i);
       return -1;
+    }
+    /* An argument that is a result's memory (input_output_aliases: XLA hands both the
+     * same buffer) shares that result's shadow, as under the embedded guard: the
+     * handler sees one address, and its writes there are the result's. */
+    if (n > 0) {
+      for (size_t j = 0; j < nr && g->alias_of[i] < 0; j++) {
+        const XLA_FFI_Buffer* r = f->rets.rets[j];
+        if (shadowed_size(f, j) != n || r->data != b->data) continue;
+        int taken = 0;
+        for (size_t k = 0; k < i; k++) taken |= g->alias_of[k] == (int64_t)j;
+        if (!taken) g->alias_of[i] = (int64_t)j;
+      }
+      if (g->alias_of[i] >= 0) {
+        any_alias = 1;
+        continue; /* not an argument to compare: writes into it are the result's */
+      }
     }
     g->arg_size[i] = n;
     g->arg_off[i] = total;
@@ -327,6 +361,23 @@ static int guard_prepare(guard_call* g, const XLA_FFI_CallFrame* f, char* buf, s
     memcpy(&g->ret_bufs[i], b, bsize);
     g->ret_bufs[i].data = data;
     g->ret_ptrs[i] = &g->ret_bufs[i];
+  }
+  if (any_alias) {
+    g->arg_bufs = calloc(na + 1, sizeof(XLA_FFI_Buffer));
+    g->arg_ptrs = calloc(na + 1, sizeof(void*));
+    if (!g->arg_bufs || !g->arg_ptrs) {
+      snprintf(buf, cap, "out of memory for the guard's bookkeeping");
+      return -1;
+    }
+    for (size_t i = 0; i < na; i++) {
+      g->arg_ptrs[i] = f->args.args[i];
+      if (g->alias_of[i] < 0) continue;
+      const XLA_FFI_Buffer* b = f->args.args[i];
+      size_t bsize = b->struct_size < sizeof(XLA_FFI_Buffer) ? b->struct_size : sizeof(XLA_FFI_Buffer);
+      memcpy(&g->arg_bufs[i], b, bsize);
+      g->arg_bufs[i].data = g->ret_bufs[g->alias_of[i]].data;
+      g->arg_ptrs[i] = &g->arg_bufs[i];
+    }
   }
   return 0;
 }
@@ -416,6 +467,7 @@ static XLA_FFI_Error* guarded_execute(const guard_slot* s, XLA_FFI_CallFrame* f)
   memcpy(&copy, f, XLA_FFI_CallFrame_STRUCT_SIZE);
   copy.api = api;
   copy.rets.rets = g.ret_ptrs;
+  if (g.arg_ptrs != NULL) copy.args.args = g.arg_ptrs;
   copy.future = NULL;
   const XLA_FFI_Api* outer_api = t_api;
   t_api = f->api;

@@ -12,6 +12,7 @@
 import assert from "node:assert/strict";
 import { buildSharedLibrary } from "../build.ts";
 import {
+  array,
   DataType,
   ErrorCode,
   Ffi,
@@ -32,6 +33,7 @@ import {
   like,
 } from "../src/testing/mod.ts";
 import { jaxlibHeaders } from "./_jax.ts";
+import { openTestHandlers } from "./_runtime_handlers.ts";
 
 const F32 = DataType.F32;
 
@@ -347,6 +349,73 @@ export const HOST_CASES: Record<string, (host: FfiHost) => Promise<void>> = {
         /^Handler 'handler' wrote into argument 0 at byte offset 6 \(arguments are read-only; found by a copy compared after the call\)$/
           .test(e.message),
     );
+  },
+
+  /**
+   * A guarded call with an aliased pair: the handler sees one buffer for the
+   * argument and its result (a write to the result is read back through the
+   * argument), as unguarded and as on the other host; the argument is not
+   * taken to be written.
+   */
+  async guardedAlias(host) {
+    using inPlace = Ffi.bind().arg(F32).ret(F32).to((x, y) => {
+      const xs = x.typed(), ys = y.typed();
+      ys[0] = 1;
+      ys[1] = xs[0]! + 10; // 11 when x and y are one buffer
+      ys[2] = xs[2]! * 2;
+    });
+    for (const guard of [false, true]) {
+      const [y] = await host.ffiCall(inPlace, {
+        args: [new Float32Array([5, 6, 7])],
+        results: [like(new Float32Array(3))],
+        inputOutputAliases: { 0: 0 },
+        guard,
+      });
+      assert.deepEqual([...y!], [1, 11, 14], `guard: ${guard}`);
+    }
+  },
+
+  /**
+   * Float attributes reach a handler bit for bit: signalling and quiet NaNs of
+   * both signs with payloads, denormals and -0 in F32/F64 arrays (as XLA's
+   * frames hold them); a repeated call whose array differs only in a NaN's
+   * payload gets the new bytes; a scalar given as a JS number is converted once.
+   */
+  async attrBits(host) {
+    using lib = openTestHandlers();
+    await host.register(named(host, "attr_bytes"), lib.handler("test_attr_bytes"));
+    const f32Bits = [0x7f800001, 0xff800001, 0x7fc00123, 0xffc00123, 1, 0x80000001, 0x80000000];
+    const f64Bits = [0x7ff0000000000001n, 0xfff8000000000abcn, 1n];
+    const f32 = new Float32Array(new Uint32Array(f32Bits).buffer);
+    const f64 = new Float64Array(new BigUint64Array(f64Bits).buffer);
+    const call = async (a: Float32Array, b: Float64Array) => {
+      const [out] = await host.ffiCall(named(host, "attr_bytes"), {
+        results: [{ dtype: DataType.U8, shape: [64] }],
+        attrs: {
+          a: a,
+          b: array(DataType.F64, b),
+          c: scalar(F32, 1 / 3),
+          d: scalar(DataType.F64, -0),
+        },
+      });
+      return out as Uint8Array;
+    };
+    const expected = (a: Float32Array, b: Float64Array) => {
+      const e = new Uint8Array(64);
+      e.set(new Uint8Array(a.buffer), 0);
+      e.set(new Uint8Array(b.buffer), 28);
+      new DataView(e.buffer).setFloat32(52, 1 / 3, true);
+      new DataView(e.buffer).setFloat64(56, -0, true);
+      return e;
+    };
+    assert.deepEqual(await call(f32, f64), expected(f32, f64));
+    // Only a NaN's payload (then its sign) changes: a new frame, not the kept one.
+    const f32b = f32.slice();
+    new Uint32Array(f32b.buffer)[2] = 0x7fc00124;
+    assert.deepEqual(await call(f32b, f64), expected(f32b, f64));
+    const f64b = f64.slice();
+    new BigUint64Array(f64b.buffer)[1] = 0x7ff8000000000abcn;
+    assert.deepEqual(await call(f32b, f64b), expected(f32b, f64b));
   },
 
   /**

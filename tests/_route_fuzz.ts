@@ -219,6 +219,31 @@ function randomScalar(rng: Rng): AttrInput {
   }
 }
 
+/** F32 bit patterns a trip through a JS number would change or that flush: NaNs, denormals. */
+const SPECIAL_F32 = [
+  0x7f800001, // signalling NaN
+  0xff800001, // signalling NaN, negative
+  0x7fc00000, // quiet NaN
+  0xffc00123, // quiet NaN with a payload, negative
+  0x7fa00005, // signalling NaN with a payload
+  0x00000001, // the smallest denormal
+  0x807fffff, // the largest denormal, negative
+  0x80000000, // -0
+];
+
+/** An F32 (or F64) array attribute of NaNs (quiet, signalling, both signs) and denormals. */
+function specialFloats(rng: Rng, n: number): Float32Array | Float64Array {
+  if (rng.chance(0.5)) {
+    return new Float32Array(
+      new Uint32Array(Array.from({ length: n }, () => rng.pick(SPECIAL_F32))).buffer,
+    );
+  }
+  const f64 = [0x7ff0000000000001n, 0xfff8000000000abcn, 1n, 0x800fffffffffffffn];
+  return new Float64Array(
+    new BigUint64Array(Array.from({ length: n }, () => rng.pick(f64))).buffer,
+  );
+}
+
 function randomAttr(rng: Rng, depth: number): AttrInput {
   const k = rng.int(depth > 0 ? 6 : 5);
   switch (k) {
@@ -229,6 +254,7 @@ function randomAttr(rng: Rng, depth: number): AttrInput {
       return rng.pick(["", "a", "reflect", "naïve ☃", "x".repeat(40)]) + rng.int(9);
     case 3: {
       const n = rng.int(5);
+      if (rng.chance(0.25)) return specialFloats(rng, n);
       return rng.chance(0.5)
         ? new Int32Array(Array.from({ length: n }, () => rng.int(2000) - 1000))
         : new Float64Array(Array.from({ length: n }, () => rng.int(100) / 4));

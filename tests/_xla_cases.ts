@@ -789,6 +789,37 @@ def f(x):
   },
 
   /**
+   * A TS handler computes with IEEE denormals on every route: from a worker's
+   * thread (`run`, `ffiCall`) and inline on the JS thread (`runSync`), where
+   * XLA's execute has set flush-to-zero and denormals-are-zero.
+   */
+  async tsDenormals() {
+    await using xla = await open();
+    using halve = Ffi.bind().arg(F32).ret(F32).to((x, y) => {
+      const xs = x.typed(), ys = y.typed();
+      for (let i = 0; i < ys.length; i++) ys[i] = xs[i]! * 0.5;
+    });
+    await xla.register("fp.halve", halve);
+    // The smallest normal (halved: a denormal), denormals of both signs, a normal.
+    const bits = new Uint32Array([0x00800000, 0x00000002, 0x80000004, 0x3f800000]);
+    const x = new Float32Array(bits.buffer);
+    const ieee = [0x00400000, 0x00000001, 0x80000002, 0x3f000000];
+    const got = (y: Float32Array) => [...new Uint32Array(y.buffer, y.byteOffset, y.length)];
+    await using prog = await xla.jit(
+      `def f(x):\n    return ffi.ffi_call("fp.halve", jax.ShapeDtypeStruct(x.shape, x.dtype))(x)\n`,
+      { args: [spec(F32, [4])] },
+    );
+    assert.deepEqual(got(prog.runSync(x)[0]!.data as Float32Array), ieee, "runSync");
+    assert.deepEqual(got((await prog.run(x))[0]!.data as Float32Array), ieee, "run");
+    const [y] = await xla.ffiCall("fp.halve", { args: [x], results: [spec(F32, [4])] });
+    assert.deepEqual(got(y as Float32Array), ieee, "ffiCall");
+    // The JS thread's own mode is JavaScript's again after the inline call.
+    const after = new Float32Array(x);
+    for (let i = 0; i < after.length; i++) after[i] = after[i]! * 0.5;
+    assert.deepEqual(got(after), ieee);
+  },
+
+  /**
    * Synchronous runs (`XlaProgram.runSync`, `Xla.runPythonSync`): Python on
    * the JS thread, so XLA calls a TS handler of a small program inline there
    * (no call from another thread); what needs the free JS thread fails with

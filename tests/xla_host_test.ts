@@ -32,6 +32,15 @@ Deno.test({
 
 Deno.test({
   name: xlaName(
+    "xla: a TS handler computes with IEEE denormals inline (runSync, under XLA's flush-to-zero) " +
+      "as from a worker (run, ffiCall)",
+  ),
+  ignore,
+  fn: () => runXlaCase("tsDenormals").then(() => {}),
+});
+
+Deno.test({
+  name: xlaName(
     "xla: a TS handler's results reach XLA as written, through its view and its address, " +
       "inline and from a worker",
   ),

@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "xla_ffi.h"
+#include "xla_ffi_dtype.h"
 #include "xla_ffi_versions.h"
 
 /* ------------------------------------------------------------------------ */
@@ -236,6 +237,37 @@ XLA_FFI_Error* test_attrs(XLA_FFI_CallFrame* cf) {
   char* s = out->data;
   s[0] = '\0';
   describe(&cf->attrs, s, cap);
+  return NULL;
+}
+
+/**
+ * Writes the bytes of every top-level scalar and array attribute, in the
+ * frame's (sorted) order, into ret0 (U8); fails if ret0 is too small. A NaN's
+ * payload and sign, a signalling NaN: what the frame holds, bit for bit.
+ */
+XLA_FFI_Error* test_attr_bytes(XLA_FFI_CallFrame* cf) {
+  METADATA(cf, 0);
+  XLA_FFI_Buffer* out = ret(cf, 0);
+  size_t cap = elements(out), len = 0;
+  unsigned char* dst = out->data;
+  for (int64_t i = 0; i < cf->attrs.size; i++) {
+    const void* src = NULL;
+    size_t n = 0;
+    if (cf->attrs.types[i] == XLA_FFI_AttrType_SCALAR) {
+      const XLA_FFI_Scalar* s = cf->attrs.attrs[i];
+      src = s->value;
+      n = xla_ffi_dtype_width(s->dtype);
+    } else if (cf->attrs.types[i] == XLA_FFI_AttrType_ARRAY) {
+      const XLA_FFI_Array* a = cf->attrs.attrs[i];
+      src = a->data;
+      n = a->size * xla_ffi_dtype_width(a->dtype);
+    }
+    if (len + n > cap)
+      return make_error(cf->api, XLA_FFI_Error_Code_OUT_OF_RANGE, "attr_bytes: result too small");
+    if (n > 0) memcpy(dst + len, src, n);
+    len += n;
+  }
+  memset(dst + len, 0, cap - len);
   return NULL;
 }
 

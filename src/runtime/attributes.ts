@@ -194,6 +194,12 @@ export function scalar(dtype: DataType, value: number | bigint | boolean): Scala
  */
 export function array(dtype: DataType, values: ArrayLike<number | bigint>): ArrayAttr {
   if (dtype === DataType.PRED) bad("Array attributes of PRED are not supported by XLA");
+  if (_sameTyped(values, dtype)) {
+    // A typed array of the element type holds only values of that type: its bytes are kept
+    // as they are (a copy), a NaN's payload and a signalling NaN included, which reading
+    // each element into a JS number would quiet.
+    return new ArrayAttr(dtype, (values as unknown as { slice(): NumericTypedArray }).slice());
+  }
   const out: (number | bigint)[] = [];
   for (let i = 0; i < values.length; i++) {
     out.push(_checkValue(dtype, values[i], `array attribute element ${i}`));
@@ -242,6 +248,58 @@ const TYPED: ReadonlyMap<unknown, DataType> = new Map<unknown, DataType>([
   [Float32Array, DataType.F32],
   [Float64Array, DataType.F64],
 ]);
+
+/**
+ * @internal Whether `values` is a typed array of element type `dtype`
+ * (`Float32Array` for F32): its bytes are the attribute's bytes, copied as
+ * they are, never read element by element into JS numbers.
+ */
+export function _sameTyped(values: unknown, dtype: DataType): values is NumericTypedArray {
+  return ArrayBuffer.isView(values) && TYPED.get(values.constructor) === dtype;
+}
+
+/**
+ * @internal The little-endian bytes of numeric attribute values of element
+ * type `dtype`, as a frame holds them: a typed array of that type as it is
+ * (a NaN's payload, a signalling NaN), other values converted once.
+ */
+export function _attrBytes(dtype: DataType, values: ArrayLike<number | bigint>): Uint8Array {
+  if (_sameTyped(values, dtype)) {
+    return new Uint8Array(values.buffer, values.byteOffset, values.byteLength).slice();
+  }
+  const w = _attrWidth(dtype);
+  const out = new Uint8Array(values.length * w);
+  const dv = new DataView(out.buffer);
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i]!, o = i * w;
+    switch (dtype) {
+      case DataType.PRED:
+      case DataType.U8:
+      case DataType.S8:
+        dv.setUint8(o, Number(v) & 0xff);
+        break;
+      case DataType.S16:
+      case DataType.U16:
+        dv.setUint16(o, Number(v) & 0xffff, true);
+        break;
+      case DataType.S32:
+      case DataType.U32:
+        dv.setUint32(o, Number(v) >>> 0, true);
+        break;
+      case DataType.S64:
+      case DataType.U64:
+        dv.setBigUint64(o, BigInt.asUintN(64, BigInt(v)), true);
+        break;
+      case DataType.F32:
+        dv.setFloat32(o, Number(v), true);
+        break;
+      case DataType.F64:
+        dv.setFloat64(o, Number(v), true);
+        break;
+    }
+  }
+  return out;
+}
 
 /**
  * The limits of a frame's attributes (native/abi_facts.h, docs/reliability.md):
@@ -343,7 +401,7 @@ export function _makeEntry(
       // type holds only values of that type. XLA's frames hold an array attribute as a typed
       // vector (xla/ffi/call_frame.h: CallFrameBuilder::Array is std::vector<int32_t>, ...), so
       // every element it hands a handler is a value of the element type.
-      recheck = !(ArrayBuffer.isView(values) && TYPED.get(values.constructor) === dt);
+      recheck = !_sameTyped(values, dt);
     } else if (ArrayBuffer.isView(value)) {
       const t = TYPED.get(value.constructor);
       if (t === undefined) bad(`${what}: unsupported array type ${value.constructor.name}`);

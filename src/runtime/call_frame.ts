@@ -14,6 +14,7 @@ import {
   _attrWidth,
   _isDictionary,
   _makeEntry,
+  _sameTyped,
   type AttrDictionary,
   type AttrInput,
 } from "./attributes.ts";
@@ -349,7 +350,12 @@ function writeDict(off: number, entries: readonly _AttrEntry[]): number {
         dv.setUint32(off, e.dtype, true);
         dv.setUint32(off + 4, vs.length, true);
         off += 8;
-        for (let k = 0; k < vs.length; k++) writeScalar(off + k * w, e.dtype, vs[k]!);
+        if (_sameTyped(vs, e.dtype)) {
+          // Bytes as they are: an element read into a JS number would quiet a signalling NaN.
+          u8.set(new Uint8Array(vs.buffer, vs.byteOffset, vs.byteLength), off);
+        } else {
+          for (let k = 0; k < vs.length; k++) writeScalar(off + k * w, e.dtype, vs[k]!);
+        }
         off += (vs.length * w + 7) & ~7;
         break;
       }

@@ -16,6 +16,7 @@ import { AttrType, DataType, ErrorCode } from "../abi/enums.ts";
 import { byteWidth, type DataTypedArray, viewAs } from "../abi/dtype.ts";
 import { FfiError } from "../errors.ts";
 import {
+  _attrBytes,
   type _AttrEntry,
   _makeEntry,
   ArrayAttr,
@@ -140,20 +141,22 @@ export function _replySize(specs: readonly { dtype: number; shape: readonly numb
 
 // ---- attributes -------------------------------------------------------------------
 
-/** One attribute as the bridge reads it. */
+/**
+ * One attribute as the bridge reads it. Numbers travel as the hex of their
+ * little-endian bytes (`x`), as a frame holds them: JSON would turn every NaN
+ * into one (its payload, its sign, a signalling NaN lost), as it would -0.
+ */
 export type _AttrJson =
-  | { k: "s"; t: number; v: number | string | boolean }
-  | { k: "a"; t: number; v: (number | string)[] }
+  | { k: "s"; t: number; v: boolean }
+  | { k: "s"; t: number; x: string }
+  | { k: "a"; t: number; x: string }
   | { k: "str"; v: string }
   | { k: "d"; v: [string, _AttrJson][] };
 
-function numJson(dtype: DataType, v: number | bigint): number | string {
-  if (typeof v === "bigint") return v.toString();
-  if (dtype === DataType.F32 || dtype === DataType.F64) {
-    if (Object.is(v, -0)) return "-0"; // JSON has no negative zero
-    return Number.isFinite(v) ? v : v > 0 ? "inf" : v < 0 ? "-inf" : "nan";
-  }
-  return v;
+function hex(bytes: Uint8Array): string {
+  let s = "";
+  for (let i = 0; i < bytes.length; i++) s += (bytes[i]! < 16 ? "0" : "") + bytes[i]!.toString(16);
+  return s;
 }
 
 function entryJson(e: _AttrEntry, path: string): _AttrJson {
@@ -170,15 +173,12 @@ function entryJson(e: _AttrEntry, path: string): _AttrJson {
       if (e.dtype === DataType.PRED) {
         return { k: "s", t: e.dtype, v: e.value !== 0 && e.value !== 0n };
       }
-      return { k: "s", t: e.dtype, v: numJson(e.dtype, e.value) };
+      return { k: "s", t: e.dtype, x: hex(_attrBytes(e.dtype, [e.value])) };
     case AttrType.ARRAY: {
       if (e.dtype === DataType.PRED) {
         bad(`Attribute '${path}': jax cannot lower a bool (PRED) array attribute`);
       }
-      const out: (number | string)[] = [];
-      const vs = e.values!;
-      for (let i = 0; i < vs.length; i++) out.push(numJson(e.dtype, vs[i]!));
-      return { k: "a", t: e.dtype, v: out };
+      return { k: "a", t: e.dtype, x: hex(_attrBytes(e.dtype, e.values!)) };
     }
     case AttrType.STRING:
       return { k: "str", v: e.str };

@@ -167,21 +167,17 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
         def __hash__(self):
             return hash(frozenset(self.items()))
 
-    def num(v, dt):
-        if isinstance(v, str):
-            return float(v) if dt.kind == "f" else int(v)
-        return v
-
     def attr(a, nested):
         k = a["k"]
         if k == "s":
             dt = np_dtype(a["t"])
             if dt.kind == "b":
                 return np.bool_(bool(a["v"]))
-            return np.array(num(a["v"], dt), dtype=dt)[()]
+            # The value's little-endian bytes: a NaN's payload and sign as they were given.
+            return np.frombuffer(bytes.fromhex(a["x"]), dtype=dt.newbyteorder("<"))[0]
         if k == "a":
             dt = np_dtype(a["t"])
-            arr = np.array([num(x, dt) for x in a["v"]], dtype=dt)
+            arr = np.frombuffer(bytes.fromhex(a["x"]), dtype=dt.newbyteorder("<")).astype(dt)
             if nested:
                 from jax._src.hashable_array import HashableArray
                 return HashableArray(arr)
