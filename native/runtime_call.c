@@ -36,18 +36,22 @@ void xla_ffi_deno_runtime_set_invoke_guard(void* fn) { atomic_store(&g_guard, (x
 int32_t xla_ffi_deno_runtime_invoke_guarded(void) { return atomic_load(&g_guard) != NULL; }
 
 /* The thread's crash slot names h during the call (crash.h). */
+/* The handler runs in XLA's floating-point mode (runtime_internal.h: xrt_fp_xla_enter). */
 XLA_FFI_Error* xrt_invoke(XLA_FFI_Handler* h, XLA_FFI_CallFrame* cf, const char* what) {
   xrt_guard_fn g = atomic_load_explicit(&g_guard, memory_order_relaxed);
+  xrt_fp_mode fp = xrt_fp_xla_enter();
   XFD_RUNNING_ENTER(h);
   if (g == NULL) {
     XLA_FFI_Error* e = h(cf);
     XFD_RUNNING_LEAVE();
+    xrt_fp_leave(fp);
     return e;
   }
   XLA_FFI_Error* out = NULL;
   char msg[1024];
   int32_t threw = g(h, cf, &out, msg, (int32_t)sizeof msg);
   XFD_RUNNING_LEAVE();
+  xrt_fp_leave(fp);
   if (threw == 0) return out;
   /* XLA ffi_api.cc Call: Unknown("XLA FFI call failed: %s", e.what()) */
   return xrt_error_new(XLA_FFI_Error_Code_UNKNOWN, "%s: %s", what, msg);

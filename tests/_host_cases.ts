@@ -381,6 +381,30 @@ export const HOST_CASES: Record<string, (host: FfiHost) => Promise<void>> = {
    * frames hold them); a repeated call whose array differs only in a NaN's
    * payload gets the new bytes; a scalar given as a JS number is converted once.
    */
+  /**
+   * A native handler computes in XLA's floating-point mode on both hosts:
+   * denormals read as zero and flushed to zero (test_scale: y = x × factor).
+   */
+  async nativeDenormals(host) {
+    using lib = openTestHandlers();
+    await host.register(named(host, "scale_fp"), lib.handler("test_scale"));
+    // A denormal argument, a product that would be denormal, and a normal one.
+    const x = new Float32Array(new Uint32Array([0x00000400, 0x00800000, 0x3f800000]).buffer);
+    for (const offThread of [false, true]) {
+      const [y] = await host.ffiCall(named(host, "scale_fp"), {
+        args: [x],
+        results: [{ dtype: F32, shape: [3] }],
+        attrs: { factor: scalar(F32, 0.5) },
+        ...(offThread ? { offThread } : {}),
+      });
+      assert.deepEqual(
+        [...new Uint32Array((y as Float32Array).buffer)],
+        [0, 0, 0x3f000000],
+        offThread ? "offThread" : "inline",
+      );
+    }
+  },
+
   async attrBits(host) {
     using lib = openTestHandlers();
     await host.register(named(host, "attr_bytes"), lib.handler("test_attr_bytes"));

@@ -198,7 +198,7 @@ export function array(dtype: DataType, values: ArrayLike<number | bigint>): Arra
     // A typed array of the element type holds only values of that type: its bytes are kept
     // as they are (a copy), a NaN's payload and a signalling NaN included, which reading
     // each element into a JS number would quiet.
-    return new ArrayAttr(dtype, (values as unknown as { slice(): NumericTypedArray }).slice());
+    return new ArrayAttr(dtype, _typedCopy(values));
   }
   const out: (number | bigint)[] = [];
   for (let i = 0; i < values.length; i++) {
@@ -254,6 +254,18 @@ const TYPED: ReadonlyMap<unknown, DataType> = new Map<unknown, DataType>([
  * (`Float32Array` for F32): its bytes are the attribute's bytes, copied as
  * they are, never read element by element into JS numbers.
  */
+/**
+ * A copy of a typed array's bytes in an array of its type: an empty one for
+ * a view with no bytes left (its buffer detached, or a resizable one shrunk
+ * past it), which reads as no elements, as it does element by element.
+ */
+function _typedCopy(values: NumericTypedArray): NumericTypedArray {
+  if (values.byteLength === 0) {
+    return new (values.constructor as new (n: number) => NumericTypedArray)(0);
+  }
+  return values.slice();
+}
+
 export function _sameTyped(values: unknown, dtype: DataType): values is NumericTypedArray {
   return ArrayBuffer.isView(values) && TYPED.get(values.constructor) === dtype;
 }
@@ -265,7 +277,8 @@ export function _sameTyped(values: unknown, dtype: DataType): values is NumericT
  */
 export function _attrBytes(dtype: DataType, values: ArrayLike<number | bigint>): Uint8Array {
   if (_sameTyped(values, dtype)) {
-    return new Uint8Array(values.buffer, values.byteOffset, values.byteLength).slice();
+    const c = _typedCopy(values);
+    return new Uint8Array(c.buffer, 0, c.byteLength);
   }
   const w = _attrWidth(dtype);
   const out = new Uint8Array(values.length * w);

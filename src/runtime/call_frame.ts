@@ -352,7 +352,10 @@ function writeDict(off: number, entries: readonly _AttrEntry[]): number {
         off += 8;
         if (_sameTyped(vs, e.dtype)) {
           // Bytes as they are: an element read into a JS number would quiet a signalling NaN.
-          u8.set(new Uint8Array(vs.buffer, vs.byteOffset, vs.byteLength), off);
+          // (A view with no bytes left, its buffer detached, has no elements to copy.)
+          if (vs.byteLength > 0) {
+            u8.set(new Uint8Array(vs.buffer, vs.byteOffset, vs.byteLength), off);
+          }
         } else {
           for (let k = 0; k < vs.length; k++) writeScalar(off + k * w, e.dtype, vs[k]!);
         }
