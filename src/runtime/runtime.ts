@@ -78,8 +78,9 @@ export interface RuntimeOptions {
    */
   platform?: string;
   /**
-   * The XLA FFI API version the runtime speaks (default "0.3", the newest):
-   * its API table, State/Type layouts, metadata query and registration rules
+   * The XLA FFI API version the runtime speaks (default "0.4", the newest):
+   * its API table (0.4's has `XLA_FFI_Error_GetCode`, 200 bytes; older ones
+   * 192), State/Type layouts, metadata query and registration rules
    * are those of XLA of that version. Each version has its own registries, as
    * separate XLA builds do.
    */
