@@ -611,6 +611,33 @@ module @m {
     assert.equal(again![0], 4);
   },
 
+  /**
+   * Version skew: a TS handler bound without a version runs on whatever XLA
+   * jax hosts; one bound newer than the hosted XLA, and a C handler built for
+   * 0.4, are refused before jax sees them, naming both versions.
+   */
+  async versionSkew() {
+    await using xla = await open();
+    const hosted = xla.version.ffiApi!;
+    const name = `versions.skew.${Deno.pid}`;
+    await xla.register(`${name}.default`, doubler());
+    const [y] = await xla.ffiCall(`${name}.default`, {
+      args: [new Float32Array([1, 2])],
+      results: [spec(F32, [2])],
+    });
+    assert.deepEqual([...(y as Float32Array)], [2, 4]);
+    if (hosted.major !== 0 || hosted.minor >= 4) return; // a 0.4 XLA takes them all
+    const h = `0.${hosted.minor}`;
+    const newer = Ffi.bind().to(() => {}, { apiVersion: "0.4" });
+    const why = new RegExp(
+      `^Xla\\.register: the handler of ${name}\\.newer reports XLA FFI API 0\\.4, newer than ` +
+        `the ${h.replace(".", "\\.")} jaxlib ${xla.version.jaxlib.replaceAll(".", "\\.")} ` +
+        `speaks; .*Use jaxlib 0\\.11 or newer \\(XLA FFI API 0\\.4\\)`,
+    );
+    await rejects(xla.register(`${name}.newer`, newer), ErrorCode.INVALID_ARGUMENT, why);
+    newer.close();
+  },
+
   /** 4 CPU devices: XLA calls the TS handler once per device, from its threads, concurrently. */
   async devices() {
     await using xla = await open({ xlaFlags: ["--xla_force_host_platform_device_count=4"] });
