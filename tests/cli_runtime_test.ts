@@ -707,3 +707,16 @@ Deno.test("run: a number sent as a string attribute, or of another type, gets a 
     /expected F32 but got F64\nhint: attribute alpha was sent as f64; the handler wants f32: --attr alpha=f32:2\.5\n$/,
   );
 });
+
+Deno.test("a C handler built against API 0.4: inspect shows 0.4, run gets the codes it read back", async () => {
+  const { testHandlersPath } = await import("./_runtime_handlers.ts");
+  const lib = testHandlersPath();
+  const md = await queryMetadata(lib, "v04_get_code");
+  assert.deepEqual(md.apiVersion, { major: 0, minor: 4 });
+  const r = await cli(["run", lib, "v04_get_code"]);
+  assert.equal(r.code, ExitCode.HANDLER_ERROR);
+  assert.match(
+    r.err,
+    /^error: handler 'v04_get_code' failed \(UNIMPLEMENTED\): read back: created 5, runtime-made 12\n/,
+  );
+});
