@@ -235,7 +235,7 @@ Deno.test("UserData: found by type id; missing → NOT_FOUND", () => {
   );
 });
 
-for (const apiVersion of ["0.1", "0.2", "0.3"] as const) {
+for (const apiVersion of ["0.1", "0.2", "0.3", "0.4"] as const) {
   Deno.test(`StatefulHandler (API ${apiVersion}): state set at instantiate, read at execute, deleted on close`, async () => {
     using lib = openTestHandlers();
     using rt = new Runtime({ threads: 1, apiVersion });

@@ -404,7 +404,7 @@ export class Runtime implements FfiHost {
   }
 
   /**
-   * The `XLA_FFI_Api*` of the default version (0.3); {@link apiTable} gives
+   * The `XLA_FFI_Api*` of the default version (0.4); {@link apiTable} gives
    * any version's, and an instance's `api` its own.
    */
   static get api(): Deno.PointerObject {
