@@ -26,6 +26,7 @@ import { PythonError, Xla, type XlaOptions } from "../src/xla/mod.ts";
 import { buildDemoLibrary } from "../examples/build_native.ts";
 import { thrownValues } from "./_thrown_values.ts";
 import { runCaseFromArgs } from "./_xla_env.ts";
+import { testHandlersPath } from "./_runtime_handlers.ts";
 
 const F32 = DataType.F32;
 const spec = (dtype: DataType, shape: number[]) => ({ dtype, shape });
@@ -636,6 +637,16 @@ module @m {
     );
     await rejects(xla.register(`${name}.newer`, newer), ErrorCode.INVALID_ARGUMENT, why);
     newer.close();
+    // A C handler built against our 0.4 header (it reads error codes back with Error_GetCode).
+    using lib = HandlerLibrary.open(testHandlersPath());
+    await rejects(
+      xla.register(`${name}.c`, lib.handler("v04_get_code")),
+      ErrorCode.INVALID_ARGUMENT,
+      new RegExp(
+        `^Xla\\.register: the handler of .*\\.c reports XLA FFI API 0\\.4, newer than the ` +
+          `${h.replace(".", "\\.")} `,
+      ),
+    );
   },
 
   /** 4 CPU devices: XLA calls the TS handler once per device, from its threads, concurrently. */
