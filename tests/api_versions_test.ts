@@ -15,6 +15,7 @@ import {
   exceptionGuard,
   ExecutionStage,
   Ffi,
+  FfiError,
   HandlerBundle,
   HandlerLibrary,
   Runtime,
@@ -297,6 +298,21 @@ Deno.test("0.4: a C handler built against 0.4 reads back the codes of its own an
   assert.throws(
     () => rt3.callSync(h, f),
     isFfi(ErrorCode.UNKNOWN, "read back: created 2, runtime-made 2"),
+  );
+});
+
+Deno.test("0.4: Error_GetCode reads the code of a TS handler's error, as a C handler gets it", () => {
+  using lib = openTestHandlers();
+  using rt = new Runtime({ threads: 0 });
+  using ts = Ffi.bind().attr("inner", "i64").to(() => {
+    throw new FfiError(ErrorCode.DATA_LOSS, "lost it");
+  });
+  using f = new CallFrameBuilder()
+    .attr("inner", scalar(DataType.S64, BigInt(Deno.UnsafePointer.value(ts.pointer))))
+    .build();
+  assert.throws(
+    () => rt.callSync(lib.handler("v04_inner_code"), f),
+    isFfi(ErrorCode.DATA_LOSS, `inner error: code ${ErrorCode.DATA_LOSS}: lost it`),
   );
 });
 

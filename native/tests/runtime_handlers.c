@@ -774,3 +774,26 @@ XLA_FFI_Error* v04_get_code(XLA_FFI_CallFrame* cf) {
                                                                 : runtime_code,
                     msg);
 }
+
+/*
+ * Reports API 0.4 and calls the handler whose address is the `inner` (s64)
+ * attribute with its own call frame (a TS handler, say), then reads the code
+ * of the error it returned with XLA_FFI_Error_GetCode. Returns an error with
+ * that code and "inner error: code N: <its message>".
+ */
+XLA_FFI_Error* v04_inner_code(XLA_FFI_CallFrame* cf) {
+  if (cf->extension_start && cf->extension_start->type == XLA_FFI_Extension_Metadata)
+    return metadata(cf, 0, 4, 0);
+  const XLA_FFI_Api* api = cf->api;
+  XLA_FFI_Handler* inner = (XLA_FFI_Handler*)(intptr_t)attr_i64(cf, "inner", 0);
+  if (!inner) return make_error(api, XLA_FFI_Error_Code_INVALID_ARGUMENT, "no inner handler");
+  XLA_FFI_Error* e = inner(cf);
+  if (!e) return make_error(api, XLA_FFI_Error_Code_INTERNAL, "the inner handler succeeded");
+  XLA_FFI_Error_Code code = xla_ffi_error_get_code(api, e);
+  XLA_FFI_Error_GetMessage_Args m = {XLA_FFI_Error_GetMessage_Args_STRUCT_SIZE, NULL, e, NULL};
+  api->XLA_FFI_Error_GetMessage(&m);
+  char msg[256];
+  snprintf(msg, sizeof msg, "inner error: code %d: %s", (int)code, m.message ? m.message : "");
+  destroy_error(api, e);
+  return make_error(api, code, msg);
+}
