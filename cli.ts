@@ -54,6 +54,8 @@ import type {
 } from "./src/cli/runtime_api.ts";
 import { _runChild, _runChildMark, embeddedRuntime } from "./src/cli/embedded.ts";
 import { _fuzz, _inspectSignature } from "./src/cli/fuzz.ts";
+import { _jaxlibApi, _refuses, type JaxlibApi } from "./src/cli/jaxlib_skew.ts";
+import { _configuredPython } from "./src/xla/python.ts";
 import {
   _closeRunModule,
   _importForRun,
@@ -337,6 +339,19 @@ async function _inspect(cmd: ParsedInspect, io: CliIo, runtime: CliRuntime): Pro
       throw new _Exit(ExitCode.LIBRARY, answer);
     }
   }
+  // A configured Python's jaxlib: the version its XLA speaks, and which handlers it refuses.
+  let jaxlib: JaxlibApi | null = null;
+  const python = unavailable || handlers.length === 0 ? undefined : _configuredPython();
+  if (python !== undefined) {
+    try {
+      jaxlib = await _jaxlibApi(python);
+    } catch { /* no usable interpreter: nothing to say about jaxlib */ }
+  }
+  const refused = jaxlib === null
+    ? []
+    : handlers.filter((h) =>
+      h.metadata.stateType !== null && _refuses(jaxlib!.ffiApi, h.metadata.apiVersion)
+    );
   const notAskedReason = (e: CxxName) =>
     e.member
       ? "a C++ member function (never a handler)"
@@ -366,6 +381,12 @@ async function _inspect(cmd: ParsedInspect, io: CliIo, runtime: CliRuntime): Pro
           reason: notAskedReason(e),
         })),
         error: unavailable ? { code: unavailable.codeName, message: unavailable.message } : null,
+        jaxlib: jaxlib === null ? null : {
+          version: jaxlib.jaxlib,
+          python: jaxlib.python,
+          ffiApi: `${jaxlib.ffiApi.major}.${jaxlib.ffiApi.minor}`,
+          refuses: refused.map((h) => h.symbol),
+        },
       }) + "\n",
     );
   } else {
@@ -388,6 +409,19 @@ async function _inspect(cmd: ParsedInspect, io: CliIo, runtime: CliRuntime): Pro
         io.stdout(`${n.padEnd(width)}  ${v.padEnd(4)}  ${traits}\n`);
       }
       for (const [n, md] of rows) _stateTypeLine(n, md, io);
+      if (jaxlib !== null) {
+        const v = (a: { major: number; minor: number }) => `${a.major}.${a.minor}`;
+        io.stdout(
+          `jaxlib ${jaxlib.jaxlib ?? "(version unknown)"} (${jaxlib.python}) speaks XLA FFI API ` +
+            `${v(jaxlib.ffiApi)}: ` +
+            (refused.length === 0
+              ? "it registers every handler listed\n"
+              : `it refuses ${
+                refused.map((h) => `${display.get(h.symbol)} (${v(h.metadata.apiVersion)})`)
+                  .join(", ")
+              } at registration (a newer version than its own)\n`),
+        );
+      }
     }
     if (cmd.verbose) {
       for (const k of skipped) {

@@ -133,10 +133,19 @@ static XLA_FFI_Error* answer_metadata(const slot_config* s, XLA_FFI_CallFrame* f
              (size_t)XLA_FFI_Metadata_STRUCT_SIZE, m ? m->struct_size : (size_t)0);
     return host_make_error(f->api, XLA_FFI_Error_Code_INVALID_ARGUMENT, buf);
   }
+  /* A handler whose version was not chosen speaks the newest version both
+   * sides know: its own, or the caller's when that is older (a jaxlib of 0.3
+   * refuses a 0.4 handler at registration). Callers before 0.2 pass no api
+   * (and take only their own version): the bound version stands there. */
+  int32_t minor = s->minor;
+  if (s->follow && s->major == 0 && f->api != NULL && f->api->api_version.major_version == 0) {
+    int32_t caller = f->api->api_version.minor_version;
+    if (caller >= 2 && caller < minor) minor = caller;
+  }
   m->api_version.struct_size = XLA_FFI_Api_Version_STRUCT_SIZE;
   m->api_version.extension_start = NULL;
   m->api_version.major_version = s->major;
-  m->api_version.minor_version = s->minor;
+  m->api_version.minor_version = minor;
   m->traits = s->traits;
   if (s->major > 0 || s->minor >= 2) ((XLA_FFI_Metadata_V0_2*)m)->state_type_id.type_id = 0;
   return NULL;
@@ -324,10 +333,12 @@ int32_t xla_ffi_deno_handler_slot_acquire(int32_t stage, int32_t major, int32_t 
     s->major = major;
     s->minor = minor;
     s->traits = traits;
-    /* async: bit 0 asynchronous; above it, how long (ns) a caller on another
-     * thread waits for the handler's Promise to settle (the settled-early path). */
+    /* async: bit 0 asynchronous; bits 1-29 how long (ns) a caller on another
+     * thread waits for the handler's Promise to settle (the settled-early
+     * path); bit 30: the version was not chosen (answer_metadata). */
     s->async = async & 1;
-    s->settle_ns = async >> 1;
+    s->settle_ns = (async & 0x3fffffff) >> 1;
+    s->follow = (async >> 30) & 1;
     atomic_store(&s->in_use, 1);
     g_slot_cursor = (i + 1) % SLOT_COUNT;
     return i;

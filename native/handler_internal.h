@@ -36,6 +36,7 @@ typedef struct {
   uint32_t traits;
   int32_t async;
   int32_t settle_ns;           /* async: how long a foreign caller waits for the Promise (0: not) */
+  int32_t follow;              /* version not chosen: report at most the caller's (0.2+) */
   _Atomic uint32_t generation; /* bumped on release: queued calls of a released handler fail */
   _Atomic int32_t pinned;      /* registered by name: never reused, even after release */
 } slot_config;

@@ -1,7 +1,7 @@
 /*
  * runtime.c: the embedded XLA FFI runtime's API tables. Implements every
  * function of the XLA_FFI_Api table of each API version it speaks (0.1, 0.2,
- * 0.3) with XLA's semantics and messages: errors, execution-context
+ * 0.3, 0.4) with XLA's semantics and messages: errors, execution-context
  * services, state, device memory, the thread pool's API, futures. The
  * runtime objects and their pool live in runtime_pool.c, calls in
  * runtime_call.c, registries in runtime_registry.c, frames in
@@ -124,6 +124,33 @@ static void api_error_destroy(const xrt_abi* v, XLA_FFI_Error_Destroy_Args* args
                       args ? &args->struct_size : NULL))
     return;
   xrt_error_free(args->error);
+}
+
+/* 0.4: the code of any error this runtime made (API functions, the runtime
+ * itself, handlers through Error_Create, TS handlers alike). As XLA, a
+ * struct_size that is too small is logged and nothing is written. Safer than
+ * XLA: a null error is OK (what a null error means in the ABI), and one that
+ * is not live here reads INVALID_ARGUMENT, as GetMessage reports it. */
+static void api_error_get_code(const xrt_abi* v, XLA_FFI_Error_GetCode_Args* args) {
+  if (!args) {
+    xfd_warn("XLA_FFI_Error_GetCode: the args pointer is null");
+    return;
+  }
+  if (args->struct_size < XLA_FFI_Error_GetCode_Args_STRUCT_SIZE) {
+    XLA_FFI_Error* e = xrt_size_error(v, "XLA_FFI_Error_GetCode",
+                                      XLA_FFI_Error_GetCode_Args_STRUCT_SIZE, args->struct_size);
+    xfd_warn("%s", e->message);
+    xrt_error_free(e);
+    return;
+  }
+  if (args->error && !xrt_live_has(args->error, XRT_LIVE_ERROR)) {
+    xfd_warn("XLA_FFI_Error_GetCode: invalid XLA_FFI_Error* %p: not created by this runtime, or "
+             "already destroyed",
+             (void*)args->error);
+    args->errc = XLA_FFI_Error_Code_INVALID_ARGUMENT;
+    return;
+  }
+  args->errc = args->error ? args->error->code : XLA_FFI_Error_Code_OK;
 }
 
 static XLA_FFI_Error* api_handler_register(const xrt_abi* v,
@@ -624,11 +651,15 @@ int32_t xla_ffi_deno_runtime_future_release(XLA_FFI_Future* f) {
 #define XRT_BIND(R, FN, T)                                              \
   static R FN##_1(T* a) { return FN(&xrt_abis[0], a); }                 \
   static R FN##_2(T* a) { return FN(&xrt_abis[1], a); }                 \
-  static R FN##_3(T* a) { return FN(&xrt_abis[2], a); }
+  static R FN##_3(T* a) { return FN(&xrt_abis[2], a); }                 \
+  static R FN##_4(T* a) { return FN(&xrt_abis[3], a); }
 #define XRT_BIND_VOID(FN, T)                                            \
   static void FN##_1(T* a) { FN(&xrt_abis[0], a); }                     \
   static void FN##_2(T* a) { FN(&xrt_abis[1], a); }                     \
-  static void FN##_3(T* a) { FN(&xrt_abis[2], a); }
+  static void FN##_3(T* a) { FN(&xrt_abis[2], a); }                     \
+  static void FN##_4(T* a) { FN(&xrt_abis[3], a); }
+#define XRT_BIND_VOID_ONE(FN, T, I)                                     \
+  static void FN##_##I(T* a) { FN(&xrt_abis[(I) - 1], a); }
 #define XRT_BIND_ONE(R, FN, T, I)                                       \
   static R FN##_##I(T* a) { return FN(&xrt_abis[(I) - 1], a); }
 
@@ -640,6 +671,7 @@ XRT_BIND(XLA_FFI_Error*, api_stream_get, XLA_FFI_Stream_Get_Args)
 XRT_BIND_ONE(XLA_FFI_Error*, api_type_id_register, XLA_FFI_TypeId_Register_Args, 1)
 XRT_BIND_ONE(XLA_FFI_Error*, api_type_register, XLA_FFI_Type_Register_Args_V0_2, 2)
 XRT_BIND_ONE(XLA_FFI_Error*, api_type_register, XLA_FFI_Type_Register_Args_V0_2, 3)
+XRT_BIND_ONE(XLA_FFI_Error*, api_type_register, XLA_FFI_Type_Register_Args_V0_2, 4)
 XRT_BIND(XLA_FFI_Error*, api_execution_context_get, XLA_FFI_ExecutionContext_Get_Args)
 XRT_BIND_ONE(XLA_FFI_Error*, api_state_set_v01, XLA_FFI_State_Set_Args, 1)
 XRT_BIND_ONE(XLA_FFI_Error*, api_state_get_v01, XLA_FFI_State_Get_Args, 1)
@@ -647,6 +679,9 @@ XRT_BIND_ONE(XLA_FFI_Error*, api_state_set_v02, XLA_FFI_State_Set_Args_V0_2, 2)
 XRT_BIND_ONE(XLA_FFI_Error*, api_state_get_v01, XLA_FFI_State_Get_Args, 2)
 XRT_BIND_ONE(XLA_FFI_Error*, api_state_set_v03, XLA_FFI_State_Set_Args_V0_3, 3)
 XRT_BIND_ONE(XLA_FFI_Error*, api_state_get_v03, XLA_FFI_State_Get_Args_V0_3, 3)
+XRT_BIND_ONE(XLA_FFI_Error*, api_state_set_v03, XLA_FFI_State_Set_Args_V0_3, 4)
+XRT_BIND_ONE(XLA_FFI_Error*, api_state_get_v03, XLA_FFI_State_Get_Args_V0_3, 4)
+XRT_BIND_VOID_ONE(api_error_get_code, XLA_FFI_Error_GetCode_Args, 4)
 XRT_BIND(XLA_FFI_Error*, api_device_memory_allocate, XLA_FFI_DeviceMemory_Allocate_Args)
 XRT_BIND(XLA_FFI_Error*, api_device_memory_free, XLA_FFI_DeviceMemory_Free_Args)
 XRT_BIND(XLA_FFI_Error*, api_thread_pool_schedule, XLA_FFI_ThreadPool_Schedule_Args)
@@ -674,12 +709,12 @@ XRT_BIND(XLA_FFI_Error*, api_device_ordinal_get, XLA_FFI_DeviceOrdinal_Get_Args)
   .XLA_FFI_RunId_Get = api_run_id_get_##I,                               \
   .XLA_FFI_DeviceOrdinal_Get = api_device_ordinal_get_##I
 
-#define XRT_HEADER(MINOR)                                                            \
-  .struct_size = XLA_FFI_Api_STRUCT_SIZE, .extension_start = NULL,                   \
+#define XRT_HEADER(MINOR, SIZE)                                                      \
+  .struct_size = (SIZE), .extension_start = NULL,                                    \
   .api_version = {XLA_FFI_Api_Version_STRUCT_SIZE, NULL, 0, MINOR}, .internal_api = NULL
 
 static const XLA_FFI_Api g_api_v01 = {
-    XRT_HEADER(1),
+    XRT_HEADER(1, XLA_FFI_Api_STRUCT_SIZE),
     XRT_COMMON_SLOTS(1),
     .XLA_FFI_TypeId_Register = api_type_id_register_1,
     .XLA_FFI_State_Set = api_state_set_v01_1,
@@ -687,7 +722,7 @@ static const XLA_FFI_Api g_api_v01 = {
 };
 
 static const XLA_FFI_Api_V0_2 g_api_v02 = {
-    XRT_HEADER(2),
+    XRT_HEADER(2, XLA_FFI_Api_STRUCT_SIZE),
     XRT_COMMON_SLOTS(2),
     .XLA_FFI_Type_Register = api_type_register_2,
     .XLA_FFI_State_Set = (void*)api_state_set_v02_2,
@@ -695,20 +730,33 @@ static const XLA_FFI_Api_V0_2 g_api_v02 = {
 };
 
 static const XLA_FFI_Api_V0_2 g_api_v03 = {
-    XRT_HEADER(3),
+    XRT_HEADER(3, XLA_FFI_Api_STRUCT_SIZE),
     XRT_COMMON_SLOTS(3),
     .XLA_FFI_Type_Register = api_type_register_3,
     .XLA_FFI_State_Set = (void*)api_state_set_v03_3,
     .XLA_FFI_State_Get = (void*)api_state_get_v03_3,
 };
 
-/* 0.2 and 0.3 tables have the 0.1 layout (slot types aside). */
+/* 0.4: 0.3's table and Error_GetCode (200 bytes). */
+static const XLA_FFI_Api_V0_4 g_api_v04 = {
+    XRT_HEADER(4, XLA_FFI_Api_V0_4_STRUCT_SIZE),
+    XRT_COMMON_SLOTS(4),
+    .XLA_FFI_Type_Register = api_type_register_4,
+    .XLA_FFI_State_Set = (void*)api_state_set_v03_4,
+    .XLA_FFI_State_Get = (void*)api_state_get_v03_4,
+    .XLA_FFI_Error_GetCode = api_error_get_code_4,
+};
+
+/* 0.2 and 0.3 tables have the 0.1 layout (slot types aside); 0.4 extends it. */
 _Static_assert(sizeof(XLA_FFI_Api_V0_2) == sizeof(XLA_FFI_Api), "API table layouts differ");
+_Static_assert(offsetof(XLA_FFI_Api_V0_4, XLA_FFI_Error_GetCode) == sizeof(XLA_FFI_Api),
+               "0.4 does not extend the 0.3 table");
 
 const xrt_abi xrt_abis[XRT_ABI_COUNT] = {
     {0, 1, &g_api_v01},
     {1, 2, (const XLA_FFI_Api*)&g_api_v02},
     {2, 3, (const XLA_FFI_Api*)&g_api_v03},
+    {3, 4, (const XLA_FFI_Api*)&g_api_v04},
 };
 
 const xrt_abi* xrt_abi_for(int32_t minor) {
@@ -739,7 +787,8 @@ const XLA_FFI_Api* xla_ffi_deno_runtime_newest_api(void) {
  * contexts), and the CUDA context its queued calls need on the JS thread.
  * Installed when the library loads, before any call. */
 static const XLA_FFI_Api* const g_own_apis[XRT_ABI_COUNT] = {
-    &g_api_v01, (const XLA_FFI_Api*)&g_api_v02, (const XLA_FFI_Api*)&g_api_v03};
+    &g_api_v01, (const XLA_FFI_Api*)&g_api_v02, (const XLA_FFI_Api*)&g_api_v03,
+    (const XLA_FFI_Api*)&g_api_v04};
 static const xla_ffi_deno_host_hooks g_host_hooks = {
     .struct_size = sizeof(xla_ffi_deno_host_hooks),
     .own_apis = g_own_apis,

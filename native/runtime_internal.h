@@ -68,13 +68,13 @@ XFD_INTERNAL extern _Atomic int64_t xrt_stats[XRT_STAT_COUNT];
 enum { XRT_PLATFORM_HOST = 0, XRT_PLATFORM_CUDA = 1 };
 
 /*
- * The API versions the embedded runtime speaks (0.1, 0.2, 0.3), each with its
+ * The API versions the embedded runtime speaks (0.1, 0.2, 0.3, 0.4), each with its
  * own XLA_FFI_Api table, handler registry and type registry, as separate XLA
  * builds have (runtime.c, runtime_registry.c). A runtime picks one at
  * creation; version facts live in this table, selected in one place.
  */
-#define XRT_ABI_COUNT 3
-#define XRT_ABI_NEWEST_MINOR 3
+#define XRT_ABI_COUNT 4
+#define XRT_ABI_NEWEST_MINOR 4
 typedef struct xrt_abi {
   int32_t index; /* 0 .. XRT_ABI_COUNT - 1 */
   int32_t minor; /* the API version is 0.minor */

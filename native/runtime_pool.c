@@ -46,7 +46,7 @@ static void* pool_main(void* arg) {
 }
 
 /**
- * Creates a runtime of API version 0.minor (1, 2 or 3): platform 0 = Host,
+ * Creates a runtime of API version 0.minor (1 to 4): platform 0 = Host,
  * 1 = CUDA; threads < 0 = number of cores, 0 = no pool. Returns NULL if the
  * version is not spoken or a thread cannot be started.
  */

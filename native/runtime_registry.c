@@ -320,7 +320,7 @@ typedef struct type_entry {
 
 static pthread_mutex_t type_mu = PTHREAD_MUTEX_INITIALIZER;
 static type_entry* type_head[XRT_ABI_COUNT];
-static int64_t type_next[XRT_ABI_COUNT] = {1, 1, 1};
+static int64_t type_next[XRT_ABI_COUNT] = {1, 1, 1, 1};
 
 static int type_id_used(int32_t index, int64_t id) {
   for (type_entry* t = type_head[index]; t; t = t->next)

@@ -214,7 +214,7 @@ typedef struct XLA_FFI_Error_Destroy_Args {
 } XLA_FFI_Error_Destroy_Args;
 #define XLA_FFI_Error_Destroy_Args_STRUCT_SIZE XLA_FFI_STRUCT_SIZE(XLA_FFI_Error_Destroy_Args, error)
 
-/* 0.5 + GetCode (slot 18). */
+/* 0.4+: Error_GetCode (slot 18) reads an error's code back. */
 typedef struct XLA_FFI_Error_GetCode_Args {
   XLA_FFI_ARGS_HEADER;
   XLA_FFI_Error* error;
@@ -490,7 +490,18 @@ typedef XLA_FFI_Error* XLA_FFI_State_Get_V0_2(XLA_FFI_State_Get_Args* args);
 typedef XLA_FFI_Error* XLA_FFI_State_Set_V0_3(XLA_FFI_State_Set_Args_V0_3* args);
 typedef XLA_FFI_Error* XLA_FFI_State_Get_V0_3(XLA_FFI_State_Get_Args_V0_3* args);
 
-/* 0.5 + GetCode: 19 slots, Error_GetCode last. */
+/* 0.4 (jaxlib 0.11): 0.3's 18 slots and XLA_FFI_Error_GetCode appended after
+ * DeviceOrdinal_Get; 200 bytes, STRUCT_SIZE names the new slot. A caller
+ * checks `api->struct_size` before using the slot (older runtimes hand a
+ * 192-byte table). */
+typedef struct XLA_FFI_Api_V0_4 {
+  XLA_FFI_API_HEADER;
+  XLA_FFI_API_SLOTS_0_2;
+  XLA_FFI_Error_GetCode* XLA_FFI_Error_GetCode;
+} XLA_FFI_Api_V0_4;
+#define XLA_FFI_Api_V0_4_STRUCT_SIZE XLA_FFI_STRUCT_SIZE(XLA_FFI_Api_V0_4, XLA_FFI_Error_GetCode)
+
+/* A 0.5 lineage with the same 19-slot layout, slots named as in 0.1. */
 typedef struct XLA_FFI_Api_V0_5 {
   XLA_FFI_API_HEADER;
   XLA_FFI_API_SLOTS_0_1;

@@ -9,6 +9,7 @@
  *        deleter; State_Set/State_Get {ctx, type_id, state}.
  *   0.3+ State_Set/State_Get {ctx, stage, type_id, state}: one state per
  *        instantiate, prepare and initialize stage.
+ *   0.4+ XLA_FFI_Error_GetCode (a 19th slot) reads an error's code back.
  * The 0.1 and 0.3 State_Set arguments have the same size (48) but different
  * layouts, so a runtime cannot tell them apart: a handler must use the
  * layout of the runtime's version. These helpers do, for any runtime.
@@ -127,6 +128,27 @@ static inline XLA_FFI_Error* xla_ffi_state_get(const XLA_FFI_Api* api,
   e = ((XLA_FFI_State_Get_V0_3*)(void*)api->XLA_FFI_State_Get)(&a);
   *state = a.state;
   return e;
+}
+
+/*
+ * The code of an error an API function returned: XLA_FFI_Error_GetCode where
+ * the runtime's table has the slot (0.4+, by its struct_size, as ffi.h 0.4
+ * checks it), UNKNOWN where it has not (older runtimes cannot tell). The
+ * error stays the caller's to destroy.
+ */
+static inline XLA_FFI_Error_Code xla_ffi_error_get_code(const XLA_FFI_Api* api,
+                                                        XLA_FFI_Error* error) {
+  const XLA_FFI_Api_V0_4* v4 = (const XLA_FFI_Api_V0_4*)(const void*)api;
+  if (error == NULL) return XLA_FFI_Error_Code_OK;
+  if (api->struct_size < XLA_FFI_Api_V0_4_STRUCT_SIZE || v4->XLA_FFI_Error_GetCode == NULL)
+    return XLA_FFI_Error_Code_UNKNOWN;
+  XLA_FFI_Error_GetCode_Args a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = XLA_FFI_Error_GetCode_Args_STRUCT_SIZE;
+  a.error = error;
+  a.errc = XLA_FFI_Error_Code_UNKNOWN;
+  v4->XLA_FFI_Error_GetCode(&a);
+  return a.errc;
 }
 
 #ifdef __cplusplus

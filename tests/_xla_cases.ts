@@ -26,6 +26,7 @@ import { PythonError, Xla, type XlaOptions } from "../src/xla/mod.ts";
 import { buildDemoLibrary } from "../examples/build_native.ts";
 import { thrownValues } from "./_thrown_values.ts";
 import { runCaseFromArgs } from "./_xla_env.ts";
+import { testHandlersPath } from "./_runtime_handlers.ts";
 
 const F32 = DataType.F32;
 const spec = (dtype: DataType, shape: number[]) => ({ dtype, shape });
@@ -609,6 +610,43 @@ module @m {
       attrs: { alpha: scalar(DataType.F32, 3) },
     });
     assert.equal(again![0], 4);
+  },
+
+  /**
+   * Version skew: a TS handler bound without a version runs on whatever XLA
+   * jax hosts; one bound newer than the hosted XLA, and a C handler built for
+   * 0.4, are refused before jax sees them, naming both versions.
+   */
+  async versionSkew() {
+    await using xla = await open();
+    const hosted = xla.version.ffiApi!;
+    const name = `versions.skew.${Deno.pid}`;
+    await xla.register(`${name}.default`, doubler());
+    const [y] = await xla.ffiCall(`${name}.default`, {
+      args: [new Float32Array([1, 2])],
+      results: [spec(F32, [2])],
+    });
+    assert.deepEqual([...(y as Float32Array)], [2, 4]);
+    if (hosted.major !== 0 || hosted.minor >= 4) return; // a 0.4 XLA takes them all
+    const h = `0.${hosted.minor}`;
+    const newer = Ffi.bind().to(() => {}, { apiVersion: "0.4" });
+    const why = new RegExp(
+      `^Xla\\.register: the handler of ${name}\\.newer reports XLA FFI API 0\\.4, newer than ` +
+        `the ${h.replace(".", "\\.")} jaxlib ${xla.version.jaxlib.replaceAll(".", "\\.")} ` +
+        `speaks; .*Use jaxlib 0\\.11 or newer \\(XLA FFI API 0\\.4\\)`,
+    );
+    await rejects(xla.register(`${name}.newer`, newer), ErrorCode.INVALID_ARGUMENT, why);
+    newer.close();
+    // A C handler built against our 0.4 header (it reads error codes back with Error_GetCode).
+    using lib = HandlerLibrary.open(testHandlersPath());
+    await rejects(
+      xla.register(`${name}.c`, lib.handler("v04_get_code")),
+      ErrorCode.INVALID_ARGUMENT,
+      new RegExp(
+        `^Xla\\.register: the handler of .*\\.c reports XLA FFI API 0\\.4, newer than the ` +
+          `${h.replace(".", "\\.")} `,
+      ),
+    );
   },
 
   /** 4 CPU devices: XLA calls the TS handler once per device, from its threads, concurrently. */

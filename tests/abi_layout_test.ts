@@ -1,6 +1,14 @@
 import assert from "node:assert/strict";
 import { buildExecutable } from "../build.ts";
-import { API, API_SLOTS_V0_1, API_V0_5, LAYOUTS, type StructLayout } from "../src/abi/layout.ts";
+import {
+  API,
+  API_SLOTS_V0_1,
+  API_SLOTS_V0_4,
+  API_V0_4,
+  API_V0_5,
+  LAYOUTS,
+  type StructLayout,
+} from "../src/abi/layout.ts";
 import { jaxlibHeaders } from "./_jax.ts";
 
 interface CLayout {
@@ -90,9 +98,9 @@ function compare(c: Record<string, CLayout>, ts: Record<string, StructLayout>): 
 Deno.test(`every TS layout matches the C compiler's view of xla_ffi.h, both directions (${Deno.build.os}-${Deno.build.arch})`, () => {
   const c = cLayouts();
   assert.deepEqual(compare(c, LAYOUTS as Record<string, StructLayout>), []);
-  // Coverage: 42 structs and variants, each with fields.
-  assert.equal(Object.keys(c).length, 42);
-  assert.equal(Object.keys(LAYOUTS).length, 42);
+  // Coverage: 43 structs and variants, each with fields.
+  assert.equal(Object.keys(c).length, 43);
+  assert.equal(Object.keys(LAYOUTS).length, 43);
 });
 
 /**
@@ -108,10 +116,16 @@ const XLA_0_3_NAMES: Record<string, string> = {
   XLA_FFI_Api: "XLA_FFI_Api_V0_2",
 };
 
+/** 0.4 (jaxlib 0.11): the table gains Error_GetCode; its args are 0.4's. */
+const XLA_0_4_NAMES: Record<string, string> = {
+  ...XLA_0_3_NAMES,
+  XLA_FFI_Api: "XLA_FFI_Api_V0_4",
+};
+
 const jax = jaxlibHeaders();
 
 Deno.test({
-  name: "the 0.3 tables match the XLA FFI header jaxlib ships, compiled at test time" +
+  name: "the 0.3 or 0.4 tables match the XLA FFI header jaxlib ships, compiled at test time" +
     (jax.reason ? ` (${jax.reason})` : ""),
   ignore: jax.includeDir === undefined,
   fn: () => {
@@ -126,15 +140,21 @@ Deno.test({
       version: [number, number];
       structs: Record<string, CLayout>;
     };
-    assert.deepEqual(dump.version, [0, 3], "the jaxlib header is not API 0.3");
+    const minor = dump.version[1];
+    assert.ok(
+      dump.version[0] === 0 && (minor === 3 || minor === 4),
+      `the jaxlib header is API ${dump.version.join(".")}, not 0.3 or 0.4`,
+    );
+    const names = minor === 4 ? XLA_0_4_NAMES : XLA_0_3_NAMES;
     const ours: Record<string, StructLayout> = {};
     for (const xlaName of Object.keys(dump.structs)) {
-      const layout = LAYOUTS[XLA_0_3_NAMES[xlaName] ?? xlaName];
+      const layout = LAYOUTS[names[xlaName] ?? xlaName];
       assert.ok(layout, `${xlaName}: no table here`);
       ours[xlaName] = { ...layout, name: xlaName };
     }
     assert.deepEqual(compare(dump.structs, ours), []);
-    assert.equal(Object.keys(dump.structs).length, 30); // every struct with a layout
+    // every struct with a layout (0.4 adds XLA_FFI_Error_GetCode_Args)
+    assert.equal(Object.keys(dump.structs).length, minor === 4 ? 31 : 30);
   },
 });
 
@@ -167,6 +187,14 @@ Deno.test("the STRUCT_SIZE anomalies are as the spec gives them", () => {
   assert.equal(Object.keys(API.fields).length, 22);
   assert.equal(Object.keys(API_V0_5.fields).length, 23);
   assert.equal(API_V0_5.fields.XLA_FFI_Error_GetCode.offset, 192);
+  // 0.4: the 0.3 slots (slot 5 Type_Register), then Error_GetCode at 192.
+  assert.equal(API_SLOTS_V0_4.length, 19);
+  assert.equal(API_V0_4.fields.XLA_FFI_Type_Register.offset, 88);
+  assert.deepEqual(
+    [API_V0_4.structSize, API_V0_4.fields.XLA_FFI_Error_GetCode.offset],
+    [200, 192],
+  );
+  assert.equal(LAYOUTS.XLA_FFI_Error_GetCode_Args!.version, "0.4");
 });
 
 Deno.test("buildExecutable caches by key and shows the compiler's output on failure", async () => {

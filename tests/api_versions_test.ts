@@ -1,5 +1,5 @@
 /**
- * API versions 0.1, 0.2 and 0.3 on both sides, and the runtime behaviours
+ * API versions 0.1 to 0.4 on both sides, and the runtime behaviours
  * that follow XLA's own source (ffi_api.cc, ffi_registry.cc,
  * execution_context.cc of the version): per-stage contexts, errors the caller
  * keeps, caught C++ exceptions, and handlers built with XLA's own ffi.h
@@ -15,6 +15,7 @@ import {
   exceptionGuard,
   ExecutionStage,
   Ffi,
+  FfiError,
   HandlerBundle,
   HandlerLibrary,
   Runtime,
@@ -24,10 +25,11 @@ import {
 import { native, nativePath } from "../src/native/lib.ts";
 import { findCxxCompiler } from "../build.ts";
 import { isFfi } from "./_assert.ts";
+import { captureStderr } from "./_stderr.ts";
 import { jaxlibHeaders } from "./_jax.ts";
 import { openTestHandlers } from "./_runtime_handlers.ts";
 
-const VERSIONS: readonly ApiVersion[] = ["0.1", "0.2", "0.3"];
+const VERSIONS: readonly ApiVersion[] = ["0.1", "0.2", "0.3", "0.4"];
 let seq = 0;
 const name = (s: string) => `versions.${s}.${Deno.pid}.${seq++}`;
 
@@ -191,7 +193,7 @@ for (const apiVersion of VERSIONS) {
     await rt.call(bundle, f, { instance: inst });
     assert.equal(out[0], 42n);
     assert.ok(inst.stateTypeId !== undefined && inst.stateTypeId > 0);
-    if (apiVersion !== "0.3") {
+    if (apiVersion === "0.1" || apiVersion === "0.2") {
       // Before 0.3 only the instantiate stage holds a state.
       using prep = Ffi.bindPrepare().to(() => ({}));
       assert.throws(
@@ -240,6 +242,101 @@ Deno.test("a handler's reported version picks ffi.h's rules of that version", ()
     () => Ffi.bind().to(() => {}, { apiVersion: "0.9" as any }),
     isFfi(ErrorCode.INVALID_ARGUMENT, /unsupported XLA FFI API version '0\.9'/),
   );
+});
+
+// ---- 0.4: Error_GetCode ------------------------------------------------------
+
+Deno.test("0.4: Error_GetCode reads the code of an API-made error, OK for null, and logs a small struct", async () => {
+  const api = Runtime.apiTable("0.4");
+  const err = createError(api, ErrorCode.RESOURCE_EXHAUSTED, "full");
+  const a = new BigUint64Array(4);
+  a[0] = 28n;
+  a[2] = err;
+  callVoidSlot(api, 18, a);
+  assert.equal(Number(a[3]! & 0xffffffffn), ErrorCode.RESOURCE_EXHAUSTED);
+  // A null error is success; a too-small struct is logged and nothing written (XLA).
+  a[2] = 0n;
+  a[3] = 99n;
+  callVoidSlot(api, 18, a);
+  assert.equal(Number(a[3]! & 0xffffffffn), ErrorCode.OK);
+  a[0] = 8n;
+  a[2] = err;
+  a[3] = 99n;
+  const { text } = await captureStderr(() => callVoidSlot(api, 18, a));
+  assert.equal(a[3], 99n);
+  assert.match(
+    text,
+    /Unexpected XLA_FFI_Error_GetCode size: expected 28, got 8\. Check installed software versions\. The framework XLA FFI API version is 0\.4\./,
+  );
+  native().xla_ffi_deno_runtime_error_destroy(Deno.UnsafePointer.create(err));
+});
+
+Deno.test("0.4: a C handler built against 0.4 reads back the codes of its own and the runtime's errors", () => {
+  using lib = openTestHandlers();
+  const h = lib.handler("v04_get_code");
+  using rt = new Runtime({ threads: 0 });
+  assert.equal(rt.apiVersion, "0.4");
+  assert.deepEqual(rt.metadata(h).apiVersion, { major: 0, minor: 4 });
+  const n = name("v04");
+  rt.register(n, h);
+  using f = new CallFrameBuilder().build();
+  assert.throws(
+    () => rt.callSync(n, f),
+    isFfi(ErrorCode.UNIMPLEMENTED, "read back: created 5, runtime-made 12"),
+  );
+  // A 0.3 runtime refuses it with XLA's message; one without the slot could not read codes.
+  using rt3 = new Runtime({ threads: 0, apiVersion: "0.3" });
+  assert.throws(
+    () => rt3.register(n, h),
+    isFfi(
+      ErrorCode.INVALID_ARGUMENT,
+      `XLA FFI handler registration for ${n} on platform Host (canonical host) failed because ` +
+        "the handler's API version (0.4) is incompatible with the framework's API version " +
+        "(0.3). Minimum supported API version is (0.1).",
+    ),
+  );
+  assert.throws(
+    () => rt3.callSync(h, f),
+    isFfi(ErrorCode.UNKNOWN, "read back: created 2, runtime-made 2"),
+  );
+});
+
+Deno.test("0.4: Error_GetCode reads the code of a TS handler's error, as a C handler gets it", () => {
+  using lib = openTestHandlers();
+  using rt = new Runtime({ threads: 0 });
+  using ts = Ffi.bind().attr("inner", "i64").to(() => {
+    throw new FfiError(ErrorCode.DATA_LOSS, "lost it");
+  });
+  using f = new CallFrameBuilder()
+    .attr("inner", scalar(DataType.S64, BigInt(Deno.UnsafePointer.value(ts.pointer))))
+    .build();
+  assert.throws(
+    () => rt.callSync(lib.handler("v04_inner_code"), f),
+    isFfi(ErrorCode.DATA_LOSS, `inner error: code ${ErrorCode.DATA_LOSS}: lost it`),
+  );
+});
+
+Deno.test("0.4: TS handlers report 0.4 by default, the caller's version where it is older, and a chosen one as chosen", async () => {
+  using h = Ffi.bind().ret(DataType.F32).to((out) => {
+    out.typed()[0] = 7;
+  });
+  using pinned = Ffi.bind().to(() => {}, { apiVersion: "0.4" });
+  for (const v of ["0.2", "0.3", "0.4"] as const) {
+    using rt = new Runtime({ threads: 0, apiVersion: v });
+    assert.deepEqual(rt.metadata(h).apiVersion, { major: 0, minor: Number(v.slice(2)) });
+    assert.deepEqual(rt.metadata(pinned).apiVersion, { major: 0, minor: 4 });
+    const [y] = await rt.ffiCall(h, { results: [{ dtype: DataType.F32, shape: [] }] });
+    assert.equal(y![0], 7);
+    if (v !== "0.4") {
+      assert.throws(
+        () => rt.register(name("pinned"), pinned),
+        isFfi(ErrorCode.INVALID_ARGUMENT, /handler's API version \(0\.4\) is incompatible/),
+      );
+    }
+  }
+  // A 0.1 runtime queries without an api: the bound version stands (it takes 0.1 only).
+  using rt1 = new Runtime({ threads: 0, apiVersion: "0.1" });
+  assert.deepEqual(rt1.metadata(h).apiVersion, { major: 0, minor: 4 });
 });
 
 // ---- C++ exceptions --------------------------------------------------------

@@ -707,3 +707,47 @@ Deno.test("run: a number sent as a string attribute, or of another type, gets a 
     /expected F32 but got F64\nhint: attribute alpha was sent as f64; the handler wants f32: --attr alpha=f32:2\.5\n$/,
   );
 });
+
+Deno.test("a C handler built against API 0.4: inspect shows 0.4, run gets the codes it read back", async () => {
+  const { testHandlersPath } = await import("./_runtime_handlers.ts");
+  const lib = testHandlersPath();
+  const md = await queryMetadata(lib, "v04_get_code");
+  assert.deepEqual(md.apiVersion, { major: 0, minor: 4 });
+  const r = await cli(["run", lib, "v04_get_code"]);
+  assert.equal(r.code, ExitCode.HANDLER_ERROR);
+  assert.match(
+    r.err,
+    /^error: handler 'v04_get_code' failed \(UNIMPLEMENTED\): read back: created 5, runtime-made 12\n/,
+  );
+});
+
+Deno.test({
+  name:
+    "inspect with a configured Python: the version its jaxlib speaks and the handlers it refuses",
+  ignore: Deno.env.get("XLA_FFI_DENO_PYTHON") === undefined,
+  async fn() {
+    const { testHandlersPath } = await import("./_runtime_handlers.ts");
+    const lib = testHandlersPath();
+    const r = await cli(["inspect", "--json", lib]);
+    assert.equal(r.code, ExitCode.OK, r.err);
+    const j = JSON.parse(r.out).jaxlib as {
+      version: string;
+      ffiApi: string;
+      refuses: string[];
+    };
+    assert.match(j.version, /^\d+\.\d+/);
+    assert.match(j.ffiApi, /^0\.\d+$/);
+    if (j.ffiApi === "0.3") assert.deepEqual(j.refuses.sort(), ["v04_get_code", "v04_inner_code"]);
+    if (j.ffiApi === "0.4") assert.deepEqual(j.refuses, []);
+    const text = await cli(["inspect", lib]);
+    assert.match(
+      text.out,
+      new RegExp(
+        `^jaxlib ${j.version.replaceAll(".", "\\.")} \\(.*\\) speaks XLA FFI API ${
+          j.ffiApi.replace(".", "\\.")
+        }: `,
+        "m",
+      ),
+    );
+  },
+});

@@ -392,7 +392,7 @@ Deno.test("metadata and traits through rt.metadata; registration and duplicate r
   using rt = new Runtime({ threads: 0 });
   using h = Ffi.bind().to(() => {}, { traits: HandlerTraits.COMMAND_BUFFER_COMPATIBLE });
   assert.deepEqual(rt.metadata(h), {
-    apiVersion: { major: 0, minor: 3 },
+    apiVersion: { major: 0, minor: 4 },
     traits: 1,
     stateTypeId: 0,
   });
@@ -424,17 +424,17 @@ Deno.test("metadata and traits through rt.metadata; registration and duplicate r
     isFfi(
       ErrorCode.INVALID_ARGUMENT,
       `Duplicate FFI handler registration for ${t} on platform Host (canonical host) ` +
-        `with different metadata: {api_version: 0.3, traits: [], state: unknown} vs ` +
-        `{api_version: 0.3, traits: [cmd_buffer_compatible], state: unknown}`,
+        `with different metadata: {api_version: 0.4, traits: [], state: unknown} vs ` +
+        `{api_version: 0.4, traits: [cmd_buffer_compatible], state: unknown}`,
     ),
   );
   rt.register(name("v1"), v1); // 0.1 up to the runtime's own version are accepted
-  using v4 = Ffi.bind().to(() => {}, { apiVersion: [0, 4] });
+  using v5 = Ffi.bind().to(() => {}, { apiVersion: [0, 5] });
   assert.throws(
-    () => rt.register(name("v"), v4),
+    () => rt.register(name("v"), v5),
     isFfi(
       ErrorCode.INVALID_ARGUMENT,
-      /failed because the handler's API version \(0\.4\) is incompatible with the framework's API version \(0\.3\)\. Minimum supported API version is \(0\.1\)\.$/,
+      /failed because the handler's API version \(0\.5\) is incompatible with the framework's API version \(0\.4\)\. Minimum supported API version is \(0\.1\)\.$/,
     ),
   );
   // 0.1 (XLA's 0.1 ffi_api.cc): exact version, traits compared alone.
@@ -453,7 +453,7 @@ Deno.test("metadata and traits through rt.metadata; registration and duplicate r
     () => rt01.register(name("v"), h),
     isFfi(
       ErrorCode.INVALID_ARGUMENT,
-      /failed because the handler's API version \(0\.3\) is incompatible with the framework's API version \(0\.1\)$/,
+      /failed because the handler's API version \(0\.4\) is incompatible with the framework's API version \(0\.1\)$/,
     ),
   );
   // A bundle: registered stages are found by name and called per stage.

@@ -50,13 +50,13 @@ Deno.test({
 });
 
 Deno.test({
-  name: "metadata is answered in C with api NULL: version (default 0.3) and traits",
+  name: "metadata is answered in C with api NULL: version (default 0.4) and traits",
   ...opts,
   fn: () => {
     using h = Ffi.bind().to(() => {}, { traits: HandlerTraits.COMMAND_BUFFER_COMPATIBLE });
     assert.deepEqual(metadata(h.pointer), {
       major: 0,
-      minor: 3,
+      minor: 4,
       traits: 1,
       code: 0,
       message: "",

@@ -235,7 +235,7 @@ Deno.test("UserData: found by type id; missing → NOT_FOUND", () => {
   );
 });
 
-for (const apiVersion of ["0.1", "0.2", "0.3"] as const) {
+for (const apiVersion of ["0.1", "0.2", "0.3", "0.4"] as const) {
   Deno.test(`StatefulHandler (API ${apiVersion}): state set at instantiate, read at execute, deleted on close`, async () => {
     using lib = openTestHandlers();
     using rt = new Runtime({ threads: 1, apiVersion });
@@ -352,7 +352,7 @@ Deno.test("API 0.3: prepare and initialize hold states of their own; execute has
 
 Deno.test("a library's own type id storage is registered in place (ffi.h's T::id)", async () => {
   using lib = openTestHandlers();
-  for (const apiVersion of ["0.1", "0.3"] as const) {
+  for (const apiVersion of ["0.1", "0.3", "0.4"] as const) {
     using rt = new Runtime({ threads: 1, apiVersion });
     const h = lib.handler("test_typed_state");
     const out = new BigInt64Array(1);

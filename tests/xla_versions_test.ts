@@ -9,13 +9,13 @@
 import assert from "node:assert/strict";
 import { ErrorCode, FfiError } from "../mod.ts";
 import { probePython, Xla } from "../src/xla/mod.ts";
-import { _checkFfiApi, _ffiApiSupport } from "../src/xla/_ffi_api.ts";
+import { _checkFfiApi, _checkHandlerVersion, _ffiApiSupport } from "../src/xla/_ffi_api.ts";
 import { childContext, runDeno } from "./_child.ts";
-import { XLA_SKIP, xlaName } from "./_xla_env.ts";
+import { runXlaCase, XLA_SKIP, xlaName } from "./_xla_env.ts";
 
 Deno.test("xla: FFI API versions a jaxlib declares: spoken, newer 0.x minor, unknown major", () => {
-  for (const minor of [1, 2, 3]) assert.equal(_ffiApiSupport(0, minor), "spoken");
-  assert.equal(_ffiApiSupport(0, 4), "newer-minor");
+  for (const minor of [1, 2, 3, 4]) assert.equal(_ffiApiSupport(0, minor), "spoken");
+  assert.equal(_ffiApiSupport(0, 5), "newer-minor");
   assert.equal(_ffiApiSupport(0, 17), "newer-minor");
   assert.equal(_ffiApiSupport(1, 0), "unknown");
   assert.equal(_ffiApiSupport(0, -1), "unknown");
@@ -32,12 +32,39 @@ Deno.test("xla: FFI API versions a jaxlib declares: spoken, newer 0.x minor, unk
         e.message,
         new RegExp(
           `^jaxlib 9\\.9\\.9 declares XLA FFI API ${api[0]}\\.${api[1]}, which this module does ` +
-            `not speak \\(it speaks 0\\.1, 0\\.2, 0\\.3, and accepts newer 0\\.x minor versions`,
+            `not speak \\(it speaks 0\\.1, 0\\.2, 0\\.3, 0\\.4, and accepts newer 0\\.x minor versions`,
         ),
       );
       return true;
     });
   }
+});
+
+Deno.test("xla: a handler newer than the hosted XLA is refused naming both versions and the jaxlib", () => {
+  _checkHandlerVersion("t", { major: 0, minor: 3 }, { major: 0, minor: 3 }, "0.10.2");
+  _checkHandlerVersion("t", { major: 0, minor: 1 }, { major: 0, minor: 4 }, "0.11.2");
+  assert.throws(
+    () => _checkHandlerVersion("my.op", { major: 0, minor: 4 }, { major: 0, minor: 3 }, "0.10.2"),
+    (e) => {
+      assert.ok(e instanceof FfiError);
+      assert.equal(e.code, ErrorCode.INVALID_ARGUMENT);
+      assert.equal(
+        e.message,
+        "Xla.register: the handler of my.op reports XLA FFI API 0.4, newer than the 0.3 jaxlib " +
+          `0.10.2 speaks; its XLA refuses it at registration ("the handler's API version (0.4) ` +
+          `is incompatible with the framework's API version (0.3)"). Use jaxlib 0.11 or newer ` +
+          `(XLA FFI API 0.4), or build the handler for 0.3 (a TS handler: bind it without ` +
+          `apiVersion, or with { apiVersion: "0.3" })`,
+      );
+      return true;
+    },
+  );
+});
+
+Deno.test({
+  name: xlaName("xla: version skew: an unversioned TS handler runs, a newer one is refused first"),
+  ignore: XLA_SKIP !== undefined,
+  fn: () => runXlaCase("versionSkew").then(() => {}),
 });
 
 Deno.test("xla: an interpreter without a shared libpython is UNAVAILABLE naming the fix", async () => {

@@ -42,6 +42,7 @@
   S(XLA_FFI_Type_Register_Args_V0_2) \
   S(XLA_FFI_Api) \
   S(XLA_FFI_Api_V0_2) \
+  S(XLA_FFI_Api_V0_4) \
   S(XLA_FFI_Api_V0_5)
 
 #define ABI_FIXTURE_FIELDS_XLA_FFI_Extension_Base(X) \
@@ -370,6 +371,34 @@
   X(XLA_FFI_Api_V0_2, XLA_FFI_Future_SetError, PTR) \
   X(XLA_FFI_Api_V0_2, XLA_FFI_RunId_Get, PTR) \
   X(XLA_FFI_Api_V0_2, XLA_FFI_DeviceOrdinal_Get, PTR)
+
+#define ABI_FIXTURE_FIELDS_XLA_FFI_Api_V0_4(X) \
+  X(XLA_FFI_Api_V0_4, struct_size, SS) \
+  X(XLA_FFI_Api_V0_4, extension_start, PTR) \
+  X(XLA_FFI_Api_V0_4, api_version.struct_size, SS) \
+  X(XLA_FFI_Api_V0_4, api_version.extension_start, PTR) \
+  X(XLA_FFI_Api_V0_4, api_version.major_version, I32) \
+  X(XLA_FFI_Api_V0_4, api_version.minor_version, I32) \
+  X(XLA_FFI_Api_V0_4, internal_api, PTR) \
+  X(XLA_FFI_Api_V0_4, XLA_FFI_Error_Create, PTR) \
+  X(XLA_FFI_Api_V0_4, XLA_FFI_Error_GetMessage, PTR) \
+  X(XLA_FFI_Api_V0_4, XLA_FFI_Error_Destroy, PTR) \
+  X(XLA_FFI_Api_V0_4, XLA_FFI_Handler_Register, PTR) \
+  X(XLA_FFI_Api_V0_4, XLA_FFI_Stream_Get, PTR) \
+  X(XLA_FFI_Api_V0_4, XLA_FFI_Type_Register, PTR) \
+  X(XLA_FFI_Api_V0_4, XLA_FFI_ExecutionContext_Get, PTR) \
+  X(XLA_FFI_Api_V0_4, XLA_FFI_State_Set, PTR) \
+  X(XLA_FFI_Api_V0_4, XLA_FFI_State_Get, PTR) \
+  X(XLA_FFI_Api_V0_4, XLA_FFI_DeviceMemory_Allocate, PTR) \
+  X(XLA_FFI_Api_V0_4, XLA_FFI_DeviceMemory_Free, PTR) \
+  X(XLA_FFI_Api_V0_4, XLA_FFI_ThreadPool_Schedule, PTR) \
+  X(XLA_FFI_Api_V0_4, XLA_FFI_ThreadPool_NumThreads, PTR) \
+  X(XLA_FFI_Api_V0_4, XLA_FFI_Future_Create, PTR) \
+  X(XLA_FFI_Api_V0_4, XLA_FFI_Future_SetAvailable, PTR) \
+  X(XLA_FFI_Api_V0_4, XLA_FFI_Future_SetError, PTR) \
+  X(XLA_FFI_Api_V0_4, XLA_FFI_RunId_Get, PTR) \
+  X(XLA_FFI_Api_V0_4, XLA_FFI_DeviceOrdinal_Get, PTR) \
+  X(XLA_FFI_Api_V0_4, XLA_FFI_Error_GetCode, PTR)
 
 #define ABI_FIXTURE_FIELDS_XLA_FFI_Api_V0_5(X) \
   X(XLA_FFI_Api_V0_5, struct_size, SS) \

@@ -1,9 +1,9 @@
 /*
  * jax_layout_dump.c: prints the C compiler's view of the structs of XLA FFI
- * API 0.3 as jaxlib's own c_api.h declares them (compiled at test time
- * against the header jaxlib ships; never part of this project), in the JSON
- * of layout_json.h under XLA's names. tests/abi_layout_test.ts compares it
- * with this project's 0.3 tables.
+ * API 0.3 or 0.4 as jaxlib's own c_api.h declares them (compiled at test
+ * time against the header jaxlib ships; never part of this project), in the
+ * JSON of layout_json.h under XLA's names. tests/abi_layout_test.ts compares
+ * it with this project's tables of that version.
  *
  * Copyright 2026 The deno-xla-ffi Authors. Licensed under Apache-2.0.
  */
@@ -59,7 +59,18 @@ int main(void) {
   F(XLA_FFI_Api, api_version);
   F(XLA_FFI_Api, internal_api);
   API_SLOTS_0_2(XLA_FFI_Api);
+#if XLA_FFI_API_MAJOR == 0 && XLA_FFI_API_MINOR >= 4
+  F(XLA_FFI_Api, XLA_FFI_Error_GetCode);
+#endif
   END(XLA_FFI_Api);
+
+#if XLA_FFI_API_MAJOR == 0 && XLA_FFI_API_MINOR >= 4
+  BEGIN(XLA_FFI_Error_GetCode_Args);
+  HDR(XLA_FFI_Error_GetCode_Args);
+  F(XLA_FFI_Error_GetCode_Args, error);
+  F(XLA_FFI_Error_GetCode_Args, errc);
+  END(XLA_FFI_Error_GetCode_Args);
+#endif
 
   printf("\n}}\n");
   return 0;

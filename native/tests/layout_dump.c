@@ -126,6 +126,14 @@ int main(void) {
   API_SLOTS_0_2(XLA_FFI_Api_V0_2);
   END(XLA_FFI_Api_V0_2);
 
+  BEGIN(XLA_FFI_Api_V0_4);
+  HDR(XLA_FFI_Api_V0_4);
+  F(XLA_FFI_Api_V0_4, api_version);
+  F(XLA_FFI_Api_V0_4, internal_api);
+  API_SLOTS_0_2(XLA_FFI_Api_V0_4);
+  F(XLA_FFI_Api_V0_4, XLA_FFI_Error_GetCode);
+  END(XLA_FFI_Api_V0_4);
+
   BEGIN(XLA_FFI_Api_V0_5);
   HDR(XLA_FFI_Api_V0_5);
   F(XLA_FFI_Api_V0_5, api_version);

@@ -772,3 +772,60 @@ XLA_FFI_Error* test_mixed(XLA_FFI_CallFrame* cf) {
       return make_error(cf->api, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, "mixed: error call");
   }
 }
+
+/* ------------------------------------------------------------------------ */
+/* API 0.4: a handler built against 0.4 reads error codes back               */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Reports API 0.4 (jaxlib 0.11's headers) and reads back, with
+ * XLA_FFI_Error_GetCode, the code of an error it made (Error_Create
+ * NOT_FOUND) and of one the runtime made (Stream_Get on the host:
+ * UNIMPLEMENTED). Returns an error with the runtime-made error's code and a
+ * message naming both codes read; a table without the slot (< 0.4) reads
+ * UNKNOWN for both.
+ */
+XLA_FFI_Error* v04_get_code(XLA_FFI_CallFrame* cf) {
+  if (cf->extension_start && cf->extension_start->type == XLA_FFI_Extension_Metadata)
+    return metadata(cf, 0, 4, 0);
+  const XLA_FFI_Api* api = cf->api;
+  XLA_FFI_Error* made = make_error(api, XLA_FFI_Error_Code_NOT_FOUND, "made here");
+  XLA_FFI_Error_Code made_code = xla_ffi_error_get_code(api, made);
+  destroy_error(api, made);
+  XLA_FFI_Stream_Get_Args s;
+  memset(&s, 0, sizeof s);
+  s.struct_size = XLA_FFI_Stream_Get_Args_STRUCT_SIZE;
+  s.ctx = cf->ctx;
+  XLA_FFI_Error* runtime_made = api->XLA_FFI_Stream_Get(&s);
+  XLA_FFI_Error_Code runtime_code = xla_ffi_error_get_code(api, runtime_made);
+  if (runtime_made) destroy_error(api, runtime_made);
+  char msg[128];
+  snprintf(msg, sizeof msg, "read back: created %d, runtime-made %d", (int)made_code,
+           (int)runtime_code);
+  return make_error(api, runtime_code == XLA_FFI_Error_Code_OK ? XLA_FFI_Error_Code_INTERNAL
+                                                                : runtime_code,
+                    msg);
+}
+
+/*
+ * Reports API 0.4 and calls the handler whose address is the `inner` (s64)
+ * attribute with its own call frame (a TS handler, say), then reads the code
+ * of the error it returned with XLA_FFI_Error_GetCode. Returns an error with
+ * that code and "inner error: code N: <its message>".
+ */
+XLA_FFI_Error* v04_inner_code(XLA_FFI_CallFrame* cf) {
+  if (cf->extension_start && cf->extension_start->type == XLA_FFI_Extension_Metadata)
+    return metadata(cf, 0, 4, 0);
+  const XLA_FFI_Api* api = cf->api;
+  XLA_FFI_Handler* inner = (XLA_FFI_Handler*)(intptr_t)attr_i64(cf, "inner", 0);
+  if (!inner) return make_error(api, XLA_FFI_Error_Code_INVALID_ARGUMENT, "no inner handler");
+  XLA_FFI_Error* e = inner(cf);
+  if (!e) return make_error(api, XLA_FFI_Error_Code_INTERNAL, "the inner handler succeeded");
+  XLA_FFI_Error_Code code = xla_ffi_error_get_code(api, e);
+  XLA_FFI_Error_GetMessage_Args m = {XLA_FFI_Error_GetMessage_Args_STRUCT_SIZE, NULL, e, NULL};
+  api->XLA_FFI_Error_GetMessage(&m);
+  char msg[256];
+  snprintf(msg, sizeof msg, "inner error: code %d: %s", (int)code, m.message ? m.message : "");
+  destroy_error(api, e);
+  return make_error(api, code, msg);
+}

@@ -403,12 +403,12 @@ export const ERROR_DESTROY_ARGS = {
 } as const satisfies StructLayout;
 
 /**
- * `XLA_FFI_Error_GetCode_Args` (0.5, API slot 18): `{error, errc (out)}`; 28 vs 32.
+ * `XLA_FFI_Error_GetCode_Args` (0.4+, API slot 18): `{error, errc (out)}`; 28 vs 32.
  *
  * @example
  * ```ts
  * import { ERROR_GET_CODE_ARGS } from "@deno-xla/ffi/abi";
- * console.log(ERROR_GET_CODE_ARGS.version); // "0.5"
+ * console.log(ERROR_GET_CODE_ARGS.version); // "0.4"
  * ```
  */
 export const ERROR_GET_CODE_ARGS = {
@@ -416,7 +416,7 @@ export const ERROR_GET_CODE_ARGS = {
   sizeof: 32,
   structSize: 28,
   structSizeField: "errc",
-  version: "0.5",
+  version: "0.4",
   fields: {
     ...HEADER,
     error: { offset: 16, size: 8, type: "ptr" },
@@ -962,7 +962,9 @@ export const API_SLOTS_V0_1 = [
 ] as const;
 
 /**
- * Names of the 19 function slots of `XLA_FFI_Api` in ABI 0.5 (with `Error_GetCode`).
+ * Names of the 19 function slots of `XLA_FFI_Api` in the 0.5 lineage that
+ * appends `Error_GetCode` (slots named as in 0.1; the same layout as
+ * {@link API_SLOTS_V0_4}).
  *
  * @example
  * ```ts
@@ -988,6 +990,21 @@ export const API_SLOTS_V0_2: readonly (
 )[] = API_SLOTS_V0_1.map((slot) =>
   slot === "XLA_FFI_TypeId_Register" ? "XLA_FFI_Type_Register" : slot
 );
+
+/**
+ * Names of the 19 function slots of `XLA_FFI_Api` in ABI 0.4 (jaxlib 0.11):
+ * those of 0.2 and 0.3, then `XLA_FFI_Error_GetCode`.
+ *
+ * @example
+ * ```ts
+ * import { API_SLOTS_V0_4 } from "@deno-xla/ffi/abi";
+ * console.log(API_SLOTS_V0_4.length, API_SLOTS_V0_4[18]); // 19 "XLA_FFI_Error_GetCode"
+ * ```
+ */
+export const API_SLOTS_V0_4: readonly (
+  | (typeof API_SLOTS_V0_2)[number]
+  | "XLA_FFI_Error_GetCode"
+)[] = [...API_SLOTS_V0_2, "XLA_FFI_Error_GetCode"];
 
 /** Offset of the first function slot of `XLA_FFI_Api`. */
 const API_FIRST_SLOT = 48;
@@ -1032,7 +1049,8 @@ export const API: ApiLayout<(typeof API_SLOTS_V0_1)[number]> = {
 };
 
 /**
- * `XLA_FFI_Api` of ABI 0.5 with `XLA_FFI_Error_GetCode` as the 19th slot; 200 bytes.
+ * `XLA_FFI_Api` of the 0.5 lineage with `XLA_FFI_Error_GetCode` as the 19th
+ * slot (slots named as in 0.1); 200 bytes, the layout of {@link API_V0_4}.
  *
  * @example
  * ```ts
@@ -1067,6 +1085,25 @@ export const API_V0_2: ApiLayout<(typeof API_SLOTS_V0_2)[number]> = {
   structSizeField: "XLA_FFI_DeviceOrdinal_Get",
   version: "0.2",
   fields: _apiFields(API_SLOTS_V0_2) as ApiLayout<(typeof API_SLOTS_V0_2)[number]>["fields"],
+};
+
+/**
+ * `XLA_FFI_Api` of ABI 0.4 ({@link API_SLOTS_V0_4}): the 0.3 table with
+ * `XLA_FFI_Error_GetCode` appended at 192; 200 bytes, `struct_size` names it.
+ *
+ * @example
+ * ```ts
+ * import { API_V0_4 } from "@deno-xla/ffi/abi";
+ * console.log(API_V0_4.structSize, API_V0_4.fields.XLA_FFI_Error_GetCode.offset); // 200 192
+ * ```
+ */
+export const API_V0_4: ApiLayout<(typeof API_SLOTS_V0_4)[number]> = {
+  name: "XLA_FFI_Api_V0_4",
+  sizeof: 200,
+  structSize: 200,
+  structSizeField: "XLA_FFI_Error_GetCode",
+  version: "0.4",
+  fields: _apiFields(API_SLOTS_V0_4) as ApiLayout<(typeof API_SLOTS_V0_4)[number]>["fields"],
 };
 
 /**
@@ -1126,6 +1163,7 @@ export const LAYOUTS: Readonly<Record<string, StructLayout>> = Object.freeze(
       TYPE_REGISTER_ARGS_V0_2,
       API,
       API_V0_2,
+      API_V0_4,
       API_V0_5,
     ].map((l) => [l.name, l]),
   ),

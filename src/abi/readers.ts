@@ -211,7 +211,7 @@ export interface CallFrameValue {
 
 /** `XLA_FFI_Api`: version, internal API and every function slot present. */
 export interface ApiValue {
-  /** Declared struct_size (192 for 0.1, 200 for 0.5 with Error_GetCode). */
+  /** Declared struct_size (192 for 0.1–0.3, 200 from 0.4 on, with Error_GetCode). */
   struct_size: number;
   /** Extension chain. */
   extension_start: Deno.PointerValue;
@@ -799,8 +799,8 @@ export function readExtensionBase(ptr: Deno.PointerValue): StructValue<typeof EX
 
 /**
  * Reads an `XLA_FFI_Api`: version, internal API and every function slot the
- * declared struct_size covers (18 slots for 0.1, 19 with 0.5's
- * `XLA_FFI_Error_GetCode`). The struct_size must cover at least the header
+ * declared struct_size covers (18 slots for 0.1–0.3, 19 with 0.4's
+ * `XLA_FFI_Error_GetCode`; slots named as in 0.1). The struct_size must cover at least the header
  * and the first slot (56 bytes).
  *
  * @example
@@ -934,7 +934,7 @@ export const readErrorDestroyArgs = (
 ): StructValue<typeof ERROR_DESTROY_ARGS> => readStruct(ERROR_DESTROY_ARGS, ptr);
 
 /**
- * Reads `XLA_FFI_Error_GetCode_Args` (ABI 0.5).
+ * Reads `XLA_FFI_Error_GetCode_Args` (ABI 0.4+).
  *
  * @example
  * ```ts

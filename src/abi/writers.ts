@@ -456,7 +456,7 @@ export interface ApiInput<S extends string> {
 
 /**
  * Writes an `XLA_FFI_Api` table: the 0.1 layout (18 slots, 192 bytes) by
- * default, or pass {@link API_V0_5} for 19 slots (200 bytes). Unknown slot
+ * default, or pass {@link API_V0_4} for 0.4's 19 slots (200 bytes). Unknown slot
  * names throw.
  *
  * @example
@@ -537,7 +537,7 @@ export const writeErrorDestroyArgs = (
 ): number => writeStruct(ERROR_DESTROY_ARGS, target, offset, input);
 
 /**
- * Writes `XLA_FFI_Error_GetCode_Args` (ABI 0.5).
+ * Writes `XLA_FFI_Error_GetCode_Args` (ABI 0.4+).
  *
  * @example
  * ```ts

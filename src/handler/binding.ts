@@ -52,7 +52,14 @@ export interface HandlerOptions {
    * The XLA FFI API version the handler reports in its metadata reply and
    * whose decoding rules it follows (ffi.h of that version: 0.1 checks counts
    * even when none are bound and prints no stage before arity messages).
-   * Default "0.3", the newest. Whatever it reports, the handler uses the
+   * Default: the newest both sides speak, i.e. "0.4" (jaxlib 0.11), or the
+   * calling runtime's version where that is older and at least 0.2 (from
+   * the `api` of the metadata query): so an unversioned handler registers
+   * with jaxlib 0.10's XLA (0.3), which refuses a 0.4 handler, and with an
+   * embedded `Runtime({ apiVersion: "0.3" })`. A 0.1 runtime passes no `api`
+   * and is answered "0.4" (it takes 0.1 handlers only). A version given
+   * here is reported as given, and `Xla.register` refuses one newer than
+   * the hosted XLA's. Whatever it reports, the handler uses the
    * State/Type layouts of the runtime that calls it (from
    * `api->api_version`). A `[major, minor]` pair is reported as given (to test
    * a runtime's version check) and decoded by the nearest version's rules.
@@ -421,7 +428,14 @@ export class Binding<P extends unknown[] = []> {
     if (!(wait >= 0 && wait <= 1000)) {
       throw new RangeError(`settleWaitUs must be 0 to 1000 µs, got ${wait}`);
     }
-    const slot = _acquire(entry, version, options.traits ?? 0, isAsync, Math.round(wait * 1000));
+    const slot = _acquire(
+      entry,
+      version,
+      options.traits ?? 0,
+      isAsync,
+      Math.round(wait * 1000),
+      options.apiVersion === undefined,
+    );
     const h = new Handler(slot, this.#stage);
     // A crash while it runs (a raw pointer read through FFI) names it.
     _describeHandler(h.pointer, fn.name || `anonymous, entry point ${slot}`, "");

@@ -525,6 +525,7 @@ export function _acquire(
   traits: number,
   isAsync: boolean,
   settleWaitNs = 0,
+  followCaller = false,
 ): number {
   const l = _lib();
   if (liveHandlers === 0) host(l);
@@ -533,8 +534,10 @@ export function _acquire(
     version[0],
     version[1],
     traits >>> 0,
-    // Bit 0: async; above it, how long a foreign caller waits for the Promise (ns).
-    (Math.max(0, Math.min(settleWaitNs | 0, MAX_SETTLE_WAIT_NS)) * 2) | (isAsync ? 1 : 0),
+    // Bit 0: async; bits 1-29: how long a foreign caller waits for the Promise
+    // (ns); bit 30: report at most the calling runtime's version.
+    (Math.max(0, Math.min(settleWaitNs | 0, MAX_SETTLE_WAIT_NS)) * 2) | (isAsync ? 1 : 0) |
+      (followCaller ? 1 << 30 : 0),
   );
   if (slot < 0) {
     throw new FfiError(

@@ -15,6 +15,7 @@ import { isolateChildPath } from "../build/native.ts";
 import { guardLibraryPath, nativeLibraryPath } from "../build/native.ts";
 import { DataType, ErrorCode } from "../abi/enums.ts";
 import { FfiError } from "../errors.ts";
+import { NEWEST_API_VERSION } from "../abi/version.ts";
 import { native } from "../native/lib.ts";
 import { DeviceMemory } from "../cuda/memory.ts";
 import { _argWrite, _changedCanary, _fillCanaries, _outOfBounds } from "./_guard.ts";
@@ -556,7 +557,7 @@ export class _Isolated {
     const dv = this.#dv!, u8 = this.#u8!;
     const name = this.#symbolBytes(symbol);
     dv.setUint32(H_OP, op, true);
-    dv.setInt32(H_MINOR, ctx?.minor ?? 3, true);
+    dv.setInt32(H_MINOR, ctx?.minor ?? Number(NEWEST_API_VERSION.slice(2)), true);
     dv.setInt32(H_STAGE, ctx?.stage ?? 3, true);
     dv.setInt32(H_ORDINAL, ctx?.deviceOrdinal ?? -1, true);
     dv.setBigInt64(H_RUN_ID, ctx?.runId ?? -1n, true);

@@ -79,8 +79,9 @@ export interface RuntimeOptions {
    */
   platform?: string;
   /**
-   * The XLA FFI API version the runtime speaks (default "0.3", the newest):
-   * its API table, State/Type layouts, metadata query and registration rules
+   * The XLA FFI API version the runtime speaks (default "0.4", the newest):
+   * its API table (0.4's has `XLA_FFI_Error_GetCode`, 200 bytes; older ones
+   * 192), State/Type layouts, metadata query and registration rules
    * are those of XLA of that version. Each version has its own registries, as
    * separate XLA builds do.
    */
@@ -422,7 +423,7 @@ export class Runtime implements FfiHost {
   }
 
   /**
-   * The `XLA_FFI_Api*` of the default version (0.3); {@link apiTable} gives
+   * The `XLA_FFI_Api*` of the default version (0.4); {@link apiTable} gives
    * any version's, and an instance's `api` its own.
    */
   static get api(): Deno.PointerObject {

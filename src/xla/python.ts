@@ -84,6 +84,15 @@ function pythonFromEnv(): { name: string; value: string } | undefined {
   return undefined;
 }
 
+/** @internal The interpreter the environment configures, or undefined when none is set. */
+export function _configuredPython(): string | undefined {
+  try {
+    return pythonFromEnv()?.value || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The interpreter to host: `python` when given, else `$XLA_FFI_DENO_PYTHON`,
  * else `$DENO_XLA_PYTHON` (the older name, still read), else `python3`

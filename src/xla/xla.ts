@@ -61,7 +61,9 @@ import {
   type DistributedInfo,
   type DistributedOptions,
 } from "./_distributed.ts";
-import { _checkFfiApi } from "./_ffi_api.ts";
+import { _checkFfiApi, _checkHandlerVersion, _ffiApiSupport } from "./_ffi_api.ts";
+import { Runtime } from "../runtime/runtime.ts";
+import type { ApiVersion } from "../abi/version.ts";
 import { _moduleHandlers, type HandlersFromOptions, type ModuleHandlers } from "./modules.ts";
 
 /** Options of {@link Xla.open}. */
@@ -615,6 +617,7 @@ export class Xla implements FfiHost {
     if (stages.execute === undefined) {
       throw new FfiError(ErrorCode.INVALID_ARGUMENT, "A handler bundle needs an execute handler");
     }
+    this.#checkVersions(name, bundle);
     await this._request({
       op: "register",
       name,
@@ -624,6 +627,30 @@ export class Xla implements FfiHost {
     });
     for (const p of pointers) keepForXla(p);
     registrations.set(name, { bundle, platform, traits: options.traits ?? 0, guarded: guard });
+  }
+
+  /**
+   * Refuses, before jax sees them, handlers that report an XLA FFI API
+   * version newer than the hosted XLA's (it would refuse them at
+   * registration): each is asked for its metadata as an embedded runtime of
+   * the hosted version asks (so a TS handler bound without a version answers
+   * that version). A handler whose query fails here is left to XLA.
+   */
+  #checkVersions(name: string, bundle: HandlerStages): void {
+    const hosted = this.version.ffiApi;
+    if (hosted === null || _ffiApiSupport(hosted.major, hosted.minor) !== "spoken") return;
+    using rt = new Runtime({ threads: 0, apiVersion: `0.${hosted.minor}` as ApiVersion });
+    for (const k of ["instantiate", "prepare", "initialize", "execute"] as const) {
+      const h = bundle[k];
+      if (h === undefined || h === null) continue;
+      let reported: { major: number; minor: number };
+      try {
+        reported = rt.metadata(h).apiVersion;
+      } catch {
+        continue;
+      }
+      _checkHandlerVersion(name, reported, hosted, this.version.jaxlib);
+    }
   }
 
   /**
