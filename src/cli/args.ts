@@ -48,7 +48,7 @@ import { lookupTypeName, TYPE_NAMES, typeFacts, typeName } from "./type_names.ts
  *
  * @example
  * ```ts
- * import { ExitCode } from "@deno-xla/ffi/cli";
+ * import { ExitCode } from "./args.ts";
  * console.log(ExitCode.USAGE); // 2
  * ```
  */
@@ -340,7 +340,7 @@ function _parsePred(text: string, where: string): number {
  * @example
  * ```ts
  * import { DataType } from "@deno-xla/ffi";
- * import { parseValues } from "@deno-xla/ffi/cli";
+ * import { parseValues } from "./args.ts";
  * console.log(parseValues("1,2,0x10", DataType.S32, "--arg")); // [1, 2, 16]
  * console.log(parseValues("1+2j", DataType.C64, "--arg")); // [1, 2]
  * ```
@@ -373,7 +373,7 @@ export function parseValues(text: string, dtype: DataType, where: string): Eleme
  *
  * @example
  * ```ts
- * import { parseDims } from "@deno-xla/ffi/cli";
+ * import { parseDims } from "./args.ts";
  * console.log(parseDims("2, 3", "--ret")); // [2, 3]
  * console.log(parseDims("", "--ret")); // []
  * ```
@@ -406,7 +406,7 @@ function _count(dims: readonly number[]): number {
  *
  * @example
  * ```ts
- * import { MAX_INLINE_VALUES } from "@deno-xla/ffi/cli";
+ * import { MAX_INLINE_VALUES } from "./args.ts";
  * console.log(MAX_INLINE_VALUES); // 16777216
  * ```
  */
@@ -432,7 +432,7 @@ function _typeOf(name: string, where: string): DataType {
  *
  * @example
  * ```ts
- * import { parseArgSpec } from "@deno-xla/ffi/cli";
+ * import { parseArgSpec } from "./args.ts";
  * const spec = parseArgSpec("f32[2,2]=1,2,3,4", "--arg 1");
  * console.log(spec.kind === "inline" && spec.dims); // [2, 2]
  * console.log(parseArgSpec("x.npy", "--arg 2")); // { kind: "npy", path: "x.npy" }
@@ -498,7 +498,7 @@ function _fill(values: ElementValues, count: number): ElementValues {
  * @example
  * ```ts
  * import { DataType } from "@deno-xla/ffi";
- * import { parseRetSpec } from "@deno-xla/ffi/cli";
+ * import { parseRetSpec } from "./args.ts";
  * const spec = parseRetSpec("s32[4]", "--ret 1");
  * console.log(spec.kind === "buffer" && spec.dtype === DataType.S32); // true
  * ```
@@ -533,7 +533,7 @@ const ATTR_TYPED_RE = /^([a-z][a-z0-9]*)(\[\])?:([\s\S]*)$/i;
  *
  * @example
  * ```ts
- * import { parseAttrValue } from "@deno-xla/ffi/cli";
+ * import { parseAttrValue } from "./args.ts";
  * console.log(parseAttrValue("reflect", "--attr mode")); // { kind: "string", value: "reflect" }
  * console.log(parseAttrValue("i64[]:0,2", "--attr axes")); // { kind: "array", dtype: 5, values: [0n, 2n] }
  * ```
@@ -578,7 +578,7 @@ export function parseAttrValue(text: string, where: string): AttrValue {
  *
  * @example
  * ```ts
- * import { addAttr, type AttrDictionary } from "@deno-xla/ffi/cli";
+ * import { addAttr, type AttrDictionary } from "./args.ts";
  * const attrs: AttrDictionary = { kind: "dictionary", entries: new Map() };
  * addAttr(attrs, "cfg.scale=f32:2");
  * addAttr(attrs, "cfg.mode=reflect");
@@ -1037,7 +1037,7 @@ function _parseFuzz(argv: readonly string[]): ParsedCommand {
  *
  * @example
  * ```ts
- * import { parseCommandLine } from "@deno-xla/ffi/cli";
+ * import { parseCommandLine } from "./args.ts";
  * const cmd = parseCommandLine([
  *   "run", "./libh.so", "scale",
  *   "--arg", "f32[2]=1,2", "--ret", "f32[2]", "--attr", "alpha=f32:2.5",
@@ -1234,7 +1234,7 @@ Exit code 9 when a failure was found, 0 when none.`;
  *
  * @example
  * ```ts
- * import { usage } from "@deno-xla/ffi/cli";
+ * import { usage } from "./args.ts";
  * console.log(usage("run").split("\n")[0]); // "Usage: cli run <lib.so | handlers.ts> <handler> [options]"
  * ```
  */

@@ -247,7 +247,7 @@ function _fileSource(path: string): _Source & { close(): void } {
  *
  * @example
  * ```ts ignore
- * import { readElfSymbols } from "@deno-xla/ffi/cli";
+ * import { readElfSymbols } from "./elf.ts";
  * const { machineName, symbols } = readElfSymbols("./libhandlers.so");
  * console.log(machineName, symbols.map((s) => s.name));
  * ```
@@ -269,7 +269,9 @@ export function readElfSymbols(path: string): ElfSymbolTable {
  *
  * @example
  * ```ts
- * import { ErrorCode, FfiError, parseElfSymbols } from "@deno-xla/ffi/cli";
+ * import { ErrorCode } from "../abi/enums.ts";
+ * import type { FfiError } from "../errors.ts";
+ * import { parseElfSymbols } from "./elf.ts";
  * try {
  *   parseElfSymbols(new TextEncoder().encode("#!/bin/sh\n"), "script.sh");
  * } catch (e) {

@@ -711,7 +711,8 @@ async function _prepare(
  *
  * @example
  * ```ts ignore
- * import { embeddedRuntime, main } from "@deno-xla/ffi/cli";
+ * import { embeddedRuntime } from "./embedded.ts";
+ * import { main } from "./main.ts";
  * await main(["inspect", "./libmy_handlers.so"], {
  *   stdout: (t) => console.log(t),
  *   stderr: (t) => console.error(t),
