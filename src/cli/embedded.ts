@@ -27,7 +27,7 @@ import type { Instance } from "../runtime/instance.ts";
 import { Runtime } from "../runtime/runtime.ts";
 import type { AttrDictionary, AttrValue, ParsedRun } from "./args.ts";
 import { _closeRunModule, _importForRun } from "./module_target.ts";
-import { readElfSymbols } from "./elf.ts";
+import { readElfSymbols } from "../native/elf.ts";
 import {
   registerLibraryTypes,
   typeIdSymbols,

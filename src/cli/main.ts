@@ -12,7 +12,7 @@ import { missingNativePermissions } from "../build/native.ts";
 import { typeFacts, typeName } from "./type_names.ts";
 import { assertAllClose, AssertionError } from "../testing/assert.ts";
 import { FfiError, toFfiError } from "../errors.ts";
-import { type ElfSymbolTable, readElfSymbols } from "./elf.ts";
+import { type ElfSymbolTable, readElfSymbols } from "../native/elf.ts";
 import { classifyExports, type CxxName, isMangled } from "./cxx.ts";
 import { typeNameOf } from "./state_types.ts";
 import { _closest as _closestName } from "../_closest.ts";

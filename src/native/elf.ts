@@ -9,6 +9,9 @@
  * corrupt file gives an {@link FfiError} (INVALID_ARGUMENT) naming the path and
  * the fault, never a `RangeError` or an endless loop.
  *
+ * It sits low, beside the code that opens our own library: the runtime's
+ * `HandlerLibrary` and the command line both read symbols with it.
+ *
  * @module
  */
 import { ErrorCode } from "../abi/enums.ts";
