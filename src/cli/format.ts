@@ -8,7 +8,7 @@
 import { DataType, ErrorCode, type ExecutionStage, stageName } from "../abi/enums.ts";
 import { FfiError } from "../errors.ts";
 import type { Platform } from "./args.ts";
-import { typeFacts, typeName } from "./type_names.ts";
+import { typeFacts, typeName } from "../spec/type_names.ts";
 
 /** An array to print: element type, shape and row-major values. */
 export interface ArrayData {

@@ -9,7 +9,7 @@
  */
 import { DataType, ErrorCode } from "../abi/enums.ts";
 import { missingNativePermissions } from "../build/native.ts";
-import { typeFacts, typeName } from "./type_names.ts";
+import { typeFacts, typeName } from "../spec/type_names.ts";
 import { assertAllClose, AssertionError } from "../testing/assert.ts";
 import { FfiError, toFfiError } from "../errors.ts";
 import { type ElfSymbolTable, readElfSymbols } from "../native/elf.ts";
