@@ -14,7 +14,8 @@ const LIMITS: Readonly<Record<string, number>> = {
   "./npy": 8,
   "./cuda": 40,
   "./xla": 26,
-  "./testing": 36,
+  // With the spec grammar's AttrDictionary, AttrValue and ElementValues (a FuzzCase's attributes).
+  "./testing": 39,
   "./build": 4,
   // A command line exports `main`, what it writes to and its exit codes.
   "./cli": 3,
