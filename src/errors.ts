@@ -28,6 +28,46 @@ export function _errorCode(code: unknown): ErrorCode {
 }
 
 /**
+ * @internal The one way a code read from native code (our C library, an
+ * isolated library's process, the Python bridge) becomes an FfiError: 0
+ * (OK) is no error and gives `undefined`; 1..16 keeps its code and the
+ * message; anything else is UNKNOWN with the number said in the message.
+ * Where the native side reported a failure (`failed`), a 0 is no excuse:
+ * it too is UNKNOWN with the number in the message.
+ *
+ * @param code the native error code
+ * @param message the native message
+ * @param options `failed`: the native side says the call failed, whatever the code
+ */
+export function _nativeError(
+  code: number,
+  message: string,
+  options: ErrorOptions & { failed: true },
+): FfiError;
+export function _nativeError(
+  code: number,
+  message: string,
+  options?: ErrorOptions & { failed?: boolean },
+): FfiError | undefined;
+export function _nativeError(
+  code: number,
+  message: string,
+  options?: ErrorOptions & { failed?: boolean },
+): FfiError | undefined {
+  const { failed = false, ...errorOptions } = options ?? {};
+  if (code === ErrorCode.OK && !failed) return undefined;
+  if (isErrorCode(code)) return new FfiError(code, message, errorOptions);
+  const said = code === ErrorCode.OK
+    ? "native error code 0 (OK) for a call that failed"
+    : `native error code ${_describeValue(code)}, not one of XLA's codes 1..16`;
+  return new FfiError(
+    ErrorCode.UNKNOWN,
+    message === "" ? said : `${message} (${said})`,
+    errorOptions,
+  );
+}
+
+/**
  * An error carrying an XLA FFI {@link ErrorCode} and a message in the shape
  * XLA's `ffi.h` and runtime use.
  *

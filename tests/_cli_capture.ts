@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type CliIo, main } from "../cli.ts";
+import { type CliIo, main } from "../src/cli/main.ts";
 
 /** Exit code and captured output of one `main()` run. */
 export interface CliCapture {

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { embeddedRuntime } from "../cli.ts";
+import { embeddedRuntime } from "../src/cli/embedded.ts";
 import { handlerHostStats } from "../src/handler/host.ts";
 import { captureCli } from "./_cli_capture.ts";
 

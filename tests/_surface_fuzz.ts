@@ -45,16 +45,16 @@ import {
 import type { Handler } from "../src/handler/mod.ts";
 import { HandlerLibrary, type NativeHandler } from "../src/runtime/handler_library.ts";
 import { readNpy, type ReadNpyOptions, writeNpy } from "../src/npy.ts";
+import { parseCommandLine } from "../src/cli/args.ts";
 import {
   addAttr,
   type AttrDictionary as CliAttrs,
   parseArgSpec,
   parseAttrValue,
-  parseCommandLine,
   parseDims,
   parseRetSpec,
   parseValues,
-} from "../src/cli/args.ts";
+} from "../src/spec/grammar.ts";
 import { openTestHandlers, testHandlersPath } from "./_runtime_handlers.ts";
 
 /** The parts of the surface the fuzzer drives. */

@@ -1,19 +1,17 @@
 import assert from "node:assert/strict";
 import { DataType, ErrorCode, ExecutionStage } from "../src/abi/enums.ts";
 import { FfiError } from "../src/errors.ts";
+import { parseCommandLine, type ParsedRun, usage } from "../src/cli/args.ts";
 import {
   type AttrDictionary,
   type AttrValue,
   MAX_INLINE_VALUES,
   parseArgSpec,
   parseAttrValue,
-  parseCommandLine,
-  type ParsedRun,
   parseRetSpec,
   parseValues,
-  usage,
-} from "../src/cli/args.ts";
-import { lookupTypeName, parseTypeName, TYPE_NAMES, typeName } from "../src/cli/type_names.ts";
+} from "../src/spec/grammar.ts";
+import { lookupTypeName, parseTypeName, TYPE_NAMES, typeName } from "../src/spec/type_names.ts";
 
 function usageError(fn: () => unknown, re: RegExp): void {
   assert.throws(fn, (e: unknown) => {

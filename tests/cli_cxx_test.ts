@@ -9,7 +9,9 @@
 import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
 import { CXX_FLAGS } from "../build.ts";
-import { type CliIo, embeddedRuntime, ExitCode } from "../cli.ts";
+import { ExitCode } from "../src/cli/args.ts";
+import { embeddedRuntime } from "../src/cli/embedded.ts";
+import type { CliIo } from "../src/cli/main.ts";
 import { demangle } from "../src/cli/cxx.ts";
 import { captureCli } from "./_cli_capture.ts";
 

@@ -8,7 +8,8 @@
  */
 import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
-import { embeddedRuntime, ExitCode, parseCommandLine } from "../cli.ts";
+import { ExitCode, parseCommandLine } from "../src/cli/args.ts";
+import { embeddedRuntime } from "../src/cli/embedded.ts";
 import { DataType, FfiError } from "../mod.ts";
 import { saveNpy } from "../src/npy.ts";
 import { buildDemoLibrary } from "../examples/build_native.ts";

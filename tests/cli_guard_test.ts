@@ -3,7 +3,8 @@
  * argument is reported with the operand and the byte offset (exit code 1).
  */
 import assert from "node:assert/strict";
-import { embeddedRuntime, ExitCode, parseCommandLine } from "../cli.ts";
+import { ExitCode, parseCommandLine } from "../src/cli/args.ts";
+import { embeddedRuntime } from "../src/cli/embedded.ts";
 import { captureCli } from "./_cli_capture.ts";
 import { faultHandlersPath } from "./_fault_handlers.ts";
 

@@ -4,8 +4,11 @@ import { buildSharedLibrary } from "../build.ts";
 import { DataType, ErrorCode } from "../src/abi/enums.ts";
 import { FfiError } from "../src/errors.ts";
 import { loadNpy, saveNpy } from "../src/npy.ts";
-import { type CliIo, embeddedRuntime, ExitCode, queryMetadata } from "../cli.ts";
-import { _decode, _encode, _moduleHandler } from "../src/cli/embedded.ts";
+import { ExitCode } from "../src/cli/args.ts";
+import { embeddedRuntime } from "../src/cli/embedded.ts";
+import { type CliIo, queryMetadata } from "../src/cli/main.ts";
+import { _decode, _moduleHandler } from "../src/cli/embedded.ts";
+import { encodeValues } from "../src/spec/grammar.ts";
 import { NativeHandler } from "../src/runtime/handler_library.ts";
 import { cudaUnavailableReason } from "../src/cuda/mod.ts";
 import { runDeno } from "./_child.ts";
@@ -279,13 +282,16 @@ Deno.test("element encoding round-trips through the buffer formats", () => {
   ];
   for (const [dtype, dims, values] of cases) {
     const shape = dtype === DataType.BF16 ? [2] : dims;
-    const raw = _encode(dtype, shape, values);
+    const raw = encodeValues(dtype, shape, values);
     assert.deepEqual(
       [..._decode(dtype, raw) as ArrayLike<number | bigint> & Iterable<unknown>],
       values,
     );
   }
-  assert.throws(() => _encode(DataType.F32, [2], [1]), /1 values for the 2 elements of F32\[2\]/);
+  assert.throws(
+    () => encodeValues(DataType.F32, [2], [1]),
+    /1 values for the 2 elements of F32\[2\]/,
+  );
 });
 
 const HANDLERS = fileURLToPath(new URL("../examples/handlers.ts", import.meta.url));

@@ -9,7 +9,8 @@
  */
 import assert from "node:assert/strict";
 import { buildSharedLibrary, findCxxCompiler } from "../build.ts";
-import { embeddedRuntime, ExitCode } from "../cli.ts";
+import { ExitCode } from "../src/cli/args.ts";
+import { embeddedRuntime } from "../src/cli/embedded.ts";
 import { ErrorCode, FfiError, HandlerLibrary, Runtime } from "../mod.ts";
 import { captureCli } from "./_cli_capture.ts";
 import { jaxlibHeaders } from "./_jax.ts";

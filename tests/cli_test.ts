@@ -3,16 +3,10 @@ import assert from "node:assert/strict";
 import { buildSharedLibrary } from "../build.ts";
 import { DataType, ErrorCode } from "../src/abi/enums.ts";
 import { FfiError } from "../src/errors.ts";
-import {
-  type ArrayData,
-  type CallArg,
-  type CliRuntime,
-  ExitCode,
-  type ParsedRun,
-  type PreparedCall,
-  unavailableRuntime,
-  usage,
-} from "../cli.ts";
+import { ExitCode, type ParsedRun, usage } from "../src/cli/args.ts";
+import type { ArrayData } from "../src/cli/format.ts";
+import { unavailableRuntime } from "../src/cli/main.ts";
+import type { CallArg, CliRuntime, PreparedCall } from "../src/cli/runtime_api.ts";
 import { captureCli } from "./_cli_capture.ts";
 
 const LIB = () =>

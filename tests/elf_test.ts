@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { buildSharedLibrary } from "../build.ts";
 import { ErrorCode } from "../src/abi/enums.ts";
 import { FfiError } from "../src/errors.ts";
-import { parseElfSymbols, readElfSymbols } from "../src/cli/elf.ts";
+import { parseElfSymbols, readElfSymbols } from "../src/native/elf.ts";
 
 const SOURCE = new URL("../native/tests/elf_symbols.c", import.meta.url);
 

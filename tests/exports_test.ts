@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { guardLibraryPath, isolateChildPath, nativeLibraryPath } from "../build.ts";
-import { readElfSymbols } from "../src/cli/elf.ts";
+import { readElfSymbols } from "../src/native/elf.ts";
 import { SYMBOLS } from "../src/native/symbols.ts";
 
 const PREFIX = "xla_ffi_deno_";

@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { buildSharedLibrary, findCxxCompiler } from "../build.ts";
 import { DataType, Ffi, FfiError } from "../mod.ts";
-import { ExitCode } from "../cli.ts";
+import { ExitCode } from "../src/cli/args.ts";
 import {
   discoverSignature,
   formatFuzzReport,

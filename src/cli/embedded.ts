@@ -5,13 +5,7 @@
  *
  * @module
  */
-import {
-  dataTypeInfo,
-  decodeFloats,
-  encodeFloats,
-  numberToSubByte,
-  subByteToNumber,
-} from "../abi/dtype.ts";
+import { dataTypeInfo, decodeFloats, subByteToNumber } from "../abi/dtype.ts";
 import { DataType, ErrorCode, ExecutionStage, stageName } from "../abi/enums.ts";
 import { FfiError, toFfiError } from "../errors.ts";
 import { loadNpy, saveNpy } from "../npy.ts";
@@ -25,9 +19,10 @@ import { HandlerLibrary, NativeHandler } from "../runtime/handler_library.ts";
 import type { DeviceBuffer } from "../runtime/device_buffer.ts";
 import type { Instance } from "../runtime/instance.ts";
 import { Runtime } from "../runtime/runtime.ts";
-import type { AttrDictionary, AttrValue, ParsedRun } from "./args.ts";
+import type { ParsedRun } from "./args.ts";
+import { type AttrDictionary, type AttrValue, encodeValues } from "../spec/grammar.ts";
 import { _closeRunModule, _importForRun } from "./module_target.ts";
-import { readElfSymbols } from "./elf.ts";
+import { readElfSymbols } from "../native/elf.ts";
 import {
   registerLibraryTypes,
   typeIdSymbols,
@@ -166,39 +161,6 @@ function _count(dims: readonly number[]): number {
   let n = 1;
   for (const d of dims) n *= d;
   return n;
-}
-
-/** Encodes element values (as parsed or decoded) as the buffer of `dtype`. */
-export function _encode(
-  dtype: DataType,
-  dims: readonly number[],
-  values: ArrayLike<number | bigint | boolean>,
-): _Raw {
-  const info = dataTypeInfo(dtype);
-  const ctor = info.typedArray;
-  if (ctor === null) {
-    throw new FfiError(ErrorCode.INVALID_ARGUMENT, `${info.name} buffers hold no values`);
-  }
-  const n = _count(dims) * info.lanes;
-  if (values.length !== n) {
-    throw new FfiError(
-      ErrorCode.INVALID_ARGUMENT,
-      `${values.length} values for the ${n} elements of ${info.name}[${dims.join(",")}]`,
-    );
-  }
-  const nums = () => Array.from(values, (v) => Number(v));
-  if (info.kind === "float" && (ctor === Uint8Array || ctor === Uint16Array)) {
-    return encodeFloats(dtype, nums());
-  }
-  if (info.bitWidth < 8 && info.kind !== "float") {
-    return Uint8Array.from(values, (v) => numberToSubByte(dtype, Number(v)));
-  }
-  if (info.kind === "pred") return Uint8Array.from(values, (v) => (v ? 1 : 0));
-  if (ctor === BigInt64Array || ctor === BigUint64Array) {
-    const big = Array.from(values, (v) => BigInt(v as number | bigint));
-    return ctor === BigInt64Array ? BigInt64Array.from(big) : BigUint64Array.from(big);
-  }
-  return (ctor as Float64ArrayConstructor).from(nums());
 }
 
 /** Decodes a buffer of `dtype` into printable element values. */
@@ -634,7 +596,7 @@ async function _prepare(
         b.tokenArg();
         continue;
       }
-      const data = _encode(a.dtype, a.dims, a.values);
+      const data = encodeValues(a.dtype, a.dims, a.values);
       if (cuda) {
         const d = rt.deviceArg(data, a.dims, a.dtype);
         devices.push(d);
@@ -711,7 +673,8 @@ async function _prepare(
  *
  * @example
  * ```ts ignore
- * import { embeddedRuntime, main } from "@deno-xla/ffi/cli";
+ * import { embeddedRuntime } from "./embedded.ts";
+ * import { main } from "./main.ts";
  * await main(["inspect", "./libmy_handlers.so"], {
  *   stdout: (t) => console.log(t),
  *   stderr: (t) => console.error(t),
@@ -735,7 +698,11 @@ export function embeddedRuntime(options?: EmbeddedRuntimeOptions): CliRuntime {
       return { dtype: a.dtype, dims: a.shape, values: _decode(a.dtype, a.data) };
     },
     writeNpy(path, a) {
-      saveNpy(path, { dtype: a.dtype, shape: a.dims, data: _encode(a.dtype, a.dims, a.values) });
+      saveNpy(path, {
+        dtype: a.dtype,
+        shape: a.dims,
+        data: encodeValues(a.dtype, a.dims, a.values),
+      });
     },
   };
 }

@@ -8,7 +8,7 @@
 import { DataType, ErrorCode, type ExecutionStage, stageName } from "../abi/enums.ts";
 import { FfiError } from "../errors.ts";
 import type { Platform } from "./args.ts";
-import { typeFacts, typeName } from "./type_names.ts";
+import { typeFacts, typeName } from "../spec/type_names.ts";
 
 /** An array to print: element type, shape and row-major values. */
 export interface ArrayData {
@@ -91,7 +91,7 @@ function _floatText(v: number, dtype: DataType): string {
  * @example
  * ```ts
  * import { DataType } from "@deno-xla/ffi";
- * import { formatElement } from "@deno-xla/ffi/cli";
+ * import { formatElement } from "./format.ts";
  * console.log(formatElement(DataType.F32, Math.fround(0.1))); // "0.1"
  * console.log(formatElement(DataType.C64, 1, -2)); // "1.0-2.0j"
  * ```
@@ -119,7 +119,7 @@ export function formatElement(
  * @example
  * ```ts
  * import { DataType } from "@deno-xla/ffi";
- * import { formatShape } from "@deno-xla/ffi/cli";
+ * import { formatShape } from "./format.ts";
  * console.log(formatShape(DataType.S32, [4])); // "s32[4]"
  * ```
  */
@@ -150,7 +150,7 @@ function _checkValues(array: ArrayData): { count: number; per: number } {
  * @example
  * ```ts
  * import { DataType } from "@deno-xla/ffi";
- * import { formatArray } from "@deno-xla/ffi/cli";
+ * import { formatArray } from "./format.ts";
  * console.log(formatArray({ dtype: DataType.S32, dims: [2, 3], values: [1, 2, 3, 4, 5, 60] }));
  * // [[ 1,  2,  3],
  * //  [ 4,  5, 60]]
@@ -244,7 +244,7 @@ export interface TimingSummary {
  *
  * @example
  * ```ts
- * import { summarizeTimings } from "@deno-xla/ffi/cli";
+ * import { summarizeTimings } from "./format.ts";
  * console.log(summarizeTimings([3, 1, 2, 10]).medianMs); // 2.5
  * ```
  */
@@ -277,7 +277,7 @@ export function summarizeTimings(samplesMs: ArrayLike<number>): TimingSummary {
  *
  * @example
  * ```ts
- * import { formatDuration } from "@deno-xla/ffi/cli";
+ * import { formatDuration } from "./format.ts";
  * console.log(formatDuration(0.0123)); // "12.3 µs"
  * console.log(formatDuration(1500)); // "1.50 s"
  * ```
@@ -300,7 +300,7 @@ export function formatDuration(ms: number): string {
  *
  * @example
  * ```ts
- * import { formatTiming, summarizeTimings } from "@deno-xla/ffi/cli";
+ * import { formatTiming, summarizeTimings } from "./format.ts";
  * console.log(formatTiming(summarizeTimings([1, 2, 3])));
  * // "3 calls: median 2.00 ms, min 1.00 ms, max 3.00 ms, mean 2.00 ms"
  * ```
@@ -345,7 +345,7 @@ export interface ProgressOptions {
  *
  * @example
  * ```ts
- * import { ProgressLine } from "@deno-xla/ffi/cli";
+ * import { ProgressLine } from "./format.ts";
  * using progress = new ProgressLine(1000);
  * for (let i = 1; i <= 1000; i++) progress.update(i);
  * ```
@@ -515,7 +515,7 @@ function _jsonValue(dtype: DataType, v: number | bigint | boolean): unknown {
  * @example
  * ```ts
  * import { DataType, ExecutionStage } from "@deno-xla/ffi";
- * import { formatRunJson } from "@deno-xla/ffi/cli";
+ * import { formatRunJson } from "./format.ts";
  * console.log(formatRunJson({
  *   target: "./lib.so", handler: "h", stage: ExecutionStage.EXECUTE, platform: "host",
  *   results: [{ kind: "buffer", dtype: DataType.S64, dims: [2], values: [1n, 2n ** 60n] }],

@@ -1,30 +1,13 @@
 /**
  * The primary context of a device: retained on open, released on close.
- * The module also keeps one reference of each device's primary context for
- * the rest of the process, taken on first use, so the context is never torn
- * down and built again between uses.
+ * The one reference of each device's primary context that the process keeps
+ * (so the context is never torn down and built again between uses) is taken
+ * by `_retainResident` in device.ts, which device queries use too.
  *
  * @module
  */
-import { Device } from "./device.ts";
-import { _check, _closedError, _driverLibraryPath, _out64, _out64b, _sym } from "./driver.ts";
-
-/** Devices (by driver library and ordinal) whose primary context the process keeps. */
-const resident = new Set<string>();
-
-/**
- * Retains `device`'s primary context once for the rest of the process (as
- * the CUDA runtime and XLA do), so that releasing every {@link Context} and
- * `Runtime` never brings its count to zero: destroying a primary context
- * frees everything in it and the next retain builds it again, which takes
- * long on a large GPU. Later calls for the same device do nothing.
- */
-export function _retainResident(device: Device): void {
-  const key = `${_driverLibraryPath()}\0${device.ordinal}`;
-  if (resident.has(key)) return;
-  _check(_sym("cuDevicePrimaryCtxRetain")(_out64, device.handle), "cuDevicePrimaryCtxRetain");
-  resident.add(key);
-}
+import { _retainResident, Device } from "./device.ts";
+import { _check, _closedError, _out64, _out64b, _sym } from "./driver.ts";
 
 /**
  * A device's primary context (the one the CUDA runtime and XLA use),

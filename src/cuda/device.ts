@@ -5,8 +5,24 @@
  */
 import { ErrorCode } from "../abi/enums.ts";
 import { FfiError } from "../errors.ts";
-import { _retainResident } from "./context.ts";
-import { _check, _driver, _out32, _out64, _out64b, _sym } from "./driver.ts";
+import { _check, _driver, _driverLibraryPath, _out32, _out64, _out64b, _sym } from "./driver.ts";
+
+/** Devices (by driver library and ordinal) whose primary context the process keeps. */
+const resident = new Set<string>();
+
+/**
+ * Retains `device`'s primary context once for the rest of the process (as
+ * the CUDA runtime and XLA do), so that releasing every `Context` and
+ * `Runtime` never brings its count to zero: destroying a primary context
+ * frees everything in it and the next retain builds it again, which takes
+ * long on a large GPU. Later calls for the same device do nothing.
+ */
+export function _retainResident(device: Device): void {
+  const key = `${_driverLibraryPath()}\0${device.ordinal}`;
+  if (resident.has(key)) return;
+  _check(_sym("cuDevicePrimaryCtxRetain")(_out64, device.handle), "cuDevicePrimaryCtxRetain");
+  resident.add(key);
+}
 
 /** `CU_DEVICE_ATTRIBUTE_*` values used by {@link Device}. */
 export const DeviceAttribute = {

@@ -8,7 +8,7 @@
  */
 import { ErrorCode, ExecutionStage } from "../abi/enums.ts";
 import type { ApiVersion } from "../abi/version.ts";
-import { FfiError } from "../errors.ts";
+import { _nativeError, FfiError } from "../errors.ts";
 import type { CallFrame } from "./call_frame.ts";
 import { _stageHandler, type HandlerStages, type NativeHandler } from "./handler_library.ts";
 import type { _IsolatedContext } from "./isolate.ts";
@@ -94,7 +94,7 @@ export function _isolatedThreadResult(
 ): ThreadCallResult {
   const result: ThreadCallResult = { ok: r.ok, failed: r.failed };
   if (r.failed > 0) {
-    result.firstError = new FfiError(r.code in ErrorCode ? r.code : ErrorCode.UNKNOWN, r.message);
+    result.firstError = _nativeError(r.code, r.message, { failed: true });
   }
   return result;
 }

@@ -4,12 +4,12 @@
  *
  * @module
  */
-import { _errorCode, FfiError } from "../errors.ts";
+import { _nativeError, type FfiError } from "../errors.ts";
 import { native } from "../native/lib.ts";
 
 /**
  * Reads code and message of a native error, destroys it, returns an
- * FfiError (a code outside XLA's 1..16 reads as UNKNOWN). The value a TS
+ * FfiError (`_nativeError`: a code outside XLA's 1..16 reads as UNKNOWN). The value a TS
  * handler threw becomes its cause where a call closes its window with it
  * (`_closeCall` in errors.ts), never here: this error may be no call's.
  */
@@ -19,7 +19,7 @@ export function _takeError(err: Deno.PointerObject): FfiError {
   const msgPtr = sym.xla_ffi_deno_runtime_error_message(err);
   const message = msgPtr === null ? "" : Deno.UnsafePointerView.getCString(msgPtr);
   sym.xla_ffi_deno_runtime_error_destroy(err);
-  return new FfiError(_errorCode(code), message);
+  return _nativeError(code, message, { failed: true });
 }
 
 /** Throws the native error if there is one. */

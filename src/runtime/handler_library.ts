@@ -12,7 +12,7 @@ import { _describeHandler, native } from "../native/lib.ts";
 import { _cString } from "./_native_error.ts";
 import { _register, _unregister } from "../_resources.ts";
 import { _Isolated, type IsolateOptions } from "./isolate.ts";
-import { readElfSymbols } from "../cli/elf.ts";
+import { readElfSymbols } from "../native/elf.ts";
 import { _closest } from "../_closest.ts";
 
 /**

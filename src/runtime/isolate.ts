@@ -14,7 +14,7 @@
 import { isolateChildPath } from "../build/native.ts";
 import { guardLibraryPath, nativeLibraryPath } from "../build/native.ts";
 import { DataType, ErrorCode } from "../abi/enums.ts";
-import { FfiError } from "../errors.ts";
+import { _nativeError, FfiError } from "../errors.ts";
 import { NEWEST_API_VERSION } from "../abi/version.ts";
 import { native } from "../native/lib.ts";
 import { DeviceMemory } from "../cuda/memory.ts";
@@ -355,7 +355,7 @@ export class _Isolated {
   #started(rc: number): void {
     if (rc === 0) {
       if (this.#dv!.getInt32(H_STATUS, true) === 0) return;
-      const e = new FfiError(this.#dv!.getInt32(H_CODE, true), this.#message());
+      const e = _nativeError(this.#dv!.getInt32(H_CODE, true), this.#message(), { failed: true });
       this.#drop();
       throw e;
     }
@@ -498,11 +498,7 @@ export class _Isolated {
       }
       const dv = this.#dv!;
       if (dv.getInt32(H_STATUS, true) !== 0) {
-        const code = dv.getInt32(H_CODE, true);
-        throw new FfiError(
-          code in ErrorCode && code !== 0 ? code : ErrorCode.UNKNOWN,
-          this.#message(),
-        );
+        throw _nativeError(dv.getInt32(H_CODE, true), this.#message(), { failed: true });
       }
       return [0, 1, 2, 3].map((i) => Number(dv.getBigInt64(H_METADATA + 8 * i, true)));
     } finally {
@@ -732,11 +728,7 @@ export class _Isolated {
       return { ok, failed, code, message: failed > 0 ? this.#message() : "" };
     }
     if (status !== 0) {
-      const code = dv.getInt32(H_CODE, true);
-      throw new FfiError(
-        code in ErrorCode && code !== 0 ? code : ErrorCode.UNKNOWN,
-        this.#message(),
-      );
+      throw _nativeError(dv.getInt32(H_CODE, true), this.#message(), { failed: true });
     }
     return undefined;
   }

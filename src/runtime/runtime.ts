@@ -10,7 +10,7 @@
  */
 import { type DataType, ErrorCode, ExecutionStage, type HandlerTraits } from "../abi/enums.ts";
 import type { DataTypedArray } from "../abi/dtype.ts";
-import { _closeCall, _errorCode, _openCall, FfiError } from "../errors.ts";
+import { _closeCall, _nativeError, _openCall, FfiError } from "../errors.ts";
 import { native } from "../native/lib.ts";
 import { CALL_MODE } from "../native/symbols_runtime.ts";
 import { _takeError } from "./_native_error.ts";
@@ -968,9 +968,10 @@ export class Runtime implements FfiHost {
     let first: FfiError | undefined;
     if (err === null && result.failed > 0) {
       const end = msg!.indexOf(0);
-      first = new FfiError(
-        _errorCode(Number(counts![2])),
+      first = _nativeError(
+        Number(counts![2]),
         new TextDecoder().decode(msg!.subarray(0, end < 0 ? msg!.length : end)),
+        { failed: true },
       );
     }
     // The first failure's cause is one of this call's; the other failures' are forgotten.

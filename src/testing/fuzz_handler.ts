@@ -15,15 +15,15 @@
 import { DataType, ErrorCode } from "../abi/enums.ts";
 import { dataTypeInfo } from "../abi/dtype.ts";
 import { FfiError, toFfiError } from "../errors.ts";
-import { typeFacts, typeName } from "../cli/type_names.ts";
+import { typeFacts, typeName } from "../spec/type_names.ts";
 import {
   addAttr,
   type AttrDictionary as CliAttrs,
   type AttrValue,
+  encodeValues,
   parseArgSpec,
   parseRetSpec,
-} from "../cli/args.ts";
-import { _encode } from "../cli/embedded.ts";
+} from "../spec/grammar.ts";
 import { array, type AttrDictionary, type AttrInput, scalar } from "../runtime/attributes.ts";
 import type { ArrayInput, ArraySpec } from "../runtime/ffi_call.ts";
 import { HandlerLibrary, type HandlerRef } from "../runtime/handler_library.ts";
@@ -1065,7 +1065,7 @@ function _bytesOf(
   values: (number | bigint)[],
 ): Uint8Array {
   if (dataTypeInfo(dtype).typedArray === null) return new Uint8Array(0);
-  const v = _encode(dtype, shape, values);
+  const v = encodeValues(dtype, shape, values);
   return new Uint8Array(v.buffer, v.byteOffset, v.byteLength).slice();
 }
 

@@ -73,6 +73,8 @@ export {
   type HandlerSignature,
   type ResultRule,
 } from "./fuzz_handler.ts";
+// The attributes of a fuzz case, as the spec grammar (and `cli run --attr`) writes them.
+export type { AttrDictionary, AttrValue, ElementValues } from "../spec/grammar.ts";
 export {
   assertNoOpenResources,
   LeakError,

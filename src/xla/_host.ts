@@ -9,7 +9,7 @@
  * @module
  */
 import { ErrorCode } from "../abi/enums.ts";
-import { _closeCall, _openCall, FfiError } from "../errors.ts";
+import { _closeCall, _nativeError, _openCall, FfiError } from "../errors.ts";
 import { native } from "../native/lib.ts";
 import { BRIDGE_SOURCE } from "./_bridge_py.ts";
 import { type _Arg, _decodeReply, _encodeRequest, type _Reply } from "./_codec.ts";
@@ -74,9 +74,8 @@ export function _pythonError(h: Readonly<Partial<_ErrorReply>>): PythonError {
   const type = String(h.type ?? "Exception");
   let message = String(h.message ?? "");
   const traceback = String(h.traceback ?? "");
-  if (typeof h.code === "number" && h.code !== ErrorCode.OK && ErrorCode[h.code] !== undefined) {
-    return new PythonError(h.code, message, type, traceback);
-  }
+  const coded = typeof h.code === "number" ? _nativeError(h.code, message) : undefined;
+  if (coded !== undefined) return new PythonError(coded.code, coded.message, type, traceback);
   // XLA statuses read "CODE: message" (absl::Status::ToString).
   const m = /^([A-Z_]+): /.exec(message);
   const named = m ? (ErrorCode as unknown as Record<string, number>)[m[1]!] : undefined;

@@ -84,7 +84,7 @@ export const TYPE_NAMES: readonly string[] = [...BY_NAME.keys()];
  *
  * @example
  * ```ts
- * import { lookupTypeName } from "@deno-xla/ffi/cli";
+ * import { lookupTypeName } from "./type_names.ts";
  * console.log(lookupTypeName("i32") === lookupTypeName("s32")); // true
  * ```
  */
@@ -99,7 +99,7 @@ export function lookupTypeName(name: string): DataType | undefined {
  * @example
  * ```ts
  * import { DataType } from "@deno-xla/ffi";
- * import { parseTypeName } from "@deno-xla/ffi/cli";
+ * import { parseTypeName } from "./type_names.ts";
  * console.log(parseTypeName("bf16") === DataType.BF16); // true
  * ```
  */
@@ -120,7 +120,7 @@ export function parseTypeName(name: string): DataType {
  * @example
  * ```ts
  * import { DataType } from "@deno-xla/ffi";
- * import { typeName } from "@deno-xla/ffi/cli";
+ * import { typeName } from "./type_names.ts";
  * console.log(typeName(DataType.S32)); // "s32"
  * ```
  */
@@ -134,7 +134,7 @@ export function typeName(type: DataType): string {
  * @example
  * ```ts
  * import { DataType } from "@deno-xla/ffi";
- * import { typeFacts } from "@deno-xla/ffi/cli";
+ * import { typeFacts } from "./type_names.ts";
  * console.log(typeFacts(DataType.U8)?.max); // 255n
  * ```
  */

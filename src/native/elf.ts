@@ -9,6 +9,9 @@
  * corrupt file gives an {@link FfiError} (INVALID_ARGUMENT) naming the path and
  * the fault, never a `RangeError` or an endless loop.
  *
+ * It sits low, beside the code that opens our own library: the runtime's
+ * `HandlerLibrary` and the command line both read symbols with it.
+ *
  * @module
  */
 import { ErrorCode } from "../abi/enums.ts";
@@ -247,7 +250,7 @@ function _fileSource(path: string): _Source & { close(): void } {
  *
  * @example
  * ```ts ignore
- * import { readElfSymbols } from "@deno-xla/ffi/cli";
+ * import { readElfSymbols } from "./elf.ts";
  * const { machineName, symbols } = readElfSymbols("./libhandlers.so");
  * console.log(machineName, symbols.map((s) => s.name));
  * ```
@@ -269,7 +272,9 @@ export function readElfSymbols(path: string): ElfSymbolTable {
  *
  * @example
  * ```ts
- * import { ErrorCode, FfiError, parseElfSymbols } from "@deno-xla/ffi/cli";
+ * import { ErrorCode } from "../abi/enums.ts";
+ * import type { FfiError } from "../errors.ts";
+ * import { parseElfSymbols } from "./elf.ts";
  * try {
  *   parseElfSymbols(new TextEncoder().encode("#!/bin/sh\n"), "script.sh");
  * } catch (e) {
