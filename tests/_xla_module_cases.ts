@@ -141,6 +141,40 @@ result = [np.asarray(lu).T.ravel().tolist(), (np.asarray(piv) + 1).tolist()]
     back.forEach((v, i) => assert.ok(Math.abs(v - A3[i]!) < 1e-5));
   },
 
+  /**
+   * A name one off a LAPACK handler's (`lapack_sgetrf` for jax's
+   * `lapack_sgetrf_ffi`): XLA's NOT_FOUND unchanged and the same hint on
+   * both hosts, under real XLA for the names jax registered itself.
+   */
+  async lapackHints() {
+    await using xla = await Xla.open();
+    const lapack = await xla.handlersFrom("jaxlib.cpu._lapack", { initialize: "initialize" });
+    // jax registers its LAPACK targets the first time it lowers a linear algebra op.
+    await xla.runPython("jax.numpy.linalg.inv(jax.numpy.eye(2)).block_until_ready()");
+    const registered = await xla.runPython(
+      'result = "lapack_sgetrf_ffi" in jax._src.lib.xla_client.custom_call_targets("cpu")',
+    );
+    assert.equal(registered, true, "jax registered lapack_sgetrf_ffi");
+    using rt = new Runtime();
+    for (const [name, h] of lapack) rt.register(name, h); // the names jax registers
+    const call = { args: [{ data: transpose(A3, 3), shape: [3, 3] }], results: GETRF_RESULTS(3) };
+    const fromXla = await xla.ffiCall("lapack_sgetrf", call).then(
+      () => assert.fail("resolved"),
+      (e: FfiError) => e,
+    );
+    const fromRt = await rt.ffiCall("lapack_sgetrf", call).then(
+      () => assert.fail("resolved"),
+      (e: FfiError) => e,
+    );
+    for (const e of [fromXla, fromRt]) {
+      assert.equal(e.code, ErrorCode.NOT_FOUND, e.message);
+      assert.match(e.message, /^No FFI handler registered for lapack_sgetrf on a platform /);
+      assert.doesNotMatch(e.message, /did you mean/);
+      assert.equal(e.hint, "did you mean 'lapack_sgetrf_ffi'?");
+      assert.ok(String(e).endsWith(`${e.message}\nHint: did you mean 'lapack_sgetrf_ffi'?`));
+    }
+  },
+
   /** Without initialize, LAPACK's handler calls a null pointer: the process dies (as in jax). */
   async lapackNoInitialize() {
     await using xla = await Xla.open();
