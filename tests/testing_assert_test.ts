@@ -17,6 +17,7 @@ import {
 import {
   assertAllClose,
   assertArrayEqual,
+  assertBitsEqual,
   assertFfiError,
   AssertionError,
   complex128,
@@ -429,4 +430,58 @@ Deno.test("assertAllClose: a detached array is a TypeError saying so, not an emp
     () => assertAllClose([1, 2], { data: x, shape: [2] }),
     (e: Error) => e instanceof TypeError && e.message.startsWith("expected: its ArrayBuffer"),
   );
+});
+
+Deno.test("assertBitsEqual: 0 and -0, NaN payloads, and every width compared by their bits", () => {
+  // Equal values, different bits: numpy's rule passes, the bitwise one fails.
+  const zero = new Float32Array([0, 1]), negZero = new Float32Array([-0, 1]);
+  assertArrayEqual(zero, negZero);
+  assert.throws(
+    () => assertBitsEqual(zero, negZero),
+    (e: unknown) =>
+      e instanceof AssertionError &&
+      e.message ===
+        "Arrays are not bitwise equal\nMismatched elements: 1 / 2 (50.0%)\n" +
+          "First mismatches (index: actual vs expected):\n  [0]: 0 (0x00000000) vs -0 (0x00000080)",
+  );
+  assert.throws(
+    () => assertArrayEqual(zero, negZero, "host vs build", { bitwise: true }),
+    /^AssertionError: Arrays are not bitwise equal: host vs build\n/,
+  );
+  // NaNs: the same payload is equal, another payload is not.
+  const nanA = new Float64Array(new BigUint64Array([0x7ff8000000000001n]).buffer);
+  const nanB = new Float64Array(new BigUint64Array([0x7ff8000000000002n]).buffer);
+  assertArrayEqual(nanA, nanB);
+  assertBitsEqual(nanA, nanA.slice());
+  assert.throws(() => assertBitsEqual(nanA, nanB), /nan \(0x010000000000f87f\) vs nan/);
+  // BF16 bits, complex pairs, shapes, data types and sizes.
+  assertBitsEqual(
+    new Uint16Array([0x3f80]),
+    { data: new Uint16Array([0x3f80]), dtype: DataType.BF16 },
+    "",
+    {
+      dtype: DataType.BF16,
+    },
+  );
+  assertArrayEqual(complex64([1], [-0]), complex64([1], [-0]), "", { bitwise: true });
+  assert.throws(
+    () => assertBitsEqual(complex64([1], [0]), complex64([1], [-0])),
+    /\[0\]: 1\+0j \(0x0000803f00000000\) vs 1-0j \(0x0000803f00000080\)/,
+  );
+  assert.throws(
+    () => assertBitsEqual(new Float32Array(2), new Int32Array(2)),
+    /\(data types F32, S32 mismatch\)/,
+  );
+  assert.throws(
+    () =>
+      assertBitsEqual({ data: new Float32Array(4), shape: [2, 2] }, {
+        data: new Float32Array(4),
+        shape: [4],
+      }),
+    /\(shapes \(2, 2\), \(4,\) mismatch\)/,
+  );
+  assert.throws(() => assertBitsEqual(new Float32Array(2), new Float32Array(3)), /sizes 2, 3/);
+  // Plain numbers have no bits of their own.
+  assert.throws(() => assertBitsEqual(new Float32Array(1), [0]), TypeError);
+  assert.throws(() => assertBitsEqual(new Float32Array(1), 0), TypeError);
 });
