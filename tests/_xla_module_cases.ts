@@ -74,6 +74,25 @@ def initialize():
             "f.number": 42}
 `,
   );
+  await Deno.writeTextFile(
+    `${dir}/deno_xla_twice.py`,
+    common + `def registrations():
+    return {"cpu": [("t.same", cap(0x1000), 1), ("t.same", cap(0x1000), 1),
+                    ("t.dup", cap(0x1000), 1), ("t.dup", cap(0x2000), 1)]}
+`,
+  );
+  await Deno.writeTextFile(
+    `${dir}/deno_xla_once.py`,
+    common + `def registrations():
+    return {"cpu": [("t.same", cap(0x1000), 1), ("t.same", cap(0x1000), 1)], "CUDA": [("t.same", cap(0x2000), 1)]}
+`,
+  );
+  await Deno.writeTextFile(
+    `${dir}/deno_xla_none.py`,
+    common + `def registrations():
+    return {"cpu": [("t.ok", cap(0x1000), 1)], "CUDA": None}
+`,
+  );
   return dir;
 }
 
@@ -256,6 +275,40 @@ result = [np.asarray(lu).T.ravel().tolist(), (np.asarray(piv) + 1).tolist()]
       (e: PythonError) => e.code === ErrorCode.UNAVAILABLE && /no_such_module_here/.test(e.message),
     );
     await assert.rejects(xla.handlersFrom("not a module"), /dotted identifiers/);
+    await Deno.remove(dir, { recursive: true });
+  },
+
+  /**
+   * Odd registrations(): one name listed twice with different handlers is
+   * refused as XLA refuses a duplicate registration, naming both; the same
+   * handler twice is one; a platform entry of None names the module and
+   * the entry.
+   */
+  async oddRegistrations() {
+    const dir = await modulesDir();
+    await using xla = await Xla.open();
+    await xla.runPython(`import sys; sys.path.insert(0, ${JSON.stringify(dir)})`);
+    await assert.rejects(xla.handlersFrom("deno_xla_twice"), (e: FfiError) => {
+      assert.equal(e.code, ErrorCode.INVALID_ARGUMENT, e.message);
+      assert.equal(
+        e.message,
+        "Duplicate FFI handler registration for t.dup on platform cpu with different bundle " +
+          "addresses: deno_xla_twice.registrations() lists it twice, as {execute: 0x1000} and " +
+          "{execute: 0x2000}",
+      );
+      return true;
+    });
+    const once = await xla.handlersFrom("deno_xla_once");
+    assert.deepEqual([...once.keys()], ["t.same"]);
+    assert.equal(Deno.UnsafePointer.value(once.get("t.same")!.pointer), 0x1000n);
+    await assert.rejects(xla.handlersFrom("deno_xla_none"), (e: FfiError) => {
+      assert.equal(e.code, ErrorCode.INVALID_ARGUMENT, e.message);
+      assert.equal(
+        e.message,
+        "deno_xla_none.registrations()['CUDA'] is None, not a list of (name, capsule, api_version)",
+      );
+      return true;
+    });
     await Deno.remove(dir, { recursive: true });
   },
 

@@ -22,6 +22,10 @@ const cases: [string, string][] = [
   ],
   ["platformsForm", "xla modules: {platform: [...]} form, initialize called when asked, skips"],
   ["flatForm", "xla modules: flat dict form, stage dicts, errors naming the module"],
+  [
+    "oddRegistrations",
+    "xla modules: a name listed twice with different handlers is refused naming both; None named",
+  ],
   ["afterClose", "xla modules: handlers refuse with FAILED_PRECONDITION after the host closed"],
 ];
 for (const [name, title] of cases) {

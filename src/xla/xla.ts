@@ -936,7 +936,12 @@ export class Xla implements FfiHost {
    * `register` and `callSync` as well as of {@link ffiCall} and
    * {@link register}. They are usable while this host is open; afterwards
    * they refuse (FAILED_PRECONDITION). Throws PythonError UNAVAILABLE when the
-   * module cannot be imported, NOT_FOUND when it has no such functions.
+   * module cannot be imported, NOT_FOUND when it has no such functions,
+   * INVALID_ARGUMENT when `registrations()` lists one name twice for a
+   * platform with different handlers (as XLA refuses that duplicate
+   * registration, naming both; the same handler twice counts once) or holds
+   * something other than a list for a platform (naming the module and the
+   * entry).
    *
    * @example
    * ```ts ignore
