@@ -100,6 +100,23 @@ function num(v: number, single = false): string {
   return String(v);
 }
 
+/**
+ * A tolerance as numpy's report prints it (`f"{rtol:g}"`): six significant
+ * digits, an exponent of at least two digits below 1e-4 and from 1e6
+ * (`1e-05`, `1e-07`, `0.001`, `0`).
+ */
+function toleranceText(v: number): string {
+  if (!Number.isFinite(v)) return num(v);
+  if (v === 0) return "0";
+  const [mantissa, exp] = v.toExponential(5).split("e") as [string, string];
+  const e = Number(exp);
+  if (e < -4 || e >= 6) {
+    const m = mantissa.replace(/\.?0+$/, "");
+    return `${m}e${e < 0 ? "-" : "+"}${String(Math.abs(e)).padStart(2, "0")}`;
+  }
+  return String(Number(v.toPrecision(6)));
+}
+
 /** Whether a flat's values are of 32 bits or fewer (printed as float32 would be). */
 function single(f: _Flat): boolean {
   return f.dtype !== undefined && f.dtype !== DataType.F64 && f.dtype !== DataType.C128 &&
@@ -341,7 +358,7 @@ export function assertAllClose(
     { rtol, atol },
     options.equalNan ?? true,
     options.dtype,
-    (r, t) => `Not equal to tolerance rtol=${r}, atol=${t}`,
+    (r, t) => `Not equal to tolerance rtol=${toleranceText(r)}, atol=${toleranceText(t)}`,
     msg,
   );
 }
