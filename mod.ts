@@ -38,6 +38,7 @@
  */
 export { DataType, ErrorCode, ExecutionStage, HandlerTraits, stageName } from "./src/abi/enums.ts";
 export { FfiError, toFfiError } from "./src/errors.ts";
+export type { FfiErrorOptions } from "./src/errors.ts";
 export { API_VERSIONS, type ApiVersion } from "./src/abi/version.ts";
 export { exceptionGuard } from "./src/native/lib.ts";
 export {

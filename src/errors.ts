@@ -27,6 +27,16 @@ export function _errorCode(code: unknown): ErrorCode {
   return isErrorCode(code) ? code : ErrorCode.UNKNOWN;
 }
 
+/** Options of an {@link FfiError}: the standard `cause`, and a hint of this module's. */
+export interface FfiErrorOptions extends ErrorOptions {
+  /**
+   * A suggestion of this module's, kept apart from XLA's text: the closest
+   * registered name, the call that fixes an attribute's type, the step
+   * missing before a registration. Shown on its own line after the message.
+   */
+  hint?: string;
+}
+
 /**
  * @internal The one way a code read from native code (our C library, an
  * isolated library's process, the Python bridge) becomes an FfiError: 0
@@ -75,6 +85,12 @@ export function _nativeError(
  * (`"INTERNAL"`); anything else is a programming error and the constructor
  * throws a `TypeError` saying so.
  *
+ * Where XLA has words for an error, `message` is XLA's text, byte for byte,
+ * on either host; what this module suggests besides (a registered name close
+ * to a missing one, the fix of an attribute's type) is the separate
+ * {@link FfiError.hint}, printed on its own line by `toString()` and the
+ * command line.
+ *
  * @example
  * ```ts
  * import { ErrorCode, FfiError } from "@deno-xla/ffi";
@@ -82,23 +98,40 @@ export function _nativeError(
  * console.log(err.code === ErrorCode.NOT_FOUND, err.message);
  * const named = new FfiError("INTERNAL", "Test error");
  * console.log(named.code === ErrorCode.INTERNAL); // true
+ * const hinted = new FfiError("NOT_FOUND", "No FFI handler registered for my.sclae", {
+ *   hint: "did you mean 'my.scale'?",
+ * });
+ * console.log(hinted.message); // "No FFI handler registered for my.sclae": XLA's words only
+ * console.log(String(hinted));
+ * // FfiError [NOT_FOUND]: No FFI handler registered for my.sclae
+ * // Hint: did you mean 'my.scale'?
  * ```
  */
 export class FfiError extends Error {
   /** The XLA FFI error code. */
   readonly code: ErrorCode;
+  /**
+   * This module's suggestion for the error, apart from XLA's text in
+   * `message` (undefined when it has none).
+   */
+  declare hint?: string;
 
   /**
    * Makes an error with a code and a message.
    *
    * @param code the XLA FFI error code (1..16, never {@link ErrorCode.OK}) or its name
    * @param message the message, as XLA would word it
-   * @param options standard error options (`cause`)
+   * @param options standard error options (`cause`) and a `hint` of this module's
    * @throws TypeError when `code` is not one of XLA's error codes or their names
    */
-  constructor(code: ErrorCode | keyof typeof ErrorCode, message: string, options?: ErrorOptions) {
+  constructor(
+    code: ErrorCode | keyof typeof ErrorCode,
+    message: string,
+    options?: FfiErrorOptions,
+  ) {
     super(message, options);
     this.name = "FfiError";
+    if (options?.hint !== undefined && options.hint !== "") this.hint = options.hint;
     if (isErrorCode(code)) {
       this.code = code;
     } else if (typeof code === "string" && CODE_NAMES[code] !== undefined) {
@@ -116,10 +149,21 @@ export class FfiError extends Error {
     return ErrorCode[this.code] ?? `CODE_${this.code}`;
   }
 
-  /** `FfiError [INVALID_ARGUMENT]: message`. */
+  /** `FfiError [INVALID_ARGUMENT]: message`, and `Hint: …` on a line of its own when there is one. */
   override toString(): string {
-    return `${this.name} [${this.codeName}]: ${this.message}`;
+    const head = `${this.name} [${this.codeName}]: ${this.message}`;
+    return this.hint === undefined ? head : `${head}\nHint: ${this.hint}`;
   }
+}
+
+/**
+ * @internal `error` itself with `hint` added (after a hint it has already,
+ * on a line of its own); its message, class and cause stay as they are.
+ */
+export function _withHint<E extends FfiError>(error: E, hint: string | undefined): E {
+  if (hint === undefined || hint === "") return error;
+  error.hint = error.hint === undefined ? hint : `${error.hint}\n${hint}`;
+  return error;
 }
 
 /**

@@ -16,12 +16,19 @@ import { FfiError } from "../src/errors.ts";
  * assert.throws(() => rt.callSync(h, frame), isFfi(ErrorCode.INVALID_ARGUMENT, /Wrong/));
  * ```
  */
-export function isFfi(code: ErrorCode, message?: string | RegExp): (e: unknown) => true {
+export function isFfi(
+  code: ErrorCode,
+  message?: string | RegExp,
+  hint?: string | RegExp | null,
+): (e: unknown) => true {
   return (e: unknown) => {
     assert.ok(e instanceof FfiError, `expected FfiError, got ${e}`);
     assert.equal(ErrorCode[e.code], ErrorCode[code], e.message);
     if (typeof message === "string") assert.equal(e.message, message);
     else if (message) assert.match(e.message, message);
+    if (hint === null) assert.equal(e.hint, undefined, e.hint);
+    else if (typeof hint === "string") assert.equal(e.hint, hint);
+    else if (hint) assert.match(e.hint ?? "", hint);
     return true;
   };
 }

@@ -169,8 +169,11 @@ export const HOST_CASES: Record<string, (host: FfiHost) => Promise<void>> = {
     assert.equal(
       e.message,
       "[execute] Failed to decode all FFI handler operands (bad operands at: 2)\n" +
-        "Diagnostics:\nWrong scalar data type: expected F32 but got S64\n" +
-        "Hint: attribute 'alpha' is S64 because it was given as a plain JS number (an integer " +
+        "Diagnostics:\nWrong scalar data type: expected F32 but got S64",
+    );
+    assert.equal(
+      e.hint,
+      "attribute 'alpha' is S64 because it was given as a plain JS number (an integer " +
         "makes S64, any other number F64): give the type the handler expects, " +
         "attrs: { alpha: scalar(DataType.F32, 2) }",
     );
@@ -212,10 +215,8 @@ export const HOST_CASES: Record<string, (host: FfiHost) => Promise<void>> = {
       typo.message,
       /^No FFI handler registered for (rt|xla)\.same\.errors\.sclae on a platform \S+ \(canonical host\)/,
     );
-    assert.ok(
-      typo.message.endsWith(` (did you mean '${named(host, "same.errors.scale")}'?)`),
-      typo.message,
-    );
+    assert.doesNotMatch(typo.message, /did you mean/);
+    assert.equal(typo.hint, `did you mean '${named(host, "same.errors.scale")}'?`);
     await rejects(host.ffiCall(wantsF32, { results: null as never }), ErrorCode.INVALID_ARGUMENT);
   },
 

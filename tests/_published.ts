@@ -89,6 +89,7 @@ export async function runDeno(
   flags: readonly string[],
   code: string,
   env: Record<string, string>,
+  timeoutMs?: number,
 ): Promise<ChildResult> {
   const dir = Deno.makeTempDirSync();
   Deno.writeTextFileSync(`${dir}/main.ts`, code);
@@ -100,6 +101,8 @@ export async function runDeno(
     clearEnv: true,
     stdout: "piped",
     stderr: "piped",
+    // A child that hangs is killed (SIGTERM) and fails with its signal's code.
+    ...(timeoutMs === undefined ? {} : { signal: AbortSignal.timeout(timeoutMs) }),
   }).output();
   Deno.removeSync(dir, { recursive: true });
   return {

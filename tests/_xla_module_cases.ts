@@ -74,6 +74,25 @@ def initialize():
             "f.number": 42}
 `,
   );
+  await Deno.writeTextFile(
+    `${dir}/deno_xla_twice.py`,
+    common + `def registrations():
+    return {"cpu": [("t.same", cap(0x1000), 1), ("t.same", cap(0x1000), 1),
+                    ("t.dup", cap(0x1000), 1), ("t.dup", cap(0x2000), 1)]}
+`,
+  );
+  await Deno.writeTextFile(
+    `${dir}/deno_xla_once.py`,
+    common + `def registrations():
+    return {"cpu": [("t.same", cap(0x1000), 1), ("t.same", cap(0x1000), 1)], "CUDA": [("t.same", cap(0x2000), 1)]}
+`,
+  );
+  await Deno.writeTextFile(
+    `${dir}/deno_xla_none.py`,
+    common + `def registrations():
+    return {"cpu": [("t.ok", cap(0x1000), 1)], "CUDA": None}
+`,
+  );
   return dir;
 }
 
@@ -139,6 +158,40 @@ result = [np.asarray(lu).T.ravel().tolist(), (np.asarray(piv) + 1).tolist()]
     assert.equal((info as Int32Array)[0], 0);
     const back = reconstruct(lu as Float32Array, ipiv as Int32Array, 3);
     back.forEach((v, i) => assert.ok(Math.abs(v - A3[i]!) < 1e-5));
+  },
+
+  /**
+   * A name one off a LAPACK handler's (`lapack_sgetrf` for jax's
+   * `lapack_sgetrf_ffi`): XLA's NOT_FOUND unchanged and the same hint on
+   * both hosts, under real XLA for the names jax registered itself.
+   */
+  async lapackHints() {
+    await using xla = await Xla.open();
+    const lapack = await xla.handlersFrom("jaxlib.cpu._lapack", { initialize: "initialize" });
+    // jax registers its LAPACK targets the first time it lowers a linear algebra op.
+    await xla.runPython("jax.numpy.linalg.inv(jax.numpy.eye(2)).block_until_ready()");
+    const registered = await xla.runPython(
+      'result = "lapack_sgetrf_ffi" in jax._src.lib.xla_client.custom_call_targets("cpu")',
+    );
+    assert.equal(registered, true, "jax registered lapack_sgetrf_ffi");
+    using rt = new Runtime();
+    for (const [name, h] of lapack) rt.register(name, h); // the names jax registers
+    const call = { args: [{ data: transpose(A3, 3), shape: [3, 3] }], results: GETRF_RESULTS(3) };
+    const fromXla = await xla.ffiCall("lapack_sgetrf", call).then(
+      () => assert.fail("resolved"),
+      (e: FfiError) => e,
+    );
+    const fromRt = await rt.ffiCall("lapack_sgetrf", call).then(
+      () => assert.fail("resolved"),
+      (e: FfiError) => e,
+    );
+    for (const e of [fromXla, fromRt]) {
+      assert.equal(e.code, ErrorCode.NOT_FOUND, e.message);
+      assert.match(e.message, /^No FFI handler registered for lapack_sgetrf on a platform /);
+      assert.doesNotMatch(e.message, /did you mean/);
+      assert.equal(e.hint, "did you mean 'lapack_sgetrf_ffi'?");
+      assert.ok(String(e).endsWith(`${e.message}\nHint: did you mean 'lapack_sgetrf_ffi'?`));
+    }
   },
 
   /** Without initialize, LAPACK's handler calls a null pointer: the process dies (as in jax). */
@@ -222,6 +275,40 @@ result = [np.asarray(lu).T.ravel().tolist(), (np.asarray(piv) + 1).tolist()]
       (e: PythonError) => e.code === ErrorCode.UNAVAILABLE && /no_such_module_here/.test(e.message),
     );
     await assert.rejects(xla.handlersFrom("not a module"), /dotted identifiers/);
+    await Deno.remove(dir, { recursive: true });
+  },
+
+  /**
+   * Odd registrations(): one name listed twice with different handlers is
+   * refused as XLA refuses a duplicate registration, naming both; the same
+   * handler twice is one; a platform entry of None names the module and
+   * the entry.
+   */
+  async oddRegistrations() {
+    const dir = await modulesDir();
+    await using xla = await Xla.open();
+    await xla.runPython(`import sys; sys.path.insert(0, ${JSON.stringify(dir)})`);
+    await assert.rejects(xla.handlersFrom("deno_xla_twice"), (e: FfiError) => {
+      assert.equal(e.code, ErrorCode.INVALID_ARGUMENT, e.message);
+      assert.equal(
+        e.message,
+        "Duplicate FFI handler registration for t.dup on platform cpu with different bundle " +
+          "addresses: deno_xla_twice.registrations() lists it twice, as {execute: 0x1000} and " +
+          "{execute: 0x2000}",
+      );
+      return true;
+    });
+    const once = await xla.handlersFrom("deno_xla_once");
+    assert.deepEqual([...once.keys()], ["t.same"]);
+    assert.equal(Deno.UnsafePointer.value(once.get("t.same")!.pointer), 0x1000n);
+    await assert.rejects(xla.handlersFrom("deno_xla_none"), (e: FfiError) => {
+      assert.equal(e.code, ErrorCode.INVALID_ARGUMENT, e.message);
+      assert.equal(
+        e.message,
+        "deno_xla_none.registrations()['CUDA'] is None, not a list of (name, capsule, api_version)",
+      );
+      return true;
+    });
     await Deno.remove(dir, { recursive: true });
   },
 

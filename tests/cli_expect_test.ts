@@ -67,7 +67,7 @@ Deno.test("cli run --expect: a match exits 0, a mismatch 7 with numpy's report; 
   assert.equal(ExitCode.MISMATCH, 7);
   assert.equal(
     bad.err,
-    `error: result 0 does not match ${f.bad}: Not equal to tolerance rtol=1e-7, atol=0\n` +
+    `error: result 0 does not match ${f.bad}: Not equal to tolerance rtol=1e-07, atol=0\n` +
       "Mismatched elements: 1 / 4 (25.0%)\n" +
       "Max absolute difference among violations: 0.09999990463256836\n" +
       "Max relative difference among violations: 0.0131578823536055\n" +

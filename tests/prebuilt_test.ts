@@ -180,6 +180,74 @@ Deno.test({
 });
 
 Deno.test({
+  name: "a FIFO, a device or a symlink at the cached library's path: no hang, repaired",
+  ignore: !PREBUILT_PLATFORMS.includes(here),
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const server = servePublished();
+    const home = Deno.makeTempDirSync();
+    try {
+      const code = `import { Runtime } from "http://${server.host}/mod.ts";
+        new Runtime().close();
+        console.log("ok");`;
+      const flags = [`--allow-import=${server.host}`, "--allow-env", "--allow-read"];
+      const env = {
+        HOME: home,
+        DENO_DIR: `${home}/deno`,
+        XDG_CACHE_HOME: `${home}/c`,
+        PATH: "/nonexistent",
+      };
+      const writes = [...flags, "--allow-write", "--allow-ffi"];
+      const first = await runDeno(writes, code, env, 60_000);
+      assert.equal(first.code, 0, first.stderr);
+      const entry = readSet(here).files["libxla_ffi_deno.so"]!;
+      const lib = `${home}/c/deno-xla-ffi/prebuilt-${entry.sha256.slice(0, 16)}/libxla_ffi_deno.so`;
+      const repaired = () => {
+        const st = Deno.lstatSync(lib);
+        assert.ok(st.isFile && !st.isSymlink, "a regular file again");
+        assert.equal(st.size, entry.size);
+        assert.equal(
+          createHash("sha256").update(Deno.readFileSync(lib)).digest("hex"),
+          entry.sha256,
+        );
+      };
+      repaired();
+      const fifo = () => {
+        Deno.removeSync(lib);
+        const made = new Deno.Command("mkfifo", { args: [lib] }).outputSync();
+        assert.equal(made.code, 0, new TextDecoder().decode(made.stderr));
+        assert.ok(Deno.lstatSync(lib).isFile === false);
+      };
+      const cases: [string, () => void][] = [
+        ["a FIFO", fifo],
+        ["a symlink to /dev/zero", () => {
+          Deno.removeSync(lib);
+          Deno.symlinkSync("/dev/zero", lib);
+        }],
+        ["a symlink to a FIFO", () => {
+          Deno.removeSync(lib);
+          const made = new Deno.Command("mkfifo", { args: [`${home}/fifo`] }).outputSync();
+          assert.equal(made.code, 0);
+          Deno.symlinkSync(`${home}/fifo`, lib);
+        }],
+        ["a file of another size", () => Deno.writeFileSync(lib, new Uint8Array(entry.size + 1))],
+      ];
+      for (const [what, plant] of cases) {
+        plant();
+        const r = await runDeno(writes, code, env, 60_000);
+        assert.equal(r.code, 0, `${what}: ${r.stderr}`);
+        assert.equal(r.stdout.trim(), "ok", what);
+        repaired();
+      }
+    } finally {
+      await server.close();
+      Deno.removeSync(home, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
   name: "no prebuilt library for the platform and no compiler: UNIMPLEMENTED naming both",
   sanitizeOps: false,
   sanitizeResources: false,

@@ -496,8 +496,8 @@ Deno.test("registration: aliases, traits, duplicates, version, missing execute, 
     () => rt.lookup(gpuOnly),
     isFfi(
       ErrorCode.NOT_FOUND,
-      `No FFI handler registered for ${gpuOnly} on a platform Host (canonical host) ` +
-        `(it is registered for CUDA)`,
+      `No FFI handler registered for ${gpuOnly} on a platform Host (canonical host)`,
+      "it is registered for CUDA",
     ),
   );
   assert.throws(
@@ -627,7 +627,8 @@ Deno.test("HandlerLibrary: missing symbol and missing file are clear FfiErrors",
     () => lib.handler("test_noo"),
     isFfi(
       ErrorCode.NOT_FOUND,
-      /^Symbol 'test_noo' not found in .* \(did you mean 'test_noop'\?\)$/,
+      /^Symbol 'test_noo' not found in [^\n]*[^)]$/,
+      "did you mean 'test_noop'?",
     ),
   );
   assert.throws(

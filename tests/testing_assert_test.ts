@@ -17,6 +17,7 @@ import {
 import {
   assertAllClose,
   assertArrayEqual,
+  assertBitsEqual,
   assertFfiError,
   AssertionError,
   complex128,
@@ -69,7 +70,7 @@ Deno.test("assertAllClose: numpy's report, with the message, indices by shape an
     failure(() =>
       assertAllClose({ data: new Float32Array(6), shape: [2, 3] }, [[0, 0], [0, 0], [0, 0]])
     ),
-    "Not equal to tolerance rtol=0.000001, atol=0.000001\n(shapes (2, 3), (3, 2) mismatch)",
+    "Not equal to tolerance rtol=1e-06, atol=1e-06\n(shapes (2, 3), (3, 2) mismatch)",
   );
   assert.match(
     failure(() => assertAllClose(new Float32Array(3), new Float32Array(4))),
@@ -129,7 +130,7 @@ Deno.test("assertAllClose: tolerances not given are the data type's, as jax's te
   assertAllClose(new Float32Array([1.0000019]), [1]);
   assert.match(
     failure(() => assertAllClose(new Float32Array([1.0000025]), [1])),
-    /^Not equal to tolerance rtol=0\.000001, atol=0\.000001\n/,
+    /^Not equal to tolerance rtol=1e-06, atol=1e-06\n/,
   );
   assertAllClose([1.0000019], new Float32Array([1])); // either side's type
   // atol applies alone near 0 (numpy's atol would be 0): 1e-6 + 1e-6 * 0.
@@ -154,17 +155,17 @@ Deno.test("assertAllClose: tolerances not given are the data type's, as jax's te
   assertAllClose(new Float32Array([1e-6]), [0], { rtol: 0 });
   assert.match(
     failure(() => assertAllClose(new Float32Array([2]), [1], { rtol: 0 })),
-    /^Not equal to tolerance rtol=0, atol=0\.000001\n/,
+    /^Not equal to tolerance rtol=0, atol=1e-06\n/,
   );
   // No floating type on either side: numpy's rtol 1e-7, atol 0.
   assertAllClose([1 + 1e-8], [1]);
   assert.match(
     failure(() => assertAllClose([1 + 1e-6], [1])),
-    /^Not equal to tolerance rtol=1e-7, atol=0\n/,
+    /^Not equal to tolerance rtol=1e-07, atol=0\n/,
   );
   assert.match(
     failure(() => assertAllClose(new Int32Array([2]), [1])),
-    /^Not equal to tolerance rtol=1e-7, atol=0\n/,
+    /^Not equal to tolerance rtol=1e-07, atol=0\n/,
   );
 });
 
@@ -429,4 +430,74 @@ Deno.test("assertAllClose: a detached array is a TypeError saying so, not an emp
     () => assertAllClose([1, 2], { data: x, shape: [2] }),
     (e: Error) => e instanceof TypeError && e.message.startsWith("expected: its ArrayBuffer"),
   );
+});
+
+Deno.test("assertBitsEqual: 0 and -0, NaN payloads, and every width compared by their bits", () => {
+  // Equal values, different bits: numpy's rule passes, the bitwise one fails.
+  const zero = new Float32Array([0, 1]), negZero = new Float32Array([-0, 1]);
+  assertArrayEqual(zero, negZero);
+  assert.throws(
+    () => assertBitsEqual(zero, negZero),
+    (e: unknown) =>
+      e instanceof AssertionError &&
+      e.message ===
+        "Arrays are not bitwise equal\nMismatched elements: 1 / 2 (50.0%)\n" +
+          "First mismatches (index: actual vs expected):\n  [0]: 0 (0x00000000) vs -0 (0x00000080)",
+  );
+  assert.throws(
+    () => assertArrayEqual(zero, negZero, "host vs build", { bitwise: true }),
+    /^AssertionError: Arrays are not bitwise equal: host vs build\n/,
+  );
+  // NaNs: the same payload is equal, another payload is not.
+  const nanA = new Float64Array(new BigUint64Array([0x7ff8000000000001n]).buffer);
+  const nanB = new Float64Array(new BigUint64Array([0x7ff8000000000002n]).buffer);
+  assertArrayEqual(nanA, nanB);
+  assertBitsEqual(nanA, nanA.slice());
+  assert.throws(() => assertBitsEqual(nanA, nanB), /nan \(0x010000000000f87f\) vs nan/);
+  // BF16 bits, complex pairs, shapes, data types and sizes.
+  assertBitsEqual(
+    new Uint16Array([0x3f80]),
+    { data: new Uint16Array([0x3f80]), dtype: DataType.BF16 },
+    "",
+    {
+      dtype: DataType.BF16,
+    },
+  );
+  assertArrayEqual(complex64([1], [-0]), complex64([1], [-0]), "", { bitwise: true });
+  assert.throws(
+    () => assertBitsEqual(complex64([1], [0]), complex64([1], [-0])),
+    /\[0\]: 1\+0j \(0x0000803f00000000\) vs 1-0j \(0x0000803f00000080\)/,
+  );
+  assert.throws(
+    () => assertBitsEqual(new Float32Array(2), new Int32Array(2)),
+    /\(data types F32, S32 mismatch\)/,
+  );
+  assert.throws(
+    () =>
+      assertBitsEqual({ data: new Float32Array(4), shape: [2, 2] }, {
+        data: new Float32Array(4),
+        shape: [4],
+      }),
+    /\(shapes \(2, 2\), \(4,\) mismatch\)/,
+  );
+  assert.throws(() => assertBitsEqual(new Float32Array(2), new Float32Array(3)), /sizes 2, 3/);
+  // Plain numbers have no bits of their own.
+  assert.throws(() => assertBitsEqual(new Float32Array(1), [0]), TypeError);
+  assert.throws(() => assertBitsEqual(new Float32Array(1), 0), TypeError);
+});
+
+Deno.test("assertAllClose prints tolerances as numpy does ({:g}: 1e-05, 0.001, 1.5e+06)", () => {
+  const header = (rtol: number, atol: number) => {
+    try {
+      assertAllClose([1], [2], { rtol, atol });
+    } catch (e) {
+      return (e as Error).message.split("\n")[0];
+    }
+    return "passed";
+  };
+  assert.equal(header(1e-5, 0), "Not equal to tolerance rtol=1e-05, atol=0");
+  assert.equal(header(0.001, 1e-4), "Not equal to tolerance rtol=0.001, atol=0.0001");
+  assert.equal(header(1.5e-7, 0.1), "Not equal to tolerance rtol=1.5e-07, atol=0.1");
+  assert.equal(header(0, 0.25), "Not equal to tolerance rtol=0, atol=0.25");
+  assert.equal(header(0, 1e-15), "Not equal to tolerance rtol=0, atol=1e-15");
 });

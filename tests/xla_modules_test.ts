@@ -16,8 +16,16 @@ const cases: [string, string][] = [
     "xla modules: LAPACK sgetrf on the embedded runtime (ffiCall, register, callSync), P·L·U = A, as scipy",
   ],
   ["lapackXla", "xla modules: LAPACK sgetrf as a target of Xla.ffiCall"],
+  [
+    "lapackHints",
+    "xla modules: a name one off jax's LAPACK target: XLA's NOT_FOUND, the same hint on both hosts",
+  ],
   ["platformsForm", "xla modules: {platform: [...]} form, initialize called when asked, skips"],
   ["flatForm", "xla modules: flat dict form, stage dicts, errors naming the module"],
+  [
+    "oddRegistrations",
+    "xla modules: a name listed twice with different handlers is refused naming both; None named",
+  ],
   ["afterClose", "xla modules: handlers refuse with FAILED_PRECONDITION after the host closed"],
 ];
 for (const [name, title] of cases) {

@@ -651,24 +651,58 @@ function _shipped(options: BuildOptions, kind: _OutputKind): _Shipped {
   return { path: `${dir}/${file}`, entry };
 }
 
-/** SHA-256 of a file's bytes (hex), or undefined when there is no such file. */
-function _fileSha256(path: string): string | undefined {
-  let bytes: Uint8Array;
+/**
+ * SHA-256 (hex) of a cached file that should be `size` bytes, or undefined
+ * when there is no such file. Anything else at the path (a FIFO, a device, a
+ * symlink, a folder, a file of another size) is "not it", with no read at
+ * all: opening a FIFO would hang and a device could be endless. At most
+ * `size` bytes are read, and a file found grown while it is read is not it
+ * either.
+ */
+function _fileSha256(path: string, size: number): string | undefined {
+  let info: Deno.FileInfo;
   try {
-    bytes = Deno.readFileSync(path);
+    info = Deno.lstatSync(path);
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) return undefined;
     return permissionError(e, `reading ${path}`, `--allow-read=${path}`);
   }
-  return createHash("sha256").update(bytes).digest("hex");
+  if (!info.isFile || info.isSymlink || info.size !== size) return NOT_THE_FILE;
+  let file: Deno.FsFile;
+  try {
+    file = Deno.openSync(path, { read: true });
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return undefined;
+    return permissionError(e, `reading ${path}`, `--allow-read=${path}`);
+  }
+  try {
+    const opened = file.statSync(); // the file opened is still a regular file of that size
+    if (!opened.isFile || opened.size !== size) return NOT_THE_FILE;
+    const bytes = new Uint8Array(size + 1); // one more: a file that grew is not it
+    let got = 0;
+    while (got < bytes.length) {
+      const n = file.readSync(bytes.subarray(got));
+      if (n === null || n === 0) break;
+      got += n;
+    }
+    if (got !== size) return NOT_THE_FILE;
+    return createHash("sha256").update(bytes.subarray(0, size)).digest("hex");
+  } finally {
+    file.close();
+  }
 }
+
+/** What {@link _fileSha256} says of a path that holds something other than the expected file. */
+const NOT_THE_FILE = "not a regular file of the expected size";
 
 /**
  * Copies a shipped prebuilt file into the cache (once: a file already there
  * with the right SHA-256 is used as it is), checking its SHA-256.
  */
 function _installShipped(path: string, entry: PrebuiltFile): string {
-  if (_fileSha256(path) === entry.sha256) return path;
+  // A tampered file, or anything that is not a regular file (a FIFO, a device, a
+  // symlink), is replaced below: the rename swaps the directory entry, whatever it was.
+  if (_fileSha256(path, entry.size) === entry.sha256) return path;
   const bytes = new Uint8Array(
     gunzipSync(Uint8Array.from(atob(entry.gzip), (c) => c.charCodeAt(0))),
   );
@@ -1123,7 +1157,7 @@ export function missingNativePermissions(): MissingPermissions {
           const dir = path.slice(0, path.lastIndexOf("/"));
           writeTo = dir.slice(0, dir.lastIndexOf("/"));
           if (!granted({ name: "read", path })) readCache = writeTo;
-          else built = _fileSha256(path) === shipped.entry!.sha256;
+          else built = _fileSha256(path, shipped.entry!.size) === shipped.entry!.sha256;
         } else {
           action = "build";
           const plan = _plan(MAIN_LIBRARY, "shared", undefined, shipped.note);

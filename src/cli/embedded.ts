@@ -384,6 +384,7 @@ async function _registerTypes(
       const err = toFfiError(e);
       throw new FfiError(err.code, `registering the state types of ${libPath}: ${err.message}`, {
         cause: e,
+        hint: err.hint,
       });
     }
   };
@@ -409,12 +410,11 @@ function _checkMetadata(rt: Runtime, handler: NativeHandler, lib?: string): Hand
   try {
     md = rt.metadata(handler);
   } catch (e) {
+    const err = toFfiError(e);
     throw new FfiError(
       ErrorCode.INVALID_ARGUMENT,
-      `'${handler.name}' does not answer the XLA FFI metadata query: ${
-        toFfiError(e).message
-      }${see}`,
-      { cause: e },
+      `'${handler.name}' does not answer the XLA FFI metadata query: ${err.message}${see}`,
+      { cause: e, hint: err.hint },
     );
   }
   const { major, minor } = md.apiVersion;
@@ -534,7 +534,7 @@ function _newRuntime(run: ParsedRun): Runtime {
     return new Runtime({ platform: "CUDA", threads: run.threads });
   } catch (e) {
     const err = toFfiError(e);
-    throw new FfiError(err.code, `--platform cuda: ${err.message}`, { cause: e });
+    throw new FfiError(err.code, `--platform cuda: ${err.message}`, { cause: e, hint: err.hint });
   }
 }
 
@@ -648,7 +648,7 @@ async function _prepare(
         throw new FfiError(
           err.code === ErrorCode.UNAVAILABLE ? ErrorCode.INTERNAL : err.code,
           `--instantiate ${instantiate.name} failed (${err.codeName}): ${err.message}`,
-          { cause: e },
+          { cause: e, hint: err.hint },
         );
       }
     }

@@ -475,8 +475,8 @@ export interface RunReport {
   results: ResultReport[];
   /** Call times, when the handler ran more than once. */
   timing?: TimingSummary;
-  /** The handler's error, when it returned one. */
-  error?: { code: ErrorCode; message: string };
+  /** The handler's error, when it returned one (`hint`: the module's suggestion, apart from XLA's text). */
+  error?: { code: ErrorCode; message: string; hint?: string };
   /** The `--expect` comparisons, when any were asked for. */
   expect?: ExpectReport[];
 }
@@ -555,6 +555,7 @@ export function formatRunJson(report: RunReport): string {
       ? {
         code: ErrorCode[report.error.code] ?? String(report.error.code),
         message: report.error.message,
+        ...(report.error.hint !== undefined ? { hint: report.error.hint } : {}),
       }
       : null,
     ...(report.expect ? { expect: report.expect } : {}),

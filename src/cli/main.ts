@@ -620,7 +620,7 @@ async function _runTarget(run: ParsedRun, io: CliIo, runtime: CliRuntime): Promi
         platform: run.platform,
         results,
         timing,
-        error: error ? { code: error.code, message: error.message } : undefined,
+        error: error ? { code: error.code, message: error.message, hint: error.hint } : undefined,
         expect,
       }) + "\n",
     );
@@ -644,6 +644,7 @@ async function _runTarget(run: ParsedRun, io: CliIo, runtime: CliRuntime): Promi
   }
   if (error) {
     io.stderr(`error: handler '${run.handler}' failed (${error.codeName}): ${error.message}\n`);
+    if (error.hint !== undefined) io.stderr(`hint: ${error.hint}\n`);
     for (const hint of _attrHints(run.attrs, error.message)) io.stderr(`hint: ${hint}\n`);
     return ExitCode.HANDLER_ERROR;
   }
@@ -919,10 +920,12 @@ export async function main(argv: readonly string[], io?: CliIo): Promise<number>
   } catch (e) {
     if (e instanceof _Exit) {
       out.stderr(`error: ${e.error.message}\n`);
+      if (e.error.hint !== undefined) out.stderr(`hint: ${e.error.hint}\n`);
       return e.code;
     }
     const error = toFfiError(e);
     out.stderr(`internal error: ${error.message}\n`);
+    if (error.hint !== undefined) out.stderr(`hint: ${error.hint}\n`);
     return ExitCode.INTERNAL;
   }
 }

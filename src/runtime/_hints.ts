@@ -5,7 +5,7 @@
  * @module
  */
 import { DataType } from "../abi/enums.ts";
-import { FfiError } from "../errors.ts";
+import { _withHint, type FfiError } from "../errors.ts";
 import type { _AttrEntry } from "./attributes.ts";
 
 /** An attribute whose data type came from a plain number or number[]. */
@@ -43,17 +43,18 @@ function key(name: string): string {
 const WRONG = /Wrong (scalar|array) data type: expected (\w+) but got (\w+)/;
 
 /**
- * `error` with a hint when it says a scalar or array attribute has the wrong
- * data type and the frame holds attributes of the type it got that were
- * given as plain JS numbers; else `error` itself. The fix reads as a
+ * `error` with a hint (its `hint`, the message staying XLA's) when it says a
+ * scalar or array attribute has the wrong data type and the frame holds
+ * attributes of the type it got that were given as plain JS numbers; else
+ * `error` as it was. The fix reads as a
  * `CallFrameBuilder.attr` call (`"builder"`) or as an entry of `ffiCall`'s
  * `attrs` (`"attrs"`, the same words on both hosts).
  */
-export function _withAttrHint(
-  error: FfiError,
+export function _withAttrHint<E extends FfiError>(
+  error: E,
   implicit: readonly _ImplicitAttr[],
   style: "builder" | "attrs" = "builder",
-): FfiError {
+): E {
   if (implicit.length === 0) return error;
   const m = WRONG.exec(error.message);
   if (m === null) return error;
@@ -67,7 +68,7 @@ export function _withAttrHint(
     : `array(DataType.${expected}, ${a.text})`;
   const names = hits.map((h) => `'${h.name}'`).join(", ");
   const many = hits.length > 1;
-  const hint = `\nHint: attribute${many ? "s" : ""} ${names} ${many ? "are" : "is"} ${got} ` +
+  const hint = `attribute${many ? "s" : ""} ${names} ${many ? "are" : "is"} ${got} ` +
     `because ${many ? "they were" : "it was"} given as a plain JS ` +
     (kind === "scalar"
       ? "number (an integer makes S64, any other number F64)"
@@ -78,5 +79,5 @@ export function _withAttrHint(
       : style === "attrs"
       ? `attrs: { ${key(a.name)}: ${fix} }`
       : `.attr("${a.name}", ${fix})`);
-  return new FfiError(error.code, error.message + hint, { cause: error.cause });
+  return _withHint(error, hint);
 }

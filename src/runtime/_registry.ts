@@ -6,7 +6,7 @@
  * @module
  */
 import { ErrorCode } from "../abi/enums.ts";
-import { FfiError } from "../errors.ts";
+import { _withHint, FfiError } from "../errors.ts";
 import { _describeRegistered, native } from "../native/lib.ts";
 import { _pin } from "../handler/host.ts";
 import { _check, _takeError, _utf8 } from "./_native_error.ts";
@@ -143,16 +143,20 @@ const _UNREGISTERED_TYPE = /Types used by FFI handlers must be registered/;
  */
 export function _withTypeRemedy(e: unknown, handler: string | undefined): unknown {
   if (!(e instanceof FfiError) || !_UNREGISTERED_TYPE.test(e.message)) return e;
-  return new FfiError(
-    e.code,
-    `${e.message} (${
-      handler === undefined ? "the handler" : `'${handler}'`
-    } makes a state whose type has no id yet: register the type ` +
-      `first, rt.registerType(name, lib.typeId("<T>_type_id"), { typeInfo: ` +
-      `lib.typeInfo("<T>_type_info") }), with the XLA_FFI_TypeId* function the library ` +
-      `exports for it; the command line's run does it with --type NAME=SYMBOL)`,
-    { cause: e },
-  );
+  return _withHint(e, _typeRemedy(handler));
+}
+
+/**
+ * @internal The hint for an instantiate handler whose state type has no id
+ * yet, the same on both hosts.
+ */
+export function _typeRemedy(handler: string | undefined): string {
+  return `${
+    handler === undefined ? "the handler" : `'${handler}'`
+  } makes a state whose type has no id yet: register the type ` +
+    `first, rt.registerType(name, lib.typeId("<T>_type_id"), { typeInfo: ` +
+    `lib.typeInfo("<T>_type_info") }), with the XLA_FFI_TypeId* function the library ` +
+    `exports for it; the command line's run does it with --type NAME=SYMBOL`;
 }
 
 /**

@@ -412,8 +412,8 @@ export class HandlerLibrary {
       const near = nearestFunction(this.path, name);
       throw new FfiError(
         ErrorCode.NOT_FOUND,
-        `Symbol '${name}' not found in handler library ${this.path}: ${why}` +
-          (near === undefined ? "" : ` (did you mean '${near}'?)`),
+        `Symbol '${name}' not found in handler library ${this.path}: ${why}`,
+        { hint: near === undefined ? undefined : `did you mean '${near}'?` },
       );
     }
     const v = BigInt(Deno.UnsafePointer.value(p));

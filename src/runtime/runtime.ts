@@ -10,7 +10,7 @@
  */
 import { type DataType, ErrorCode, ExecutionStage, type HandlerTraits } from "../abi/enums.ts";
 import type { DataTypedArray } from "../abi/dtype.ts";
-import { _closeCall, _nativeError, _openCall, FfiError } from "../errors.ts";
+import { _closeCall, _nativeError, _openCall, _withHint, FfiError } from "../errors.ts";
 import { native } from "../native/lib.ts";
 import { CALL_MODE } from "../native/symbols_runtime.ts";
 import { _takeError } from "./_native_error.ts";
@@ -482,7 +482,7 @@ export class Runtime implements FfiHost {
     return _lookup(rt, name, p, this.#lookupOut, (e) => this.#notFound(e, name, p));
   }
 
-  /** A lookup's NOT_FOUND with the closest registered name, as a suggestion. */
+  /** A lookup's NOT_FOUND with the closest registered name as its hint (the message stays XLA's). */
   #notFound(error: FfiError, name: string, platform: string): FfiError {
     if (error.code !== ErrorCode.NOT_FOUND) return error;
     let hint: string | undefined;
@@ -492,8 +492,7 @@ export class Runtime implements FfiHost {
       const other = runtimePlatform(platform) === 1 ? "Host" : "CUDA";
       if (this.registeredNames(other).includes(name)) hint = `it is registered for ${other}`;
     }
-    if (hint === undefined) return error;
-    return new FfiError(error.code, `${error.message} (${hint})`);
+    return _withHint(error, hint);
   }
 
   /**

@@ -153,6 +153,59 @@ export function _flatten(x: ArrayLikeInput, what: string, dtype?: DataType): _Fl
   return { dtype: dt, shape, re, im: null, big: null, n };
 }
 
+/** An array's element bytes, as a bitwise comparison reads them. */
+export interface _Raw {
+  /** The data type (declared, or the typed array's). */
+  dtype: DataType;
+  /** The shape, when given. */
+  shape: number[] | undefined;
+  /** The bytes of the elements. */
+  bytes: Uint8Array;
+  /** Bytes per element (`ffi.h`'s ByteWidth; 8 for C64). */
+  width: number;
+  /** Element count. */
+  n: number;
+}
+
+/**
+ * The bytes of a typed array or `{ data, shape, dtype }`; a TypeError for
+ * what has no bits of its own (plain numbers, nested arrays).
+ */
+export function _rawOf(x: ArrayLikeInput, what: string, dtype?: DataType): _Raw {
+  let data: ArrayBufferView;
+  let shape: number[] | undefined;
+  let dt: DataType | undefined;
+  if (ArrayBuffer.isView(x)) {
+    data = x;
+    dt = dtype;
+  } else if (x !== null && typeof x === "object" && ArrayBuffer.isView((x as ArrayInput).data)) {
+    const a = x as ArrayInput;
+    data = a.data;
+    shape = a.shape === undefined ? undefined : [...a.shape];
+    dt = a.dtype ?? dtype;
+  } else {
+    throw new TypeError(
+      `${what}: a bitwise comparison needs a typed array or { data, shape, dtype } (its bits); ` +
+        `plain numbers and nested arrays have none`,
+    );
+  }
+  if (_isDetached(data)) {
+    throw new TypeError(
+      `${what}: its ArrayBuffer is detached (transferred); compare a copy made before the ` +
+        `transfer (array.slice())`,
+    );
+  }
+  dt ??= dataTypeOf(data);
+  const width = dataTypeInfo(dt).byteWidth;
+  const bytes = bytesOf(data);
+  if (width === 0 || bytes.length % width !== 0) {
+    throw new TypeError(
+      `${what}: ${bytes.length} bytes are not whole ${dataTypeInfo(dt).name} elements`,
+    );
+  }
+  return { dtype: dt, shape, bytes, width, n: bytes.length / width };
+}
+
 /** A complex array's interleaved pairs read as complex when the other side is complex. */
 export function _asComplex(f: _Flat): _Flat {
   if (f.im !== null || f.re === null || f.n % 2 !== 0) return f;

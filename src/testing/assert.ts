@@ -8,7 +8,14 @@
 import { DataType, ErrorCode } from "../abi/enums.ts";
 import { dataTypeInfo } from "../abi/dtype.ts";
 import { FfiError } from "../errors.ts";
-import { _asComplex, type _Flat, _flatten, type ArrayLikeInput } from "./_values.ts";
+import {
+  _asComplex,
+  type _Flat,
+  _flatten,
+  type _Raw,
+  _rawOf,
+  type ArrayLikeInput,
+} from "./_values.ts";
 
 /**
  * The error an assertion throws (the same name and shape as
@@ -91,6 +98,23 @@ function num(v: number, single = false): string {
     }
   }
   return String(v);
+}
+
+/**
+ * A tolerance as numpy's report prints it (`f"{rtol:g}"`): six significant
+ * digits, an exponent of at least two digits below 1e-4 and from 1e6
+ * (`1e-05`, `1e-07`, `0.001`, `0`).
+ */
+function toleranceText(v: number): string {
+  if (!Number.isFinite(v)) return num(v);
+  if (v === 0) return "0";
+  const [mantissa, exp] = v.toExponential(5).split("e") as [string, string];
+  const e = Number(exp);
+  if (e < -4 || e >= 6) {
+    const m = mantissa.replace(/\.?0+$/, "");
+    return `${m}e${e < 0 ? "-" : "+"}${String(Math.abs(e)).padStart(2, "0")}`;
+  }
+  return String(Number(v.toPrecision(6)));
 }
 
 /** Whether a flat's values are of 32 bits or fewer (printed as float32 would be). */
@@ -334,35 +358,58 @@ export function assertAllClose(
     { rtol, atol },
     options.equalNan ?? true,
     options.dtype,
-    (r, t) => `Not equal to tolerance rtol=${r}, atol=${t}`,
+    (r, t) => `Not equal to tolerance rtol=${toleranceText(r)}, atol=${toleranceText(t)}`,
     msg,
   );
+}
+
+/** Options of {@link assertArrayEqual}. */
+export interface ArrayEqualOptions {
+  /** The data type of bare typed arrays whose own type is not theirs (BF16 bits, complex pairs). */
+  dtype?: DataType;
+  /**
+   * Compare the bits of the elements instead of their values
+   * ({@link assertBitsEqual}): `0` and `-0` differ, NaNs are equal only
+   * with the same payload.
+   */
+  bitwise?: boolean;
 }
 
 /**
  * Asserts that two arrays hold the same values (`numpy.testing.
  * assert_array_equal`): shapes where given, every element equal (NaNs in
  * the same places are equal, `0` equals `-0`), with the same report as
- * {@link assertAllClose}.
+ * {@link assertAllClose}. With `bitwise: true` the elements' bits are
+ * compared instead ({@link assertBitsEqual}).
  *
  * @example
  * ```ts
  * import { assertArrayEqual } from "@deno-xla/ffi/testing";
  * assertArrayEqual(new Int32Array([1, 2, 3]), [1, 2, 3]);
  * assertArrayEqual(new BigInt64Array([2n ** 62n]), [2n ** 62n]); // exact
+ * assertArrayEqual(new Float32Array([0]), new Float32Array([-0])); // equal values
+ * try {
+ *   assertArrayEqual(new Float32Array([0]), new Float32Array([-0]), "", { bitwise: true });
+ * } catch (e) {
+ *   console.log((e as Error).message.split("\n")[0]); // Arrays are not bitwise equal
+ * }
  * ```
  *
  * @param actual the array under test
  * @param expected the reference
  * @param msg a message to add to the failure's first line
- * @param options the data type of bare typed arrays
+ * @param options the data type of bare typed arrays; `bitwise` to compare bits
  */
 export function assertArrayEqual(
   actual: ArrayLikeInput,
   expected: ArrayLikeInput,
   msg?: string,
-  options: { dtype?: DataType } = {},
+  options: ArrayEqualOptions = {},
 ): void {
+  if (options.bitwise === true) {
+    assertBitsEqual(actual, expected, msg, { dtype: options.dtype });
+    return;
+  }
   check(
     actual,
     expected,
@@ -371,6 +418,110 @@ export function assertArrayEqual(
     options.dtype,
     () => "Arrays are not equal",
     msg,
+  );
+}
+
+/** The bits of element i, as hexadecimal (the first byte in memory first). */
+function hexAt(r: _Raw, i: number): string {
+  let out = "";
+  for (let b = i * r.width; b < (i + 1) * r.width; b++) {
+    out += r.bytes[b]!.toString(16).padStart(2, "0");
+  }
+  return `0x${out}`;
+}
+
+/**
+ * Asserts that two arrays hold the same bits, element by element: what
+ * comparing two hosts or two builds needs, where {@link assertArrayEqual}
+ * (numpy's rule) takes `0` for `-0` and any NaN for any other. Both sides
+ * must be typed arrays or `{ data, shape, dtype }` of the same data type and
+ * element count (and shape, where both give one); plain numbers and nested
+ * arrays have no bits of their own and are refused with a `TypeError`.
+ *
+ * On failure it throws an {@link AssertionError} listing the mismatched
+ * count and the first mismatching indices with both values and their bits
+ * (hexadecimal, bytes in memory order).
+ *
+ * @example
+ * ```ts
+ * import { assertBitsEqual } from "@deno-xla/ffi/testing";
+ * const nan = new Float32Array(new Uint32Array([0x7fc00001]).buffer); // a NaN with a payload
+ * assertBitsEqual(nan, nan.slice());
+ * try {
+ *   assertBitsEqual(new Float32Array([0, NaN]), new Float32Array([-0, NaN]));
+ * } catch (e) {
+ *   console.log((e as Error).message);
+ *   // Arrays are not bitwise equal
+ *   // Mismatched elements: 1 / 2 (50.0%)
+ *   // First mismatches (index: actual vs expected):
+ *   //   [0]: 0 (0x00000000) vs -0 (0x00000080)
+ * }
+ * ```
+ *
+ * @param actual the array under test
+ * @param expected the reference
+ * @param msg a message to add to the failure's first line
+ * @param options the data type of bare typed arrays whose own type is not theirs
+ */
+export function assertBitsEqual(
+  actual: ArrayLikeInput,
+  expected: ArrayLikeInput,
+  msg?: string,
+  options: { dtype?: DataType } = {},
+): void {
+  const a = _rawOf(actual, "actual", options.dtype);
+  const e = _rawOf(expected, "expected", options.dtype);
+  const head = `Arrays are not bitwise equal${msg ? `: ${msg}` : ""}`;
+  if (a.dtype !== e.dtype) {
+    throw new AssertionError(
+      `${head}\n(data types ${dataTypeInfo(a.dtype).name}, ${dataTypeInfo(e.dtype).name} mismatch)`,
+    );
+  }
+  if (a.shape !== undefined && e.shape !== undefined) {
+    if (a.shape.length !== e.shape.length || a.shape.some((d, i) => d !== e.shape![i])) {
+      throw new AssertionError(
+        `${head}\n(shapes ${shapeText(a.shape)}, ${shapeText(e.shape)} mismatch)`,
+      );
+    }
+  }
+  if (a.n !== e.n) {
+    throw new AssertionError(
+      `${head}\n(sizes ${a.n}, ${e.n} mismatch: actual has ${a.n} ${
+        dataTypeInfo(a.dtype).name
+      } elements, expected ${e.n})`,
+    );
+  }
+  const bad: number[] = [];
+  let count = 0;
+  for (let i = 0; i < a.n; i++) {
+    let same = true;
+    for (let b = i * a.width; b < (i + 1) * a.width; b++) {
+      if (a.bytes[b] !== e.bytes[b]) {
+        same = false;
+        break;
+      }
+    }
+    if (same) continue;
+    count++;
+    if (bad.length < SHOWN) bad.push(i);
+  }
+  if (count === 0) return;
+  const fa = _flatten(actual, "actual", options.dtype);
+  const fe = _flatten(expected, "expected", options.dtype);
+  const shape = a.shape ?? e.shape;
+  const pct = (100 * count) / a.n;
+  const pctText = pct >= 99.95 && count < a.n ? "99.9" : pct.toFixed(pct < 0.1 ? 3 : 1);
+  throw new AssertionError(
+    `${head}\n` +
+      `Mismatched elements: ${count} / ${a.n} (${pctText}%)\n` +
+      `First mismatches (index: actual vs expected)${
+        count > SHOWN ? `, ${SHOWN} of ${count}` : ""
+      }:\n` +
+      bad.map((i) =>
+        `  ${indexText(i, shape)}: ${valueText(fa, i)} (${hexAt(a, i)}) vs ${valueText(fe, i)} (${
+          hexAt(e, i)
+        })`
+      ).join("\n"),
   );
 }
 

@@ -2,7 +2,9 @@
  * Testing XLA FFI handlers: array assertions with `numpy.testing`'s
  * semantics and report ({@link assertAllClose}, {@link assertArrayEqual}; tolerances
  * default to the data type's, as jax's tests have them: {@link defaultTolerance}),
- * {@link assertFfiError} for calls that must fail,
+ * {@link assertBitsEqual} (or `assertArrayEqual(a, b, msg, { bitwise: true })`)
+ * for bit-exact comparisons of hosts and builds (`0` is not `-0`, a NaN's
+ * payload counts), {@link assertFfiError} for calls that must fail,
  * result specs shaped like an array ({@link like}), and complex arrays from
  * and to their parts. No dependencies beyond the module; assertions throw
  * {@link AssertionError} and take an optional message last, as
@@ -39,8 +41,10 @@
  */
 export {
   type AllCloseOptions,
+  type ArrayEqualOptions,
   assertAllClose,
   assertArrayEqual,
+  assertBitsEqual,
   assertFfiError,
   AssertionError,
   defaultTolerance,

@@ -6,7 +6,8 @@
  * @module
  */
 import { type DataType, ErrorCode } from "../abi/enums.ts";
-import { FfiError } from "../errors.ts";
+import { _withHint, FfiError } from "../errors.ts";
+import { _withTypeRemedy } from "../runtime/_registry.ts";
 import { _describeRegistered, native } from "../native/lib.ts";
 import {
   _asHandlerOrStages,
@@ -618,13 +619,17 @@ export class Xla implements FfiHost {
       throw new FfiError(ErrorCode.INVALID_ARGUMENT, "A handler bundle needs an execute handler");
     }
     this.#checkVersions(name, bundle);
-    await this._request({
-      op: "register",
-      name,
-      stages,
-      platform,
-      traits: options.traits ?? 0,
-    });
+    try {
+      await this._request({
+        op: "register",
+        name,
+        stages,
+        platform,
+        traits: options.traits ?? 0,
+      });
+    } catch (e) {
+      throw _withTypeRemedy(e, (bundle.instantiate ?? bundle.execute)?.name);
+    }
     for (const p of pointers) keepForXla(p);
     registrations.set(name, { bundle, platform, traits: options.traits ?? 0, guarded: guard });
   }
@@ -713,27 +718,30 @@ export class Xla implements FfiHost {
       return _replyArrays(r).map((a) => a.data) as FfiCallResults<R>;
     } catch (e) {
       if (!(e instanceof FfiError)) throw e;
-      const found = typeof target === "string" ? this.#notFound(e, target) : e;
+      const found = typeof target === "string" ? await this.#notFound(e, target) : e;
       throw _withAttrHint(found, _attrHints(options.attrs), "attrs");
     }
   }
 
   /**
-   * XLA's NOT_FOUND for a target name with the embedded runtime's hint: the
-   * closest name registered through this module for this host's platform,
-   * or the platform the name is registered for.
+   * XLA's NOT_FOUND for a target name with the embedded runtime's hint (its
+   * `hint`; the message stays XLA's): the closest name registered in XLA
+   * for this host's platform (through this module, or by jax and the
+   * modules it loaded, as `lapack_sgetrf_ffi`), or the platform the name is
+   * registered for.
    */
-  #notFound(error: FfiError, name: string): FfiError {
+  async #notFound(error: FfiError, name: string): Promise<FfiError> {
     if (error.code !== ErrorCode.NOT_FOUND || !error.message.includes(name)) return error;
     const here = canonicalPlatform(this.platform);
-    const names: string[] = [];
+    const names = new Set<string>();
     let elsewhere: string | undefined;
     for (const [n, r] of registrations) {
       if (n.startsWith("deno_xla.")) continue; // ffiCall's own registrations
       const p = canonicalPlatform(r.platform);
-      if (p === here) names.push(n);
+      if (p === here) names.add(n);
       else if (n === name) elsewhere ??= p;
     }
+    for (const n of await this.#xlaTargets()) if (!n.startsWith("deno_xla.")) names.add(n);
     const near = _closest(name, names);
     const hint = near !== undefined
       ? `did you mean '${near}'?`
@@ -742,11 +750,28 @@ export class Xla implements FfiHost {
         elsewhere === "host" ? "Host" : elsewhere === "cuda" ? "CUDA" : elsewhere
       }`
       : undefined;
-    if (hint === undefined) return error;
-    const message = `${error.message} (${hint})`;
-    return error instanceof PythonError
-      ? new PythonError(error.code, message, error.pythonType, error.traceback)
-      : new FfiError(error.code, message, { cause: error.cause });
+    return _withHint(error, hint);
+  }
+
+  /**
+   * The names XLA's FFI registry holds for this host's platform, whoever
+   * registered them (`xla_client.custom_call_targets`); none when it cannot
+   * be read.
+   */
+  async #xlaTargets(): Promise<string[]> {
+    const platform = canonicalPlatform(this.platform) === "cuda" ? "CUDA" : "cpu";
+    try {
+      const r = await this._request({
+        op: "python",
+        // One expression: nothing left behind in the host's namespace but `result`, taken.
+        source: 'result = sorted(__import__("jax._src.lib", fromlist=["xla_client"])' +
+          `.xla_client.custom_call_targets(${JSON.stringify(platform)}))`,
+      });
+      const names = r.header?.result;
+      return Array.isArray(names) ? names.filter((n): n is string => typeof n === "string") : [];
+    } catch {
+      return [];
+    }
   }
 
   /** A target's registered name: the name itself, or the name a handler or bundle got. */
@@ -938,7 +963,12 @@ export class Xla implements FfiHost {
    * `register` and `callSync` as well as of {@link ffiCall} and
    * {@link register}. They are usable while this host is open; afterwards
    * they refuse (FAILED_PRECONDITION). Throws PythonError UNAVAILABLE when the
-   * module cannot be imported, NOT_FOUND when it has no such functions.
+   * module cannot be imported, NOT_FOUND when it has no such functions,
+   * INVALID_ARGUMENT when `registrations()` lists one name twice for a
+   * platform with different handlers (as XLA refuses that duplicate
+   * registration, naming both; the same handler twice counts once) or holds
+   * something other than a list for a platform (naming the module and the
+   * entry).
    *
    * @example
    * ```ts ignore

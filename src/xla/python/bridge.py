@@ -337,12 +337,16 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
             form = "platforms"
             rows = []
             for plat, targets in regs.items():
+                if not isinstance(targets, (list, tuple)):
+                    raise Fail(3, "%s.%s()[%r] is %r, not a list of (name, capsule, api_version)"
+                                  % (name, regs_attr, plat, targets))
                 for t in targets:
                     if len(t) not in (2, 3) or not isinstance(t[-1] if len(t) == 3 else 1, int):
                         raise Fail(3, "%s.%s()[%r] holds %r, not (name, capsule, api_version)"
                                       % (name, regs_attr, plat, t))
                     rows.append((str(plat), t[0], t[1], t[2] if len(t) == 3 else 1))
         handlers, skipped, platforms = [], [], sorted({r[0] for r in rows})
+        seen = {}  # (platform, name) -> the stages first listed, as XLA's registry keeps them
         for plat, tname, fn, api in rows:
             if want != "*" and plat.lower() != want.lower():
                 continue
@@ -364,6 +368,15 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
             if why is not None:
                 skipped.append(dict(entry, reason=why))
                 continue
+            first = seen.get((plat.lower(), entry["name"]))
+            if first is not None:
+                if first == out:
+                    continue  # the same handler listed again: XLA accepts it, one is enough
+                shown = lambda st: "{%s}" % ", ".join("%s: %#x" % kv for kv in sorted(st.items()))
+                raise Fail(3, "Duplicate FFI handler registration for %s on platform %s with "
+                              "different bundle addresses: %s.%s() lists it twice, as %s and %s"
+                              % (entry["name"], plat, name, regs_attr, shown(first), shown(out)))
+            seen[(plat.lower(), entry["name"])] = out
             handlers.append(dict(entry, stages=out))
         return {"module": name, "file": getattr(mod, "__file__", None), "form": form,
                 "platforms": platforms, "handlers": handlers, "skipped": skipped}
