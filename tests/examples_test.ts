@@ -30,7 +30,7 @@ Deno.test("examples/build_native.ts builds the C library", async () => {
 
 Deno.test("examples/saxpy.ts: a TS handler registered in the runtime, called three ways", async () => {
   const out = await runExample("saxpy.ts");
-  assert.match(out, /example\.saxpy: API 0\.3, traits 0/);
+  assert.match(out, /example\.saxpy: API 0\.4, traits 0/);
   assert.match(out, /y = 2 \* x \+ y = \[ 12, 24, 36, 48 \]/);
   assert.match(out, /again with Runtime.call: \[ 14, 28, 42, 56 \]/);
   assert.match(
