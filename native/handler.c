@@ -352,6 +352,29 @@ void xla_ffi_deno_handler_slot_release(int32_t i) {
   atomic_store(&g_slots[i].in_use, 0);
 }
 
+/* The span of code the entry points take (computed once; racing threads compute the same). */
+static _Atomic uintptr_t g_entry_lo, g_entry_hi;
+
+/* Whether `h` lies within the entry points' code: a TS handler's entry point (the
+ * compiler lays them out together; nothing else there is ever a handler). One
+ * comparison a call, for the runtime's choice of floating-point mode. */
+int32_t xla_ffi_deno_handler_is_entry(const void* h) {
+  uintptr_t lo = atomic_load_explicit(&g_entry_lo, memory_order_relaxed);
+  uintptr_t hi = atomic_load_explicit(&g_entry_hi, memory_order_relaxed);
+  if (hi == 0) {
+    lo = UINTPTR_MAX;
+    for (int32_t i = 0; i < SLOT_COUNT; i++) {
+      uintptr_t a = (uintptr_t)g_entries[i];
+      if (a < lo) lo = a;
+      if (a > hi) hi = a;
+    }
+    atomic_store_explicit(&g_entry_lo, lo, memory_order_relaxed);
+    atomic_store_explicit(&g_entry_hi, hi, memory_order_relaxed);
+  }
+  uintptr_t a = (uintptr_t)h;
+  return a >= lo && a <= hi;
+}
+
 /* The slot whose entry point is `ptr`, or -1 when it is none. */
 int32_t xla_ffi_deno_handler_slot_of(void* ptr) {
   for (int32_t i = 0; i < SLOT_COUNT; i++)

@@ -93,5 +93,7 @@ int32_t xla_ffi_deno_js_block_describe_inline(const xla_ffi_deno_inline_caller* 
 
 /* The slot of a released TS entry point `h`, or -1 (not one, or live). */
 int32_t xla_ffi_deno_handler_released_slot(void* h);
+/* Whether h is one of the host's entry points (a TS handler), by where its code lies. */
+int32_t xla_ffi_deno_handler_is_entry(const void* h);
 
 #endif /* DENO_XLA_FFI_HANDLER_HOST_H_ */

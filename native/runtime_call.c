@@ -39,19 +39,21 @@ int32_t xla_ffi_deno_runtime_invoke_guarded(void) { return atomic_load(&g_guard)
 /* The handler runs in XLA's floating-point mode (runtime_internal.h: xrt_fp_xla_enter). */
 XLA_FFI_Error* xrt_invoke(XLA_FFI_Handler* h, XLA_FFI_CallFrame* cf, const char* what) {
   xrt_guard_fn g = atomic_load_explicit(&g_guard, memory_order_relaxed);
-  xrt_fp_mode fp = xrt_fp_xla_enter();
+  /* A TS handler's entry point runs JavaScript's mode itself (handler.c): no switch for it. */
+  int native = !xla_ffi_deno_handler_is_entry((const void*)h);
+  xrt_fp_mode fp = native ? xrt_fp_xla_enter() : 0;
   XFD_RUNNING_ENTER(h);
   if (g == NULL) {
     XLA_FFI_Error* e = h(cf);
     XFD_RUNNING_LEAVE();
-    xrt_fp_leave(fp);
+    if (native) xrt_fp_leave(fp);
     return e;
   }
   XLA_FFI_Error* out = NULL;
   char msg[1024];
   int32_t threw = g(h, cf, &out, msg, (int32_t)sizeof msg);
   XFD_RUNNING_LEAVE();
-  xrt_fp_leave(fp);
+  if (native) xrt_fp_leave(fp);
   if (threw == 0) return out;
   /* XLA ffi_api.cc Call: Unknown("XLA FFI call failed: %s", e.what()) */
   return xrt_error_new(XLA_FFI_Error_Code_UNKNOWN, "%s: %s", what, msg);
