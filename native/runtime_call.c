@@ -343,6 +343,9 @@ typedef struct {
 
 static void* stress_main(void* p) {
   stress_arg* a = p;
+  /* Runtime threads keep XLA's floating-point mode for their life, as XLA's pool threads do
+   * (runtime_internal.h): each call then finds it set. */
+  (void)xrt_fp_xla_enter();
   for (int64_t i = 0; i < a->iterations; i++) {
     XLA_FFI_Error* e = call_copy(a->tmpl, a->h);
     pthread_mutex_lock(a->mu);
