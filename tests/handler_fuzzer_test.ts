@@ -236,6 +236,50 @@ Deno.test({
   },
 });
 
+Deno.test({
+  name: `fuzzer: a reference mismatch reproduces: expected .npy, --expect, exit 7${note}`,
+  ignore: SKIP !== undefined,
+  async fn() {
+    const lib = library();
+    const out = await Deno.makeTempDir({ prefix: "fuzz-ref-" });
+    try {
+      const seen: { dtype: string; alpha: unknown }[] = [];
+      const report = await fuzzHandler({ library: lib, handler: "fzok_scale" }, {
+        runs: 40,
+        seed: 1,
+        results: ["like:0"],
+        attrs: ["alpha=f32:2"],
+        outDir: out,
+        // Off by one: y = alpha * x + 1.
+        reference: (args, attrs) => {
+          const x = args[0]!.data;
+          seen.push({ dtype: x.constructor.name, alpha: attrs.alpha });
+          const alpha = attrs.alpha as number;
+          return [Float32Array.from(x as Float32Array, (v) => alpha * v + 1)];
+        },
+      });
+      assert.ok(seen.length > 0);
+      assert.deepEqual(seen[0], { dtype: "Float32Array", alpha: 2 });
+      const f = report.failures.find((f) => f.kind === "mismatch");
+      assert.ok(f, formatFuzzReport(report));
+      // The whole comparison report, not its first line only.
+      const text = formatFuzzReport(report);
+      assert.match(text, /differs from the reference/);
+      assert.ok(f.message.split("\n").length > 1, f.message);
+      for (const line of f.message.split("\n").slice(1).filter((l) => l.trim() !== "")) {
+        assert.ok(text.includes(line), line);
+      }
+      const expect = f.files!.find((p) => /expect0\.npy$/.test(p));
+      assert.ok(expect !== undefined, f.files!.join(" "));
+      assert.deepEqual(f.command!.slice(-2), ["--expect", expect]);
+      const run = await captureCli(f.command!);
+      assert.equal(run.code, ExitCode.MISMATCH, run.out + run.err);
+    } finally {
+      await Deno.remove(out, { recursive: true });
+    }
+  },
+});
+
 Deno.test("fuzzer: a TS handler is fuzzed in this process; non-determinism is found", async () => {
   using ok = Ffi.bind().arg(D.F32).ret(D.F32).attr("alpha", "f32").to((x, y, alpha) => {
     const xs = x.typed(), ys = y.typed();

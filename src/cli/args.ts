@@ -782,8 +782,11 @@ Options:
                      is like:0 and writes outside results do not count
   --arg HINT         an argument's dtype and rank (f32[4,3], or as 'run'
                      takes it), in order; more than discovered adds arguments
-  --attr HINT        an attribute's type (NAME=TYPE:VALUE, as 'run'); strings
-                     and dictionaries are sent as given
+  --attr HINT        an attribute: NAME=TYPE:VALUE sends that value (as
+                     'run'); NAME=TYPE:{V1,V2} draws from the choices
+                     (uplo=u8:{76,85}, or u8:{'L','U'} with characters);
+                     NAME=TYPE:[LO,HI] from the range, ends included;
+                     NAME=TYPE:* gives the type only (values are varied)
   --timeout MS       a call that takes longer is a hang (default 1000)
   --sanitize address run the library under AddressSanitizer (built with it)
   --out DIR          where the failures' .npy files go (default fuzz-failures)

@@ -13,9 +13,9 @@
  * @module
  */
 import { DataType, ErrorCode } from "../abi/enums.ts";
-import { dataTypeInfo } from "../abi/dtype.ts";
+import { type DataTypedArray, dataTypeInfo } from "../abi/dtype.ts";
 import { FfiError, toFfiError } from "../errors.ts";
-import { typeFacts, typeName } from "../spec/type_names.ts";
+import { lookupTypeName, typeFacts, typeName } from "../spec/type_names.ts";
 import {
   addAttr,
   type AttrDictionary as CliAttrs,
@@ -209,7 +209,9 @@ export interface FuzzFailure {
   count: number;
   /** Shrinking steps that kept the failure. */
   shrinkSteps: number;
-  /** The `.npy` files of the shrunk arguments (with `outDir`). */
+  /** A mismatch's expected results (the reference's, for the shrunk call). */
+  expected?: ArrayBufferView[];
+  /** The `.npy` files of the shrunk arguments (with `outDir`), then a mismatch's expected results. */
   files?: string[];
   /** The command line (after `cli`) that reproduces it: `run lib.so NAME --arg …` (library targets with `outDir`). */
   command?: string[];
@@ -261,6 +263,50 @@ export interface FuzzReport {
 export type FuzzTarget = { library: string; handler: string } | HandlerRef;
 
 /**
+ * An argument as a {@link FuzzOptions.reference} gets it: C-order elements
+ * in a typed array of its dtype, with the dtype and shape.
+ *
+ * @example
+ * ```ts
+ * import { DataType } from "@deno-xla/ffi";
+ * import type { ReferenceArray } from "@deno-xla/ffi/testing";
+ * const x: ReferenceArray = { data: new Float32Array([1, 2]), shape: [2], dtype: DataType.F32 };
+ * console.log(x.data[1]); // 2
+ * ```
+ */
+export interface ReferenceArray {
+  /** The elements (a view of a copy: the reference may keep or change it). */
+  data: DataTypedArray;
+  /** The dimensions. */
+  shape: number[];
+  /** The element type. */
+  dtype: DataType;
+}
+
+/**
+ * A call's attributes as a {@link FuzzOptions.reference} gets them: by
+ * name, a number (a bigint for 64-bit integers), a boolean (pred), a
+ * string, an array of numbers or bigints, or a nested dictionary.
+ *
+ * @example
+ * ```ts
+ * import type { ReferenceAttrs } from "@deno-xla/ffi/testing";
+ * const attrs: ReferenceAttrs = { uplo: 76, n: 3n, cfg: { mode: "fast" } };
+ * console.log(attrs.uplo === "L".charCodeAt(0)); // true
+ * ```
+ */
+export interface ReferenceAttrs {
+  [name: string]:
+    | number
+    | bigint
+    | boolean
+    | string
+    | readonly number[]
+    | readonly bigint[]
+    | ReferenceAttrs;
+}
+
+/**
  * Options of {@link fuzzHandler} and {@link discoverSignature}.
  *
  * @example
@@ -291,9 +337,13 @@ export interface FuzzOptions {
    */
   args?: readonly (string | undefined)[];
   /**
-   * Hints for attributes as `cli run --attr` takes them (`alpha=f32:1`,
-   * `cfg.mode=str:fast`): a scalar's or array's type (values are varied);
-   * strings and dictionaries are sent as given.
+   * Attributes as `cli fuzz --attr` takes them: `NAME=TYPE:VALUE` as
+   * `cli run --attr` (`alpha=f32:1`, `cfg.mode=str:fast`) is sent as given
+   * in every call; a scalar's domain, `NAME=TYPE:{V1,V2,…}` (choices;
+   * `uplo=u8:{'L','U'}`, a quoted character being its code) or
+   * `NAME=TYPE:[LO,HI]` (a range, ends included), is drawn from (its edges
+   * inside it) and shrinks inside it; `NAME=TYPE:*` or `NAME=TYPE[]:*`
+   * gives the type only, the fuzzer varies the value.
    */
   attrs?: readonly string[];
   /** Milliseconds a call may take before it counts as a hang (default 1000; library targets). */
@@ -307,11 +357,18 @@ export interface FuzzOptions {
   /**
    * A reference: the results the handler should give for the arguments and
    * attributes of a call (compared as `assertAllClose` does, with the data
-   * type's tolerance); `undefined` skips the call.
+   * type's tolerance); `undefined` skips the call. Each argument comes as a
+   * {@link ReferenceArray} (`data` a typed array of its dtype: a
+   * `Float32Array` for f32, a `BigInt64Array` for s64, the bits in a
+   * `Uint16Array` for f16 and bf16, interleaved parts for complex types),
+   * the attributes as {@link ReferenceAttrs} (plain values, as a TS
+   * handler's binding gives them). A mismatch's expected results are
+   * written beside its arguments (with `outDir`) and its `cli run` line
+   * compares with them (`--expect`).
    */
   reference?: (
-    args: readonly ArrayInput[],
-    attrs: CliAttrs,
+    args: readonly ReferenceArray[],
+    attrs: ReferenceAttrs,
   ) => readonly ArrayBufferView[] | undefined | Promise<readonly ArrayBufferView[] | undefined>;
   /** Calls at most to shrink each failure (default 300). */
   shrinkCalls?: number;
@@ -522,10 +579,131 @@ function _argHint(text: string, i: number): BufferSignature {
   return { dtype: spec.dtype, rank: spec.dims.length };
 }
 
-function _hintAttrs(hints: readonly string[] | undefined): CliAttrs {
+/**
+ * The values a scalar attribute is drawn from: `choices` (`u8:{76,85}`,
+ * `u8:{'L','U'}`), or a closed range (`f32:[0.1,10]`).
+ */
+interface _Domain {
+  dtype: DataType;
+  choices?: (number | bigint)[];
+  range?: [number | bigint, number | bigint];
+}
+
+/** The attribute hints: values sent as given, domains to draw from, names left free. */
+interface _AttrHints {
+  /** Each hinted attribute with one value of its type (the pinned value, a domain's first). */
+  attrs: CliAttrs;
+  /** Scalars drawn from a set of values or a range. */
+  domains: Map<string, _Domain>;
+  /** Scalars and arrays whose type only was given (`NAME=TYPE:*`): values are varied. */
+  free: Set<string>;
+}
+
+const DOMAIN_HINT = /^([^=]+)=([A-Za-z][A-Za-z0-9]*)(\[\])?:(\{.*\}|\[.*\]|\*)$/s;
+
+/** Characters in a choice list (`'L'`) as their code. */
+function _choiceItems(text: string, where: string): string {
+  return text.split(",").map((s) => {
+    const t = s.trim();
+    const ch = /^'(.)'$/su.exec(t);
+    if (ch === null) return t;
+    const code = ch[1]!.codePointAt(0)!;
+    if (code > 255) {
+      throw new FfiError(ErrorCode.INVALID_ARGUMENT, `${where}: '${ch[1]}' is not one byte`);
+    }
+    return String(code);
+  }).join(",");
+}
+
+/**
+ * Reads the fuzzer's attribute hints: `NAME=TYPE:VALUE` (sent as given),
+ * `NAME=TYPE:{V1,V2,…}` (drawn from these values; `'L'` is a character's
+ * code), `NAME=TYPE:[LO,HI]` (drawn from the range, its ends included),
+ * `NAME=TYPE:*` or `NAME=TYPE[]:*` (the type only; values are varied).
+ */
+function _hintAttrs(hints: readonly string[] | undefined): _AttrHints {
   const attrs: CliAttrs = { kind: "dictionary", entries: new Map() };
-  for (const h of hints ?? []) addAttr(attrs, h);
-  return attrs;
+  const domains = new Map<string, _Domain>();
+  const free = new Set<string>();
+  for (const h of hints ?? []) {
+    const m = DOMAIN_HINT.exec(h);
+    if (m === null) {
+      addAttr(attrs, h);
+      continue;
+    }
+    const [, name, type, brackets, body] = m;
+    const where = `--attr ${name}`;
+    if (body === "*") {
+      const dtype = lookupTypeName(type!);
+      const zero = dtype === DataType.PRED ? "true" : "0";
+      addAttr(attrs, `${name}=${type}${brackets ?? ""}:${brackets ? "" : zero}`);
+      free.add(name!);
+      continue;
+    }
+    if (brackets) {
+      throw new FfiError(
+        ErrorCode.INVALID_ARGUMENT,
+        `${where}: choices and ranges are for scalars ('${h}')`,
+      );
+    }
+    if (name!.includes(".")) {
+      throw new FfiError(
+        ErrorCode.INVALID_ARGUMENT,
+        `${where}: choices and ranges are for top-level attributes ('${h}')`,
+      );
+    }
+    const inner = body!.slice(1, -1);
+    const probe: CliAttrs = { kind: "dictionary", entries: new Map() };
+    addAttr(probe, `${name}=${type}[]:${_choiceItems(inner, where)}`);
+    const parsed = probe.entries.get(name!) as { dtype: DataType; values: (number | bigint)[] };
+    const values = Array.from(parsed.values);
+    const dtype = parsed.dtype;
+    if (body!.startsWith("{")) {
+      if (values.length === 0) {
+        throw new FfiError(ErrorCode.INVALID_ARGUMENT, `${where}: no choices in '${h}'`);
+      }
+      domains.set(name!, { dtype, choices: values });
+    } else {
+      if (values.length !== 2 || !(values[0]! <= values[1]!)) {
+        throw new FfiError(
+          ErrorCode.INVALID_ARGUMENT,
+          `${where}: a range is [LO,HI] with LO <= HI, got '${h}'`,
+        );
+      }
+      domains.set(name!, { dtype, range: [values[0]!, values[1]!] });
+    }
+    attrs.entries.set(name!, { kind: "scalar", dtype, value: values[0]! });
+  }
+  return { attrs, domains, free };
+}
+
+/** Whether a scalar value is inside a domain. */
+function _inDomain(d: _Domain, v: number | bigint): boolean {
+  if (d.choices) return d.choices.some((c) => c === v || Object.is(c, v));
+  const [lo, hi] = d.range!;
+  return v >= lo && v <= hi;
+}
+
+/** A value of a domain: a choice, or a range's ends, middle, neighbours or any value inside. */
+function _drawDomain(rng: _Rng, d: _Domain): number | bigint {
+  if (d.choices) return rng.pick(d.choices);
+  const [lo, hi] = d.range!;
+  if (typeof lo === "bigint" || typeof hi === "bigint") {
+    const l = BigInt(lo), h = BigInt(hi);
+    const span = h - l;
+    const picks = [l, h, l + span / 2n, l + (span > 0n ? 1n : 0n), h - (span > 0n ? 1n : 0n)];
+    if (rng.next() < 0.6) return rng.pick(picks);
+    return l + BigInt(Math.floor(rng.next() * Number(span + 1n)));
+  }
+  const isInt = typeFacts(d.dtype)!.kind === "int";
+  if (isInt) {
+    const picks = [lo, hi, Math.floor((lo + hi) / 2), Math.min(hi, lo + 1), Math.max(lo, hi - 1)];
+    if (rng.next() < 0.6) return rng.pick(picks);
+    return lo + rng.int(hi - lo + 1);
+  }
+  if (rng.next() < 0.5) return rng.pick([lo, hi, (lo + hi) / 2]);
+  const v = Math.fround(lo + rng.next() * (hi - lo));
+  return Math.min(hi, Math.max(lo, v));
 }
 
 /**
@@ -564,7 +742,7 @@ async function _discover(
   options: Pick<FuzzOptions, "args" | "attrs">,
 ): Promise<HandlerSignature> {
   const argHints = (options.args ?? []).map((h, i) => h === undefined ? undefined : _argHint(h, i));
-  const attrHints = _hintAttrs(options.attrs);
+  const attrHints = _hintAttrs(options.attrs).attrs;
   const args: _ProbeBuf[] = [];
   const rets: _ProbeBuf[] = [];
   const attrs: _ProbeAttr[] = [];
@@ -1073,9 +1251,22 @@ function _count(shape: readonly number[]): number {
   return shape.reduce((a, b) => a * b, 1);
 }
 
+/** Option characters of LAPACK routines (uplo, jobz, trans, diag, side, norm, …). */
+const LAPACK_CHARS = ["L", "U", "N", "V", "T", "C", "A", "S", "O", "R", "I", "E", "B", "Y"];
+
 /** The attribute values a generated call gets: edges of the type and of the call's dimensions. */
-function _attrValue(rng: _Rng, a: AttrSignature, dims: number[], hint?: AttrValue): AttrValue {
-  if (hint !== undefined && (hint.kind === "string" || hint.kind === "dictionary")) return hint;
+function _attrValue(
+  rng: _Rng,
+  a: AttrSignature,
+  dims: number[],
+  hints: _AttrHints,
+): AttrValue {
+  const hint = hints.attrs.entries.get(a.name);
+  const domain = hints.domains.get(a.name);
+  if (domain !== undefined) {
+    return { kind: "scalar", dtype: domain.dtype, value: _drawDomain(rng, domain) };
+  }
+  if (hint !== undefined && !hints.free.has(a.name)) return hint;
   const kind = hint?.kind ?? a.kind;
   const dtype = hint !== undefined && (hint.kind === "scalar" || hint.kind === "array")
     ? hint.dtype
@@ -1089,6 +1280,10 @@ function _attrValue(rng: _Rng, a: AttrSignature, dims: number[], hint?: AttrValu
   const f = typeFacts(dtype)!;
   const one = (): number | bigint => {
     if (f.kind === "pred") return rng.int(2);
+    // A u8 scalar is often a LAPACK-style option character ('U', 'N', …).
+    if (dtype === DataType.U8 && kind === "scalar" && rng.next() < 0.35) {
+      return rng.pick(LAPACK_CHARS).charCodeAt(0);
+    }
     if (f.kind === "int") {
       const min = f.min!, max = f.max as bigint;
       let v: bigint;
@@ -1212,7 +1407,7 @@ interface _Plan {
   sig: HandlerSignature;
   args: BufferSignature[];
   rules: _Rule[];
-  hints: CliAttrs;
+  hints: _AttrHints;
 }
 
 function _generate(rng: _Rng, plan: _Plan): FuzzCase | undefined {
@@ -1234,9 +1429,9 @@ function _generate(rng: _Rng, plan: _Plan): FuzzCase | undefined {
   const dims = [...new Set(args.flatMap((a) => a.shape))];
   const attrs: CliAttrs = { kind: "dictionary", entries: new Map() };
   for (const a of plan.sig.attrs) {
-    attrs.entries.set(a.name, _attrValue(rng, a, dims, plan.hints.entries.get(a.name)));
+    attrs.entries.set(a.name, _attrValue(rng, a, dims, plan.hints));
   }
-  for (const [name, v] of plan.hints.entries) {
+  for (const [name, v] of plan.hints.attrs.entries) {
     if (!attrs.entries.has(name)) attrs.entries.set(name, v);
   }
   return { args, results, attrs };
@@ -1248,6 +1443,8 @@ interface _Verdict {
   kind: FuzzFailureKind;
   detail: string;
   message: string;
+  /** A mismatch's expected results. */
+  expected?: readonly ArrayBufferView[];
 }
 
 /** The failure a call's outcome is, or undefined (it succeeded, or the handler refused the input). */
@@ -1303,6 +1500,47 @@ interface _Runner {
   calls: number;
 }
 
+/** A case's arguments as a reference gets them: typed arrays of their dtype, over copies. */
+function _referenceArgs(c: FuzzCase): ReferenceArray[] {
+  return c.args.map((a) => {
+    const info = dataTypeInfo(a.dtype);
+    const ctor = (info.typedArray ?? Uint8Array) as unknown as new (
+      b: ArrayBuffer,
+      o: number,
+      n: number,
+    ) => DataTypedArray;
+    const bytes = a.data.slice();
+    const per = info.typedArray === null ? 1 : info.typedArray.BYTES_PER_ELEMENT;
+    return {
+      data: new ctor(bytes.buffer, 0, bytes.byteLength / per),
+      shape: [...a.shape],
+      dtype: a.dtype,
+    };
+  });
+}
+
+/** A case's attributes as plain values. */
+function _referenceAttrs(dict: CliAttrs): ReferenceAttrs {
+  const out: ReferenceAttrs = {};
+  for (const [name, v] of dict.entries) {
+    switch (v.kind) {
+      case "string":
+        out[name] = v.value;
+        break;
+      case "scalar":
+        out[name] = v.dtype === DataType.PRED ? Boolean(v.value) : v.value;
+        break;
+      case "array":
+        out[name] = Array.from(v.values as ArrayLike<number | bigint>) as number[] | bigint[];
+        break;
+      case "dictionary":
+        out[name] = _referenceAttrs(v);
+        break;
+    }
+  }
+  return out;
+}
+
 function _inputs(c: FuzzCase): ArrayInput[] {
   return c.args.map((a) => ({ data: a.data, shape: a.shape, dtype: a.dtype }));
 }
@@ -1335,7 +1573,7 @@ async function _runCase(r: _Runner, c: FuzzCase): Promise<_Verdict | null | "rej
     }
   }
   if (r.options.reference) {
-    const want = await r.options.reference(_inputs(c), c.attrs);
+    const want = await r.options.reference(_referenceArgs(c), _referenceAttrs(c.attrs));
     if (want !== undefined) {
       for (const [i, w] of want.entries()) {
         const got = out.results![i];
@@ -1351,6 +1589,7 @@ async function _runCase(r: _Runner, c: FuzzCase): Promise<_Verdict | null | "rej
             kind: "mismatch",
             detail: `result ${i}`,
             message: `result ${i} differs from the reference: ${(e as Error).message}`,
+            expected: want.map((w) => w),
           };
         }
       }
@@ -1565,14 +1804,24 @@ async function _shrink(
   const simplerAttrs = async () => {
     for (const [name, v] of best.attrs.entries) {
       if (v.kind !== "scalar") continue;
+      const hinted = plan.hints.attrs.entries.has(name);
+      const domain = plan.hints.domains.get(name);
+      if (hinted && domain === undefined && !plan.hints.free.has(name)) continue; // pinned
       const candidates: (number | bigint)[] = typeof v.value === "bigint"
         ? [0n, 1n, v.value / 2n, v.value > 0n ? v.value - 1n : v.value + 1n]
         : [0, 1, Math.trunc(v.value / 2), v.value > 0 ? v.value - 1 : v.value + 1];
+      if (domain?.choices) candidates.unshift(domain.choices[0]!);
+      if (domain?.range) candidates.unshift(domain.range[0]);
       for (const value of candidates) {
         const cur = best.attrs.entries.get(name) as { value: number | bigint };
         if (value === cur.value || (typeof value === "number" && Number.isNaN(value))) continue;
-        const abs = (x: number | bigint) => x < 0 ? -x : x;
-        if (!(abs(value) < abs(cur.value)) && !Number.isNaN(Number(cur.value))) continue;
+        if (domain !== undefined) {
+          // Inside the domain only; the first choice or the range's low end is the simplest.
+          if (!_inDomain(domain, value)) continue;
+        } else {
+          const abs = (x: number | bigint) => x < 0 ? -x : x;
+          if (!(abs(value) < abs(cur.value)) && !Number.isNaN(Number(cur.value))) continue;
+        }
         const entries = new Map(best.attrs.entries);
         entries.set(name, { ...v, value });
         if (await attempt({ ...best, attrs: { kind: "dictionary", entries } })) break;
@@ -1750,6 +1999,8 @@ export async function fuzzHandler(
             count: 1,
             shrinkSteps: s.steps,
           };
+          const expected = s.verdict.expected ?? v.expected;
+          if (v.kind === "mismatch" && expected !== undefined) f.expected = [...expected];
           found.set(key, f);
           failures.push(f);
         }
@@ -1782,11 +2033,20 @@ function _writeFailures(failures: FuzzFailure[], options: FuzzOptions, caller: _
       saveNpy(path, { dtype: a.dtype, shape: a.shape, data: a.data });
       return path;
     });
+    const extra = ["--guard"];
+    if (f.kind === "hang") extra.push("--timeout", String(options.timeoutMs ?? 1000));
+    for (const [i, w] of (f.expected ?? []).slice(0, f.case.results.length).entries()) {
+      const spec = f.case.results[i]!;
+      const path = `${dir}/failure-${n + 1}-expect${i}.npy`;
+      const data = new Uint8Array(w.buffer, w.byteOffset, w.byteLength);
+      saveNpy(path, { dtype: spec.dtype, shape: [...spec.shape], data });
+      files.push(path);
+      extra.push("--expect", path);
+    }
     f.files = files;
     if (caller.library !== undefined) {
-      const extra = ["--guard"];
-      if (f.kind === "hang") extra.push("--timeout", String(options.timeoutMs ?? 1000));
-      f.command = _runCommand(caller.library, caller.name!, f.case, files, extra);
+      const argFiles = files.slice(0, f.case.args.length);
+      f.command = _runCommand(caller.library, caller.name!, f.case, argFiles, extra);
     }
   }
 }
@@ -1843,7 +2103,10 @@ export function formatFuzzReport(report: FuzzReport, commandPrefix = "cli"): str
   lines.push(fmt(head));
   for (const r of rows) lines.push(fmt(r));
   for (const [i, f] of report.failures.entries()) {
-    lines.push(`${i + 1}. ${f.message.split("\n")[0]}`);
+    // A mismatch keeps its numpy-style detail (which elements, how far); others their first line.
+    const text = f.kind === "mismatch" ? f.message.split("\n") : [f.message.split("\n")[0]!];
+    lines.push(`${i + 1}. ${text[0]}`);
+    for (const more of text.slice(1)) if (more.trim() !== "") lines.push(`   ${more}`);
     if (f.command) lines.push(`   ${[commandPrefix, ...f.command].map(_shellWord).join(" ")}`);
   }
   return lines.join("\n") + "\n";

@@ -75,6 +75,8 @@ export {
   type FuzzReport,
   type FuzzTarget,
   type HandlerSignature,
+  type ReferenceArray,
+  type ReferenceAttrs,
   type ResultRule,
 } from "./fuzz_handler.ts";
 // The attributes of a fuzz case, as the spec grammar (and `cli run --attr`) writes them.
