@@ -375,6 +375,9 @@ int main(int argc, char** argv) {
   }
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   signal(SIGPIPE, SIG_IGN);
+  /* Kept output (IsolateOptions.output): what handlers print to stdout joins stderr's pipe. */
+  const char* out = getenv("XLA_FFI_DENO_ISOLATE_OUTPUT");
+  if (out && strcmp(out, "keep") == 0) dup2(2, 1);
   g_page = (size_t)sysconf(_SC_PAGESIZE);
   if (!map_to(XISO_HEADER_BYTES)) {
     fprintf(stderr, "xla_ffi_deno_isolate: cannot map the shared memory: %s\n", strerror(errno));

@@ -280,6 +280,39 @@ Deno.test({
   },
 });
 
+Deno.test({
+  name: `fuzzer: a handler's output is counted, not flooded; choices waste no run${note}`,
+  ignore: SKIP !== undefined,
+  async fn() {
+    const lib = library();
+    const cli = (extra: string[]) =>
+      new Deno.Command(Deno.execPath(), {
+        args: ["run", "-A", "cli.ts", "fuzz", lib, "fzok_chatty", "--runs", "200", ...extra],
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+    const dec = (b: Uint8Array) => new TextDecoder().decode(b);
+    const loose = await cli(["--json"]);
+    const json = JSON.parse(dec(loose.stdout));
+    assert.equal(loose.code, 0, dec(loose.stderr));
+    assert.doesNotMatch(dec(loose.stderr), /On entry to CHATTY|chatty: /);
+    assert.ok(json.rejected > 0);
+    assert.ok(json.output.lines >= json.rejected, JSON.stringify(json.output));
+    assert.match(json.output.head, /On entry to CHATTY parameter number +1/);
+    const text = await cli([]);
+    assert.match(
+      dec(text.stdout),
+      /the handler wrote \d+ lines \(\d+ bytes\) to stdout and stderr/,
+    );
+    assert.doesNotMatch(dec(text.stderr), /On entry to CHATTY/);
+    const chosen = JSON.parse(dec((await cli(["--attr", "uplo=u8:{'L','U'}", "--json"])).stdout));
+    assert.equal(chosen.rejected, 0);
+    assert.equal(chosen.failures.length, 0);
+    assert.doesNotMatch(chosen.output.head, /On entry/);
+    assert.match(chosen.output.head, /chatty: \d+ elements/);
+  },
+});
+
 Deno.test("fuzzer: a TS handler is fuzzed in this process; non-determinism is found", async () => {
   using ok = Ffi.bind().arg(D.F32).ret(D.F32).attr("alpha", "f32").to((x, y, alpha) => {
     const xs = x.typed(), ys = y.typed();

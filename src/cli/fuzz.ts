@@ -92,6 +92,7 @@ export async function _fuzz(cmd: ParsedFuzz, io: _FuzzIo): Promise<boolean> {
         runsPerSecond: report.runsPerSecond,
         resultsChecked: report.resultsChecked,
         unknown: report.signature.unknown,
+        output: report.output ?? null,
         failures: report.failures.map((f) => ({
           kind: f.kind,
           detail: f.detail,

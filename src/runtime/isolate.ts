@@ -56,6 +56,35 @@ export interface IsolateOptions {
    * report joins the error of a call that ended the process.
    */
   sanitize?: "address";
+  /**
+   * What the handlers write to stdout and stderr: `"pass"` (the default)
+   * hands it to this process's stderr after each call; `"keep"` keeps it
+   * from the terminal (stdout joins stderr in the process), counting its
+   * bytes and lines and keeping its first 4 KiB, read with
+   * `HandlerLibrary.isolatedOutput()` (a LAPACK routine that prints a line
+   * for each illegal parameter, fuzzed, prints millions).
+   */
+  output?: "pass" | "keep";
+}
+
+/**
+ * What an isolated library's handlers wrote since it was last asked
+ * (`HandlerLibrary.isolatedOutput()`, with `isolate: { output: "keep" }`).
+ *
+ * @example
+ * ```ts
+ * import type { IsolatedOutput } from "@deno-xla/ffi";
+ * const none: IsolatedOutput = { bytes: 0, lines: 0, head: "" };
+ * console.log(none.lines); // 0
+ * ```
+ */
+export interface IsolatedOutput {
+  /** Bytes written. */
+  bytes: number;
+  /** Lines written. */
+  lines: number;
+  /** The first bytes written, as text (at most 4 KiB of each process). */
+  head: string;
 }
 
 /**
@@ -208,7 +237,7 @@ function block(items: string[]): Uint8Array<ArrayBuffer> {
 }
 
 /** The child's environment: ours, with the sanitizers set up for it. */
-function childEnv(sanitize: boolean): Uint8Array<ArrayBuffer> {
+function childEnv(sanitize: boolean, keepOutput = false): Uint8Array<ArrayBuffer> {
   let env: Record<string, string>;
   try {
     env = Deno.env.toObject();
@@ -231,6 +260,8 @@ function childEnv(sanitize: boolean): Uint8Array<ArrayBuffer> {
     env.ASAN_OPTIONS = env.ASAN_OPTIONS ? `${env.ASAN_OPTIONS}:${quiet}` : quiet;
     env.UBSAN_OPTIONS = env.UBSAN_OPTIONS ? `${env.UBSAN_OPTIONS}:${quiet}` : quiet;
   }
+  if (keepOutput) env.XLA_FFI_DENO_ISOLATE_OUTPUT = "keep";
+  else delete env.XLA_FFI_DENO_ISOLATE_OUTPUT;
   return block(Object.entries(env).filter(([k]) => !k.includes("=")).map(([k, v]) => `${k}=${v}`));
 }
 
@@ -265,6 +296,8 @@ export class _Isolated {
   readonly path: string;
   readonly timeoutMs: number;
   readonly sanitize: boolean;
+  readonly keepOutput: boolean;
+  #output: IsolatedOutput = { bytes: 0, lines: 0, head: "" };
   #x: Deno.PointerObject | null = null;
   #u8: Uint8Array | null = null;
   #dv: DataView | null = null;
@@ -293,9 +326,36 @@ export class _Isolated {
         `isolate.sanitize must be "address", got ${JSON.stringify(options.sanitize)}`,
       );
     }
+    if (options.output !== undefined && options.output !== "pass" && options.output !== "keep") {
+      throw new FfiError(
+        ErrorCode.INVALID_ARGUMENT,
+        `isolate.output must be "pass" or "keep", got ${JSON.stringify(options.output)}`,
+      );
+    }
     this.path = path;
     this.timeoutMs = t;
     this.sanitize = options.sanitize === "address";
+    this.keepOutput = options.output === "keep";
+  }
+
+  /** What the handlers wrote since the last time asked (kept output), and resets it. */
+  output(): IsolatedOutput {
+    this.#takeOutput();
+    const out = this.#output;
+    this.#output = { bytes: 0, lines: 0, head: "" };
+    return out;
+  }
+
+  #takeOutput(): void {
+    if (this.#x === null) return;
+    const counts = new BigInt64Array(2);
+    const head = new Uint8Array(4096);
+    const n = native().xla_ffi_deno_isolate_output(this.#x, counts, head, head.length);
+    this.#output.bytes += Number(counts[0]);
+    this.#output.lines += Number(counts[1]);
+    if (this.#output.head.length < 4096 && n > 0) {
+      this.#output.head += new TextDecoder().decode(head.subarray(0, n));
+    }
   }
 
   /** The child's process id, or undefined while none runs. */
@@ -327,7 +387,7 @@ export class _Isolated {
     const msg = new Uint8Array(1024);
     const x = native().xla_ffi_deno_isolate_start(
       argv,
-      childEnv(this.sanitize),
+      childEnv(this.sanitize, this.keepOutput),
       BigInt(INITIAL_MAP),
       msg,
       msg.length,
@@ -339,6 +399,7 @@ export class _Isolated {
       );
     }
     this.#x = x;
+    if (this.keepOutput) native().xla_ffi_deno_isolate_keep_output(x, 1);
     this.#view();
     return x;
   }
@@ -369,6 +430,7 @@ export class _Isolated {
 
   #drop(): void {
     if (this.#x === null) return;
+    this.#takeOutput();
     const x = this.#x;
     this.#x = null;
     this.#u8 = null;

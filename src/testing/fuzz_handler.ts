@@ -27,6 +27,7 @@ import {
 import { array, type AttrDictionary, type AttrInput, scalar } from "../runtime/attributes.ts";
 import type { ArrayInput, ArraySpec } from "../runtime/ffi_call.ts";
 import { HandlerLibrary, type HandlerRef } from "../runtime/handler_library.ts";
+import type { IsolatedOutput } from "../runtime/isolate.ts";
 import { Runtime } from "../runtime/runtime.ts";
 import { loadNpy, saveNpy } from "../npy.ts";
 import { assertAllClose } from "./assert.ts";
@@ -246,6 +247,12 @@ export interface FuzzReport {
   failures: FuzzFailure[];
   /** The seed. */
   seed: number;
+  /**
+   * What a library's handler wrote to stdout and stderr during discovery
+   * and the runs (its first 4 KiB in `head`), kept from the terminal;
+   * absent for a TS handler or with `handlerOutput: "pass"`.
+   */
+  output?: IsolatedOutput;
 }
 
 /**
@@ -352,6 +359,13 @@ export interface FuzzOptions {
   sanitize?: "address";
   /** Guarded buffers (default true). */
   guard?: boolean;
+  /**
+   * What a library's handlers write to stdout and stderr: `"keep"` (the
+   * default) counts it and keeps its first lines for the report
+   * ({@link FuzzReport.output}), `"pass"` lets it through to this
+   * process's stderr.
+   */
+  handlerOutput?: "keep" | "pass";
   /** Call each call that succeeds twice and compare the results (default true). */
   checkDeterminism?: boolean;
   /**
@@ -408,6 +422,7 @@ class _Caller {
         this.#lib = HandlerLibrary.open(target.library, {
           isolate: {
             timeoutMs: options.timeoutMs ?? 1000,
+            output: options.handlerOutput ?? "keep",
             ...(options.sanitize ? { sanitize: options.sanitize } : {}),
           },
         });
@@ -435,6 +450,11 @@ class _Caller {
     } catch (e) {
       return { ok: false, error: toFfiError(e) };
     }
+  }
+
+  /** What the library's handlers wrote since the last time asked (kept output). */
+  output(): IsolatedOutput {
+    return this.#lib?.isolatedOutput() ?? { bytes: 0, lines: 0, head: "" };
   }
 
   close(): void {
@@ -2009,7 +2029,11 @@ export async function fuzzHandler(
     }
     if (options.outDir !== undefined) _writeFailures(failures, options, caller);
     const seconds = runTime / 1000;
+    const output = caller.isolated && (options.handlerOutput ?? "keep") === "keep"
+      ? caller.output()
+      : undefined;
     return {
+      ...(output !== undefined ? { output } : {}),
       signature: sig,
       runs: done,
       rejected,
@@ -2087,6 +2111,15 @@ export function formatFuzzReport(report: FuzzReport, commandPrefix = "cli"): str
     lines.push(
       "results: like:0 or a guess (no --ret rule), so writes outside results do not count",
     );
+  }
+  const out = report.output;
+  if (out !== undefined && out.bytes > 0) {
+    const head = out.head.split("\n").filter((l) => l.trim() !== "").slice(0, 3);
+    lines.push(
+      `the handler wrote ${out.lines} line${out.lines === 1 ? "" : "s"} (${out.bytes} bytes) ` +
+        `to stdout and stderr, not shown${head.length > 0 ? "; the first:" : ""}`,
+    );
+    for (const l of head) lines.push(`  ${l.length > 160 ? `${l.slice(0, 160)}…` : l}`);
   }
   if (n === 0) return lines.join("\n") + "\n";
   const rows = report.failures.map((f, i) => [
