@@ -103,3 +103,54 @@ Deno.test("fuzzer attrs: bad domains are FfiErrors naming the attribute", async 
     );
   }
 });
+
+Deno.test("fuzzer args: argValues keeps indices in range and indptr sorted; valid skips calls", async () => {
+  let garbage = 0;
+  let outOfRange = 0;
+  // y[i] = x[indices[i]]; an index out of range reads garbage (a different value each call).
+  using gather = Ffi.bind().arg(D.F32, 1).arg(D.S32, 1).ret(D.F32, 1).to((x, idx, y) => {
+    const xs = x.typed(), is = idx.typed(), ys = y.typed();
+    for (let i = 0; i < ys.length; i++) {
+      const k = is[i]!;
+      if (k < 0 || k >= xs.length) outOfRange++;
+      ys[i] = k >= 0 && k < xs.length ? xs[k]! : garbage++;
+    }
+  });
+  const results = ["f32[$1.0]"];
+  const loose = await fuzzHandler(gather, { runs: 100, seed: 1, results });
+  assert.ok(loose.failures.some((f) => f.kind === "nondeterministic"), formatFuzzReport(loose));
+  outOfRange = 0;
+  const kept = await fuzzHandler(gather, {
+    runs: 200,
+    seed: 1,
+    results,
+    argValues: [undefined, { indexInto: [0, 0] }],
+    // An empty x has no index to give.
+    valid: (args) => args[0]!.shape[0]! > 0 || args[1]!.shape[0] === 0,
+  });
+  assert.deepEqual(kept.failures, [], formatFuzzReport(kept));
+  assert.equal(outOfRange, 0);
+  assert.ok((kept.skipped ?? 0) > 0);
+  // Sorted within a range, and what valid gets: typed arrays, plain attributes.
+  const seen: number[][] = [];
+  using csr = Ffi.bind().arg(D.S64, 1).ret(D.S64, 1).attr("n", "i32").to((p, _y) => {
+    seen.push(Array.from(p.typed(), Number));
+  });
+  let validCalls = 0;
+  await fuzzHandler(csr, {
+    runs: 60,
+    seed: 1,
+    attrs: ["n=s32:[1,5]"],
+    argValues: [{ min: 0, max: 9, sorted: true }],
+    valid: (args, attrs) => {
+      validCalls++;
+      assert.ok(args[0]!.data instanceof BigInt64Array);
+      assert.equal(typeof attrs.n, "number");
+      return true;
+    },
+  });
+  assert.ok(validCalls > 0 && seen.length > 0);
+  for (const p of seen) {
+    assert.ok(p.every((v, i) => v >= 0 && v <= 9 && (i === 0 || p[i - 1]! <= v)), p.join(","));
+  }
+});

@@ -146,8 +146,62 @@ export interface ParsedFuzz {
   attrs: string[];
   /** Result rules (`--ret`), in order. */
   rets: string[];
+  /** The values arguments may hold (`--values I=SPEC`), by argument index. */
+  values: ({
+    min?: number | bigint;
+    max?: number | bigint;
+    indexInto?: [number, number];
+    sorted?: boolean;
+  } | undefined)[];
   /** Machine-readable output. */
   json: boolean;
+}
+
+/**
+ * Parses `--values I=SPEC`: SPEC is a comma-separated list of `[LO,HI]`
+ * (a range), `index:$A.D` (indices into dimension D of argument A) and
+ * `sorted`.
+ */
+function _argValues(value: string, into: ParsedFuzz["values"]): void {
+  const m = /^(\d+)=(.+)$/s.exec(value.trim());
+  const bad = (why: string): never =>
+    _usage(
+      `--values '${value}': ${why} (expected I=SPEC, SPEC a comma-separated list of [LO,HI], ` +
+        `index:$A.D and sorted)`,
+    );
+  if (!m) return bad("no argument index");
+  const i = Number(m[1]);
+  if (into[i] !== undefined) _usage(`--values ${i} is given twice`);
+  const spec: NonNullable<ParsedFuzz["values"][number]> = {};
+  const num = (t: string): number | bigint => {
+    const x = t.trim();
+    if (/^-?\d+$/.test(x)) {
+      const b = BigInt(x);
+      return Number.isSafeInteger(Number(b)) ? Number(b) : b;
+    }
+    const v = Number(x);
+    if (x === "" || !Number.isFinite(v)) return bad(`'${x}' is not a number`);
+    return v;
+  };
+  for (const part of m[2]!.match(/\[[^\]]*\]|[^,]+/g) ?? []) {
+    const t = part.trim();
+    if (t === "") continue;
+    if (t.startsWith("[")) {
+      const ends = t.slice(1, -1).split(",");
+      if (ends.length !== 2) bad(`'${t}' is not a range [LO,HI]`);
+      spec.min = num(ends[0]!);
+      spec.max = num(ends[1]!);
+      if (spec.min > spec.max) bad(`'${t}' has LO more than HI`);
+    } else if (t === "sorted") {
+      spec.sorted = true;
+    } else {
+      const ix = /^index:\$(\d+)\.(\d+)$/.exec(t);
+      if (!ix) bad(`'${t}' is not a range, index:$A.D or sorted`);
+      spec.indexInto = [Number(ix![1]), Number(ix![2])];
+    }
+  }
+  while (into.length <= i) into.push(undefined);
+  into[i] = spec;
 }
 
 /** A parsed `inspect` command. */
@@ -228,6 +282,7 @@ const FUZZ_OPTIONS = [
   "arg",
   "attr",
   "ret",
+  "values",
   "json",
   "help",
 ] as const;
@@ -539,11 +594,12 @@ function _parseFuzz(argv: readonly string[]): ParsedCommand {
     args: [],
     attrs: [],
     rets: [],
+    values: [],
     json: false,
   };
   const once = new Set<string>();
   for (const [name, value] of s.options) {
-    if (!["arg", "attr", "ret"].includes(name)) {
+    if (!["arg", "attr", "ret", "values"].includes(name)) {
       if (once.has(name)) _usage(`--${name} is given more than once`);
       once.add(name);
     }
@@ -584,6 +640,9 @@ function _parseFuzz(argv: readonly string[]): ParsedCommand {
         break;
       case "ret":
         fuzz.rets.push(value);
+        break;
+      case "values":
+        _argValues(value, fuzz.values);
         break;
       case "json":
         fuzz.json = true;
@@ -787,6 +846,10 @@ Options:
                      (uplo=u8:{76,85}, or u8:{'L','U'} with characters);
                      NAME=TYPE:[LO,HI] from the range, ends included;
                      NAME=TYPE:* gives the type only (values are varied)
+  --values I=SPEC    the values argument I may hold, its contract: [LO,HI]
+                     (a range), index:$A.D (indices into dimension D of
+                     argument A), sorted (ascending); comma-separated,
+                     e.g. --values '2=index:$3.0' --values '1=[0,5],sorted'
   --timeout MS       a call that takes longer is a hang (default 1000)
   --sanitize address run the library under AddressSanitizer (built with it)
   --out DIR          where the failures' .npy files go (default fuzz-failures)

@@ -74,6 +74,7 @@ export async function _fuzz(cmd: ParsedFuzz, io: _FuzzIo): Promise<boolean> {
       ...(cmd.rets.length > 0 ? { results: cmd.rets } : {}),
       args: cmd.args,
       attrs: cmd.attrs,
+      ...(cmd.values.length > 0 ? { argValues: cmd.values } : {}),
       outDir: cmd.out,
     });
   } catch (e) {
@@ -88,6 +89,7 @@ export async function _fuzz(cmd: ParsedFuzz, io: _FuzzIo): Promise<boolean> {
         seed: report.seed,
         runs: report.runs,
         rejected: report.rejected,
+        skipped: report.skipped ?? 0,
         seconds: report.seconds,
         runsPerSecond: report.runsPerSecond,
         resultsChecked: report.resultsChecked,

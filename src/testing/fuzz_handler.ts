@@ -237,6 +237,8 @@ export interface FuzzReport {
   runs: number;
   /** Runs the handler refused with an error of its own. */
   rejected: number;
+  /** Generated calls not made: `valid` said no. */
+  skipped?: number;
   /** Seconds the runs took (discovery and shrinking excluded). */
   seconds: number;
   /** Runs per second. */
@@ -314,6 +316,33 @@ export interface ReferenceAttrs {
 }
 
 /**
+ * The values an argument may hold ({@link FuzzOptions.argValues}): generated
+ * values are mapped into `[min, max]` (integers wrap into it, floats are
+ * clamped, NaN and infinities become `min`); `indexInto: [A, D]` bounds them
+ * to `[0, dimension D of argument A)` (an index into it); `sorted` sorts
+ * them, ascending, in C order (CSR's `indptr`). Applied in that order.
+ *
+ * @example
+ * ```ts
+ * import type { ArgValues } from "@deno-xla/ffi/testing";
+ * // CSR: indptr sorted within [0, nnz], column indices into dimension 0 of argument 3.
+ * const indptr: ArgValues = { min: 0, max: 5, sorted: true };
+ * const indices: ArgValues = { indexInto: [3, 0] };
+ * console.log(indptr.sorted, indices.indexInto); // true [ 3, 0 ]
+ * ```
+ */
+export interface ArgValues {
+  /** The smallest value. */
+  min?: number | bigint;
+  /** The largest value. */
+  max?: number | bigint;
+  /** Values are indices into dimension D of argument A: `[0, shape[D])`. */
+  indexInto?: readonly [number, number];
+  /** Values ascend (C order). */
+  sorted?: boolean;
+}
+
+/**
  * Options of {@link fuzzHandler} and {@link discoverSignature}.
  *
  * @example
@@ -384,6 +413,19 @@ export interface FuzzOptions {
     args: readonly ReferenceArray[],
     attrs: ReferenceAttrs,
   ) => readonly ArrayBufferView[] | undefined | Promise<readonly ArrayBufferView[] | undefined>;
+  /**
+   * The values each argument may hold, in order (`undefined`: any): a
+   * handler's contract (indices inside a dimension, a sorted `indptr`) as
+   * {@link ArgValues}. Generated and shrunk calls are made to keep it, so a
+   * failure found is the handler's, not an input it forbids.
+   */
+  argValues?: readonly (ArgValues | undefined)[];
+  /**
+   * Whether a generated (or shrunk) call is one the handler must take; a
+   * call it is false for is not made (the report counts it in `skipped`).
+   * It gets the call's arguments and attributes as {@link reference} does.
+   */
+  valid?: (args: readonly ReferenceArray[], attrs: ReferenceAttrs) => boolean;
   /** Calls at most to shrink each failure (default 300). */
   shrinkCalls?: number;
   /** A folder to write each failure's `.npy` arguments to (library targets also get a `command`). */
@@ -1428,6 +1470,56 @@ interface _Plan {
   args: BufferSignature[];
   rules: _Rule[];
   hints: _AttrHints;
+  argValues: readonly (ArgValues | undefined)[];
+}
+
+/** A case with its arguments' values made to keep `argValues`. */
+function _constrain(c: FuzzCase, argValues: readonly (ArgValues | undefined)[]): FuzzCase {
+  if (argValues.every((v) => v === undefined)) return c;
+  const args = c.args.slice();
+  for (const [i, d] of argValues.entries()) {
+    const a = args[i];
+    if (d === undefined || a === undefined) continue;
+    const f = typeFacts(a.dtype);
+    if (f === undefined || (f.kind !== "int" && f.kind !== "float")) continue;
+    let lo = d.min, hi = d.max;
+    if (d.indexInto !== undefined) {
+      const [ai, di] = d.indexInto;
+      const n = args[ai]?.shape[di] ?? 0;
+      lo = lo === undefined || Number(lo) < 0 ? 0 : lo;
+      hi = hi === undefined || Number(hi) > n - 1 ? n - 1 : hi;
+    }
+    const isBig = f.kind === "int" && f.bits === 64;
+    const vals = _decodeValues(a).map((v) => {
+      if (f.kind === "float") {
+        let x = Number(v);
+        if (!Number.isFinite(x)) x = lo !== undefined ? Number(lo) : 0;
+        if (lo !== undefined && x < Number(lo)) x = Number(lo);
+        if (hi !== undefined && x > Number(hi)) x = Number(hi);
+        return x;
+      }
+      let x = BigInt(v);
+      if (lo !== undefined && hi !== undefined) {
+        const l = BigInt(lo), h = BigInt(hi);
+        if (h < l) x = l; // an empty range: the call is left for `valid` (or the handler) to refuse
+        else {
+          const span = h - l + 1n;
+          x = l + (((x - l) % span) + span) % span;
+        }
+      } else if (lo !== undefined && x < BigInt(lo)) x = BigInt(lo);
+      else if (hi !== undefined && x > BigInt(hi)) x = BigInt(hi);
+      return isBig ? x : Number(x);
+    });
+    if (d.sorted) vals.sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
+    if (
+      f.kind === "float" && dataTypeInfo(a.dtype).typedArray !== Float32Array &&
+      dataTypeInfo(a.dtype).typedArray !== Float64Array
+    ) {
+      continue; // 16- and 8-bit floats: their bits are not values here
+    }
+    args[i] = { ...a, data: _bytesOf(a.dtype, [vals.length], vals) };
+  }
+  return { ...c, args };
 }
 
 function _generate(rng: _Rng, plan: _Plan): FuzzCase | undefined {
@@ -1446,6 +1538,10 @@ function _generate(rng: _Rng, plan: _Plan): FuzzCase | undefined {
   }
   const results = _applyRules(plan.rules, args.map((a) => a.shape), args.map((a) => a.dtype));
   if (results === undefined) return undefined;
+  const constrained =
+    _constrain({ args, results, attrs: { kind: "dictionary", entries: new Map() } }, plan.argValues)
+      .args;
+  args.splice(0, args.length, ...constrained);
   const dims = [...new Set(args.flatMap((a) => a.shape))];
   const attrs: CliAttrs = { kind: "dictionary", entries: new Map() };
   for (const a of plan.sig.attrs) {
@@ -1563,6 +1659,11 @@ function _referenceAttrs(dict: CliAttrs): ReferenceAttrs {
 
 function _inputs(c: FuzzCase): ArrayInput[] {
   return c.args.map((a) => ({ data: a.data, shape: a.shape, dtype: a.dtype }));
+}
+
+/** Whether the options' `valid` takes a case (true without one). */
+function _isValid(options: FuzzOptions, c: FuzzCase): boolean {
+  return options.valid === undefined || options.valid(_referenceArgs(c), _referenceAttrs(c.attrs));
 }
 
 /** Runs one case: its failure, `null` when it passed, `"rejected"` when the handler refused it. */
@@ -1704,8 +1805,10 @@ async function _shrink(
   const budget = r.options.shrinkCalls ?? 300;
   const hang = key.startsWith("hang");
   const limit = r.calls + (hang ? Math.min(budget, 40) : budget);
-  const attempt = async (c: FuzzCase | undefined): Promise<boolean> => {
-    if (c === undefined || r.calls >= limit) return false;
+  const attempt = async (c0: FuzzCase | undefined): Promise<boolean> => {
+    if (c0 === undefined || r.calls >= limit) return false;
+    const c = _constrain(c0, plan.argValues);
+    if (!_isValid(r.options, c)) return false;
     const v = await _runCase(r, c);
     if (v !== null && v !== "rejected" && _key(v) === key) {
       best = c;
@@ -1986,12 +2089,13 @@ export async function fuzzHandler(
       args: sig.args,
       rules: resultsChecked ? rules : _defaultRules(sig),
       hints,
+      argValues: options.argValues ?? [],
     };
     const runner: _Runner = { caller, options, resultsChecked, calls: 0 };
     const rng = new _Rng(seed);
     const found = new Map<string, FuzzFailure>();
     const failures: FuzzFailure[] = [];
-    let done = 0, rejected = 0;
+    let done = 0, rejected = 0, skipped = 0;
     const start = performance.now();
     const deadline = options.seconds !== undefined ? start + options.seconds * 1000 : Infinity;
     let runTime = 0;
@@ -2000,6 +2104,10 @@ export async function fuzzHandler(
       const t0 = performance.now();
       done++;
       if (c === undefined) continue;
+      if (!_isValid(options, c)) {
+        skipped++;
+        continue;
+      }
       const v = await _runCase(runner, c);
       runTime += performance.now() - t0;
       if (v === "rejected") rejected++;
@@ -2037,6 +2145,7 @@ export async function fuzzHandler(
       signature: sig,
       runs: done,
       rejected,
+      ...(skipped > 0 ? { skipped } : {}),
       seconds,
       runsPerSecond: seconds > 0 ? done / seconds : 0,
       resultsChecked,

@@ -62,6 +62,7 @@ export {
   realPart,
 } from "./arrays.ts";
 export {
+  type ArgValues,
   type AttrSignature,
   type BufferSignature,
   discoverSignature,
