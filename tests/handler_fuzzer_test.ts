@@ -220,6 +220,9 @@ Deno.test({
       assert.equal(json.failures[0].kind, "result-write");
       const ret = json.failures[0].command.indexOf("--ret");
       assert.equal(json.failures[0].command[ret + 1], "f32[1]");
+      // Each printed line was run on its own, and reproduced its row.
+      assert.deepEqual(json.failures[0].replay, { exitCode: 1, expected: 1 });
+      assert.doesNotMatch(bad.out, /run alone/);
       const good = await captureCli(["fuzz", lib, "fzok_scale", "--runs", "50", "--out", out]);
       assert.equal(good.code, ExitCode.OK, good.err);
       assert.match(good.out, /no failures/);
@@ -230,6 +233,30 @@ Deno.test({
       const missing = await captureCli(["fuzz", lib, "no_such_handler", "--runs", "5"]);
       assert.equal(missing.code, ExitCode.LIBRARY);
       assert.match(missing.err, /^error: .*no_such_handler/m);
+    } finally {
+      await Deno.remove(out, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: `fuzzer: a printed line that does not reproduce its row says so${note}`,
+  ignore: SKIP !== undefined,
+  async fn() {
+    const lib = library();
+    const out = await Deno.makeTempDir({ prefix: "fuzz-replay-" });
+    try {
+      const r = await captureCli([
+        ...["fuzz", lib, "fzbug_index", "--ret", "like:0", "--runs", "300", "--out", out],
+      ]);
+      assert.equal(r.code, ExitCode.FUZZ_FAILURES, r.err);
+      // The zero-sized result crashes the isolated, guarded process; alone, the command line's
+      // guard finds the write first (DATA_LOSS, exit 1). The row says so under its line.
+      assert.match(r.out, /crash\s+SIGSEGV\s+\d+\s+f32\[0\] index=s64:0/);
+      assert.match(
+        r.out,
+        /--ret 'f32\[0\]' --attr index=s64:0 --guard\n {3}\(run alone, this line exits with 1, not 6: the crash does not reproduce as such; error: .*DATA_LOSS/,
+      );
     } finally {
       await Deno.remove(out, { recursive: true });
     }

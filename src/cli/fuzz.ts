@@ -8,6 +8,7 @@
 import { ErrorCode } from "../abi/enums.ts";
 import { FfiError } from "../errors.ts";
 import {
+  _shellWord,
   discoverSignature,
   formatFuzzReport,
   formatSignature,
@@ -60,6 +61,57 @@ export async function _inspectSignature(cmd: ParsedInspect, io: _FuzzIo): Promis
   io.stdout(formatSignature(sig, { library, handler }));
 }
 
+/** The exit code of `cli run` that reproduces each kind of failure (nondeterminism: none). */
+const EXPECTED_EXIT: Partial<Record<string, number>> = {
+  "crash": 6,
+  "hang": 8,
+  "mismatch": 7,
+  "result-write": 1,
+  "argument-write": 1,
+  "bad-error-code": 1,
+};
+
+/** What a printed line came to when run on its own. */
+interface _Replay {
+  exitCode: number;
+  expected: number;
+  /** The head of its error line, when it exited otherwise. */
+  said?: string;
+}
+
+/**
+ * Runs each failure's `cli run` line in a process of its own (a line that
+ * reproduces its failure exits with that kind's code) and says when it
+ * does not: a crash found in the fuzzing process that comes out as a
+ * guard's DATA_LOSS alone, a write that needs the calls before it.
+ */
+async function _replay(report: FuzzReport): Promise<Map<number, _Replay>> {
+  const out = new Map<number, _Replay>();
+  const cli = new URL("../../cli.ts", import.meta.url).href;
+  for (const [i, f] of report.failures.entries()) {
+    const expected = EXPECTED_EXIT[f.kind];
+    if (f.command === undefined || expected === undefined || i >= 10) continue;
+    let r: Deno.CommandOutput;
+    try {
+      r = await new Deno.Command(Deno.execPath(), {
+        args: ["run", "-A", "--no-check", cli, ...f.command],
+        stdout: "null",
+        stderr: "piped",
+        stdin: "null",
+      }).output();
+    } catch {
+      continue; // no permission to run it: nothing said
+    }
+    const said = new TextDecoder().decode(r.stderr).split("\n").find((l) => l.startsWith("error:"));
+    out.set(i, {
+      exitCode: r.code,
+      expected,
+      ...(r.code !== expected && said ? { said: said.slice(0, 200) } : {}),
+    });
+  }
+  return out;
+}
+
 /** `fuzz lib.so NAME …`: the report; resolves to whether a failure was found. */
 export async function _fuzz(cmd: ParsedFuzz, io: _FuzzIo): Promise<boolean> {
   const library = _localLibrary(cmd.path);
@@ -81,6 +133,7 @@ export async function _fuzz(cmd: ParsedFuzz, io: _FuzzIo): Promise<boolean> {
     if (e instanceof FfiError) throw e;
     throw new FfiError(ErrorCode.INTERNAL, `fuzz: ${(e as Error).message}`, { cause: e });
   }
+  const replays = await _replay(report);
   if (cmd.json) {
     io.stdout(
       JSON.stringify({
@@ -95,7 +148,8 @@ export async function _fuzz(cmd: ParsedFuzz, io: _FuzzIo): Promise<boolean> {
         resultsChecked: report.resultsChecked,
         unknown: report.signature.unknown,
         output: report.output ?? null,
-        failures: report.failures.map((f) => ({
+        failures: report.failures.map((f, i) => ({
+          replay: replays.get(i) ?? null,
           kind: f.kind,
           detail: f.detail,
           message: f.message,
@@ -113,7 +167,16 @@ export async function _fuzz(cmd: ParsedFuzz, io: _FuzzIo): Promise<boolean> {
         `warning: no probing frame decoded; ${report.signature.unknown.at(-1) ?? ""}\n`,
       );
     }
-    io.stdout(formatFuzzReport(report));
+    let text = formatFuzzReport(report);
+    for (const [i, r] of replays) {
+      if (r.exitCode === r.expected) continue;
+      const f = report.failures[i]!;
+      const line = `   ${["cli", ...f.command!].map(_shellWord).join(" ")}\n`;
+      const note = `   (run alone, this line exits with ${r.exitCode}, not ${r.expected}: the ` +
+        `${f.kind} does not reproduce as such${r.said ? `; ${r.said}` : ""})\n`;
+      text = text.replace(line, line + note);
+    }
+    io.stdout(text);
   }
   return report.failures.length > 0;
 }
