@@ -519,6 +519,17 @@ Deno.test("fuzz, inspect --signature and run --timeout: options and their usage 
     { min: 0, max: 5, sorted: true },
     { indexInto: [3, 0] },
   ]);
+  const st = parseCommandLine([
+    ...["fuzz", "./lib.so", "h", "--instantiate", "h_inst", "--type", "S=s_type_id"],
+  ]);
+  assert.ok(st.command === "fuzz");
+  assert.equal(st.instantiate, "h_inst");
+  assert.deepEqual(st.types, [{ name: "S", symbol: "s_type_id" }]);
+  const si = parseCommandLine(["inspect", "--signature", "./lib.so", "h", "--instantiate", "i"]);
+  assert.ok(si.command === "inspect");
+  assert.equal(si.instantiate, "i");
+  bad(["inspect", "./lib.so", "--instantiate", "i"], /go with 'inspect --signature'/);
+  bad(["fuzz", "./lib.so", "h", "--type", "S"], /--type 'S': expected NAME=SYMBOL/);
   bad(["fuzz", "./lib.so", "h", "--values", "x"], /--values 'x': no argument index/);
   bad(["fuzz", "./lib.so", "h", "--values", "0=[1]"], /is not a range/);
   bad(["fuzz", "./lib.so", "h", "--values", "0=[5,1]"], /LO more than HI/);

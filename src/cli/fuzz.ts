@@ -18,11 +18,32 @@ import {
 import { DataType } from "../abi/enums.ts";
 import type { ParsedFuzz, ParsedInspect } from "./args.ts";
 import { _localLibrary } from "./probe.ts";
+import { readElfSymbols } from "../native/elf.ts";
+import { typeIdSymbols } from "./state_types.ts";
 
 /** Where these commands write. */
 export interface _FuzzIo {
   stdout: (text: string) => void;
   stderr: (text: string) => void;
+}
+
+/**
+ * The state types to register for a stateful handler: the `--type` ones, or
+ * with `--instantiate` alone every type id function the library exports.
+ */
+function _stateOptions(
+  library: string,
+  instantiate: string | undefined,
+  types: readonly { symbol: string }[] | undefined,
+): { instantiate?: string; stateTypes?: string[] } {
+  const out: { instantiate?: string; stateTypes?: string[] } = {};
+  if (instantiate !== undefined) out.instantiate = instantiate;
+  if (types !== undefined && types.length > 0) out.stateTypes = types.map((t) => t.symbol);
+  else if (instantiate !== undefined) {
+    const names = readElfSymbols(library).symbols.map((s) => s.name);
+    out.stateTypes = typeIdSymbols(names);
+  }
+  return out;
 }
 
 /** `inspect --signature lib.so NAME`: the discovered signature. */
@@ -32,6 +53,7 @@ export async function _inspectSignature(cmd: ParsedInspect, io: _FuzzIo): Promis
   const sig = await discoverSignature({ library, handler }, {
     args: cmd.args ?? [],
     attrs: cmd.attrs ?? [],
+    ..._stateOptions(library, cmd.instantiate, cmd.types),
   });
   if (cmd.json) {
     const buf = (b: { dtype?: DataType; rank?: number }) => ({
@@ -127,6 +149,7 @@ export async function _fuzz(cmd: ParsedFuzz, io: _FuzzIo): Promise<boolean> {
       args: cmd.args,
       attrs: cmd.attrs,
       ...(cmd.values.length > 0 ? { argValues: cmd.values } : {}),
+      ..._stateOptions(library, cmd.instantiate, cmd.types),
       outDir: cmd.out,
     });
   } catch (e) {

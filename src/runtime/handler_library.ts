@@ -393,6 +393,11 @@ export class HandlerLibrary {
     return this.#isolated?.output() ?? { bytes: 0, lines: 0, head: "" };
   }
 
+  /** @internal The process of an isolated library (undefined: in-process). */
+  get _isolatedProcess(): _Isolated | undefined {
+    return this.#isolated ?? undefined;
+  }
+
   /** Whether the library's handlers run in a child process ({@link HandlerLibraryOptions.isolate}). */
   get isolated(): boolean {
     return this.#isolated !== null;

@@ -107,6 +107,10 @@ export const _OP_CALL = 2;
 export const _OP_THREADS = 3;
 const OP_RESOLVE = 4;
 const OP_METADATA = 5;
+const OP_REGISTER_TYPE = 6;
+/** xiso_header.instance (native/isolate_protocol.h): the child's kept instance, or a fresh one. */
+export const _INSTANCE_KEEP = 1;
+export const _INSTANCE_FRESH = 2;
 
 /* Offsets in xiso_header (native/isolate_protocol.h). */
 const H_OP = 0,
@@ -120,6 +124,7 @@ const H_OP = 0,
   H_MAP_SIZE = 40,
   H_OPS_OFFSET = 48,
   H_N_OPS = 56,
+  H_INSTANCE = 60,
   H_DESC_OFFSET = 64,
   H_DESC_LENGTH = 72,
   H_SYMBOL = 80,
@@ -297,6 +302,13 @@ export class _Isolated {
   readonly timeoutMs: number;
   readonly sanitize: boolean;
   readonly keepOutput: boolean;
+  /**
+   * The instance the next calls run with in the child (0: none; `_INSTANCE_KEEP`: the child's
+   * kept one; `_INSTANCE_FRESH`: a new one, the old one's states deleted).
+   */
+  instance = 0;
+  /** Type id functions whose types every process of this library registers when it starts. */
+  #types: string[] = [];
   #output: IsolatedOutput = { bytes: 0, lines: 0, head: "" };
   #x: Deno.PointerObject | null = null;
   #u8: Uint8Array | null = null;
@@ -412,10 +424,44 @@ export class _Isolated {
     this.#dv = new DataView(buf);
   }
 
+  /**
+   * Registers the state type of type id function `symbol` (`NAME_type_id`, registered as NAME,
+   * with `NAME_type_info`'s deleter when exported) in the child, now and in every process
+   * started later; for ffi.h instantiate handlers of API version 0.`minor` and others.
+   */
+  registerType(symbol: string, minor: number): void {
+    this.#claim();
+    try {
+      this.#ensureSync();
+      this.#registerOne(symbol, minor);
+      this.#types.push(symbol);
+      this.#typesMinor = minor;
+    } finally {
+      this.#busy = false;
+    }
+  }
+
+  #typesMinor = 1;
+
+  #registerOne(symbol: string, minor: number): void {
+    this.#header(OP_REGISTER_TYPE, symbol, { minor, stage: 3, runId: -1n, deviceOrdinal: -1 });
+    const rc = native().xla_ffi_deno_isolate_call_sync(this.#x!, this.timeoutMs);
+    if (rc !== 0) {
+      throw this.#death(rc, this.#who(symbol), "register its type", `registering '${symbol}'`);
+    }
+    const dv = this.#dv!;
+    if (dv.getInt32(H_STATUS, true) !== 0) {
+      throw _nativeError(dv.getInt32(H_CODE, true), this.#message(), { failed: true });
+    }
+  }
+
   /** After the child's first answer: it runs the library, or why not. */
   #started(rc: number): void {
     if (rc === 0) {
-      if (this.#dv!.getInt32(H_STATUS, true) === 0) return;
+      if (this.#dv!.getInt32(H_STATUS, true) === 0) {
+        for (const t of this.#types) this.#registerOne(t, this.#typesMinor);
+        return;
+      }
       const e = _nativeError(this.#dv!.getInt32(H_CODE, true), this.#message(), { failed: true });
       this.#drop();
       throw e;
@@ -624,6 +670,11 @@ export class _Isolated {
     set64(dv, H_ITERATIONS, ctx?.iterations ?? 1);
     set64(dv, H_MAP_SIZE, this.#size);
     dv.setUint32(H_N_OPS, 0, true);
+    dv.setUint32(
+      H_INSTANCE,
+      op === _OP_CALL_SYNC || op === _OP_CALL || op === _OP_THREADS ? this.instance : 0,
+      true,
+    );
     set64(dv, H_DESC_LENGTH, 0);
     u8.set(name, H_SYMBOL);
     dv.setInt32(H_STATUS, 0, true);

@@ -12,7 +12,7 @@
  *
  * @module
  */
-import { DataType, ErrorCode } from "../abi/enums.ts";
+import { DataType, ErrorCode, ExecutionStage } from "../abi/enums.ts";
 import { type DataTypedArray, dataTypeInfo } from "../abi/dtype.ts";
 import { FfiError, toFfiError } from "../errors.ts";
 import { lookupTypeName, typeFacts, typeName } from "../spec/type_names.ts";
@@ -27,7 +27,8 @@ import {
 import { array, type AttrDictionary, type AttrInput, scalar } from "../runtime/attributes.ts";
 import type { ArrayInput, ArraySpec } from "../runtime/ffi_call.ts";
 import { HandlerLibrary, type HandlerRef } from "../runtime/handler_library.ts";
-import type { IsolatedOutput } from "../runtime/isolate.ts";
+import { _INSTANCE_FRESH, _INSTANCE_KEEP, type IsolatedOutput } from "../runtime/isolate.ts";
+import { CallFrameBuilder } from "../runtime/call_frame.ts";
 import { Runtime } from "../runtime/runtime.ts";
 import { loadNpy, saveNpy } from "../npy.ts";
 import { assertAllClose } from "./assert.ts";
@@ -386,6 +387,20 @@ export interface FuzzOptions {
   timeoutMs?: number;
   /** `"address"`: run the library's process with AddressSanitizer (a library built with it). */
   sanitize?: "address";
+  /**
+   * A stateful handler's instantiate handler (a symbol of the same
+   * library): every call (probing, generated, shrinking) first runs it in
+   * the instantiate stage with the call's attributes, and the handler runs
+   * with the fresh state it made (ffi.h's `Ctx<State<T>>`); no state is
+   * shared between calls.
+   */
+  instantiate?: string;
+  /**
+   * Type id functions of the library (`NAME_type_id`, ffi.h's
+   * `XLA_FFI_DECLARE_TYPE_ID`-style exports) whose state types are
+   * registered, as NAME, in the library's process before any call.
+   */
+  stateTypes?: readonly string[];
   /** Guarded buffers (default true). */
   guard?: boolean;
   /**
@@ -448,6 +463,8 @@ class _Caller {
   #lib: HandlerLibrary | null = null;
   #rt: Runtime;
   #handler: HandlerRef;
+  /** The library's instantiate handler: each call gets a fresh state from it first. */
+  #instantiate: HandlerRef | null = null;
   readonly library?: string;
   readonly name?: string;
   readonly isolated: boolean;
@@ -470,7 +487,20 @@ class _Caller {
         });
         this.#handler = this.#lib.handler(target.handler);
         this.isolated = true;
+        const minor = Number(this.#rt.apiVersion.slice(2));
+        for (const t of options.stateTypes ?? []) {
+          this.#lib._isolatedProcess!.registerType(t, minor);
+        }
+        if (options.instantiate !== undefined) {
+          this.#instantiate = this.#lib.handler(options.instantiate);
+        }
       } else {
+        if (options.instantiate !== undefined || (options.stateTypes ?? []).length > 0) {
+          throw new FfiError(
+            ErrorCode.INVALID_ARGUMENT,
+            "fuzzHandler: instantiate and stateTypes are for a library's handler",
+          );
+        }
         this.#handler = target as HandlerRef;
         this.isolated = false;
       }
@@ -486,11 +516,21 @@ class _Caller {
     attrs: AttrDictionary,
     guard: boolean,
   ): Promise<_Outcome> {
+    const process = this.#lib?._isolatedProcess;
     try {
+      if (this.#instantiate !== null && process !== undefined) {
+        // As XLA does, the instantiate stage gets the attributes only; a fresh state per call.
+        process.instance = _INSTANCE_FRESH;
+        using frame = new CallFrameBuilder().attrs(attrs).build();
+        await this.#rt.call(this.#instantiate, frame, { stage: ExecutionStage.INSTANTIATE });
+        process.instance = _INSTANCE_KEEP;
+      }
       const out = await this.#rt.ffiCall(this.#handler, { args, results, attrs, guard });
       return { ok: true, results: out as ArrayBufferView[] };
     } catch (e) {
       return { ok: false, error: toFfiError(e) };
+    } finally {
+      if (process !== undefined) process.instance = 0;
     }
   }
 
@@ -787,7 +827,10 @@ function _drawDomain(rng: _Rng, d: _Domain): number | bigint {
  */
 export async function discoverSignature(
   target: FuzzTarget,
-  options: Pick<FuzzOptions, "args" | "attrs" | "timeoutMs" | "sanitize"> = {},
+  options: Pick<
+    FuzzOptions,
+    "args" | "attrs" | "timeoutMs" | "sanitize" | "instantiate" | "stateTypes"
+  > = {},
 ): Promise<HandlerSignature> {
   const caller = new _Caller(target, options);
   try {
@@ -2168,6 +2211,10 @@ function _writeFailures(failures: FuzzFailure[], options: FuzzOptions, caller: _
     });
     const extra = ["--guard"];
     if (f.kind === "hang") extra.push("--timeout", String(options.timeoutMs ?? 1000));
+    if (options.instantiate !== undefined) extra.push("--instantiate", options.instantiate);
+    for (const t of options.stateTypes ?? []) {
+      extra.push("--type", `${t.endsWith("_type_id") ? t.slice(0, -8) : t}=${t}`);
+    }
     for (const [i, w] of (f.expected ?? []).slice(0, f.case.results.length).entries()) {
       const spec = f.case.results[i]!;
       const path = `${dir}/failure-${n + 1}-expect${i}.npy`;
