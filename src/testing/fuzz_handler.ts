@@ -306,6 +306,7 @@ export interface ReferenceArray {
  * ```
  */
 export interface ReferenceAttrs {
+  /** An attribute's value, by its name. */
   [name: string]:
     | number
     | bigint
