@@ -152,6 +152,14 @@ Deno.test({
       // Without its state, ffi.h's assertion ends every call: what the fuzzer sees then.
       const bare = JSON.parse((await cli([...base, "--runs", "5", "--json"])).out);
       assert.ok(bare.failures.some((f: { detail: string }) => f.detail === "SIGABRT"));
+      // … and says what to do about it.
+      const told = await cli([...base, "--runs", "5"]);
+      assert.match(
+        told.err,
+        /warning: most runs aborted; .* exports state type ids \(cli_scaler_type_id.*--instantiate H/,
+      );
+      const probe = await cli(["inspect", "--signature", lib, "cli_scaler_execute"]);
+      assert.match(probe.err, /^note: .*exports state type ids .*--instantiate H/m);
       // With it (the state type registered from the library's cli_scaler_type_id): no failure.
       const r = await cli([
         ...base,

@@ -46,6 +46,24 @@ function _stateOptions(
   return out;
 }
 
+/**
+ * A hint for a library that exports state type ids (a handler taking
+ * ffi.h's `Ctx<State<T>>` aborts without its state), or undefined.
+ */
+function _statefulHint(library: string): string | undefined {
+  let ids: string[];
+  try {
+    ids = typeIdSymbols(readElfSymbols(library).symbols.map((s) => s.name));
+  } catch {
+    return undefined;
+  }
+  if (ids.length === 0) return undefined;
+  return `${library} exports state type ids (${ids.slice(0, 3).join(", ")}${
+    ids.length > 3 ? ", …" : ""
+  }): a handler that takes a state (ffi.h's Ctx<State<T>>) aborts without one; ` +
+    `--instantiate H runs its instantiate handler H before each call`;
+}
+
 /** `inspect --signature lib.so NAME`: the discovered signature. */
 export async function _inspectSignature(cmd: ParsedInspect, io: _FuzzIo): Promise<void> {
   const library = _localLibrary(cmd.path);
@@ -81,6 +99,10 @@ export async function _inspectSignature(cmd: ParsedInspect, io: _FuzzIo): Promis
     return;
   }
   io.stdout(formatSignature(sig, { library, handler }));
+  if (cmd.instantiate === undefined) {
+    const hint = _statefulHint(library);
+    if (hint !== undefined) io.stderr(`note: ${hint}\n`);
+  }
 }
 
 /** The exit code of `cli run` that reproduces each kind of failure (nondeterminism: none). */
@@ -189,6 +211,11 @@ export async function _fuzz(cmd: ParsedFuzz, io: _FuzzIo): Promise<boolean> {
       io.stderr(
         `warning: no probing frame decoded; ${report.signature.unknown.at(-1) ?? ""}\n`,
       );
+    }
+    const abort = report.failures.find((f) => f.kind === "crash" && f.detail === "SIGABRT");
+    if (cmd.instantiate === undefined && abort !== undefined && abort.count >= report.runs / 2) {
+      const hint = _statefulHint(library);
+      if (hint !== undefined) io.stderr(`warning: most runs aborted; ${hint}\n`);
     }
     let text = formatFuzzReport(report);
     for (const [i, r] of replays) {
