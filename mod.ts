@@ -83,7 +83,11 @@ export {
   CallFrameBuilder,
   type CallFrameBuilderOptions,
 } from "./src/runtime/call_frame.ts";
-export { DEFAULT_ISOLATE_TIMEOUT_MS, type IsolateOptions } from "./src/runtime/isolate.ts";
+export {
+  DEFAULT_ISOLATE_TIMEOUT_MS,
+  type IsolatedOutput,
+  type IsolateOptions,
+} from "./src/runtime/isolate.ts";
 export {
   HandlerLibrary,
   type HandlerLibraryOptions,

@@ -263,6 +263,13 @@ static void report(int sig, const siginfo_t* si, const void* fn) {
   if (ts) {
     put(&l, "A TS handler faults through a raw pointer (Deno.UnsafePointerView, "
             "Deno.UnsafePointer): check the addresses it reads and writes");
+  } else if (d == NULL) {
+    /* No library it came from: a Python extension module's handler (handlersFrom) or a raw
+     * pointer. Isolation is for a shared library's exported handlers. */
+    put(&l, "A handler that is not a shared library's export (a Python extension module's, "
+            "a raw pointer) runs in the process that calls it: to survive its crashes, make "
+            "the calls that may crash from a child process (docs/faults.md); a shared "
+            "library's handler is isolated with HandlerLibrary.open(path, { isolate: true })");
   } else {
     put(&l, "To make such a crash an error of the call, open its library with "
             "HandlerLibrary.open(path, { isolate: true }) (docs/faults.md)");

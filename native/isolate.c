@@ -50,6 +50,7 @@ _Static_assert(offsetof(xiso_sync, reply) == 64, "xiso_sync layout");
 #define XISO_SLICE_MAX_NS 10000000
 
 #define XISO_STDERR_CAP 65536
+#define XISO_HEAD_CAP 4096
 
 typedef struct xiso {
   pid_t pid;
@@ -63,6 +64,11 @@ typedef struct xiso {
   int reaped;
   size_t err_len;
   char err[XISO_STDERR_CAP];
+  int keep;          /* 1: what the child writes is kept, not passed on */
+  int64_t out_bytes; /* what the child wrote, since the last xla_ffi_deno_isolate_output */
+  int64_t out_lines;
+  size_t head_len; /* the first bytes of it (kept mode) */
+  char head[XISO_HEAD_CAP];
 } xiso;
 
 static int high_fd(int fd) {
@@ -82,6 +88,8 @@ static int drain(xiso* x) {
   for (;;) {
     ssize_t n = read(x->err_fd, buf, sizeof buf);
     if (n > 0) {
+      x->out_bytes += n;
+      for (ssize_t i = 0; i < n; i++) x->out_lines += buf[i] == '\n';
       size_t room = XISO_STDERR_CAP - 1 - x->err_len;
       size_t k = (size_t)n < room ? (size_t)n : room;
       memcpy(x->err + x->err_len, buf, k);
@@ -97,6 +105,14 @@ static int drain(xiso* x) {
 /* Hands what the child wrote to stderr during a call that went well to this
  * process's stderr, so handlers' own output is not lost. */
 static void pass_on(xiso* x) {
+  if (x->keep) {
+    size_t k = XISO_HEAD_CAP - x->head_len;
+    if (k > x->err_len) k = x->err_len;
+    memcpy(x->head + x->head_len, x->err, k);
+    x->head_len += k;
+    x->err_len = 0;
+    return;
+  }
   size_t off = 0;
   while (off < x->err_len) {
     ssize_t n = write(2, x->err + off, x->err_len - off);
@@ -406,6 +422,27 @@ int32_t xla_ffi_deno_isolate_stderr(xiso* x, uint8_t* buf, int32_t cap) {
   if (!x || !buf || cap <= 0) return 0;
   size_t n = x->err_len < (size_t)cap ? x->err_len : (size_t)cap;
   memcpy(buf, x->err, n);
+  return (int32_t)n;
+}
+
+/** 1: what the child writes (stdout is its stderr then) is kept and counted, not passed on. */
+void xla_ffi_deno_isolate_keep_output(xiso* x, int32_t keep) {
+  if (x) x->keep = keep != 0;
+}
+
+/**
+ * What the child wrote since the last call: counts[0] bytes, counts[1]
+ * lines; copies its first bytes (kept mode) to buf and returns their length.
+ */
+int32_t xla_ffi_deno_isolate_output(xiso* x, int64_t* counts, uint8_t* buf, int32_t cap) {
+  counts[0] = counts[1] = 0;
+  if (!x) return 0;
+  counts[0] = x->out_bytes;
+  counts[1] = x->out_lines;
+  size_t n = buf && cap > 0 ? (x->head_len < (size_t)cap ? x->head_len : (size_t)cap) : 0;
+  if (n > 0) memcpy(buf, x->head, n);
+  x->out_bytes = x->out_lines = 0;
+  x->head_len = 0;
   return (int32_t)n;
 }
 

@@ -55,6 +55,21 @@ static const char* (*error_message)(XLA_FFI_Error* e);
 static void (*error_destroy)(XLA_FFI_Error* e);
 static void (*set_invoke_guard)(void* fn);
 static XLA_FFI_Error* (*metadata_of)(void* rt, XLA_FFI_Handler* h, int64_t* out);
+static void* (*instance_new)(void);
+static void (*instance_free)(void* in);
+static XLA_FFI_Error* (*register_type)(void* rt, const char* name, int64_t len, void* type_id,
+                                       void* deleter);
+
+/* The one instance calls with XISO_INSTANCE_* share, and the state types registered (by
+ * their type id functions), registered again in each runtime made later. */
+static void* g_instance;
+#define MAX_TYPES 32
+static struct {
+  void* type_id;
+  void* deleter;
+  char name[256];
+} g_types[MAX_TYPES];
+static int g_n_types;
 
 static uint8_t* g_base;
 static size_t g_size;
@@ -154,7 +169,15 @@ static int map_to(size_t size) {
 
 static void* runtime_for(int32_t minor) {
   if (minor < 0 || minor >= 8) return NULL;
-  if (!g_runtimes[minor]) g_runtimes[minor] = rt_new(0, 1, minor);
+  if (!g_runtimes[minor]) {
+    g_runtimes[minor] = rt_new(0, 1, minor);
+    for (int i = 0; g_runtimes[minor] && i < g_n_types; i++) {
+      XLA_FFI_Error* e = register_type(g_runtimes[minor], g_types[i].name,
+                                       (int64_t)strlen(g_types[i].name), g_types[i].type_id,
+                                       g_types[i].deleter);
+      if (e) error_destroy(e);
+    }
+  }
   return g_runtimes[minor];
 }
 
@@ -303,6 +326,40 @@ static void serve(void* lib) {
     take_error(metadata_of(rt, fn, h->metadata));
     return;
   }
+  if (h->op == XISO_OP_REGISTER_TYPE) {
+    /* fn is the type id function: XLA_FFI_TypeId* NAME_type_id(void). */
+    if (g_n_types >= MAX_TYPES) {
+      say(XISO_ERROR, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, "More than %d state types",
+          MAX_TYPES);
+      return;
+    }
+    void* type_id = ((void* (*)(void))(void*)fn)();
+    size_t n = strlen(h->symbol);
+    const char* suffix = "_type_id";
+    size_t stem = n > 8 && strcmp(h->symbol + n - 8, suffix) == 0 ? n - 8 : n;
+    char info_name[280];
+    snprintf(info_name, sizeof info_name, "%.*s_type_info", (int)stem, h->symbol);
+    void* info_fn = dlsym(lib, info_name);
+    void* deleter = NULL;
+    if (info_fn) {
+      const XLA_FFI_TypeInfo_V0_2* info = ((const XLA_FFI_TypeInfo_V0_2* (*)(void))info_fn)();
+      if (info) deleter = (void*)info->deleter;
+    }
+    int k = g_n_types++;
+    g_types[k].type_id = type_id;
+    g_types[k].deleter = deleter;
+    snprintf(g_types[k].name, sizeof g_types[k].name, "%.*s", (int)stem, h->symbol);
+    for (int m = 0; m < 8; m++) {
+      if (!g_runtimes[m]) continue;
+      XLA_FFI_Error* e = register_type(g_runtimes[m], g_types[k].name,
+                                       (int64_t)strlen(g_types[k].name), type_id, deleter);
+      if (e) {
+        take_error(e);
+        return;
+      }
+    }
+    return;
+  }
   /* A guarded call keeps the protections of the one before when they are
    * the ones it needs; anything else starts from none (before the
    * description is patched in place: it may lie where they are). */
@@ -317,7 +374,13 @@ static void serve(void* lib) {
     say(XISO_ERROR, XLA_FFI_Error_Code_INVALID_ARGUMENT, "Laying out the call frame failed");
     return;
   }
-  frame_configure(fr, h->stage, h->run_id, h->device_ordinal, NULL, NULL, 0);
+  if (h->instance & XISO_INSTANCE_FRESH) {
+    if (g_instance) instance_free(g_instance);
+    g_instance = NULL;
+  }
+  if (h->instance && !g_instance) g_instance = instance_new();
+  frame_configure(fr, h->stage, h->run_id, h->device_ordinal, h->instance ? g_instance : NULL,
+                  NULL, 0);
   if (h->guard && g_n_guarded == 0) {
     if (!guard_on(h)) {
       guard_off();
@@ -375,6 +438,9 @@ int main(int argc, char** argv) {
   }
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   signal(SIGPIPE, SIG_IGN);
+  /* Kept output (IsolateOptions.output): what handlers print to stdout joins stderr's pipe. */
+  const char* out = getenv("XLA_FFI_DENO_ISOLATE_OUTPUT");
+  if (out && strcmp(out, "keep") == 0) dup2(2, 1);
   g_page = (size_t)sysconf(_SC_PAGESIZE);
   if (!map_to(XISO_HEADER_BYTES)) {
     fprintf(stderr, "xla_ffi_deno_isolate: cannot map the shared memory: %s\n", strerror(errno));
@@ -396,6 +462,9 @@ int main(int argc, char** argv) {
     RESOLVE(error_destroy, "xla_ffi_deno_runtime_error_destroy");
     RESOLVE(set_invoke_guard, "xla_ffi_deno_runtime_set_invoke_guard");
     RESOLVE(metadata_of, "xla_ffi_deno_runtime_metadata");
+    RESOLVE(instance_new, "xla_ffi_deno_runtime_instance_new");
+    RESOLVE(instance_free, "xla_ffi_deno_runtime_instance_free");
+    RESOLVE(register_type, "xla_ffi_deno_runtime_register_type");
   }
   void* lib = NULL;
   if (main_lib) {

@@ -38,7 +38,12 @@ enum {
   XISO_OP_THREADS = 3,   /* xla_ffi_deno_runtime_call_wait from runtime threads */
   XISO_OP_RESOLVE = 4,   /* whether `symbol` exists */
   XISO_OP_METADATA = 5,  /* xla_ffi_deno_runtime_metadata: the handler's API version, traits, state type id */
+  XISO_OP_REGISTER_TYPE = 6, /* registers the type of type id function `symbol` (NAME_type_id) */
 };
+
+/* xiso_header.instance: 0 none; KEEP: the kept instance (made when there is none); FRESH: a
+ * new one first (the old one's states deleted). */
+enum { XISO_INSTANCE_KEEP = 1, XISO_INSTANCE_FRESH = 2 };
 
 /* Reply statuses. */
 enum {
@@ -75,7 +80,7 @@ typedef struct xiso_header {
   uint64_t map_size; /* the mapping's size for this request */
   uint64_t ops_offset;
   uint32_t n_ops;
-  uint32_t reserved;
+  uint32_t instance; /* XISO_INSTANCE_*: the child's one kept instance in the call's context */
   uint64_t desc_offset;
   uint64_t desc_length;
   char symbol[256];

@@ -8,6 +8,8 @@
  *   called by the embedded runtime, directly;
  * - `registered <symbol>`: the same registered as `crash.op` and called by
  *   that name, from a runtime thread (`Runtime.call`);
+ * - `unnamed <symbol>`: the same given as a raw pointer (`{ pointer }`), as
+ *   a Python extension module's handler is: no library to name;
  * - `ts`: a TS handler reading address 8 through `Deno.UnsafePointerView`,
  *   called on the JS thread;
  * - `ts-thread`: the same called from a runtime thread (the call is queued
@@ -41,6 +43,13 @@ if (mode === "native" || mode === "registered") {
     console.log("calling");
     await rt.call("crash.op", frame);
   }
+} else if (mode === "unnamed") {
+  // A raw pointer, as a Python extension module's handler is: no library to name.
+  const lib = HandlerLibrary.open(faultHandlersPath());
+  const rt = new Runtime({ threads: 1 });
+  const frame = new CallFrameBuilder().arg(x).ret(y).build();
+  console.log("calling");
+  rt.callSync({ pointer: lib.symbol(symbol) }, frame);
 } else if (mode === "ts" || mode === "ts-thread") {
   const h = Ffi.bind().arg(DataType.F32, 1).ret(DataType.F32, 1).to(function readsAddress8() {
     new Deno.UnsafePointerView(Deno.UnsafePointer.create(8n)!).getInt32();

@@ -501,6 +501,40 @@ Deno.test("fuzz, inspect --signature and run --timeout: options and their usage 
   bad(["fuzz", "./lib.so", "h", "--seed", "x"], /--seed 'x': expected a whole number/);
   bad(["fuzz", "./lib.so", "h", "--sanitize", "thread"], /expected address/);
   bad(["fuzz", "./lib.so", "h", "--runs", "0"], /--runs '0'/);
+  // --values: an argument's contract.
+  const v = parseCommandLine([
+    "fuzz",
+    "./lib.so",
+    "h",
+    "--values",
+    "2=index:$3.0",
+    "--values",
+    "1=[0,5],sorted",
+    "--values",
+    "0=[-1.5,2.5]",
+  ]);
+  assert.ok(v.command === "fuzz");
+  assert.deepEqual(v.values, [
+    { min: -1.5, max: 2.5 },
+    { min: 0, max: 5, sorted: true },
+    { indexInto: [3, 0] },
+  ]);
+  const st = parseCommandLine([
+    ...["fuzz", "./lib.so", "h", "--instantiate", "h_inst", "--type", "S=s_type_id"],
+  ]);
+  assert.ok(st.command === "fuzz");
+  assert.equal(st.instantiate, "h_inst");
+  assert.deepEqual(st.types, [{ name: "S", symbol: "s_type_id" }]);
+  const si = parseCommandLine(["inspect", "--signature", "./lib.so", "h", "--instantiate", "i"]);
+  assert.ok(si.command === "inspect");
+  assert.equal(si.instantiate, "i");
+  bad(["inspect", "./lib.so", "--instantiate", "i"], /go with 'inspect --signature'/);
+  bad(["fuzz", "./lib.so", "h", "--type", "S"], /--type 'S': expected NAME=SYMBOL/);
+  bad(["fuzz", "./lib.so", "h", "--values", "x"], /--values 'x': no argument index/);
+  bad(["fuzz", "./lib.so", "h", "--values", "0=[1]"], /is not a range/);
+  bad(["fuzz", "./lib.so", "h", "--values", "0=[5,1]"], /LO more than HI/);
+  bad(["fuzz", "./lib.so", "h", "--values", "0=up"], /'up' is not a range, index:\$A\.D or sorted/);
+  bad(["fuzz", "./lib.so", "h", "--values", "0=sorted", "--values", "0=[0,1]"], /given twice/);
   const s = parseCommandLine(["inspect", "--signature", "./lib.so", "h", "--arg", "f32[2]"]);
   assert.ok(s.command === "inspect");
   assert.equal(s.signature, "h");

@@ -140,3 +140,53 @@ Deno.test({
     assert.equal(rt.metadata(inst).stateTypeId, id);
   },
 });
+
+Deno.test({
+  name: "fuzz and inspect --signature run a stateful handler with its instantiate handler" + note,
+  ignore: SKIP !== undefined,
+  fn: async () => {
+    const lib = library();
+    const out = await Deno.makeTempDir({ prefix: "fuzz-state-" });
+    try {
+      const base = ["fuzz", lib, "cli_scaler_execute", "--out", out];
+      // Without its state, ffi.h's assertion ends every call: what the fuzzer sees then.
+      const bare = JSON.parse((await cli([...base, "--runs", "5", "--json"])).out);
+      assert.ok(bare.failures.some((f: { detail: string }) => f.detail === "SIGABRT"));
+      // … and says what to do about it.
+      const told = await cli([...base, "--runs", "5"]);
+      assert.match(
+        told.err,
+        /warning: most runs aborted; .* exports state type ids \(cli_scaler_type_id.*--instantiate H/,
+      );
+      const probe = await cli(["inspect", "--signature", lib, "cli_scaler_execute"]);
+      assert.match(probe.err, /^note: .*exports state type ids .*--instantiate H/m);
+      // With it (the state type registered from the library's cli_scaler_type_id): no failure.
+      const r = await cli([
+        ...base,
+        ...["--instantiate", "cli_scaler_instantiate", "--ret", "like:0", "--runs", "100"],
+        "--json",
+      ]);
+      assert.equal(r.code, ExitCode.OK, r.out + r.err);
+      const json = JSON.parse(r.out);
+      assert.deepEqual(json.failures, []);
+      assert.equal(json.rejected, 0);
+      // --type names the type id function itself.
+      const typed = await cli([
+        ...base,
+        ...["--instantiate", "cli_scaler_instantiate", "--type", "Scaler=cli_scaler_type_id"],
+        ...["--runs", "20"],
+      ]);
+      assert.equal(typed.code, ExitCode.OK, typed.out + typed.err);
+      const sig = await cli([
+        ...["inspect", "--signature", lib, "cli_scaler_execute"],
+        ...["--instantiate", "cli_scaler_instantiate"],
+      ]);
+      assert.equal(sig.code, ExitCode.OK, sig.err);
+      assert.match(sig.out, /^cli_scaler_execute: 1 argument, 1 result, 1 attribute/m);
+      assert.match(sig.out, /attribute factor: scalar f32/);
+      assert.match(sig.out, /argument 0: f32/);
+    } finally {
+      await Deno.remove(out, { recursive: true });
+    }
+  },
+});

@@ -49,6 +49,19 @@ Deno.test("a segfault in a native handler names it, its library, the signal and 
   assert.match(line, ISOLATE);
 });
 
+Deno.test("a crash in a handler of no library recommends what works for it, not isolate", async () => {
+  const line = await crash(
+    ["unnamed", "fault_segv"],
+    "SIGSEGV",
+    /^deno-xla-ffi: the handler at 0x[0-9a-f]+, called in this process, died of SIGSEGV/,
+  );
+  assert.match(
+    line,
+    /not a shared library's export \(a Python extension module's, a raw pointer\)/,
+  );
+  assert.match(line, /make the calls that may crash from a child process/);
+});
+
 Deno.test("each fatal signal of a native handler is named and ends the process with it", async () => {
   const cases: [string, Deno.Signal, RegExp][] = [
     ["fault_abort", "SIGABRT", /died of SIGABRT \(aborted\)/],

@@ -220,6 +220,9 @@ Deno.test({
       assert.equal(json.failures[0].kind, "result-write");
       const ret = json.failures[0].command.indexOf("--ret");
       assert.equal(json.failures[0].command[ret + 1], "f32[1]");
+      // Each printed line was run on its own, and reproduced its row.
+      assert.deepEqual(json.failures[0].replay, { exitCode: 1, expected: 1 });
+      assert.doesNotMatch(bad.out, /run alone/);
       const good = await captureCli(["fuzz", lib, "fzok_scale", "--runs", "50", "--out", out]);
       assert.equal(good.code, ExitCode.OK, good.err);
       assert.match(good.out, /no failures/);
@@ -233,6 +236,107 @@ Deno.test({
     } finally {
       await Deno.remove(out, { recursive: true });
     }
+  },
+});
+
+Deno.test({
+  name: `fuzzer: a printed line that does not reproduce its row says so${note}`,
+  ignore: SKIP !== undefined,
+  async fn() {
+    const lib = library();
+    const out = await Deno.makeTempDir({ prefix: "fuzz-replay-" });
+    try {
+      const r = await captureCli([
+        ...["fuzz", lib, "fzbug_index", "--ret", "like:0", "--runs", "300", "--out", out],
+      ]);
+      assert.equal(r.code, ExitCode.FUZZ_FAILURES, r.err);
+      // The zero-sized result crashes the isolated, guarded process; alone, the command line's
+      // guard finds the write first (DATA_LOSS, exit 1). The row says so under its line.
+      assert.match(r.out, /crash\s+SIGSEGV\s+\d+\s+f32\[0\] index=s64:0/);
+      assert.match(
+        r.out,
+        /--ret 'f32\[0\]' --attr index=s64:0 --guard\n {3}\(run alone, this line exits with 1, not 6: the crash does not reproduce as such; error: .*DATA_LOSS/,
+      );
+    } finally {
+      await Deno.remove(out, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: `fuzzer: a reference mismatch reproduces: expected .npy, --expect, exit 7${note}`,
+  ignore: SKIP !== undefined,
+  async fn() {
+    const lib = library();
+    const out = await Deno.makeTempDir({ prefix: "fuzz-ref-" });
+    try {
+      const seen: { dtype: string; alpha: unknown }[] = [];
+      const report = await fuzzHandler({ library: lib, handler: "fzok_scale" }, {
+        runs: 40,
+        seed: 1,
+        results: ["like:0"],
+        attrs: ["alpha=f32:2"],
+        outDir: out,
+        // Off by one: y = alpha * x + 1.
+        reference: (args, attrs) => {
+          const x = args[0]!.data;
+          seen.push({ dtype: x.constructor.name, alpha: attrs.alpha });
+          const alpha = attrs.alpha as number;
+          return [Float32Array.from(x as Float32Array, (v) => alpha * v + 1)];
+        },
+      });
+      assert.ok(seen.length > 0);
+      assert.deepEqual(seen[0], { dtype: "Float32Array", alpha: 2 });
+      const f = report.failures.find((f) => f.kind === "mismatch");
+      assert.ok(f, formatFuzzReport(report));
+      // The whole comparison report, not its first line only.
+      const text = formatFuzzReport(report);
+      assert.match(text, /differs from the reference/);
+      assert.ok(f.message.split("\n").length > 1, f.message);
+      for (const line of f.message.split("\n").slice(1).filter((l) => l.trim() !== "")) {
+        assert.ok(text.includes(line), line);
+      }
+      const expect = f.files!.find((p) => /expect0\.npy$/.test(p));
+      assert.ok(expect !== undefined, f.files!.join(" "));
+      assert.deepEqual(f.command!.slice(-2), ["--expect", expect]);
+      const run = await captureCli(f.command!);
+      assert.equal(run.code, ExitCode.MISMATCH, run.out + run.err);
+    } finally {
+      await Deno.remove(out, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: `fuzzer: a handler's output is counted, not flooded; choices waste no run${note}`,
+  ignore: SKIP !== undefined,
+  async fn() {
+    const lib = library();
+    const cli = (extra: string[]) =>
+      new Deno.Command(Deno.execPath(), {
+        args: ["run", "-A", "cli.ts", "fuzz", lib, "fzok_chatty", "--runs", "200", ...extra],
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+    const dec = (b: Uint8Array) => new TextDecoder().decode(b);
+    const loose = await cli(["--json"]);
+    const json = JSON.parse(dec(loose.stdout));
+    assert.equal(loose.code, 0, dec(loose.stderr));
+    assert.doesNotMatch(dec(loose.stderr), /On entry to CHATTY|chatty: /);
+    assert.ok(json.rejected > 0);
+    assert.ok(json.output.lines >= json.rejected, JSON.stringify(json.output));
+    assert.match(json.output.head, /On entry to CHATTY parameter number +1/);
+    const text = await cli([]);
+    assert.match(
+      dec(text.stdout),
+      /the handler wrote \d+ lines \(\d+ bytes\) to stdout and stderr/,
+    );
+    assert.doesNotMatch(dec(text.stderr), /On entry to CHATTY/);
+    const chosen = JSON.parse(dec((await cli(["--attr", "uplo=u8:{'L','U'}", "--json"])).stdout));
+    assert.equal(chosen.rejected, 0);
+    assert.equal(chosen.failures.length, 0);
+    assert.doesNotMatch(chosen.output.head, /On entry/);
+    assert.match(chosen.output.head, /chatty: \d+ elements/);
   },
 });
 

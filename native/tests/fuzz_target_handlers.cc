@@ -13,10 +13,15 @@
  *   fzbug_argwrite  clamps negative inputs in place (writes its argument)
  *   fzbug_nan_hang  halves a value until it is below 1: never ends for NaN
  *
+ * fzok_chatty is correct but talks as LAPACK does: a line on stdout for an
+ * option character it does not take (uplo: 'L' or 'U'), a line on stderr
+ * for each call it serves.
+ *
  * Copyright 2026 The deno-xla-ffi Authors. Licensed under Apache-2.0.
  */
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 
 #include "xla/ffi/api/ffi.h"
@@ -183,3 +188,24 @@ static ffi::Error RowSum(ffi::BufferR3<ffi::S32> x, ffi::ResultBufferR2<ffi::S32
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(fzok_rowsum, RowSum,
                               ffi::Ffi::Bind().Arg<ffi::BufferR3<ffi::S32>>().Ret<ffi::BufferR2<ffi::S32>>());
+
+// y = x for uplo 'L' or 'U'; any other uplo is refused, after a line on
+// stdout as LAPACK's xerbla prints one.
+static ffi::Error Chatty(ffi::Buffer<ffi::F32> x, ffi::ResultBuffer<ffi::F32> y, uint8_t uplo) {
+  if (uplo != 'L' && uplo != 'U') {
+    std::printf(" ** On entry to CHATTY parameter number  1 had an illegal value\n");
+    std::fflush(stdout);
+    return ffi::Error::InvalidArgument("illegal uplo");
+  }
+  std::fprintf(stderr, "chatty: %zu elements\n", x.element_count());
+  const float* in = x.typed_data();
+  float* out = y->typed_data();
+  for (size_t i = 0; i < x.element_count(); ++i) out[i] = in[i];
+  return ffi::Error::Success();
+}
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(fzok_chatty, Chatty,
+                              ffi::Ffi::Bind()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Ret<ffi::Buffer<ffi::F32>>()
+                                  .Attr<uint8_t>("uplo"));

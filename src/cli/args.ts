@@ -146,8 +146,78 @@ export interface ParsedFuzz {
   attrs: string[];
   /** Result rules (`--ret`), in order. */
   rets: string[];
+  /** `--instantiate H`: the stateful handler's instantiate handler, run before each call. */
+  instantiate?: string;
+  /** `--type NAME=SYMBOL`: state types to register in the library's process. */
+  types?: { name: string; symbol: string }[];
+  /** The values arguments may hold (`--values I=SPEC`), by argument index. */
+  values: ({
+    min?: number | bigint;
+    max?: number | bigint;
+    indexInto?: [number, number];
+    sorted?: boolean;
+  } | undefined)[];
   /** Machine-readable output. */
   json: boolean;
+}
+
+/**
+ * Parses `--values I=SPEC`: SPEC is a comma-separated list of `[LO,HI]`
+ * (a range), `index:$A.D` (indices into dimension D of argument A) and
+ * `sorted`.
+ */
+function _argValues(value: string, into: ParsedFuzz["values"]): void {
+  const m = /^(\d+)=(.+)$/s.exec(value.trim());
+  const bad = (why: string): never =>
+    _usage(
+      `--values '${value}': ${why} (expected I=SPEC, SPEC a comma-separated list of [LO,HI], ` +
+        `index:$A.D and sorted)`,
+    );
+  if (!m) return bad("no argument index");
+  const i = Number(m[1]);
+  if (into[i] !== undefined) _usage(`--values ${i} is given twice`);
+  const spec: NonNullable<ParsedFuzz["values"][number]> = {};
+  const num = (t: string): number | bigint => {
+    const x = t.trim();
+    if (/^-?\d+$/.test(x)) {
+      const b = BigInt(x);
+      return Number.isSafeInteger(Number(b)) ? Number(b) : b;
+    }
+    const v = Number(x);
+    if (x === "" || !Number.isFinite(v)) return bad(`'${x}' is not a number`);
+    return v;
+  };
+  for (const part of m[2]!.match(/\[[^\]]*\]|[^,]+/g) ?? []) {
+    const t = part.trim();
+    if (t === "") continue;
+    if (t.startsWith("[")) {
+      const ends = t.slice(1, -1).split(",");
+      if (ends.length !== 2) bad(`'${t}' is not a range [LO,HI]`);
+      spec.min = num(ends[0]!);
+      spec.max = num(ends[1]!);
+      if (spec.min > spec.max) bad(`'${t}' has LO more than HI`);
+    } else if (t === "sorted") {
+      spec.sorted = true;
+    } else {
+      const ix = /^index:\$(\d+)\.(\d+)$/.exec(t);
+      if (!ix) bad(`'${t}' is not a range, index:$A.D or sorted`);
+      spec.indexInto = [Number(ix![1]), Number(ix![2])];
+    }
+  }
+  while (into.length <= i) into.push(undefined);
+  into[i] = spec;
+}
+
+/** Parses `--type NAME=SYMBOL` into `into`. */
+function _typeSpec(value: string, into: { name: string; symbol: string }[]): void {
+  const eq = value.indexOf("=");
+  const tname = value.slice(0, eq).trim();
+  const symbol = value.slice(eq + 1).trim();
+  if (eq < 0 || tname === "" || symbol === "") {
+    _usage(`--type '${value}': expected NAME=SYMBOL (SYMBOL: the library's type id function)`);
+  }
+  if (into.some((t) => t.name === tname)) _usage(`--type ${tname} is given twice`);
+  into.push({ name: tname, symbol });
 }
 
 /** A parsed `inspect` command. */
@@ -171,6 +241,10 @@ export interface ParsedInspect {
   args?: string[];
   /** Hints for `--signature`: `--attr` specs. */
   attrs?: string[];
+  /** For `--signature`: the stateful handler's instantiate handler (`--instantiate`). */
+  instantiate?: string;
+  /** For `--signature`: state types to register (`--type NAME=SYMBOL`). */
+  types?: { name: string; symbol: string }[];
 }
 
 /** A request for help (`--help`, `help [command]`, or no arguments). */
@@ -217,7 +291,17 @@ const RUN_OPTIONS = [
   "timeout",
   "help",
 ] as const;
-const INSPECT_OPTIONS = ["json", "all", "verbose", "signature", "arg", "attr", "help"] as const;
+const INSPECT_OPTIONS = [
+  "json",
+  "all",
+  "verbose",
+  "signature",
+  "arg",
+  "attr",
+  "instantiate",
+  "type",
+  "help",
+] as const;
 const FUZZ_OPTIONS = [
   "runs",
   "seconds",
@@ -228,6 +312,9 @@ const FUZZ_OPTIONS = [
   "arg",
   "attr",
   "ret",
+  "values",
+  "instantiate",
+  "type",
   "json",
   "help",
 ] as const;
@@ -384,20 +471,10 @@ function _parseRun(argv: readonly string[]): ParsedCommand {
         if (value === "") _usage("--instantiate: the handler name is empty");
         run.instantiate = value;
         break;
-      case "type": {
-        const eq = value.indexOf("=");
-        const tname = value.slice(0, eq).trim();
-        const symbol = value.slice(eq + 1).trim();
-        if (eq < 0 || tname === "" || symbol === "") {
-          _usage(
-            `--type '${value}': expected NAME=SYMBOL (SYMBOL: the library's type id function)`,
-          );
-        }
+      case "type":
         run.types ??= [];
-        if (run.types.some((t) => t.name === tname)) _usage(`--type ${tname} is given twice`);
-        run.types.push({ name: tname, symbol });
+        _typeSpec(value, run.types);
         break;
-      }
       case "platform":
         if (value !== "host" && value !== "cuda") {
           _usage(`--platform '${value}': expected host or cuda`);
@@ -492,10 +569,16 @@ function _parseInspect(argv: readonly string[]): ParsedCommand {
     );
   }
   const values = (name: string) => s.options.filter(([n]) => n === name).map(([, v]) => v);
-  const hints = values("arg").length + values("attr").length;
+  const hints = values("arg").length + values("attr").length + values("instantiate").length +
+    values("type").length;
   if (has("signature")) {
     const [path, name] = s.positionals as [string, string];
     if (name === "") _usage("'inspect --signature': the handler name is empty");
+    const inst = values("instantiate");
+    if (inst.length > 1) _usage("--instantiate is given more than once");
+    if (inst[0] === "") _usage("--instantiate: the handler name is empty");
+    const types: { name: string; symbol: string }[] = [];
+    for (const t of values("type")) _typeSpec(t, types);
     return {
       command: "inspect",
       path,
@@ -505,9 +588,15 @@ function _parseInspect(argv: readonly string[]): ParsedCommand {
       signature: name,
       args: values("arg"),
       attrs: values("attr"),
+      ...(inst.length > 0 ? { instantiate: inst[0] } : {}),
+      ...(types.length > 0 ? { types } : {}),
     };
   }
-  if (hints > 0) _usage("--arg and --attr go with 'inspect --signature' (hints for the probing)");
+  if (hints > 0) {
+    _usage(
+      "--arg, --attr, --instantiate and --type go with 'inspect --signature' (for the probing)",
+    );
+  }
   return {
     command: "inspect",
     path: s.positionals[0]!,
@@ -539,11 +628,12 @@ function _parseFuzz(argv: readonly string[]): ParsedCommand {
     args: [],
     attrs: [],
     rets: [],
+    values: [],
     json: false,
   };
   const once = new Set<string>();
   for (const [name, value] of s.options) {
-    if (!["arg", "attr", "ret"].includes(name)) {
+    if (!["arg", "attr", "ret", "values", "type"].includes(name)) {
       if (once.has(name)) _usage(`--${name} is given more than once`);
       once.add(name);
     }
@@ -584,6 +674,17 @@ function _parseFuzz(argv: readonly string[]): ParsedCommand {
         break;
       case "ret":
         fuzz.rets.push(value);
+        break;
+      case "values":
+        _argValues(value, fuzz.values);
+        break;
+      case "instantiate":
+        if (value === "") _usage("--instantiate: the handler name is empty");
+        fuzz.instantiate = value;
+        break;
+      case "type":
+        fuzz.types ??= [];
+        _typeSpec(value, fuzz.types);
         break;
       case "json":
         fuzz.json = true;
@@ -724,6 +825,7 @@ Examples:
 
 const INSPECT_TEXT = `Usage: cli inspect <lib.so> [--all] [--verbose] [--json]
        cli inspect --signature <lib.so> <handler> [--arg HINT] [--attr HINT]
+                   [--instantiate H] [--type NAME=SYMBOL]
 
 Lists the exported functions of a shared library that answer the XLA FFI
 metadata query, with the API version and traits each reports. Handlers are
@@ -757,7 +859,10 @@ NAME to decode (arguments, results, attributes, each buffer's dtype and rank)
 by calling it with probing frames in a child process and reading ffi.h's
 decode diagnostics, and prints it as ffiCall options and a 'run' line. What
 probing cannot tell (variadic arguments, untyped buffers, dictionary
-attributes) is listed; --arg SPEC and --attr NAME=TYPE:VALUE give it.`;
+attributes) is listed; --arg SPEC and --attr NAME=TYPE:VALUE give it. A
+stateful handler (ffi.h's Ctx<State<T>>) is probed with its state:
+--instantiate H runs handler H in the instantiate stage before each probe,
+with the state types the library exports registered (or --type NAME=SYMBOL).`;
 
 const FUZZ_TEXT = `Usage: cli fuzz <lib.so> <handler> [options]
 
@@ -782,8 +887,19 @@ Options:
                      is like:0 and writes outside results do not count
   --arg HINT         an argument's dtype and rank (f32[4,3], or as 'run'
                      takes it), in order; more than discovered adds arguments
-  --attr HINT        an attribute's type (NAME=TYPE:VALUE, as 'run'); strings
-                     and dictionaries are sent as given
+  --attr HINT        an attribute: NAME=TYPE:VALUE sends that value (as
+                     'run'); NAME=TYPE:{V1,V2} draws from the choices
+                     (uplo=u8:{76,85}, or u8:{'L','U'} with characters);
+                     NAME=TYPE:[LO,HI] from the range, ends included;
+                     NAME=TYPE:* gives the type only (values are varied)
+  --instantiate H    a stateful handler: each call first runs handler H (same
+                     library) in the instantiate stage, a fresh state per call
+  --type NAME=SYMBOL a state type to register (default with --instantiate:
+                     every type id function the library exports, *_type_id)
+  --values I=SPEC    the values argument I may hold, its contract: [LO,HI]
+                     (a range), index:$A.D (indices into dimension D of
+                     argument A), sorted (ascending); comma-separated,
+                     e.g. --values '2=index:$3.0' --values '1=[0,5],sorted'
   --timeout MS       a call that takes longer is a hang (default 1000)
   --sanitize address run the library under AddressSanitizer (built with it)
   --out DIR          where the failures' .npy files go (default fuzz-failures)

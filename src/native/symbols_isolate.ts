@@ -29,6 +29,13 @@ export const ISOLATE_SYMBOLS = {
   xla_ffi_deno_isolate_exit: { parameters: ["pointer", "buffer"], result: "void" },
   /** (x, buf, cap) → int32_t */
   xla_ffi_deno_isolate_stderr: { parameters: ["pointer", "buffer", "i32"], result: "i32" },
+  /** (x, keep) → void */
+  xla_ffi_deno_isolate_keep_output: { parameters: ["pointer", "i32"], result: "void" },
+  /** (x, counts, buf, cap) → int32_t */
+  xla_ffi_deno_isolate_output: {
+    parameters: ["pointer", "buffer", "buffer", "i32"],
+    result: "i32",
+  },
   /** (x) → int32_t */
   xla_ffi_deno_isolate_pid: { parameters: ["pointer"], result: "i32" },
   /** (x) → void */

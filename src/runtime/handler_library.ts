@@ -11,7 +11,7 @@ import { FfiError } from "../errors.ts";
 import { _describeHandler, native } from "../native/lib.ts";
 import { _cString } from "./_native_error.ts";
 import { _register, _unregister } from "../_resources.ts";
-import { _Isolated, type IsolateOptions } from "./isolate.ts";
+import { _Isolated, type IsolatedOutput, type IsolateOptions } from "./isolate.ts";
 import { readElfSymbols } from "../native/elf.ts";
 import { _closest } from "../_closest.ts";
 
@@ -373,6 +373,29 @@ export class HandlerLibrary {
       );
     }
     return new HandlerLibrary(h, p);
+  }
+
+  /**
+   * What an isolated library's handlers wrote to stdout and stderr since
+   * the last time asked, with `isolate: { output: "keep" }` (counted, its
+   * first bytes kept); zeros otherwise.
+   *
+   * @example
+   * ```ts ignore
+   * import { HandlerLibrary } from "@deno-xla/ffi";
+   * using lib = HandlerLibrary.open("./libmy_handlers.so", { isolate: { output: "keep" } });
+   * // … calls …
+   * const { lines, head } = lib.isolatedOutput();
+   * console.log(`${lines} lines, the first: ${head.split("\n")[0]}`);
+   * ```
+   */
+  isolatedOutput(): IsolatedOutput {
+    return this.#isolated?.output() ?? { bytes: 0, lines: 0, head: "" };
+  }
+
+  /** @internal The process of an isolated library (undefined: in-process). */
+  get _isolatedProcess(): _Isolated | undefined {
+    return this.#isolated ?? undefined;
   }
 
   /** Whether the library's handlers run in a child process ({@link HandlerLibraryOptions.isolate}). */

@@ -56,6 +56,35 @@ export interface IsolateOptions {
    * report joins the error of a call that ended the process.
    */
   sanitize?: "address";
+  /**
+   * What the handlers write to stdout and stderr: `"pass"` (the default)
+   * hands it to this process's stderr after each call; `"keep"` keeps it
+   * from the terminal (stdout joins stderr in the process), counting its
+   * bytes and lines and keeping its first 4 KiB, read with
+   * `HandlerLibrary.isolatedOutput()` (a LAPACK routine that prints a line
+   * for each illegal parameter, fuzzed, prints millions).
+   */
+  output?: "pass" | "keep";
+}
+
+/**
+ * What an isolated library's handlers wrote since it was last asked
+ * (`HandlerLibrary.isolatedOutput()`, with `isolate: { output: "keep" }`).
+ *
+ * @example
+ * ```ts
+ * import type { IsolatedOutput } from "@deno-xla/ffi";
+ * const none: IsolatedOutput = { bytes: 0, lines: 0, head: "" };
+ * console.log(none.lines); // 0
+ * ```
+ */
+export interface IsolatedOutput {
+  /** Bytes written. */
+  bytes: number;
+  /** Lines written. */
+  lines: number;
+  /** The first bytes written, as text (at most 4 KiB of each process). */
+  head: string;
 }
 
 /**
@@ -78,6 +107,10 @@ export const _OP_CALL = 2;
 export const _OP_THREADS = 3;
 const OP_RESOLVE = 4;
 const OP_METADATA = 5;
+const OP_REGISTER_TYPE = 6;
+/** xiso_header.instance (native/isolate_protocol.h): the child's kept instance, or a fresh one. */
+export const _INSTANCE_KEEP = 1;
+export const _INSTANCE_FRESH = 2;
 
 /* Offsets in xiso_header (native/isolate_protocol.h). */
 const H_OP = 0,
@@ -91,6 +124,7 @@ const H_OP = 0,
   H_MAP_SIZE = 40,
   H_OPS_OFFSET = 48,
   H_N_OPS = 56,
+  H_INSTANCE = 60,
   H_DESC_OFFSET = 64,
   H_DESC_LENGTH = 72,
   H_SYMBOL = 80,
@@ -208,7 +242,7 @@ function block(items: string[]): Uint8Array<ArrayBuffer> {
 }
 
 /** The child's environment: ours, with the sanitizers set up for it. */
-function childEnv(sanitize: boolean): Uint8Array<ArrayBuffer> {
+function childEnv(sanitize: boolean, keepOutput = false): Uint8Array<ArrayBuffer> {
   let env: Record<string, string>;
   try {
     env = Deno.env.toObject();
@@ -231,6 +265,8 @@ function childEnv(sanitize: boolean): Uint8Array<ArrayBuffer> {
     env.ASAN_OPTIONS = env.ASAN_OPTIONS ? `${env.ASAN_OPTIONS}:${quiet}` : quiet;
     env.UBSAN_OPTIONS = env.UBSAN_OPTIONS ? `${env.UBSAN_OPTIONS}:${quiet}` : quiet;
   }
+  if (keepOutput) env.XLA_FFI_DENO_ISOLATE_OUTPUT = "keep";
+  else delete env.XLA_FFI_DENO_ISOLATE_OUTPUT;
   return block(Object.entries(env).filter(([k]) => !k.includes("=")).map(([k, v]) => `${k}=${v}`));
 }
 
@@ -265,6 +301,15 @@ export class _Isolated {
   readonly path: string;
   readonly timeoutMs: number;
   readonly sanitize: boolean;
+  readonly keepOutput: boolean;
+  /**
+   * The instance the next calls run with in the child (0: none; `_INSTANCE_KEEP`: the child's
+   * kept one; `_INSTANCE_FRESH`: a new one, the old one's states deleted).
+   */
+  instance = 0;
+  /** Type id functions whose types every process of this library registers when it starts. */
+  #types: string[] = [];
+  #output: IsolatedOutput = { bytes: 0, lines: 0, head: "" };
   #x: Deno.PointerObject | null = null;
   #u8: Uint8Array | null = null;
   #dv: DataView | null = null;
@@ -293,9 +338,36 @@ export class _Isolated {
         `isolate.sanitize must be "address", got ${JSON.stringify(options.sanitize)}`,
       );
     }
+    if (options.output !== undefined && options.output !== "pass" && options.output !== "keep") {
+      throw new FfiError(
+        ErrorCode.INVALID_ARGUMENT,
+        `isolate.output must be "pass" or "keep", got ${JSON.stringify(options.output)}`,
+      );
+    }
     this.path = path;
     this.timeoutMs = t;
     this.sanitize = options.sanitize === "address";
+    this.keepOutput = options.output === "keep";
+  }
+
+  /** What the handlers wrote since the last time asked (kept output), and resets it. */
+  output(): IsolatedOutput {
+    this.#takeOutput();
+    const out = this.#output;
+    this.#output = { bytes: 0, lines: 0, head: "" };
+    return out;
+  }
+
+  #takeOutput(): void {
+    if (this.#x === null) return;
+    const counts = new BigInt64Array(2);
+    const head = new Uint8Array(4096);
+    const n = native().xla_ffi_deno_isolate_output(this.#x, counts, head, head.length);
+    this.#output.bytes += Number(counts[0]);
+    this.#output.lines += Number(counts[1]);
+    if (this.#output.head.length < 4096 && n > 0) {
+      this.#output.head += new TextDecoder().decode(head.subarray(0, n));
+    }
   }
 
   /** The child's process id, or undefined while none runs. */
@@ -327,7 +399,7 @@ export class _Isolated {
     const msg = new Uint8Array(1024);
     const x = native().xla_ffi_deno_isolate_start(
       argv,
-      childEnv(this.sanitize),
+      childEnv(this.sanitize, this.keepOutput),
       BigInt(INITIAL_MAP),
       msg,
       msg.length,
@@ -339,6 +411,7 @@ export class _Isolated {
       );
     }
     this.#x = x;
+    if (this.keepOutput) native().xla_ffi_deno_isolate_keep_output(x, 1);
     this.#view();
     return x;
   }
@@ -351,10 +424,44 @@ export class _Isolated {
     this.#dv = new DataView(buf);
   }
 
+  /**
+   * Registers the state type of type id function `symbol` (`NAME_type_id`, registered as NAME,
+   * with `NAME_type_info`'s deleter when exported) in the child, now and in every process
+   * started later; for ffi.h instantiate handlers of API version 0.`minor` and others.
+   */
+  registerType(symbol: string, minor: number): void {
+    this.#claim();
+    try {
+      this.#ensureSync();
+      this.#registerOne(symbol, minor);
+      this.#types.push(symbol);
+      this.#typesMinor = minor;
+    } finally {
+      this.#busy = false;
+    }
+  }
+
+  #typesMinor = 1;
+
+  #registerOne(symbol: string, minor: number): void {
+    this.#header(OP_REGISTER_TYPE, symbol, { minor, stage: 3, runId: -1n, deviceOrdinal: -1 });
+    const rc = native().xla_ffi_deno_isolate_call_sync(this.#x!, this.timeoutMs);
+    if (rc !== 0) {
+      throw this.#death(rc, this.#who(symbol), "register its type", `registering '${symbol}'`);
+    }
+    const dv = this.#dv!;
+    if (dv.getInt32(H_STATUS, true) !== 0) {
+      throw _nativeError(dv.getInt32(H_CODE, true), this.#message(), { failed: true });
+    }
+  }
+
   /** After the child's first answer: it runs the library, or why not. */
   #started(rc: number): void {
     if (rc === 0) {
-      if (this.#dv!.getInt32(H_STATUS, true) === 0) return;
+      if (this.#dv!.getInt32(H_STATUS, true) === 0) {
+        for (const t of this.#types) this.#registerOne(t, this.#typesMinor);
+        return;
+      }
       const e = _nativeError(this.#dv!.getInt32(H_CODE, true), this.#message(), { failed: true });
       this.#drop();
       throw e;
@@ -369,6 +476,7 @@ export class _Isolated {
 
   #drop(): void {
     if (this.#x === null) return;
+    this.#takeOutput();
     const x = this.#x;
     this.#x = null;
     this.#u8 = null;
@@ -562,6 +670,11 @@ export class _Isolated {
     set64(dv, H_ITERATIONS, ctx?.iterations ?? 1);
     set64(dv, H_MAP_SIZE, this.#size);
     dv.setUint32(H_N_OPS, 0, true);
+    dv.setUint32(
+      H_INSTANCE,
+      op === _OP_CALL_SYNC || op === _OP_CALL || op === _OP_THREADS ? this.instance : 0,
+      true,
+    );
     set64(dv, H_DESC_LENGTH, 0);
     u8.set(name, H_SYMBOL);
     dv.setInt32(H_STATUS, 0, true);

@@ -12,10 +12,10 @@
  *
  * @module
  */
-import { DataType, ErrorCode } from "../abi/enums.ts";
-import { dataTypeInfo } from "../abi/dtype.ts";
+import { DataType, ErrorCode, ExecutionStage } from "../abi/enums.ts";
+import { type DataTypedArray, dataTypeInfo } from "../abi/dtype.ts";
 import { FfiError, toFfiError } from "../errors.ts";
-import { typeFacts, typeName } from "../spec/type_names.ts";
+import { lookupTypeName, typeFacts, typeName } from "../spec/type_names.ts";
 import {
   addAttr,
   type AttrDictionary as CliAttrs,
@@ -27,6 +27,8 @@ import {
 import { array, type AttrDictionary, type AttrInput, scalar } from "../runtime/attributes.ts";
 import type { ArrayInput, ArraySpec } from "../runtime/ffi_call.ts";
 import { HandlerLibrary, type HandlerRef } from "../runtime/handler_library.ts";
+import { _INSTANCE_FRESH, _INSTANCE_KEEP, type IsolatedOutput } from "../runtime/isolate.ts";
+import { CallFrameBuilder } from "../runtime/call_frame.ts";
 import { Runtime } from "../runtime/runtime.ts";
 import { loadNpy, saveNpy } from "../npy.ts";
 import { assertAllClose } from "./assert.ts";
@@ -209,7 +211,9 @@ export interface FuzzFailure {
   count: number;
   /** Shrinking steps that kept the failure. */
   shrinkSteps: number;
-  /** The `.npy` files of the shrunk arguments (with `outDir`). */
+  /** A mismatch's expected results (the reference's, for the shrunk call). */
+  expected?: ArrayBufferView[];
+  /** The `.npy` files of the shrunk arguments (with `outDir`), then a mismatch's expected results. */
   files?: string[];
   /** The command line (after `cli`) that reproduces it: `run lib.so NAME --arg …` (library targets with `outDir`). */
   command?: string[];
@@ -234,6 +238,8 @@ export interface FuzzReport {
   runs: number;
   /** Runs the handler refused with an error of its own. */
   rejected: number;
+  /** Generated calls not made: `valid` said no. */
+  skipped?: number;
   /** Seconds the runs took (discovery and shrinking excluded). */
   seconds: number;
   /** Runs per second. */
@@ -244,6 +250,12 @@ export interface FuzzReport {
   failures: FuzzFailure[];
   /** The seed. */
   seed: number;
+  /**
+   * What a library's handler wrote to stdout and stderr during discovery
+   * and the runs (its first 4 KiB in `head`), kept from the terminal;
+   * absent for a TS handler or with `handlerOutput: "pass"`.
+   */
+  output?: IsolatedOutput;
 }
 
 /**
@@ -259,6 +271,78 @@ export interface FuzzReport {
  * ```
  */
 export type FuzzTarget = { library: string; handler: string } | HandlerRef;
+
+/**
+ * An argument as a {@link FuzzOptions.reference} gets it: C-order elements
+ * in a typed array of its dtype, with the dtype and shape.
+ *
+ * @example
+ * ```ts
+ * import { DataType } from "@deno-xla/ffi";
+ * import type { ReferenceArray } from "@deno-xla/ffi/testing";
+ * const x: ReferenceArray = { data: new Float32Array([1, 2]), shape: [2], dtype: DataType.F32 };
+ * console.log(x.data[1]); // 2
+ * ```
+ */
+export interface ReferenceArray {
+  /** The elements (a view of a copy: the reference may keep or change it). */
+  data: DataTypedArray;
+  /** The dimensions. */
+  shape: number[];
+  /** The element type. */
+  dtype: DataType;
+}
+
+/**
+ * A call's attributes as a {@link FuzzOptions.reference} gets them: by
+ * name, a number (a bigint for 64-bit integers), a boolean (pred), a
+ * string, an array of numbers or bigints, or a nested dictionary.
+ *
+ * @example
+ * ```ts
+ * import type { ReferenceAttrs } from "@deno-xla/ffi/testing";
+ * const attrs: ReferenceAttrs = { uplo: 76, n: 3n, cfg: { mode: "fast" } };
+ * console.log(attrs.uplo === "L".charCodeAt(0)); // true
+ * ```
+ */
+export interface ReferenceAttrs {
+  /** An attribute's value, by its name. */
+  [name: string]:
+    | number
+    | bigint
+    | boolean
+    | string
+    | readonly number[]
+    | readonly bigint[]
+    | ReferenceAttrs;
+}
+
+/**
+ * The values an argument may hold ({@link FuzzOptions.argValues}): generated
+ * values are mapped into `[min, max]` (integers wrap into it, floats are
+ * clamped, NaN and infinities become `min`); `indexInto: [A, D]` bounds them
+ * to `[0, dimension D of argument A)` (an index into it); `sorted` sorts
+ * them, ascending, in C order (CSR's `indptr`). Applied in that order.
+ *
+ * @example
+ * ```ts
+ * import type { ArgValues } from "@deno-xla/ffi/testing";
+ * // CSR: indptr sorted within [0, nnz], column indices into dimension 0 of argument 3.
+ * const indptr: ArgValues = { min: 0, max: 5, sorted: true };
+ * const indices: ArgValues = { indexInto: [3, 0] };
+ * console.log(indptr.sorted, indices.indexInto); // true [ 3, 0 ]
+ * ```
+ */
+export interface ArgValues {
+  /** The smallest value. */
+  min?: number | bigint;
+  /** The largest value. */
+  max?: number | bigint;
+  /** Values are indices into dimension D of argument A: `[0, shape[D])`. */
+  indexInto?: readonly [number, number];
+  /** Values ascend (C order). */
+  sorted?: boolean;
+}
 
 /**
  * Options of {@link fuzzHandler} and {@link discoverSignature}.
@@ -291,28 +375,73 @@ export interface FuzzOptions {
    */
   args?: readonly (string | undefined)[];
   /**
-   * Hints for attributes as `cli run --attr` takes them (`alpha=f32:1`,
-   * `cfg.mode=str:fast`): a scalar's or array's type (values are varied);
-   * strings and dictionaries are sent as given.
+   * Attributes as `cli fuzz --attr` takes them: `NAME=TYPE:VALUE` as
+   * `cli run --attr` (`alpha=f32:1`, `cfg.mode=str:fast`) is sent as given
+   * in every call; a scalar's domain, `NAME=TYPE:{V1,V2,…}` (choices;
+   * `uplo=u8:{'L','U'}`, a quoted character being its code) or
+   * `NAME=TYPE:[LO,HI]` (a range, ends included), is drawn from (its edges
+   * inside it) and shrinks inside it; `NAME=TYPE:*` or `NAME=TYPE[]:*`
+   * gives the type only, the fuzzer varies the value.
    */
   attrs?: readonly string[];
   /** Milliseconds a call may take before it counts as a hang (default 1000; library targets). */
   timeoutMs?: number;
   /** `"address"`: run the library's process with AddressSanitizer (a library built with it). */
   sanitize?: "address";
+  /**
+   * A stateful handler's instantiate handler (a symbol of the same
+   * library): every call (probing, generated, shrinking) first runs it in
+   * the instantiate stage with the call's attributes, and the handler runs
+   * with the fresh state it made (ffi.h's `Ctx<State<T>>`); no state is
+   * shared between calls.
+   */
+  instantiate?: string;
+  /**
+   * Type id functions of the library (`NAME_type_id`, ffi.h's
+   * `XLA_FFI_DECLARE_TYPE_ID`-style exports) whose state types are
+   * registered, as NAME, in the library's process before any call.
+   */
+  stateTypes?: readonly string[];
   /** Guarded buffers (default true). */
   guard?: boolean;
+  /**
+   * What a library's handlers write to stdout and stderr: `"keep"` (the
+   * default) counts it and keeps its first lines for the report
+   * ({@link FuzzReport.output}), `"pass"` lets it through to this
+   * process's stderr.
+   */
+  handlerOutput?: "keep" | "pass";
   /** Call each call that succeeds twice and compare the results (default true). */
   checkDeterminism?: boolean;
   /**
    * A reference: the results the handler should give for the arguments and
    * attributes of a call (compared as `assertAllClose` does, with the data
-   * type's tolerance); `undefined` skips the call.
+   * type's tolerance); `undefined` skips the call. Each argument comes as a
+   * {@link ReferenceArray} (`data` a typed array of its dtype: a
+   * `Float32Array` for f32, a `BigInt64Array` for s64, the bits in a
+   * `Uint16Array` for f16 and bf16, interleaved parts for complex types),
+   * the attributes as {@link ReferenceAttrs} (plain values, as a TS
+   * handler's binding gives them). A mismatch's expected results are
+   * written beside its arguments (with `outDir`) and its `cli run` line
+   * compares with them (`--expect`).
    */
   reference?: (
-    args: readonly ArrayInput[],
-    attrs: CliAttrs,
+    args: readonly ReferenceArray[],
+    attrs: ReferenceAttrs,
   ) => readonly ArrayBufferView[] | undefined | Promise<readonly ArrayBufferView[] | undefined>;
+  /**
+   * The values each argument may hold, in order (`undefined`: any): a
+   * handler's contract (indices inside a dimension, a sorted `indptr`) as
+   * {@link ArgValues}. Generated and shrunk calls are made to keep it, so a
+   * failure found is the handler's, not an input it forbids.
+   */
+  argValues?: readonly (ArgValues | undefined)[];
+  /**
+   * Whether a generated (or shrunk) call is one the handler must take; a
+   * call it is false for is not made (the report counts it in `skipped`).
+   * It gets the call's arguments and attributes as {@link reference} does.
+   */
+  valid?: (args: readonly ReferenceArray[], attrs: ReferenceAttrs) => boolean;
   /** Calls at most to shrink each failure (default 300). */
   shrinkCalls?: number;
   /** A folder to write each failure's `.npy` arguments to (library targets also get a `command`). */
@@ -335,6 +464,8 @@ class _Caller {
   #lib: HandlerLibrary | null = null;
   #rt: Runtime;
   #handler: HandlerRef;
+  /** The library's instantiate handler: each call gets a fresh state from it first. */
+  #instantiate: HandlerRef | null = null;
   readonly library?: string;
   readonly name?: string;
   readonly isolated: boolean;
@@ -351,12 +482,26 @@ class _Caller {
         this.#lib = HandlerLibrary.open(target.library, {
           isolate: {
             timeoutMs: options.timeoutMs ?? 1000,
+            output: options.handlerOutput ?? "keep",
             ...(options.sanitize ? { sanitize: options.sanitize } : {}),
           },
         });
         this.#handler = this.#lib.handler(target.handler);
         this.isolated = true;
+        const minor = Number(this.#rt.apiVersion.slice(2));
+        for (const t of options.stateTypes ?? []) {
+          this.#lib._isolatedProcess!.registerType(t, minor);
+        }
+        if (options.instantiate !== undefined) {
+          this.#instantiate = this.#lib.handler(options.instantiate);
+        }
       } else {
+        if (options.instantiate !== undefined || (options.stateTypes ?? []).length > 0) {
+          throw new FfiError(
+            ErrorCode.INVALID_ARGUMENT,
+            "fuzzHandler: instantiate and stateTypes are for a library's handler",
+          );
+        }
         this.#handler = target as HandlerRef;
         this.isolated = false;
       }
@@ -372,12 +517,27 @@ class _Caller {
     attrs: AttrDictionary,
     guard: boolean,
   ): Promise<_Outcome> {
+    const process = this.#lib?._isolatedProcess;
     try {
+      if (this.#instantiate !== null && process !== undefined) {
+        // As XLA does, the instantiate stage gets the attributes only; a fresh state per call.
+        process.instance = _INSTANCE_FRESH;
+        using frame = new CallFrameBuilder().attrs(attrs).build();
+        await this.#rt.call(this.#instantiate, frame, { stage: ExecutionStage.INSTANTIATE });
+        process.instance = _INSTANCE_KEEP;
+      }
       const out = await this.#rt.ffiCall(this.#handler, { args, results, attrs, guard });
       return { ok: true, results: out as ArrayBufferView[] };
     } catch (e) {
       return { ok: false, error: toFfiError(e) };
+    } finally {
+      if (process !== undefined) process.instance = 0;
     }
+  }
+
+  /** What the library's handlers wrote since the last time asked (kept output). */
+  output(): IsolatedOutput {
+    return this.#lib?.isolatedOutput() ?? { bytes: 0, lines: 0, head: "" };
   }
 
   close(): void {
@@ -522,10 +682,131 @@ function _argHint(text: string, i: number): BufferSignature {
   return { dtype: spec.dtype, rank: spec.dims.length };
 }
 
-function _hintAttrs(hints: readonly string[] | undefined): CliAttrs {
+/**
+ * The values a scalar attribute is drawn from: `choices` (`u8:{76,85}`,
+ * `u8:{'L','U'}`), or a closed range (`f32:[0.1,10]`).
+ */
+interface _Domain {
+  dtype: DataType;
+  choices?: (number | bigint)[];
+  range?: [number | bigint, number | bigint];
+}
+
+/** The attribute hints: values sent as given, domains to draw from, names left free. */
+interface _AttrHints {
+  /** Each hinted attribute with one value of its type (the pinned value, a domain's first). */
+  attrs: CliAttrs;
+  /** Scalars drawn from a set of values or a range. */
+  domains: Map<string, _Domain>;
+  /** Scalars and arrays whose type only was given (`NAME=TYPE:*`): values are varied. */
+  free: Set<string>;
+}
+
+const DOMAIN_HINT = /^([^=]+)=([A-Za-z][A-Za-z0-9]*)(\[\])?:(\{.*\}|\[.*\]|\*)$/s;
+
+/** Characters in a choice list (`'L'`) as their code. */
+function _choiceItems(text: string, where: string): string {
+  return text.split(",").map((s) => {
+    const t = s.trim();
+    const ch = /^'(.)'$/su.exec(t);
+    if (ch === null) return t;
+    const code = ch[1]!.codePointAt(0)!;
+    if (code > 255) {
+      throw new FfiError(ErrorCode.INVALID_ARGUMENT, `${where}: '${ch[1]}' is not one byte`);
+    }
+    return String(code);
+  }).join(",");
+}
+
+/**
+ * Reads the fuzzer's attribute hints: `NAME=TYPE:VALUE` (sent as given),
+ * `NAME=TYPE:{V1,V2,…}` (drawn from these values; `'L'` is a character's
+ * code), `NAME=TYPE:[LO,HI]` (drawn from the range, its ends included),
+ * `NAME=TYPE:*` or `NAME=TYPE[]:*` (the type only; values are varied).
+ */
+function _hintAttrs(hints: readonly string[] | undefined): _AttrHints {
   const attrs: CliAttrs = { kind: "dictionary", entries: new Map() };
-  for (const h of hints ?? []) addAttr(attrs, h);
-  return attrs;
+  const domains = new Map<string, _Domain>();
+  const free = new Set<string>();
+  for (const h of hints ?? []) {
+    const m = DOMAIN_HINT.exec(h);
+    if (m === null) {
+      addAttr(attrs, h);
+      continue;
+    }
+    const [, name, type, brackets, body] = m;
+    const where = `--attr ${name}`;
+    if (body === "*") {
+      const dtype = lookupTypeName(type!);
+      const zero = dtype === DataType.PRED ? "true" : "0";
+      addAttr(attrs, `${name}=${type}${brackets ?? ""}:${brackets ? "" : zero}`);
+      free.add(name!);
+      continue;
+    }
+    if (brackets) {
+      throw new FfiError(
+        ErrorCode.INVALID_ARGUMENT,
+        `${where}: choices and ranges are for scalars ('${h}')`,
+      );
+    }
+    if (name!.includes(".")) {
+      throw new FfiError(
+        ErrorCode.INVALID_ARGUMENT,
+        `${where}: choices and ranges are for top-level attributes ('${h}')`,
+      );
+    }
+    const inner = body!.slice(1, -1);
+    const probe: CliAttrs = { kind: "dictionary", entries: new Map() };
+    addAttr(probe, `${name}=${type}[]:${_choiceItems(inner, where)}`);
+    const parsed = probe.entries.get(name!) as { dtype: DataType; values: (number | bigint)[] };
+    const values = Array.from(parsed.values);
+    const dtype = parsed.dtype;
+    if (body!.startsWith("{")) {
+      if (values.length === 0) {
+        throw new FfiError(ErrorCode.INVALID_ARGUMENT, `${where}: no choices in '${h}'`);
+      }
+      domains.set(name!, { dtype, choices: values });
+    } else {
+      if (values.length !== 2 || !(values[0]! <= values[1]!)) {
+        throw new FfiError(
+          ErrorCode.INVALID_ARGUMENT,
+          `${where}: a range is [LO,HI] with LO <= HI, got '${h}'`,
+        );
+      }
+      domains.set(name!, { dtype, range: [values[0]!, values[1]!] });
+    }
+    attrs.entries.set(name!, { kind: "scalar", dtype, value: values[0]! });
+  }
+  return { attrs, domains, free };
+}
+
+/** Whether a scalar value is inside a domain. */
+function _inDomain(d: _Domain, v: number | bigint): boolean {
+  if (d.choices) return d.choices.some((c) => c === v || Object.is(c, v));
+  const [lo, hi] = d.range!;
+  return v >= lo && v <= hi;
+}
+
+/** A value of a domain: a choice, or a range's ends, middle, neighbours or any value inside. */
+function _drawDomain(rng: _Rng, d: _Domain): number | bigint {
+  if (d.choices) return rng.pick(d.choices);
+  const [lo, hi] = d.range!;
+  if (typeof lo === "bigint" || typeof hi === "bigint") {
+    const l = BigInt(lo), h = BigInt(hi);
+    const span = h - l;
+    const picks = [l, h, l + span / 2n, l + (span > 0n ? 1n : 0n), h - (span > 0n ? 1n : 0n)];
+    if (rng.next() < 0.6) return rng.pick(picks);
+    return l + BigInt(Math.floor(rng.next() * Number(span + 1n)));
+  }
+  const isInt = typeFacts(d.dtype)!.kind === "int";
+  if (isInt) {
+    const picks = [lo, hi, Math.floor((lo + hi) / 2), Math.min(hi, lo + 1), Math.max(lo, hi - 1)];
+    if (rng.next() < 0.6) return rng.pick(picks);
+    return lo + rng.int(hi - lo + 1);
+  }
+  if (rng.next() < 0.5) return rng.pick([lo, hi, (lo + hi) / 2]);
+  const v = Math.fround(lo + rng.next() * (hi - lo));
+  return Math.min(hi, Math.max(lo, v));
 }
 
 /**
@@ -547,7 +828,10 @@ function _hintAttrs(hints: readonly string[] | undefined): CliAttrs {
  */
 export async function discoverSignature(
   target: FuzzTarget,
-  options: Pick<FuzzOptions, "args" | "attrs" | "timeoutMs" | "sanitize"> = {},
+  options: Pick<
+    FuzzOptions,
+    "args" | "attrs" | "timeoutMs" | "sanitize" | "instantiate" | "stateTypes"
+  > = {},
 ): Promise<HandlerSignature> {
   const caller = new _Caller(target, options);
   try {
@@ -564,7 +848,7 @@ async function _discover(
   options: Pick<FuzzOptions, "args" | "attrs">,
 ): Promise<HandlerSignature> {
   const argHints = (options.args ?? []).map((h, i) => h === undefined ? undefined : _argHint(h, i));
-  const attrHints = _hintAttrs(options.attrs);
+  const attrHints = _hintAttrs(options.attrs).attrs;
   const args: _ProbeBuf[] = [];
   const rets: _ProbeBuf[] = [];
   const attrs: _ProbeAttr[] = [];
@@ -1073,9 +1357,22 @@ function _count(shape: readonly number[]): number {
   return shape.reduce((a, b) => a * b, 1);
 }
 
+/** Option characters of LAPACK routines (uplo, jobz, trans, diag, side, norm, …). */
+const LAPACK_CHARS = ["L", "U", "N", "V", "T", "C", "A", "S", "O", "R", "I", "E", "B", "Y"];
+
 /** The attribute values a generated call gets: edges of the type and of the call's dimensions. */
-function _attrValue(rng: _Rng, a: AttrSignature, dims: number[], hint?: AttrValue): AttrValue {
-  if (hint !== undefined && (hint.kind === "string" || hint.kind === "dictionary")) return hint;
+function _attrValue(
+  rng: _Rng,
+  a: AttrSignature,
+  dims: number[],
+  hints: _AttrHints,
+): AttrValue {
+  const hint = hints.attrs.entries.get(a.name);
+  const domain = hints.domains.get(a.name);
+  if (domain !== undefined) {
+    return { kind: "scalar", dtype: domain.dtype, value: _drawDomain(rng, domain) };
+  }
+  if (hint !== undefined && !hints.free.has(a.name)) return hint;
   const kind = hint?.kind ?? a.kind;
   const dtype = hint !== undefined && (hint.kind === "scalar" || hint.kind === "array")
     ? hint.dtype
@@ -1089,6 +1386,10 @@ function _attrValue(rng: _Rng, a: AttrSignature, dims: number[], hint?: AttrValu
   const f = typeFacts(dtype)!;
   const one = (): number | bigint => {
     if (f.kind === "pred") return rng.int(2);
+    // A u8 scalar is often a LAPACK-style option character ('U', 'N', …).
+    if (dtype === DataType.U8 && kind === "scalar" && rng.next() < 0.35) {
+      return rng.pick(LAPACK_CHARS).charCodeAt(0);
+    }
     if (f.kind === "int") {
       const min = f.min!, max = f.max as bigint;
       let v: bigint;
@@ -1212,7 +1513,57 @@ interface _Plan {
   sig: HandlerSignature;
   args: BufferSignature[];
   rules: _Rule[];
-  hints: CliAttrs;
+  hints: _AttrHints;
+  argValues: readonly (ArgValues | undefined)[];
+}
+
+/** A case with its arguments' values made to keep `argValues`. */
+function _constrain(c: FuzzCase, argValues: readonly (ArgValues | undefined)[]): FuzzCase {
+  if (argValues.every((v) => v === undefined)) return c;
+  const args = c.args.slice();
+  for (const [i, d] of argValues.entries()) {
+    const a = args[i];
+    if (d === undefined || a === undefined) continue;
+    const f = typeFacts(a.dtype);
+    if (f === undefined || (f.kind !== "int" && f.kind !== "float")) continue;
+    let lo = d.min, hi = d.max;
+    if (d.indexInto !== undefined) {
+      const [ai, di] = d.indexInto;
+      const n = args[ai]?.shape[di] ?? 0;
+      lo = lo === undefined || Number(lo) < 0 ? 0 : lo;
+      hi = hi === undefined || Number(hi) > n - 1 ? n - 1 : hi;
+    }
+    const isBig = f.kind === "int" && f.bits === 64;
+    const vals = _decodeValues(a).map((v) => {
+      if (f.kind === "float") {
+        let x = Number(v);
+        if (!Number.isFinite(x)) x = lo !== undefined ? Number(lo) : 0;
+        if (lo !== undefined && x < Number(lo)) x = Number(lo);
+        if (hi !== undefined && x > Number(hi)) x = Number(hi);
+        return x;
+      }
+      let x = BigInt(v);
+      if (lo !== undefined && hi !== undefined) {
+        const l = BigInt(lo), h = BigInt(hi);
+        if (h < l) x = l; // an empty range: the call is left for `valid` (or the handler) to refuse
+        else {
+          const span = h - l + 1n;
+          x = l + (((x - l) % span) + span) % span;
+        }
+      } else if (lo !== undefined && x < BigInt(lo)) x = BigInt(lo);
+      else if (hi !== undefined && x > BigInt(hi)) x = BigInt(hi);
+      return isBig ? x : Number(x);
+    });
+    if (d.sorted) vals.sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
+    if (
+      f.kind === "float" && dataTypeInfo(a.dtype).typedArray !== Float32Array &&
+      dataTypeInfo(a.dtype).typedArray !== Float64Array
+    ) {
+      continue; // 16- and 8-bit floats: their bits are not values here
+    }
+    args[i] = { ...a, data: _bytesOf(a.dtype, [vals.length], vals) };
+  }
+  return { ...c, args };
 }
 
 function _generate(rng: _Rng, plan: _Plan): FuzzCase | undefined {
@@ -1231,12 +1582,16 @@ function _generate(rng: _Rng, plan: _Plan): FuzzCase | undefined {
   }
   const results = _applyRules(plan.rules, args.map((a) => a.shape), args.map((a) => a.dtype));
   if (results === undefined) return undefined;
+  const constrained =
+    _constrain({ args, results, attrs: { kind: "dictionary", entries: new Map() } }, plan.argValues)
+      .args;
+  args.splice(0, args.length, ...constrained);
   const dims = [...new Set(args.flatMap((a) => a.shape))];
   const attrs: CliAttrs = { kind: "dictionary", entries: new Map() };
   for (const a of plan.sig.attrs) {
-    attrs.entries.set(a.name, _attrValue(rng, a, dims, plan.hints.entries.get(a.name)));
+    attrs.entries.set(a.name, _attrValue(rng, a, dims, plan.hints));
   }
-  for (const [name, v] of plan.hints.entries) {
+  for (const [name, v] of plan.hints.attrs.entries) {
     if (!attrs.entries.has(name)) attrs.entries.set(name, v);
   }
   return { args, results, attrs };
@@ -1248,6 +1603,8 @@ interface _Verdict {
   kind: FuzzFailureKind;
   detail: string;
   message: string;
+  /** A mismatch's expected results. */
+  expected?: readonly ArrayBufferView[];
 }
 
 /** The failure a call's outcome is, or undefined (it succeeded, or the handler refused the input). */
@@ -1303,8 +1660,54 @@ interface _Runner {
   calls: number;
 }
 
+/** A case's arguments as a reference gets them: typed arrays of their dtype, over copies. */
+function _referenceArgs(c: FuzzCase): ReferenceArray[] {
+  return c.args.map((a) => {
+    const info = dataTypeInfo(a.dtype);
+    const ctor = (info.typedArray ?? Uint8Array) as unknown as new (
+      b: ArrayBuffer,
+      o: number,
+      n: number,
+    ) => DataTypedArray;
+    const bytes = a.data.slice();
+    const per = info.typedArray === null ? 1 : info.typedArray.BYTES_PER_ELEMENT;
+    return {
+      data: new ctor(bytes.buffer, 0, bytes.byteLength / per),
+      shape: [...a.shape],
+      dtype: a.dtype,
+    };
+  });
+}
+
+/** A case's attributes as plain values. */
+function _referenceAttrs(dict: CliAttrs): ReferenceAttrs {
+  const out: ReferenceAttrs = {};
+  for (const [name, v] of dict.entries) {
+    switch (v.kind) {
+      case "string":
+        out[name] = v.value;
+        break;
+      case "scalar":
+        out[name] = v.dtype === DataType.PRED ? Boolean(v.value) : v.value;
+        break;
+      case "array":
+        out[name] = Array.from(v.values as ArrayLike<number | bigint>) as number[] | bigint[];
+        break;
+      case "dictionary":
+        out[name] = _referenceAttrs(v);
+        break;
+    }
+  }
+  return out;
+}
+
 function _inputs(c: FuzzCase): ArrayInput[] {
   return c.args.map((a) => ({ data: a.data, shape: a.shape, dtype: a.dtype }));
+}
+
+/** Whether the options' `valid` takes a case (true without one). */
+function _isValid(options: FuzzOptions, c: FuzzCase): boolean {
+  return options.valid === undefined || options.valid(_referenceArgs(c), _referenceAttrs(c.attrs));
 }
 
 /** Runs one case: its failure, `null` when it passed, `"rejected"` when the handler refused it. */
@@ -1335,7 +1738,7 @@ async function _runCase(r: _Runner, c: FuzzCase): Promise<_Verdict | null | "rej
     }
   }
   if (r.options.reference) {
-    const want = await r.options.reference(_inputs(c), c.attrs);
+    const want = await r.options.reference(_referenceArgs(c), _referenceAttrs(c.attrs));
     if (want !== undefined) {
       for (const [i, w] of want.entries()) {
         const got = out.results![i];
@@ -1351,6 +1754,7 @@ async function _runCase(r: _Runner, c: FuzzCase): Promise<_Verdict | null | "rej
             kind: "mismatch",
             detail: `result ${i}`,
             message: `result ${i} differs from the reference: ${(e as Error).message}`,
+            expected: want.map((w) => w),
           };
         }
       }
@@ -1445,8 +1849,10 @@ async function _shrink(
   const budget = r.options.shrinkCalls ?? 300;
   const hang = key.startsWith("hang");
   const limit = r.calls + (hang ? Math.min(budget, 40) : budget);
-  const attempt = async (c: FuzzCase | undefined): Promise<boolean> => {
-    if (c === undefined || r.calls >= limit) return false;
+  const attempt = async (c0: FuzzCase | undefined): Promise<boolean> => {
+    if (c0 === undefined || r.calls >= limit) return false;
+    const c = _constrain(c0, plan.argValues);
+    if (!_isValid(r.options, c)) return false;
     const v = await _runCase(r, c);
     if (v !== null && v !== "rejected" && _key(v) === key) {
       best = c;
@@ -1565,14 +1971,24 @@ async function _shrink(
   const simplerAttrs = async () => {
     for (const [name, v] of best.attrs.entries) {
       if (v.kind !== "scalar") continue;
+      const hinted = plan.hints.attrs.entries.has(name);
+      const domain = plan.hints.domains.get(name);
+      if (hinted && domain === undefined && !plan.hints.free.has(name)) continue; // pinned
       const candidates: (number | bigint)[] = typeof v.value === "bigint"
         ? [0n, 1n, v.value / 2n, v.value > 0n ? v.value - 1n : v.value + 1n]
         : [0, 1, Math.trunc(v.value / 2), v.value > 0 ? v.value - 1 : v.value + 1];
+      if (domain?.choices) candidates.unshift(domain.choices[0]!);
+      if (domain?.range) candidates.unshift(domain.range[0]);
       for (const value of candidates) {
         const cur = best.attrs.entries.get(name) as { value: number | bigint };
         if (value === cur.value || (typeof value === "number" && Number.isNaN(value))) continue;
-        const abs = (x: number | bigint) => x < 0 ? -x : x;
-        if (!(abs(value) < abs(cur.value)) && !Number.isNaN(Number(cur.value))) continue;
+        if (domain !== undefined) {
+          // Inside the domain only; the first choice or the range's low end is the simplest.
+          if (!_inDomain(domain, value)) continue;
+        } else {
+          const abs = (x: number | bigint) => x < 0 ? -x : x;
+          if (!(abs(value) < abs(cur.value)) && !Number.isNaN(Number(cur.value))) continue;
+        }
         const entries = new Map(best.attrs.entries);
         entries.set(name, { ...v, value });
         if (await attempt({ ...best, attrs: { kind: "dictionary", entries } })) break;
@@ -1717,12 +2133,13 @@ export async function fuzzHandler(
       args: sig.args,
       rules: resultsChecked ? rules : _defaultRules(sig),
       hints,
+      argValues: options.argValues ?? [],
     };
     const runner: _Runner = { caller, options, resultsChecked, calls: 0 };
     const rng = new _Rng(seed);
     const found = new Map<string, FuzzFailure>();
     const failures: FuzzFailure[] = [];
-    let done = 0, rejected = 0;
+    let done = 0, rejected = 0, skipped = 0;
     const start = performance.now();
     const deadline = options.seconds !== undefined ? start + options.seconds * 1000 : Infinity;
     let runTime = 0;
@@ -1731,6 +2148,10 @@ export async function fuzzHandler(
       const t0 = performance.now();
       done++;
       if (c === undefined) continue;
+      if (!_isValid(options, c)) {
+        skipped++;
+        continue;
+      }
       const v = await _runCase(runner, c);
       runTime += performance.now() - t0;
       if (v === "rejected") rejected++;
@@ -1750,6 +2171,8 @@ export async function fuzzHandler(
             count: 1,
             shrinkSteps: s.steps,
           };
+          const expected = s.verdict.expected ?? v.expected;
+          if (v.kind === "mismatch" && expected !== undefined) f.expected = [...expected];
           found.set(key, f);
           failures.push(f);
         }
@@ -1758,10 +2181,15 @@ export async function fuzzHandler(
     }
     if (options.outDir !== undefined) _writeFailures(failures, options, caller);
     const seconds = runTime / 1000;
+    const output = caller.isolated && (options.handlerOutput ?? "keep") === "keep"
+      ? caller.output()
+      : undefined;
     return {
+      ...(output !== undefined ? { output } : {}),
       signature: sig,
       runs: done,
       rejected,
+      ...(skipped > 0 ? { skipped } : {}),
       seconds,
       runsPerSecond: seconds > 0 ? done / seconds : 0,
       resultsChecked,
@@ -1782,11 +2210,24 @@ function _writeFailures(failures: FuzzFailure[], options: FuzzOptions, caller: _
       saveNpy(path, { dtype: a.dtype, shape: a.shape, data: a.data });
       return path;
     });
+    const extra = ["--guard"];
+    if (f.kind === "hang") extra.push("--timeout", String(options.timeoutMs ?? 1000));
+    if (options.instantiate !== undefined) extra.push("--instantiate", options.instantiate);
+    for (const t of options.stateTypes ?? []) {
+      extra.push("--type", `${t.endsWith("_type_id") ? t.slice(0, -8) : t}=${t}`);
+    }
+    for (const [i, w] of (f.expected ?? []).slice(0, f.case.results.length).entries()) {
+      const spec = f.case.results[i]!;
+      const path = `${dir}/failure-${n + 1}-expect${i}.npy`;
+      const data = new Uint8Array(w.buffer, w.byteOffset, w.byteLength);
+      saveNpy(path, { dtype: spec.dtype, shape: [...spec.shape], data });
+      files.push(path);
+      extra.push("--expect", path);
+    }
     f.files = files;
     if (caller.library !== undefined) {
-      const extra = ["--guard"];
-      if (f.kind === "hang") extra.push("--timeout", String(options.timeoutMs ?? 1000));
-      f.command = _runCommand(caller.library, caller.name!, f.case, files, extra);
+      const argFiles = files.slice(0, f.case.args.length);
+      f.command = _runCommand(caller.library, caller.name!, f.case, argFiles, extra);
     }
   }
 }
@@ -1828,6 +2269,15 @@ export function formatFuzzReport(report: FuzzReport, commandPrefix = "cli"): str
       "results: like:0 or a guess (no --ret rule), so writes outside results do not count",
     );
   }
+  const out = report.output;
+  if (out !== undefined && out.bytes > 0) {
+    const head = out.head.split("\n").filter((l) => l.trim() !== "").slice(0, 3);
+    lines.push(
+      `the handler wrote ${out.lines} line${out.lines === 1 ? "" : "s"} (${out.bytes} bytes) ` +
+        `to stdout and stderr, not shown${head.length > 0 ? "; the first:" : ""}`,
+    );
+    for (const l of head) lines.push(`  ${l.length > 160 ? `${l.slice(0, 160)}…` : l}`);
+  }
   if (n === 0) return lines.join("\n") + "\n";
   const rows = report.failures.map((f, i) => [
     String(i + 1),
@@ -1843,7 +2293,10 @@ export function formatFuzzReport(report: FuzzReport, commandPrefix = "cli"): str
   lines.push(fmt(head));
   for (const r of rows) lines.push(fmt(r));
   for (const [i, f] of report.failures.entries()) {
-    lines.push(`${i + 1}. ${f.message.split("\n")[0]}`);
+    // A mismatch keeps its numpy-style detail (which elements, how far); others their first line.
+    const text = f.kind === "mismatch" ? f.message.split("\n") : [f.message.split("\n")[0]!];
+    lines.push(`${i + 1}. ${text[0]}`);
+    for (const more of text.slice(1)) if (more.trim() !== "") lines.push(`   ${more}`);
     if (f.command) lines.push(`   ${[commandPrefix, ...f.command].map(_shellWord).join(" ")}`);
   }
   return lines.join("\n") + "\n";

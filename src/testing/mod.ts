@@ -62,6 +62,7 @@ export {
   realPart,
 } from "./arrays.ts";
 export {
+  type ArgValues,
   type AttrSignature,
   type BufferSignature,
   discoverSignature,
@@ -75,6 +76,8 @@ export {
   type FuzzReport,
   type FuzzTarget,
   type HandlerSignature,
+  type ReferenceArray,
+  type ReferenceAttrs,
   type ResultRule,
 } from "./fuzz_handler.ts";
 // The attributes of a fuzz case, as the spec grammar (and `cli run --attr`) writes them.
