@@ -50,7 +50,9 @@ interface Frame {
   reply: Uint8Array;
   status: Int32Array;
   base: number;
-  /** Offset of each argument's staged copy, or -1 where it is read in place. */
+  /** Whether calls of the frame run on the JS thread (and may read arguments in place). */
+  sync: boolean;
+  /** Offset of each argument's staged copy. */
   argAt: number[];
   /** Offset of each result's slot in the frame, or -1 for one written into its returned array. */
   outAt: number[];
@@ -81,7 +83,6 @@ export class _Plan {
     const head = align64(8 * (4 + 2 * (nargs + nouts)));
     let off = head;
     const argAt = this.argBytes.map((n) => {
-      if (sync && n > STAGED) return -1;
       const at = off;
       off = align64(off + n);
       return at;
@@ -92,9 +93,13 @@ export class _Plan {
       off = align64(off + o.bytes);
       return at;
     });
-    const mem = new Uint8Array(off);
-    const base = Number(Deno.UnsafePointer.value(Deno.UnsafePointer.of(mem)));
-    const words = new Uint32Array(mem.buffer, 0, head / 4);
+    // Operands at 64-byte aligned addresses: XLA reads an aligned argument in place.
+    const raw = new Uint8Array(off + 64);
+    const rawAt = Number(Deno.UnsafePointer.value(Deno.UnsafePointer.of(raw)));
+    const skip = (64 - (rawAt % 64)) % 64;
+    const mem = raw.subarray(skip, skip + off);
+    const base = rawAt + skip;
+    const words = new Uint32Array(mem.buffer, mem.byteOffset, head / 4);
     const reply = new Uint8Array(65536);
     const frame: Frame = {
       mem,
@@ -103,6 +108,7 @@ export class _Plan {
       reply,
       status: new Int32Array(reply.buffer, 0, 1),
       base,
+      sync,
       argAt,
       outAt,
       outs,
@@ -113,7 +119,7 @@ export class _Plan {
     setWord(words, 2, this.id);
     setWord(words, 3, nouts);
     for (let i = 0; i < nargs; i++) {
-      if (argAt[i]! >= 0) setWord(words, 4 + 2 * i, base + argAt[i]!);
+      setWord(words, 4 + 2 * i, base + argAt[i]!);
       setWord(words, 5 + 2 * i, this.argBytes[i]!);
     }
     for (let i = 0; i < nouts; i++) {
@@ -130,11 +136,19 @@ export class _Plan {
 
   /** Fills a frame's request for these arguments; the result arrays written in place. */
   #fill(frame: Frame, args: readonly _Arg[]): Uint8Array[] {
-    const { mem, words, argAt, outAt } = frame;
+    const { mem, words, argAt, outAt, base, sync } = frame;
     for (let i = 0; i < args.length; i++) {
       const bytes = args[i]!.bytes;
-      if (argAt[i]! >= 0) mem.set(bytes, argAt[i]!);
-      else if (bytes.byteLength > 0) setWord(words, 4 + 2 * i, address(bytes));
+      if (sync && bytes.byteLength > STAGED) {
+        // Read in place when XLA can (aligned); else copied to the frame's aligned slot.
+        const at = address(bytes);
+        if (at % 64 === 0) {
+          setWord(words, 4 + 2 * i, at);
+          continue;
+        }
+        setWord(words, 4 + 2 * i, base + argAt[i]!);
+      }
+      mem.set(bytes, argAt[i]!);
     }
     const big: Uint8Array[] = [];
     const outs = frame.outs ?? [];
