@@ -12,10 +12,12 @@
  *
  * Python's `x` is a NumPy array (what TS hands over). Rounds alternate the
  * contenders; each row gives the median over rounds of the per-call mean,
- * the ratio to Python and the target. `--phases` also splits the f32[8]
- * runSync: the Python side of a request (the bridge's dispatcher called
- * from Python with an encoded request) and the TS side (argument checks,
- * encoding, reply decoding); the native crossing is what remains.
+ * the ratio to Python and the target; every contender, TS or Python, is
+ * warmed by 200 calls first. `--phases` also times the parts of a JSON
+ * request (what every call sent before calls were prepared, and what the
+ * first call of a plan and `runPython` still send): the TS side (argument
+ * checks, encoding), the bridge's dispatcher called from Python with such a
+ * request, and a `runPythonSync("pass")` round trip.
  *
  * Run: XLA_FFI_DENO_PYTHON=… deno run -A bench/xla_dispatch.ts [--rounds N] [--phases]
  *
@@ -98,7 +100,7 @@ def _loop(f, n):
     rows.ffiCall.py.push(py(`_ffi(_x8)`, N));
     rows.ffiCall.ts.push(await timeAsync(() => xla.ffiCall("dispatch.cc", ffiOptions), N));
     rows["runSync 4 MiB"].py.push(py(`np.asarray(program(${big.id})(_x1m))`, NB));
-    rows["runSync 4 MiB"].ts.push(timeSync(() => big.runSync(x1m), NB, 10));
+    rows["runSync 4 MiB"].ts.push(timeSync(() => big.runSync(x1m), NB));
   }
   console.log(
     `xla_dispatch: jax ${xla.version.jax}, ${ROUNDS} rounds, load average ${await loadAverage(
