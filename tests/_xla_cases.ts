@@ -22,7 +22,7 @@ import {
   scalar,
 } from "../mod.ts";
 import { readNpy, writeNpy } from "../src/npy.ts";
-import { PythonError, Xla, type XlaOptions } from "../src/xla/mod.ts";
+import { PythonError, Xla, type XlaArray, type XlaOptions } from "../src/xla/mod.ts";
 import { buildDemoLibrary } from "../examples/build_native.ts";
 import { thrownValues } from "./_thrown_values.ts";
 import { runCaseFromArgs } from "./_xla_env.ts";
@@ -725,14 +725,17 @@ def f(x):
       "def f(x, y):\n    return x, x * 2 + y, jnp.sum(y, dtype=y.dtype)\n",
     );
     const check = (
-      out: { dtype: number; shape: number[]; data: ArrayLike<number> }[],
+      out: XlaArray[],
       x: Float32Array,
       y: Float32Array,
     ) => {
       assert.equal(out.length, 3);
       assert.deepEqual(out[0]!.shape, [x.length]);
-      assert.deepEqual([...out[0]!.data], [...x]);
-      assert.deepEqual([...out[1]!.data], [...x].map((v, i) => Math.fround(v * 2 + y[i]!)));
+      assert.deepEqual([...(out[0]!.data as Float32Array)], [...x]);
+      assert.deepEqual(
+        [...(out[1]!.data as Float32Array)],
+        [...x].map((v, i) => Math.fround(v * 2 + y[i]!)),
+      );
       assert.equal(out[2]!.data.length, 1);
     };
     for (const n of [3, 2000, 70000]) {
@@ -745,7 +748,7 @@ def f(x):
         check(a, x, y);
         const b = await prog.run(x, y);
         check(b, x, y);
-        runs.push([...a, ...b].map((r) => new Float32Array(r.data)));
+        runs.push([...a, ...b].map((r) => new Float32Array(r.data as Float32Array)));
       }
       for (const r of runs) assert.deepEqual(r, runs[0], `the same bytes every call (n = ${n})`);
       const first = runs[0]![0]!;
@@ -754,7 +757,9 @@ def f(x):
     }
     const xs = Array.from({ length: 8 }, (_, i) => new Float32Array(5).fill(i));
     const all = await Promise.all(xs.map((x) => prog.run(x, x)));
-    all.forEach((out, i) => assert.deepEqual([...out[1]!.data], new Array(5).fill(3 * i)));
+    all.forEach((out, i) =>
+      assert.deepEqual([...(out[1]!.data as Float32Array)], new Array(5).fill(3 * i))
+    );
     using twice = doubler();
     await xla.register("prepared.twice", twice);
     for (const n of [4, 5000]) {
