@@ -350,6 +350,10 @@ export class XlaProgram {
    * running. Use {@link run} there. Ctrl-C meanwhile ends the process with
    * exit status 130, as during {@link run}.
    *
+   * XLA reads an argument of more than 4 KiB in place when its address is
+   * 64-byte aligned (docs/real-xla.md, "Per call from TypeScript"): a TS
+   * handler the program calls must not change it meanwhile.
+   *
    * @example
    * ```ts ignore
    * // xla and my.scale as in the module example
