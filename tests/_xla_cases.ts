@@ -22,7 +22,7 @@ import {
   scalar,
 } from "../mod.ts";
 import { readNpy, writeNpy } from "../src/npy.ts";
-import { PythonError, Xla, type XlaOptions } from "../src/xla/mod.ts";
+import { PythonError, Xla, type XlaArray, type XlaOptions } from "../src/xla/mod.ts";
 import { buildDemoLibrary } from "../examples/build_native.ts";
 import { thrownValues } from "./_thrown_values.ts";
 import { runCaseFromArgs } from "./_xla_env.ts";
@@ -712,6 +712,67 @@ def f(x):
   },
 
   /** 10k calls: counters balanced, no growth of Python's memory or our states. */
+  /**
+   * The prepared path of run, runSync and ffiCall (src/xla/_prepared.ts): the results of a
+   * plan's first call (a results reply) and of later ones (written in place) are the same
+   * bytes, for small and large operands, arguments read in place (aligned or not, a view into
+   * a larger buffer), results that are arguments, several signatures of one program, calls
+   * of one plan in flight at once, and a program closed meanwhile.
+   */
+  async prepared() {
+    await using xla = await open();
+    await using prog = await xla.jit(
+      "def f(x, y):\n    return x, x * 2 + y, jnp.sum(y, dtype=y.dtype)\n",
+    );
+    const check = (
+      out: XlaArray[],
+      x: Float32Array,
+      y: Float32Array,
+    ) => {
+      assert.equal(out.length, 3);
+      assert.deepEqual(out[0]!.shape, [x.length]);
+      assert.deepEqual([...(out[0]!.data as Float32Array)], [...x]);
+      assert.deepEqual(
+        [...(out[1]!.data as Float32Array)],
+        [...x].map((v, i) => Math.fround(v * 2 + y[i]!)),
+      );
+      assert.equal(out[2]!.data.length, 1);
+    };
+    for (const n of [3, 2000, 70000]) {
+      const backing = new Float32Array(2 * n + 3).map((_, i) => i % 97 - 40);
+      const x = backing.subarray(1, n + 1); // not at the start of its buffer
+      const y = backing.slice(n + 2, 2 * n + 2);
+      const runs: Float32Array[][] = [];
+      for (let i = 0; i < 3; i++) {
+        const a = prog.runSync(x, y);
+        check(a, x, y);
+        const b = await prog.run(x, y);
+        check(b, x, y);
+        runs.push([...a, ...b].map((r) => new Float32Array(r.data as Float32Array)));
+      }
+      for (const r of runs) assert.deepEqual(r, runs[0], `the same bytes every call (n = ${n})`);
+      const first = runs[0]![0]!;
+      first[0] = 12345; // a result is the caller's own array
+      assert.notEqual(prog.runSync(x, y)[0]!.data[0], 12345);
+    }
+    const xs = Array.from({ length: 8 }, (_, i) => new Float32Array(5).fill(i));
+    const all = await Promise.all(xs.map((x) => prog.run(x, x)));
+    all.forEach((out, i) =>
+      assert.deepEqual([...(out[1]!.data as Float32Array)], new Array(5).fill(3 * i))
+    );
+    using twice = doubler();
+    await xla.register("prepared.twice", twice);
+    for (const n of [4, 5000]) {
+      const x = new Float32Array(n).map((_, i) => i);
+      for (let i = 0; i < 3; i++) {
+        const [y] = await xla.ffiCall("prepared.twice", { args: [x], results: [spec(F32, [n])] });
+        assert.deepEqual([...y!], [...x].map((v) => 2 * v));
+      }
+    }
+    await prog.close();
+    assert.throws(() => prog.runSync(new Float32Array(3), new Float32Array(3)), /closed/);
+  },
+
   async repeat() {
     await using xla = await open();
     let calls = 0;

@@ -13,7 +13,14 @@ import { _closeCall, _nativeError, _openCall, FfiError } from "../errors.ts";
 import { native } from "../native/lib.ts";
 import { BRIDGE_SOURCE } from "./_bridge_py.ts";
 import { type _Arg, _decodeReply, _encodeRequest, type _Reply } from "./_codec.ts";
-import type { _ErrorReply, _Op, _PendingReply, _ReplyHeaders, _RequestOf } from "./_protocol.ts";
+import type {
+  _ErrorReply,
+  _Op,
+  _PendingReply,
+  _ReplyHeaders,
+  _RequestOf,
+  _ResultsReply,
+} from "./_protocol.ts";
 import type { PythonInfo } from "./python.ts";
 
 /**
@@ -155,20 +162,29 @@ let inFlight = 0;
 
 async function send(mode: number, req: Uint8Array, cap: number): Promise<_Reply> {
   const reply = new Uint8Array(cap);
+  return checked(await run(mode, req, BigInt(req.length), reply, BigInt(cap)), reply);
+}
+
+/** Runs a request on a worker, counted in {@link inFlight} meanwhile. */
+async function run(
+  mode: number,
+  req: Uint8Array,
+  len: bigint,
+  reply: Uint8Array,
+  cap: bigint,
+): Promise<number> {
   inFlight++;
-  let rc: number;
   try {
-    rc = await native().xla_ffi_deno_py_run(
+    return await native().xla_ffi_deno_py_run(
       mode,
       req as Uint8Array<ArrayBuffer>,
-      BigInt(req.length),
-      reply,
-      BigInt(reply.length),
+      len,
+      reply as Uint8Array<ArrayBuffer>,
+      cap,
     );
   } finally {
     inFlight--;
   }
-  return checked(rc, reply);
 }
 
 /** The same request, run by Python on the JS thread (a synchronous FFI call). */
@@ -182,6 +198,73 @@ function sendSync(mode: number, req: Uint8Array, cap: number): _Reply {
     BigInt(reply.length),
   );
   return checked(rc, reply);
+}
+
+/** Status of a prepared call's reply whose results were written in place (`bridge.py`). */
+const WRITTEN = 4;
+
+/**
+ * Sends a prepared call (`_prepared.ts`: a binary request of `len` bytes
+ * naming a plan and the addresses of its arguments and results) to a worker;
+ * resolves to null when the bridge wrote the results in place, else to its
+ * results reply. Errors as {@link _request}.
+ */
+export async function _callPrepared(
+  req: Uint8Array,
+  len: bigint,
+  reply: Uint8Array,
+  status: Int32Array,
+): Promise<_Reply<_ResultsReply> | null> {
+  const mark = _openCall();
+  let r: _Reply;
+  try {
+    const rc = await run(1, req, len, reply, BigInt(reply.length));
+    if (rc === 0 && status[0] === WRITTEN) {
+      _closeCall(mark);
+      return null;
+    }
+    r = checked(rc, reply);
+    if (r.status === 2) {
+      r = await send(1, _encodeRequest({ op: "take", token: pendingToken(r) }), r.need);
+    }
+  } catch (e) {
+    _closeCall(mark);
+    throw e;
+  }
+  return answered(r, mark) as _Reply<unknown> as _Reply<_ResultsReply>;
+}
+
+/** {@link _callPrepared} run by Python on the JS thread, as {@link _requestSync}. */
+export function _callPreparedSync(
+  req: Uint8Array,
+  len: bigint,
+  reply: Uint8Array,
+  status: Int32Array,
+): _Reply<_ResultsReply> | null {
+  refuseWhileInFlight();
+  const mark = _openCall();
+  let r: _Reply;
+  try {
+    const rc = native().xla_ffi_deno_py_run_sync(
+      1,
+      req as Uint8Array<ArrayBuffer>,
+      len,
+      reply as Uint8Array<ArrayBuffer>,
+      BigInt(reply.length),
+    );
+    if (rc === 0 && status[0] === WRITTEN) {
+      _closeCall(mark);
+      return null;
+    }
+    r = checked(rc, reply);
+    if (r.status === 2) {
+      r = sendSync(1, _encodeRequest({ op: "take", token: pendingToken(r) }), r.need);
+    }
+  } catch (e) {
+    _closeCall(mark);
+    throw e;
+  }
+  return answered(r, mark) as _Reply<unknown> as _Reply<_ResultsReply>;
 }
 
 function checked(rc: number, reply: Uint8Array): _Reply {
@@ -238,15 +321,7 @@ export function _requestSync<O extends _Op>(
   args: readonly _Arg[] = [],
   cap = 65536,
 ): _Reply<_ReplyHeaders[O]> {
-  if (inFlight > 0) {
-    throw new FfiError(
-      ErrorCode.FAILED_PRECONDITION,
-      `A synchronous Python run cannot start while ${inFlight} asynchronous ` +
-        `request${inFlight === 1 ? "" : "s"} of the Python host ` +
-        `${inFlight === 1 ? "runs" : "run"} (they may hold the GIL while waiting for the JS ` +
-        `thread); await them first`,
-    );
-  }
+  refuseWhileInFlight();
   const mark = _openCall();
   let r: _Reply;
   try {
@@ -259,6 +334,19 @@ export function _requestSync<O extends _Op>(
     throw e;
   }
   return answered(r, mark) as _Reply<_ReplyHeaders[O]>;
+}
+
+/** A synchronous run is refused while requests run on the workers. */
+function refuseWhileInFlight(): void {
+  if (inFlight > 0) {
+    throw new FfiError(
+      ErrorCode.FAILED_PRECONDITION,
+      `A synchronous Python run cannot start while ${inFlight} asynchronous ` +
+        `request${inFlight === 1 ? "" : "s"} of the Python host ` +
+        `${inFlight === 1 ? "runs" : "run"} (they may hold the GIL while waiting for the JS ` +
+        `thread); await them first`,
+    );
+  }
 }
 
 /** The token of a reply that did not fit (status 2), for the `take` that fetches it. */

@@ -162,6 +162,21 @@ export interface _HandlersFromRequest {
   platform: string;
 }
 
+/**
+ * Prepares calls of one program, or of one `ffi_call` signature (the fields
+ * of an {@link _FfiCallRequest}), with arguments of these types and shapes;
+ * the calls themselves are binary requests naming the plan
+ * (`_prepared.ts`).
+ */
+export interface _PlanRequest {
+  op: "plan";
+  host: number;
+  /** The program's id, or null for an `ffi_call`. */
+  program: number | null;
+  ffi: Omit<_FfiCallRequest, "op" | "host"> | null;
+  specs: _SpecJson[];
+}
+
 /** Every request the bridge answers, as sent. */
 export type _Request =
   | _InitRequest
@@ -176,7 +191,8 @@ export type _Request =
   | _CompileRequest
   | _RunRequest
   | _PythonRequest
-  | _HandlersFromRequest;
+  | _HandlersFromRequest
+  | _PlanRequest;
 
 /** A request's op. */
 export type _Op = _Request["op"];
@@ -208,6 +224,7 @@ export const _REQUEST_OPS: Readonly<Record<_Op, true>> = {
   run: true,
   python: true,
   handlers_from: true,
+  plan: true,
 };
 
 // ---- replies ------------------------------------------------------------------------
@@ -277,6 +294,7 @@ export interface _ReplyHeaders {
   run: _ResultsReply;
   python: _PythonReply;
   handlers_from: _HandlersFromReply;
+  plan: { plan: number };
 }
 
 /** The reply header of a request. */

@@ -31,26 +31,19 @@ import { _withAttrHint } from "../runtime/_hints.ts";
 import { _checkLayouts, _jaxLayouts } from "../runtime/_layout.ts";
 import { _closest } from "../_closest.ts";
 import {
+  type _Arg,
   _attrHints,
   _encodeAttrs,
   _normaliseArg,
   _normaliseSpec,
   type _Reply,
-  _replyArrays,
-  _replySize,
   type XlaArg,
   type XlaArray,
   type XlaArraySpec,
 } from "./_codec.ts";
 import { _hostPython, _request, _requestSync, PythonError } from "./_host.ts";
-import type {
-  _HostOp,
-  _InitReply,
-  _ReplyHeaders,
-  _RequestOf,
-  _ResultsReply,
-  _Unhosted,
-} from "./_protocol.ts";
+import { _Plan, _signature } from "./_prepared.ts";
+import type { _HostOp, _InitReply, _ReplyHeaders, _RequestOf, _Unhosted } from "./_protocol.ts";
 import { _pin } from "../handler/host.ts";
 import { _register, _unregister } from "../_resources.ts";
 import { findPython, probePython, type PythonInfo } from "./python.ts";
@@ -284,7 +277,8 @@ export class XlaProgram {
   readonly #xla: Xla;
   readonly #id: number;
   #open = true;
-  #replyCap: number;
+  /** Prepared calls of this program, by argument signature. */
+  readonly #plans = new Map<string, _Plan>();
 
   /** @internal made by {@link Xla.jit}. */
   constructor(
@@ -297,7 +291,6 @@ export class XlaProgram {
     this.#id = id;
     this.format = format;
     this.outputs = outputs;
-    this.#replyCap = outputs ? _replySize(outputs) : 65536;
     _register(this, "XlaProgram", reclaimProgram, { xla, id });
   }
 
@@ -319,9 +312,23 @@ export class XlaProgram {
   async run(...args: XlaArg[]): Promise<XlaArray[]> {
     if (!this.isOpen) throw closedError("The program");
     const norm = args.map((a, i) => _normaliseArg(a, `argument ${i}`));
-    return this.#results(
-      await this.#xla._request({ op: "run", id: this.#id }, norm, this.#replyCap),
-    );
+    const key = _signature(norm);
+    let plan = this.#plans.get(key);
+    if (plan === undefined) {
+      const r = await this.#xla._request({ op: "plan", ...this.#planned(norm) });
+      plan = this.#plans.get(key) ?? this.#xla._plan(r.header!.plan, norm);
+      this.#plans.set(key, plan);
+    }
+    return this.#results(await plan.call(norm));
+  }
+
+  /** What a plan of this program for these arguments is made of. */
+  #planned(norm: readonly _Arg[]) {
+    return {
+      program: this.#id,
+      ffi: null,
+      specs: norm.map((a) => ({ dtype: a.dtype, shape: a.shape })),
+    };
   }
 
   /**
@@ -343,6 +350,10 @@ export class XlaProgram {
    * running. Use {@link run} there. Ctrl-C meanwhile ends the process with
    * exit status 130, as during {@link run}.
    *
+   * XLA reads an argument of more than 4 KiB in place when its address is
+   * 64-byte aligned (docs/real-xla.md, "Per call from TypeScript"): a TS
+   * handler the program calls must not change it meanwhile.
+   *
    * @example
    * ```ts ignore
    * // xla and my.scale as in the module example
@@ -357,13 +368,20 @@ export class XlaProgram {
   runSync(...args: XlaArg[]): XlaArray[] {
     if (!this.isOpen) throw closedError("The program");
     const norm = args.map((a, i) => _normaliseArg(a, `argument ${i}`));
-    return this.#results(this.#xla._requestSync({ op: "run", id: this.#id }, norm, this.#replyCap));
+    const key = _signature(norm);
+    let plan = this.#plans.get(key);
+    if (plan === undefined) {
+      const r = this.#xla._requestSync({ op: "plan", ...this.#planned(norm) });
+      plan = this.#xla._plan(r.header!.plan, norm);
+      this.#plans.set(key, plan);
+    }
+    return this.#results(plan.callSync(norm));
   }
 
-  #results(r: _Reply<_ResultsReply>): XlaArray[] {
-    const out = _replyArrays(r);
-    this.#replyCap = _replySize(out); // the next run's reply fits at once
-    if (this.outputs === null) this.outputs = out.map((a) => ({ dtype: a.dtype, shape: a.shape }));
+  #results(out: XlaArray[]): XlaArray[] {
+    if (this.outputs === null) {
+      this.outputs = out.map((a) => ({ dtype: a.dtype, shape: [...a.shape] }));
+    }
     return out;
   }
 
@@ -454,6 +472,8 @@ export class Xla implements FfiHost {
   readonly distributed: DistributedInfo | null;
   readonly #host: number;
   #open = true;
+  /** Prepared `ffiCall`s, by the key of their signature. */
+  readonly #ffiPlans = new Map<string, _Plan>();
 
   private constructor(host: number, info: _InitReply, python: PythonInfo) {
     this.#host = host;
@@ -555,6 +575,11 @@ export class Xla implements FfiHost {
   ): Promise<_Reply<_ReplyHeaders[O]>> {
     if (!this.#open) return Promise.reject(closedError("The Xla host"));
     return _request<O>(this.#hosted(header), args, cap);
+  }
+
+  /** @internal a plan the bridge made for this host (`_prepared.ts`). */
+  _plan(id: number, args: readonly _Arg[]): _Plan {
+    return new _Plan(this.#host, id, args);
   }
 
   /** A request of this host: the header with its `host`. */
@@ -700,22 +725,15 @@ export class Xla implements FfiHost {
       layouts,
     ]);
     try {
-      const r = await this._request(
-        {
-          op: "ffi_call",
-          key,
-          name,
-          results,
-          attrs,
-          vmapMethod,
-          hasSideEffect,
-          aliases,
-          ...layouts,
-        },
-        args,
-        _replySize(results),
-      );
-      return _replyArrays(r).map((a) => a.data) as FfiCallResults<R>;
+      let plan = this.#ffiPlans.get(key);
+      if (plan === undefined) {
+        const ffi = { key, name, results, attrs, vmapMethod, hasSideEffect, aliases, ...layouts };
+        const specs = args.map((a) => ({ dtype: a.dtype, shape: a.shape }));
+        const r = await this._request({ op: "plan", program: null, ffi, specs });
+        plan = this.#ffiPlans.get(key) ?? this._plan(r.header!.plan, args);
+        this.#ffiPlans.set(key, plan);
+      }
+      return (await plan.call(args)).map((a) => a.data) as FfiCallResults<R>;
     } catch (e) {
       if (!(e instanceof FfiError)) throw e;
       const found = typeof target === "string" ? await this.#notFound(e, target) : e;

@@ -118,7 +118,7 @@ def address(i):
 
 
 HOST_OPS = ["register", "ffi_call", "register_type", "clear_cache", "clear_program", "compile",
-            "run", "python", "handlers_from"]
+            "run", "python", "handlers_from", "plan"]
 
 
 class WireTest(unittest.TestCase):
@@ -418,7 +418,8 @@ class HostTest(unittest.TestCase):
 
     def test_attributes(self):
         np = self.np
-        attrs_of = closure(closure(self.dispatch)["OPS"]["ffi_call"])["attrs_of"]
+        ffi_fn = closure(closure(self.dispatch)["OPS"]["ffi_call"])["ffi_fn"]
+        attrs_of = closure(ffi_fn)["attrs_of"]
         # Numeric values travel as the hex of their little-endian bytes ("x").
         got = attrs_of([
             ["b", {"k": "s", "t": 1, "v": True}],

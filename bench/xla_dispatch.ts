@@ -1,0 +1,167 @@
+/**
+ * What one call from TypeScript into a compiled XLA program costs, against
+ * the same jitted function called from a Python loop in the same process
+ * with the same arguments (docs/performance.md, "Per call from TypeScript"):
+ *
+ *   runSync    `prog.runSync(x)`, `x + 1` on f32[8]; Python: `f(x)`
+ *   run        `await prog.run(x)`, the same
+ *   ffiCall    `await xla.ffiCall(...)` of one signature (a C++ handler that
+ *              copies its f32[8] argument); Python: a jitted
+ *              `jax.ffi.ffi_call` of it, `f(x)`
+ *   runSync 4M `prog.runSync(x)` on f32[1M] (4 MiB); Python: `np.asarray(f(x))`
+ *
+ * Python's `x` is a NumPy array (what TS hands over). Rounds alternate the
+ * contenders; each row gives the median over rounds of the per-call mean,
+ * the ratio to Python and the target; every contender, TS or Python, is
+ * warmed by 200 calls first. `--phases` also times the parts of a JSON
+ * request (what every call sent before calls were prepared, and what the
+ * first call of a plan and `runPython` still send): the TS side (argument
+ * checks, encoding), the bridge's dispatcher called from Python with such a
+ * request, and a `runPythonSync("pass")` round trip.
+ *
+ * Run: XLA_FFI_DENO_PYTHON=… deno run -A bench/xla_dispatch.ts [--rounds N] [--phases]
+ *
+ * @module
+ */
+import { DataType, scalar } from "../mod.ts";
+import { _encodeRequest } from "../src/xla/_codec.ts";
+import { _normaliseArg } from "../src/runtime/ffi_call.ts";
+import { loadAverage, openFloors, openXlaOrSkip } from "./_real_xla_fixture.ts";
+
+const argv = Deno.args;
+const ROUNDS = Number(argv[argv.indexOf("--rounds") + 1] ?? 0) || 7;
+const PHASES = argv.includes("--phases");
+
+/** Per-call mean in µs of `n` calls of `f` (after `warm` calls). */
+function timeSync(f: () => unknown, n: number, warm = 200): number {
+  for (let i = 0; i < warm; i++) f();
+  const t = performance.now();
+  for (let i = 0; i < n; i++) f();
+  return (performance.now() - t) * 1000 / n;
+}
+
+async function timeAsync(f: () => Promise<unknown>, n: number, warm = 200): Promise<number> {
+  for (let i = 0; i < warm; i++) await f();
+  const t = performance.now();
+  for (let i = 0; i < n; i++) await f();
+  return (performance.now() - t) * 1000 / n;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+const fmt = (us: number) => (us >= 1000 ? `${(us / 1000).toFixed(2)} ms` : `${us.toFixed(1)} µs`);
+
+async function main(): Promise<void> {
+  await using xla = await openXlaOrSkip();
+  if (xla === undefined) return;
+  using floors = openFloors();
+  await xla.register("dispatch.cc", floors.handler("bench_cc_sync"));
+  const spec = (n: number) => ({ args: [{ dtype: DataType.F32, shape: [n] }] });
+  await using small = await xla.jit("def f(x):\n    return x + 1\n", spec(8));
+  await using big = await xla.jit("def f(x):\n    return x + 1\n", spec(1 << 20));
+  const x8 = new Float32Array(8).map((_, i) => i);
+  const x1m = new Float32Array(1 << 20).map((_, i) => i % 1000);
+  const ffiOptions = {
+    args: [x8],
+    results: [{ dtype: DataType.F32, shape: [8] }],
+    attrs: { alpha: scalar(DataType.F32, 2) },
+  } as const;
+  // The Python side: the same programs, and the same jitted ffi_call jax makes for ffiCall.
+  await xla.runPython(`
+import time
+_x8 = np.arange(8, dtype=np.float32)
+_x1m = (np.arange(1 << 20) % 1000).astype(np.float32)
+_ffi = jax.jit(lambda x: ffi.ffi_call("dispatch.cc", jax.ShapeDtypeStruct((8,), np.float32))(
+    x, alpha=np.float32(2)))
+def _loop(f, n):
+    for _ in range(200): f()
+    t = time.perf_counter()
+    for _ in range(n): f()
+    return (time.perf_counter() - t) * 1e6 / n
+`);
+  const py = (expr: string, n: number) =>
+    xla.runPythonSync(`result = _loop(lambda: ${expr}, ${n})`) as number;
+  const rows = {
+    runSync: { ts: [] as number[], py: [] as number[], target: 1.5, py_: "f(x)" },
+    run: { ts: [] as number[], py: [] as number[], target: 2, py_: "f(x)" },
+    ffiCall: { ts: [] as number[], py: [] as number[], target: 2, py_: "jitted ffi_call f(x)" },
+    "runSync 4 MiB": {
+      ts: [] as number[],
+      py: [] as number[],
+      target: 1.2,
+      py_: "np.asarray(f(x))",
+    },
+  };
+  const N = 3000, NB = 60;
+  for (let r = 0; r < ROUNDS; r++) {
+    rows.runSync.py.push(py(`program(${small.id})(_x8)`, N));
+    rows.runSync.ts.push(timeSync(() => small.runSync(x8), N));
+    rows.run.py.push(py(`program(${small.id})(_x8)`, N));
+    rows.run.ts.push(await timeAsync(() => small.run(x8), N));
+    rows.ffiCall.py.push(py(`_ffi(_x8)`, N));
+    rows.ffiCall.ts.push(await timeAsync(() => xla.ffiCall("dispatch.cc", ffiOptions), N));
+    rows["runSync 4 MiB"].py.push(py(`np.asarray(program(${big.id})(_x1m))`, NB));
+    rows["runSync 4 MiB"].ts.push(timeSync(() => big.runSync(x1m), NB));
+  }
+  console.log(
+    `xla_dispatch: jax ${xla.version.jax}, ${ROUNDS} rounds, load average ${await loadAverage(
+      xla,
+    )} (after)`,
+  );
+  console.log(
+    "| per call | from TS | Python loop, same process | Python side | ratio | target | met |",
+  );
+  console.log("|---|--:|--:|---|--:|--:|---|");
+  for (const [name, row] of Object.entries(rows)) {
+    const ts = median(row.ts), p = median(row.py);
+    const ratio = ts / p;
+    console.log(
+      `| ${name} | ${fmt(ts)} | ${fmt(p)} | \`${row.py_}\` | ${
+        ratio.toFixed(2)
+      }× | ≤ ${row.target}× | ${ratio <= row.target ? "yes" : "no"} |`,
+    );
+  }
+  if (PHASES) phases(xla, small.id, x8);
+}
+
+/** Where the f32[8] runSync's time goes (the path of a request with its arguments). */
+function phases(
+  xla: NonNullable<Awaited<ReturnType<typeof openXlaOrSkip>>>,
+  id: number,
+  x8: Float32Array,
+): void {
+  const encode = () => {
+    const a = _normaliseArg(x8, "argument 0");
+    return _encodeRequest({ op: "run", host: 0, id }, [a]);
+  };
+  const tsEncode = timeSync(encode, 20000);
+  const dispatchUs = xla.runPythonSync(`
+import __main__, ctypes, json, time
+_hid = [c.cell_contents for c in program.__closure__ if isinstance(c.cell_contents, int)][0]
+def _request(header, arrays):
+    body = json.dumps(dict(header, host=_hid, args=[
+        {"dtype": 11, "shape": list(a.shape), "offset": 64 * i} for i, a in enumerate(arrays)
+    ])).encode()
+    base = (8 + len(body) + 63) & ~63
+    buf = ctypes.create_string_buffer(base + 64 * len(arrays))
+    buf[0:4] = len(body).to_bytes(4, "little")
+    buf[8:8 + len(body)] = body
+    for i, a in enumerate(arrays):
+        ctypes.memmove(ctypes.addressof(buf) + base + 64 * i, a.ctypes.data, a.nbytes)
+    return buf
+_rq = _request({"op": "run", "id": ${id}}, [np.arange(8, dtype=np.float32)])
+_rp = ctypes.create_string_buffer(65536 + 64)
+_d = __main__._deno_xla_dispatch
+result = _loop(lambda: _d(ctypes.addressof(_rq), len(_rq), ctypes.addressof(_rp), 65536 + 64),
+               3000)
+`) as number;
+  const fOnly = xla.runPythonSync(`result = _loop(lambda: program(${id})(_x8), 3000)`) as number;
+  const noop = timeSync(() => xla.runPythonSync("pass"), 5000);
+  console.log(
+    `phases (f32[8] runSync): TS argument check + request encoding ${tsEncode.toFixed(2)} µs; ` +
+      `the bridge's dispatcher from Python ${dispatchUs.toFixed(1)} µs, of which f(x) ${
+        fOnly.toFixed(1)
+      } µs; a runPythonSync("pass") round trip ${noop.toFixed(1)} µs`,
+  );
+}
+
+if (import.meta.main) await main();

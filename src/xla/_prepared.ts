@@ -1,0 +1,234 @@
+/**
+ * Prepared calls: the path of `XlaProgram.run`, `runSync` and `Xla.ffiCall`.
+ * A program (or an `ffi_call` signature) with one argument signature is
+ * planned once in Python (`op_plan` in `python/bridge.py`); a call then
+ * sends a binary request of 64-bit words, no JSON and no array data:
+ *
+ *   [0xFFFFFFFF | nargs << 32, host, plan, nouts,
+ *    (address, bytes) per argument, (address, bytes) per result]
+ *
+ * Python calls the jitted function on NumPy arrays over the argument memory
+ * and copies each result once into the memory at its address (reply status
+ * 4, no header). A call holds a frame of its plan (reused: its request, its
+ * reply buffer and the memory of small operands, with addresses taken
+ * once), so calls of one plan in flight at once never share memory.
+ * Arguments of up to {@link STAGED} bytes are copied into the frame (the
+ * address of the caller's array would cost more than the copy); larger ones
+ * are read where they are during `runSync`, and copied into the frame for an
+ * async call (the caller may change or transfer its array meanwhile).
+ * Results of up to {@link STAGED} bytes are written into the frame and
+ * copied into the returned arrays; larger ones are written straight into
+ * the returned array. Until a plan has seen its results' types (its first
+ * call) they come back as a results reply, as every request's do.
+ *
+ * @module
+ */
+import { type DataType, ErrorCode } from "../abi/enums.ts";
+import { byteWidth, viewAs } from "../abi/dtype.ts";
+import { FfiError } from "../errors.ts";
+import { type _Arg, type _Reply, _replyArrays, type XlaArray } from "./_codec.ts";
+import { _callPrepared, _callPreparedSync } from "./_host.ts";
+import type { _ResultsReply } from "./_protocol.ts";
+
+/** Operands of up to this many bytes live in the frame. */
+const STAGED = 4096;
+
+const align64 = (n: number) => (n + 63) & ~63;
+
+interface Out {
+  dtype: DataType;
+  shape: number[];
+  bytes: number;
+}
+
+/** The memory of one call of a plan. */
+interface Frame {
+  /** The request's words, then the staged operands. */
+  mem: Uint8Array;
+  words: Uint32Array;
+  len: bigint;
+  reply: Uint8Array;
+  status: Int32Array;
+  base: number;
+  /** Whether calls of the frame run on the JS thread (and may read arguments in place). */
+  sync: boolean;
+  /** Offset of each argument's staged copy. */
+  argAt: number[];
+  /** Offset of each result's slot in the frame, or -1 for one written into its returned array. */
+  outAt: number[];
+  /** The results this frame was laid out for. */
+  outs: Out[] | null;
+}
+
+/** One program (or `ffi_call`) with one argument signature, planned in Python. */
+export class _Plan {
+  readonly id: number;
+  readonly host: number;
+  readonly argBytes: number[];
+  outs: Out[] | null = null;
+  readonly #free: { sync: Frame[]; async: Frame[] } = { sync: [], async: [] };
+
+  constructor(host: number, id: number, args: readonly _Arg[]) {
+    this.host = host;
+    this.id = id;
+    this.argBytes = args.map((a) => a.bytes.byteLength);
+  }
+
+  #frame(sync: boolean): Frame {
+    const pool = sync ? this.#free.sync : this.#free.async;
+    const f = pool.pop();
+    if (f !== undefined && f.outs === this.outs) return f;
+    const outs = this.outs;
+    const nargs = this.argBytes.length, nouts = outs?.length ?? 0;
+    const head = align64(8 * (4 + 2 * (nargs + nouts)));
+    let off = head;
+    const argAt = this.argBytes.map((n) => {
+      const at = off;
+      off = align64(off + n);
+      return at;
+    });
+    const outAt = (outs ?? []).map((o) => {
+      if (o.bytes > STAGED) return -1;
+      const at = off;
+      off = align64(off + o.bytes);
+      return at;
+    });
+    // Operands at 64-byte aligned addresses: XLA reads an aligned argument in place.
+    const raw = new Uint8Array(off + 64);
+    const rawAt = Number(Deno.UnsafePointer.value(Deno.UnsafePointer.of(raw)));
+    const skip = (64 - (rawAt % 64)) % 64;
+    const mem = raw.subarray(skip, skip + off);
+    const base = rawAt + skip;
+    const words = new Uint32Array(mem.buffer, mem.byteOffset, head / 4);
+    const reply = new Uint8Array(65536);
+    const frame: Frame = {
+      mem,
+      words,
+      len: BigInt(head),
+      reply,
+      status: new Int32Array(reply.buffer, 0, 1),
+      base,
+      sync,
+      argAt,
+      outAt,
+      outs,
+    };
+    words[0] = 0xFFFFFFFF;
+    words[1] = nargs;
+    setWord(words, 1, this.host);
+    setWord(words, 2, this.id);
+    setWord(words, 3, nouts);
+    for (let i = 0; i < nargs; i++) {
+      setWord(words, 4 + 2 * i, base + argAt[i]!);
+      setWord(words, 5 + 2 * i, this.argBytes[i]!);
+    }
+    for (let i = 0; i < nouts; i++) {
+      const w = 4 + 2 * (nargs + i);
+      if (outAt[i]! >= 0) setWord(words, w, base + outAt[i]!);
+      setWord(words, w + 1, outs![i]!.bytes);
+    }
+    return frame;
+  }
+
+  #release(frame: Frame, sync: boolean): void {
+    if (frame.outs === this.outs) (sync ? this.#free.sync : this.#free.async).push(frame);
+  }
+
+  /** Fills a frame's request for these arguments; the result arrays written in place. */
+  #fill(frame: Frame, args: readonly _Arg[]): Uint8Array[] {
+    const { mem, words, argAt, outAt, base, sync } = frame;
+    for (let i = 0; i < args.length; i++) {
+      const bytes = args[i]!.bytes;
+      if (sync && bytes.byteLength > STAGED) {
+        // Read in place when XLA can (aligned); else copied to the frame's aligned slot.
+        const at = address(bytes);
+        if (at % 64 === 0) {
+          setWord(words, 4 + 2 * i, at);
+          continue;
+        }
+        setWord(words, 4 + 2 * i, base + argAt[i]!);
+      }
+      mem.set(bytes, argAt[i]!);
+    }
+    const big: Uint8Array[] = [];
+    const outs = frame.outs ?? [];
+    for (let i = 0; i < outs.length; i++) {
+      if (outAt[i]! >= 0) continue;
+      const a = new Uint8Array(outs[i]!.bytes);
+      big.push(a);
+      if (a.byteLength > 0) setWord(words, 4 + 2 * (args.length + i), address(a));
+    }
+    return big;
+  }
+
+  /** The results of a call: copied out of the frame, or the arrays written in place. */
+  #results(frame: Frame, big: Uint8Array[]): XlaArray[] {
+    const outs = frame.outs!;
+    const out: XlaArray[] = new Array(outs.length);
+    let b = 0;
+    for (let i = 0; i < outs.length; i++) {
+      const o = outs[i]!, at = frame.outAt[i]!;
+      const bytes = at >= 0 ? frame.mem.slice(at, at + o.bytes) : big[b++]!;
+      out[i] = { dtype: o.dtype, shape: [...o.shape], data: viewAs(o.dtype, bytes) };
+    }
+    return out;
+  }
+
+  /** Learns the results' types from a results reply. */
+  #learn(r: _Reply<_ResultsReply>): XlaArray[] {
+    const out = _replyArrays(r);
+    this.outs = out.map((a) => ({
+      dtype: a.dtype,
+      shape: [...a.shape],
+      bytes: a.shape.reduce((x, y) => x * y, 1) * byteWidth(a.dtype),
+    }));
+    return out;
+  }
+
+  /** Calls the plan with Python on the JS thread. */
+  callSync(args: readonly _Arg[]): XlaArray[] {
+    const frame = this.#frame(true);
+    try {
+      const big = this.#fill(frame, args);
+      const r = _callPreparedSync(frame.mem, frame.len, frame.reply, frame.status);
+      return r === null ? this.#results(frame, big) : this.#learn(r);
+    } finally {
+      this.#release(frame, true);
+    }
+  }
+
+  /** Calls the plan on a worker. */
+  async call(args: readonly _Arg[]): Promise<XlaArray[]> {
+    const frame = this.#frame(false);
+    try {
+      const big = this.#fill(frame, args);
+      const r = await _callPrepared(frame.mem, frame.len, frame.reply, frame.status);
+      return r === null ? this.#results(frame, big) : this.#learn(r);
+    } finally {
+      this.#release(frame, false);
+    }
+  }
+}
+
+/** Writes word `i` (64-bit little-endian) of a request. */
+function setWord(words: Uint32Array, i: number, v: number): void {
+  words[2 * i] = v >>> 0;
+  words[2 * i + 1] = Math.floor(v / 0x100000000);
+}
+
+/** The address of a view's first byte. */
+function address(bytes: Uint8Array): number {
+  const p = Deno.UnsafePointer.of(bytes as Uint8Array<ArrayBuffer>);
+  if (p === null) throw new FfiError(ErrorCode.INTERNAL, "An array has no address");
+  return Number(Deno.UnsafePointer.value(p));
+}
+
+/**
+ * The key of an argument signature: element types and shapes (a call of a
+ * plan made for it passes only addresses).
+ */
+export function _signature(args: readonly _Arg[]): string {
+  let k = "";
+  for (const a of args) k += `${a.dtype}:${a.shape.join(",")};`;
+  return k;
+}
