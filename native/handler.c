@@ -29,44 +29,9 @@
 #include <unistd.h>
 
 #include "crash.h"
+#include "fp_mode.h"
 #include "handler_internal.h"
 
-/* The floating-point mode JavaScript needs (denormals neither flushed nor
- * read as zero, rounding to nearest), entered around a TS handler's run on
- * the JS thread and left with the caller's mode restored. */
-#if defined(__x86_64__) || defined(__i386__)
-#include <xmmintrin.h>
-typedef unsigned int js_fp_mode;
-static inline js_fp_mode js_fp_enter(void) {
-  unsigned int csr = _mm_getcsr();
-  /* FTZ (bit 15), DAZ (bit 6) and rounding control (bits 13-14) cleared. */
-  unsigned int js = csr & ~(0x8000u | 0x0040u | 0x6000u);
-  if (js != csr) _mm_setcsr(js);
-  return csr;
-}
-static inline void js_fp_leave(js_fp_mode csr) {
-  if (_mm_getcsr() != csr) _mm_setcsr(csr);
-}
-#elif defined(__aarch64__)
-typedef uint64_t js_fp_mode;
-static inline js_fp_mode js_fp_enter(void) {
-  uint64_t fpcr;
-  __asm__ __volatile__("mrs %0, fpcr" : "=r"(fpcr));
-  /* FZ (bit 24), FZ16 (bit 19) and RMode (bits 22-23) cleared. */
-  uint64_t js = fpcr & ~((1ull << 24) | (1ull << 19) | (3ull << 22));
-  if (js != fpcr) __asm__ __volatile__("msr fpcr, %0" : : "r"(js));
-  return fpcr;
-}
-static inline void js_fp_leave(js_fp_mode fpcr) {
-  uint64_t now;
-  __asm__ __volatile__("mrs %0, fpcr" : "=r"(now));
-  if (now != fpcr) __asm__ __volatile__("msr fpcr, %0" : : "r"(fpcr));
-}
-#else
-typedef int js_fp_mode;
-static inline js_fp_mode js_fp_enter(void) { return 0; }
-static inline void js_fp_leave(js_fp_mode m) { (void)m; }
-#endif
 
 typedef int32_t (*inline_cb_t)(int32_t slot);
 
@@ -223,9 +188,9 @@ static XLA_FFI_Error* slot_entry(int32_t n, XLA_FFI_CallFrame* f) {
      * other thread (XLA's CPU client flushes denormals on its threads and
      * around an inline execute: xla/pjrt/cpu/cpu_client.cc, execute_thunks,
      * tsl::port::ScopedFlushDenormal). The caller's mode is restored after. */
-    js_fp_mode saved = js_fp_enter();
+    xfd_fp_mode saved = xfd_fp_enter_js();
     int32_t status = cb(n);
-    js_fp_leave(saved);
+    xfd_fp_leave(saved);
     XFD_RUNNING_LEAVE();
     if (blocked) atomic_store(&g_js_blocked, blocked);
     if (status == 2 && xla_inline) return host_refuse_pending(f, ((const int32_t*)g_flat)[XFD_FLAT_TOKEN]);

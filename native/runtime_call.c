@@ -36,24 +36,24 @@ void xla_ffi_deno_runtime_set_invoke_guard(void* fn) { atomic_store(&g_guard, (x
 int32_t xla_ffi_deno_runtime_invoke_guarded(void) { return atomic_load(&g_guard) != NULL; }
 
 /* The thread's crash slot names h during the call (crash.h). */
-/* The handler runs in XLA's floating-point mode (runtime_internal.h: xrt_fp_xla_enter). */
+/* A native handler runs in XLA's floating-point mode (fp_mode.h). */
 XLA_FFI_Error* xrt_invoke(XLA_FFI_Handler* h, XLA_FFI_CallFrame* cf, const char* what) {
   xrt_guard_fn g = atomic_load_explicit(&g_guard, memory_order_relaxed);
   /* A TS handler's entry point runs JavaScript's mode itself (handler.c): no switch for it. */
   int native = !xla_ffi_deno_handler_is_entry((const void*)h);
-  xrt_fp_mode fp = native ? xrt_fp_xla_enter() : 0;
+  xfd_fp_mode fp = native ? xfd_fp_enter_xla() : 0;
   XFD_RUNNING_ENTER(h);
   if (g == NULL) {
     XLA_FFI_Error* e = h(cf);
     XFD_RUNNING_LEAVE();
-    if (native) xrt_fp_leave(fp);
+    if (native) xfd_fp_leave(fp);
     return e;
   }
   XLA_FFI_Error* out = NULL;
   char msg[1024];
   int32_t threw = g(h, cf, &out, msg, (int32_t)sizeof msg);
   XFD_RUNNING_LEAVE();
-  if (native) xrt_fp_leave(fp);
+  if (native) xfd_fp_leave(fp);
   if (threw == 0) return out;
   /* XLA ffi_api.cc Call: Unknown("XLA FFI call failed: %s", e.what()) */
   return xrt_error_new(XLA_FFI_Error_Code_UNKNOWN, "%s: %s", what, msg);
@@ -344,8 +344,8 @@ typedef struct {
 static void* stress_main(void* p) {
   stress_arg* a = p;
   /* Runtime threads keep XLA's floating-point mode for their life, as XLA's pool threads do
-   * (runtime_internal.h): each call then finds it set. */
-  (void)xrt_fp_xla_enter();
+   * (fp_mode.h): each call then finds it set. */
+  (void)xfd_fp_enter_xla();
   for (int64_t i = 0; i < a->iterations; i++) {
     XLA_FFI_Error* e = call_copy(a->tmpl, a->h);
     pthread_mutex_lock(a->mu);

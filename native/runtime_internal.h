@@ -92,49 +92,8 @@ XFD_INTERNAL XLA_FFI_Error* xrt_size_error(const xrt_abi* v, const char* name, s
  * is installed (runtime_call.c, invoke_guard.cc). */
 XFD_INTERNAL XLA_FFI_Error* xrt_invoke(XLA_FFI_Handler* h, XLA_FFI_CallFrame* cf, const char* what);
 
-/*
- * XLA's floating-point mode for handlers: denormals flushed to zero and read
- * as zero, rounding to nearest. XLA's CPU client sets it around every
- * execute (xla/pjrt/cpu/cpu_client.cc: tsl::port::ScopedFlushDenormal and
- * ScopedSetRound(FE_TONEAREST) in execute_thunks) and for the life of its
- * pool threads (xla/tsl/platform/threadpool.cc, EigenEnvironment::CreateThread),
- * so a handler XLA runs computes with it; the embedded runtime does the same
- * around each handler call and on its pool threads. A TS handler called on
- * the JS thread runs JavaScript's own mode (native/handler.c).
- */
-#if defined(__x86_64__) || defined(__i386__)
-#include <xmmintrin.h>
-typedef unsigned int xrt_fp_mode;
-static inline xrt_fp_mode xrt_fp_xla_enter(void) {
-  unsigned int csr = _mm_getcsr();
-  /* FTZ (bit 15) and DAZ (bit 6) set, rounding control (bits 13-14) to nearest. */
-  unsigned int xla = (csr & ~0x6000u) | 0x8000u | 0x0040u;
-  if (xla != csr) _mm_setcsr(xla);
-  return csr;
-}
-static inline void xrt_fp_leave(xrt_fp_mode csr) {
-  if (_mm_getcsr() != csr) _mm_setcsr(csr);
-}
-#elif defined(__aarch64__)
-typedef uint64_t xrt_fp_mode;
-static inline xrt_fp_mode xrt_fp_xla_enter(void) {
-  uint64_t fpcr;
-  __asm__ __volatile__("mrs %0, fpcr" : "=r"(fpcr));
-  /* FZ (bit 24) set, RMode (bits 22-23) to nearest. */
-  uint64_t xla = (fpcr & ~(3ull << 22)) | (1ull << 24);
-  if (xla != fpcr) __asm__ __volatile__("msr fpcr, %0" : : "r"(xla));
-  return fpcr;
-}
-static inline void xrt_fp_leave(xrt_fp_mode fpcr) {
-  uint64_t now;
-  __asm__ __volatile__("mrs %0, fpcr" : "=r"(now));
-  if (now != fpcr) __asm__ __volatile__("msr fpcr, %0" : : "r"(fpcr));
-}
-#else
-typedef int xrt_fp_mode;
-static inline xrt_fp_mode xrt_fp_xla_enter(void) { return 0; }
-static inline void xrt_fp_leave(xrt_fp_mode m) { (void)m; }
-#endif
+/* Handlers run in XLA's floating-point mode, the pool's threads for their life (fp_mode.h). */
+#include "fp_mode.h"
 
 /* The modes of xla_ffi_deno_runtime_call (runtime_call.c): on the calling
  * thread, synchronously with a frame, synchronously with a raw call frame

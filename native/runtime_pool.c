@@ -22,8 +22,8 @@
 
 static void* pool_main(void* arg) {
   xrt_runtime* rt = arg;
-  /* XLA's pool threads flush denormals for their whole life (runtime_internal.h). */
-  (void)xrt_fp_xla_enter();
+  /* XLA's pool threads flush denormals for their whole life (fp_mode.h). */
+  (void)xfd_fp_enter_xla();
   pthread_mutex_lock(&rt->mu);
   for (;;) {
     while (!rt->head && !rt->stopping) pthread_cond_wait(&rt->cv, &rt->mu);

@@ -46,6 +46,7 @@ export const HANDLER_HOST_SOURCES: readonly string[] = [
   "native/handler_internal.h",
   "native/crash.h",
   "native/crash.c",
+  "native/fp_mode.h",
   "native/handler.c",
   "native/handler_future.c",
   "native/handler_queue.c",

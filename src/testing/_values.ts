@@ -101,22 +101,14 @@ export function _flatten(x: ArrayLikeInput, what: string, dtype?: DataType): _Fl
     return { dtype: undefined, shape: [], re: null, im: null, big: [x], n: 1 };
   }
   if (Array.isArray(x)) return fromNested(x, what);
-  let data: ArrayBufferView;
-  let shape: number[] | undefined;
-  let dt: DataType | undefined;
-  if (ArrayBuffer.isView(x)) {
-    data = x;
-    dt = dtype;
-  } else if (x !== null && typeof x === "object" && ArrayBuffer.isView((x as ArrayInput).data)) {
-    const a = x as ArrayInput;
-    data = a.data;
-    shape = a.shape === undefined ? undefined : [...a.shape];
-    dt = a.dtype ?? dtype;
-  } else {
+  const given = _viewInput(x, dtype);
+  if (given === undefined) {
     throw new TypeError(
       `${what}: expected a typed array, { data, shape, dtype }, a number or nested arrays`,
     );
   }
+  const { data, shape } = given;
+  let dt = given.dt;
   if (_isDetached(data)) {
     // Its elements are gone (a view of it reads as empty): say so rather than compare nothing.
     throw new TypeError(
@@ -172,23 +164,15 @@ export interface _Raw {
  * what has no bits of its own (plain numbers, nested arrays).
  */
 export function _rawOf(x: ArrayLikeInput, what: string, dtype?: DataType): _Raw {
-  let data: ArrayBufferView;
-  let shape: number[] | undefined;
-  let dt: DataType | undefined;
-  if (ArrayBuffer.isView(x)) {
-    data = x;
-    dt = dtype;
-  } else if (x !== null && typeof x === "object" && ArrayBuffer.isView((x as ArrayInput).data)) {
-    const a = x as ArrayInput;
-    data = a.data;
-    shape = a.shape === undefined ? undefined : [...a.shape];
-    dt = a.dtype ?? dtype;
-  } else {
+  const given = _viewInput(x, dtype);
+  if (given === undefined) {
     throw new TypeError(
       `${what}: a bitwise comparison needs a typed array or { data, shape, dtype } (its bits); ` +
         `plain numbers and nested arrays have none`,
     );
   }
+  const { data, shape } = given;
+  let dt = given.dt;
   if (_isDetached(data)) {
     throw new TypeError(
       `${what}: its ArrayBuffer is detached (transferred); compare a copy made before the ` +
@@ -216,4 +200,21 @@ export function _asComplex(f: _Flat): _Flat {
     im[i] = f.re[2 * i + 1]!;
   }
   return { dtype: f.dtype, shape: undefined, re, im, big: null, n };
+}
+
+/** A typed array's, or `{ data, shape, dtype }`'s, view, shape and data type; undefined for anything else. */
+function _viewInput(
+  x: unknown,
+  dtype: DataType | undefined,
+): { data: ArrayBufferView; shape: number[] | undefined; dt: DataType | undefined } | undefined {
+  if (ArrayBuffer.isView(x)) return { data: x, shape: undefined, dt: dtype };
+  if (x !== null && typeof x === "object" && ArrayBuffer.isView((x as ArrayInput).data)) {
+    const a = x as ArrayInput;
+    return {
+      data: a.data,
+      shape: a.shape === undefined ? undefined : [...a.shape],
+      dt: a.dtype ?? dtype,
+    };
+  }
+  return undefined;
 }
