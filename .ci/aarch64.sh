@@ -52,4 +52,4 @@ echo "aarch64: $version under $(qemu-aarch64-static --version | head -n 1)"
 DENO_DIR="$work/deno-dir" CC=aarch64-linux-gnu-gcc CXX=aarch64-linux-gnu-g++ \
   XLA_FFI_DENO_TEST_EXEC="${qemu[*]}" QEMU_LD_PREFIX="$SYSROOT" NO_COLOR=1 \
   timeout "${AARCH64_TIMEOUT:-240}" "${qemu[@]}" "$deno" test --no-check --allow-all \
-  tests/abi_layout_test.ts tests/runtime_test.ts tests/handler_staging_test.ts
+  tests/abi_layout_test.ts tests/runtime_test.ts tests/one_pipeline_test.ts

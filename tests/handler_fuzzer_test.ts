@@ -252,10 +252,12 @@ Deno.test({
       assert.equal(r.code, ExitCode.FUZZ_FAILURES, r.err);
       // The zero-sized result crashes the isolated, guarded process; alone, the command line's
       // guard finds the write first (DATA_LOSS, exit 1). The row says so under its line.
-      assert.match(r.out, /crash\s+SIGSEGV\s+\d+\s+f32\[0\] index=s64:0/);
+      // (Which index a crash row shrinks to, and what it is named, differs under the sanitizers,
+      // which report a store through a null pointer themselves.)
+      assert.match(r.out, /crash\s+\S.*\s+\d+\s+f32\[0\] index=s64:\d+/);
       assert.match(
         r.out,
-        /--ret 'f32\[0\]' --attr index=s64:0 --guard\n {3}\(run alone, this line exits with 1, not 6: the crash does not reproduce as such; error: .*DATA_LOSS/,
+        /--ret 'f32\[0\]' --attr index=s64:\d+ --guard\n {3}\(run alone, this line exits with 1, not 6: the crash does not reproduce as such; error: .*DATA_LOSS/,
       );
     } finally {
       await Deno.remove(out, { recursive: true });
