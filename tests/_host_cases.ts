@@ -220,6 +220,70 @@ export const HOST_CASES: Record<string, (host: FfiHost) => Promise<void>> = {
     await rejects(host.ffiCall(wantsF32, { results: null as never }), ErrorCode.INVALID_ARGUMENT);
   },
 
+  /**
+   * A call without results runs only with a side effect, as jax does: without one, jax's
+   * `ffi_call` has no effect and no output and `jax.jit` drops it before XLA sees it.
+   */
+  async noResults(host) {
+    let calls = 0, made = 0;
+    using count = Ffi.bind().arg(F32).to(() => {
+      calls++;
+    });
+    using wantsResult = Ffi.bind().arg(F32).ret(F32).to(() => {
+      calls++;
+    });
+    using stateful = new HandlerBundle({
+      instantiate: Ffi.bindInstantiate().to(() => ({ n: made++ })),
+      execute: Ffi.bind().arg(F32).state<{ n: number }>().to(() => {
+        calls++;
+      }),
+    });
+    const x = { data: new Float32Array([1, 2]), shape: [2] };
+    // Dropped: nothing runs, a name is not looked up, attributes are not decoded.
+    assert.deepEqual(await host.ffiCall(count, { args: [x], results: [] }), []);
+    assert.deepEqual(await host.ffiCall(wantsResult, { args: [x], results: [] }), []);
+    assert.deepEqual(
+      await host.ffiCall(count, { args: [x], results: [], attrs: { unexpected: 1 } }),
+      [],
+    );
+    assert.deepEqual(await host.ffiCall(stateful, { args: [x], results: [] }), []);
+    assert.deepEqual(
+      await host.ffiCall(named(host, "no.results.unknown"), { results: [], hasSideEffect: false }),
+      [],
+    );
+    assert.deepEqual([calls, made], [0, 0]);
+    // What jax checks before dropping it still fails.
+    await rejects(
+      host.ffiCall(count, { args: [{ data: new Float32Array(3), shape: [2] }], results: [] }),
+      ErrorCode.INVALID_ARGUMENT,
+    );
+    await rejects(
+      host.ffiCall(count, { args: [x], results: [], inputOutputAliases: { 0: 0 } }),
+      ErrorCode.INVALID_ARGUMENT,
+    );
+    await rejects(host.ffiCall(42 as never, { results: [] }), ErrorCode.INVALID_ARGUMENT);
+    // With a side effect it runs, and its errors are XLA's.
+    assert.deepEqual(
+      await host.ffiCall(count, { args: [x], results: [], hasSideEffect: true }),
+      [],
+    );
+    assert.equal(calls, 1);
+    await host.ffiCall(stateful, { args: [x], results: [], hasSideEffect: true });
+    assert.deepEqual([calls, made], [2, 1]);
+    const missing = await rejects(
+      host.ffiCall(wantsResult, { args: [x], results: [], hasSideEffect: true }),
+      ErrorCode.INVALID_ARGUMENT,
+    );
+    assert.equal(missing.message, "[execute] Wrong number of results: expected 1 but got 0");
+    const unknown = await rejects(
+      host.ffiCall(named(host, "no.results.unknown"), { results: [], hasSideEffect: true }),
+      ErrorCode.NOT_FOUND,
+    );
+    assert.match(unknown.message, /^No FFI handler registered for (rt|xla)\.no\.results\.unknown /);
+    assert.equal(calls, 2);
+    await host.clearCache();
+  },
+
   /** A TS bundle's instantiate state lasts per signature until clearCache. */
   async tsState(host) {
     using bundle = new HandlerBundle({

@@ -78,7 +78,7 @@ if (scenario === "close") {
   assert.equal(calls, 2);
   // ffiCall runs the native handler inline too: the same refusal, naming offThread.
   const attrs = { target: scalar(DataType.S64, ts.address) };
-  await assert.rejects(rt.ffiCall(caller, { results: [], attrs }), (e: unknown) => {
+  await assert.rejects(rt.ffiCall(caller, { results: [], attrs, hasSideEffect: true }), (e: unknown) => {
     assert.ok(e instanceof FfiError);
     assert.equal(e.code, ErrorCode.FAILED_PRECONDITION);
     assert.match(e.message, /blocked in a native handler Runtime\.ffiCall runs on it/);
@@ -86,7 +86,7 @@ if (scenario === "close") {
     return true;
   });
   assert.equal(calls, 2);
-  await rt.ffiCall(caller, { results: [], attrs, offThread: true });
+  await rt.ffiCall(caller, { results: [], attrs, offThread: true, hasSideEffect: true });
   assert.equal(calls, 3);
   lib.close();
 } else if (scenario === "first-pending") {

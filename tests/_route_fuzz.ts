@@ -904,6 +904,9 @@ export function ffiOptions(c: Call, guard: boolean) {
     attrs: cloneAttrs(c.attrs),
     inputOutputAliases: Object.keys(c.aliases).length > 0 ? c.aliases : undefined,
     guard: guard || undefined,
+    // The frame routes always run the handler; ffiCall runs a call without results only with a
+    // side effect, as jax does (the dropped call is checked on its own in the test).
+    hasSideEffect: c.rets.length === 0 || undefined,
     arrays,
   };
 }

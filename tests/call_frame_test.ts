@@ -187,7 +187,11 @@ Deno.test("an array attribute's elements are checked when a frame is laid out: m
   using rt = new Runtime({ threads: 0 });
   using lib = openTestHandlers();
   const attr = array(DataType.S64, [1, 2]);
-  const call = () => rt.ffiCall(lib.handler("test_noop"), { results: [], attrs: { a: attr } });
+  const call = () => rt.ffiCall(lib.handler("test_noop"), {
+      results: [],
+      attrs: { a: attr },
+      hasSideEffect: true,
+    });
   await call();
   (attr.values as number[])[1] = Number.NaN;
   await assert.rejects(

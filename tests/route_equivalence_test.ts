@@ -152,6 +152,17 @@ async function ffiRoutes(env: Env, c: Call, ref: Outcome, i: number, rng: Rng, f
   check("ffiCall (kept frame)", await ffiRoute(env, c).promise);
   check("ffiCall guard", await ffiRoute(env, c, { guard: true }).promise);
   if (nativeIso) check("isolated ffiCall", await ffiRoute(env, c, { isolated: true }).promise);
+  // Without results the routes above ask for a side effect; without one the call is dropped, as
+  // jax drops it before XLA sees it: no handler runs (not even one that fails), no results.
+  if (c.rets.length === 0) {
+    const options = { ...ffiOptions(c, false), hasSideEffect: undefined };
+    check(
+      "ffiCall without results or side effect",
+      await ffiRoute(env, c, { options }).promise,
+      { ok: true, bytes: [] },
+      "jax (the call dropped)",
+    );
+  }
 
   // The same options object again, its arrays and attributes changed in place between calls,
   // a result's buffer transferred, or the cache cleared.

@@ -237,7 +237,10 @@ Deno.test("assertFfiError: sync and async, the code by value or name, the messag
     "lost",
   );
   assert.equal(err.code, ErrorCode.DATA_LOSS);
-  await assertFfiError(() => rt.ffiCall("no.such.target", { results: [] }), "NOT_FOUND");
+  await assertFfiError(
+    () => rt.ffiCall("no.such.target", { results: [], hasSideEffect: true }),
+    "NOT_FOUND",
+  );
 });
 
 Deno.test("assertAllClose: every data type read as its values", () => {

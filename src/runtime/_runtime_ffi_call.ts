@@ -126,7 +126,9 @@ export class _FfiCalls {
     if (
       last === null || rt.cuda !== null || options.guard === true ||
       options.inputOutputAliases !== undefined || options.inputLayouts !== undefined ||
-      options.outputLayouts !== undefined
+      options.outputLayouts !== undefined ||
+      // A call without results runs only with a side effect: the general path decides.
+      (options.results.length === 0 && options.hasSideEffect !== true)
     ) {
       return null;
     }
@@ -182,6 +184,9 @@ export class _FfiCalls {
       specs,
       aliases,
     );
+    if (specs.length === 0 && options.hasSideEffect !== true) {
+      return this.#dropped(target, options.attrs);
+    }
     const bundle = this.#bundle(target);
     let instance: Instance | undefined;
     if (bundle.instantiate) {
@@ -370,6 +375,23 @@ export class _FfiCalls {
     }
     if (!_isStages(t)) this.#bundleOf.set(target, bundle);
     return bundle;
+  }
+
+  /**
+   * A call with no results and no side effect, as jax makes it: `ffi_call`
+   * gives such a call no effects and no outputs, so `jax.jit` removes it as
+   * dead code before lowering (jax/_src/ffi.py's abstract evaluation, and
+   * the dead-code elimination `pxla` runs on the jaxpr), and XLA never sees
+   * it: the handler is not called, a name is not looked up, the attributes
+   * are not decoded, and the call resolves to no results. What jax checks
+   * before that is checked here too: the operands and options (checked by
+   * the caller), a handler or bundle given (`Xla.ffiCall` registers it), the
+   * attribute values (encoded for the program).
+   */
+  #dropped(target: FfiCallTarget, attrs: AttrDictionary | undefined): DataTypedArray[] {
+    if (typeof target !== "string") this.#bundle(target);
+    if (attrs !== undefined) buildFrame([], [], [], attrs, false).close();
+    return [];
   }
 
   /** Runs a bundle's instantiate stage with the attributes only, as XLA does once per call site. */

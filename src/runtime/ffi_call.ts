@@ -210,7 +210,31 @@ export interface FfiCallOptions<R extends readonly ArraySpec[] = readonly ArrayS
   outputLayouts?: readonly (readonly number[] | null | undefined)[];
   /** `ffi_call`'s `vmap_method` (real XLA; only matters inside `jax.vmap`). */
   vmapMethod?: VmapMethod;
-  /** `ffi_call`'s `has_side_effect` (real XLA). */
+  /**
+   * jax's `has_side_effect`, on both hosts: whether the call must run even
+   * when nothing uses its results. A call with no results and without
+   * `hasSideEffect: true` is dropped, as jax drops it (its `ffi_call` has no
+   * effect and no output, so `jax.jit` removes it before XLA sees it): the
+   * handler is not called, a target name is not looked up, the attributes
+   * are not decoded, and the call resolves to `[]`. A handler called only
+   * for what it does (writes a file, counts, reports an error) needs
+   * `hasSideEffect: true`. With results it changes nothing on the embedded
+   * runtime; under real XLA it keeps the call in the program.
+   *
+   * @example
+   * ```ts
+   * import { DataType, Ffi, Runtime } from "@deno-xla/ffi";
+   * let calls = 0;
+   * using count = Ffi.bind().arg(DataType.F32).to(() => {
+   *   calls++;
+   * });
+   * using rt = new Runtime({ threads: 0 });
+   * const x = { data: new Float32Array(2), shape: [2] };
+   * console.log(await rt.ffiCall(count, { args: [x], results: [] }), calls); // [] 0
+   * await rt.ffiCall(count, { args: [x], results: [], hasSideEffect: true });
+   * console.log(calls); // 1
+   * ```
+   */
   hasSideEffect?: boolean;
   /**
    * Guarded buffers (host memory): a write past a result's end or into an

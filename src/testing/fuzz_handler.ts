@@ -526,7 +526,14 @@ class _Caller {
         await this.#rt.call(this.#instantiate, frame, { stage: ExecutionStage.INSTANTIATE });
         process.instance = _INSTANCE_KEEP;
       }
-      const out = await this.#rt.ffiCall(this.#handler, { args, results, attrs, guard });
+      // A signature without results is still called: jax would drop it without a side effect.
+      const out = await this.#rt.ffiCall(this.#handler, {
+        args,
+        results,
+        attrs,
+        guard,
+        hasSideEffect: true,
+      });
       return { ok: true, results: out as ArrayBufferView[] };
     } catch (e) {
       return { ok: false, error: toFfiError(e) };
@@ -1237,6 +1244,8 @@ export function formatSignature(
     }],`,
   );
   if (sig.attrs.length > 0) lines.push(`    attrs: { ${sig.attrs.map(attrTs).join(", ")} },`);
+  // Without results and a side effect ffiCall drops the call, as jax does: the handler would not run.
+  if (sig.results.length === 0) lines.push("    hasSideEffect: true,");
   lines.push("  }");
   const run = ["cli", "run", target.library, target.handler];
   for (const b of sig.args) run.push("--arg", `${_bufText(b, 1)}=0`);
