@@ -78,13 +78,16 @@ if (scenario === "close") {
   assert.equal(calls, 2);
   // ffiCall runs the native handler inline too: the same refusal, naming offThread.
   const attrs = { target: scalar(DataType.S64, ts.address) };
-  await assert.rejects(rt.ffiCall(caller, { results: [], attrs, hasSideEffect: true }), (e: unknown) => {
-    assert.ok(e instanceof FfiError);
-    assert.equal(e.code, ErrorCode.FAILED_PRECONDITION);
-    assert.match(e.message, /blocked in a native handler Runtime\.ffiCall runs on it/);
-    assert.match(e.message, /offThread: true/);
-    return true;
-  });
+  await assert.rejects(
+    rt.ffiCall(caller, { results: [], attrs, hasSideEffect: true }),
+    (e: unknown) => {
+      assert.ok(e instanceof FfiError);
+      assert.equal(e.code, ErrorCode.FAILED_PRECONDITION);
+      assert.match(e.message, /blocked in a native handler Runtime\.ffiCall runs on it/);
+      assert.match(e.message, /offThread: true/);
+      return true;
+    },
+  );
   assert.equal(calls, 2);
   await rt.ffiCall(caller, { results: [], attrs, offThread: true, hasSideEffect: true });
   assert.equal(calls, 3);

@@ -187,7 +187,8 @@ Deno.test("an array attribute's elements are checked when a frame is laid out: m
   using rt = new Runtime({ threads: 0 });
   using lib = openTestHandlers();
   const attr = array(DataType.S64, [1, 2]);
-  const call = () => rt.ffiCall(lib.handler("test_noop"), {
+  const call = () =>
+    rt.ffiCall(lib.handler("test_noop"), {
       results: [],
       attrs: { a: attr },
       hasSideEffect: true,
