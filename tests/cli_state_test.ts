@@ -113,6 +113,31 @@ Deno.test({
 });
 
 Deno.test({
+  name: "run without --instantiate names the instantiate handler to add before calling" + note,
+  ignore: SKIP !== undefined,
+  fn: async () => {
+    const lib = library();
+    // cli_scaler_execute takes its state: without one ffi.h's assertion stops the process, and
+    // the note before the call said which --instantiate to add (the pair inspect lists).
+    const r = await cli(["run", lib, ...RUN.filter((a) => !a.endsWith("instantiate"))]);
+    assert.equal(r.code, ExitCode.CRASHED, r.err);
+    const lines = r.err.split("\n");
+    const noteAt = lines.findIndex((l) => l.startsWith("note: "));
+    assert.ok(noteAt >= 0, r.err);
+    assert.match(
+      lines[noteAt]!,
+      /^note: .* makes states \('cli_scaler_instantiate' makes a state\) \(instantiate handlers: cli_scaler_instantiate, cli_hidden_instantiate\); if 'cli_scaler_execute' takes its state .*: add --instantiate cli_scaler_instantiate$/,
+    );
+    const crashAt = lines.findIndex((l) => /^error: handler 'cli_scaler_execute' crashed/.test(l));
+    assert.ok(crashAt > noteAt, r.err);
+    // With it, or running the instantiate stage itself, no note.
+    const ok = await cli(["run", lib, ...RUN]);
+    assert.equal(ok.code, ExitCode.OK, ok.err);
+    assert.doesNotMatch(ok.err, /^note: /m);
+  },
+});
+
+Deno.test({
   name: "embedded: the metadata error of an unregistered state type names the remedy" + note,
   ignore: SKIP !== undefined,
   fn: () => {

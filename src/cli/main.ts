@@ -7,14 +7,14 @@
  *
  * @module
  */
-import { DataType, ErrorCode } from "../abi/enums.ts";
+import { DataType, ErrorCode, ExecutionStage } from "../abi/enums.ts";
 import { missingNativePermissions } from "../build/native.ts";
 import { typeFacts, typeName } from "../spec/type_names.ts";
 import { assertAllClose, AssertionError } from "../testing/assert.ts";
 import { FfiError, toFfiError } from "../errors.ts";
 import { type ElfSymbolTable, readElfSymbols } from "../native/elf.ts";
 import { classifyExports, type CxxName, isMangled } from "./cxx.ts";
-import { typeNameOf } from "./state_types.ts";
+import { typeIdSymbols, typeNameOf } from "./state_types.ts";
 import { _closest as _closestName } from "../_closest.ts";
 import {
   ExitCode,
@@ -651,6 +651,57 @@ async function _runTarget(run: ParsedRun, io: CliIo, runtime: CliRuntime): Promi
   return expect?.some((e) => !e.match) ? ExitCode.MISMATCH : ExitCode.OK;
 }
 
+/**
+ * Before a library handler runs without `--instantiate` (in a stage other
+ * than instantiate): when the library makes states (it exports ffi.h type
+ * id functions, `*_type_id`, and instantiate handlers whose state is of such
+ * a type, as `inspect` lists them), a note on stderr naming the
+ * `--instantiate` to add: a handler that takes its state (ffi.h's
+ * `Ctx<State<T>>`) stops the process with ffi.h's assertion without one.
+ * The instantiate handler named is the one whose name shares the longest
+ * start with the handler's. Nothing when the library cannot be asked.
+ */
+async function _stateNote(run: ParsedRun, io: CliIo, runtime: CliRuntime): Promise<void> {
+  if (run.instantiate !== undefined || run.stage === ExecutionStage.INSTANTIATE) return;
+  if (run.types !== undefined && run.types.length > 0) return;
+  const path = run.target.path;
+  let answers: Map<string, MetadataAnswer>;
+  try {
+    const names = _functionNames(readElfSymbols(path));
+    const ids = new Set(typeIdSymbols(names));
+    if (ids.size === 0 || runtime.queryMetadataAll === undefined) return;
+    const candidates = names.filter((n) =>
+      n !== run.handler && !ids.has(n) && !n.endsWith("_type_info") && !isMangled(n)
+    );
+    if (candidates.length === 0) return;
+    answers = await runtime.queryMetadataAll(path, candidates);
+  } catch {
+    return;
+  }
+  const makers: string[] = [];
+  for (const [symbol, md] of answers) {
+    if (!(md instanceof FfiError) && md.stateType !== undefined) makers.push(symbol);
+  }
+  if (makers.length === 0) return;
+  const shared = (a: string) => {
+    let i = 0;
+    while (i < a.length && a[i] === run.handler[i]) i++;
+    return i;
+  };
+  makers.sort((a, b) => shared(b) - shared(a) || (a < b ? -1 : 1));
+  const best = makers[0]!;
+  const md = answers.get(best) as HandlerMetadata;
+  const made = md.stateType
+    ? ` makes a state of type ${typeNameOf(md.stateType)}`
+    : " makes a state";
+  const others = makers.length > 1 ? ` (instantiate handlers: ${makers.join(", ")})` : "";
+  io.stderr(
+    `note: ${path} makes states ('${best}'${made})${others}; if '${run.handler}' takes its ` +
+      `state (ffi.h's Ctx<State<T>>), it stops the process without one (ffi.h asserts): ` +
+      `add --instantiate ${best}\n`,
+  );
+}
+
 /** The handler of a Python extension module's run is one of the module's. */
 async function _checkProvided(run: ParsedRun): Promise<void> {
   const names = Object.keys(await _importForRun(run, run.target.path));
@@ -902,6 +953,7 @@ export async function main(argv: readonly string[], io?: CliIo): Promise<number>
           // A crash of the handler ends a child process, and is reported here.
           await _phase(ExitCode.LIBRARY, () => _checkTarget(cmd, runtime));
           await _phase(ExitCode.FILE, () => _checkFiles(cmd));
+          await _stateNote(cmd, out, runtime);
           const sink = out.progress?.sink ?? Deno.stderr;
           const runIsolated = runtime.runIsolated.bind(runtime);
           return await _phase(ExitCode.LIBRARY, () =>
