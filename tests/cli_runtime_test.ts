@@ -714,6 +714,56 @@ Deno.test("run: a number sent as a string attribute, or of another type, gets a 
   );
 });
 
+Deno.test("run: ffi.h's diagnostics, run together in XLA's message, are listed one per line after it", async () => {
+  const dir = Deno.makeTempDirSync();
+  try {
+    const mod = `${dir}/two_attrs.ts`;
+    Deno.writeTextFileSync(
+      mod,
+      `import { DataType, Ffi } from ${
+        JSON.stringify(new URL("../mod.ts", import.meta.url).href)
+      };\n` +
+        `export const norm = Ffi.bind().arg(DataType.F32).ret(DataType.F32)` +
+        `.attr("axis", "i64").attr("eps", "f32").to(() => {});\n`,
+    );
+    const run = (...attrs: string[]) => [
+      "run",
+      mod,
+      "norm",
+      "--arg",
+      "f32[2]=1,2",
+      "--ret",
+      "f32[2]",
+      ...attrs.flatMap((a) => ["--attr", a]),
+    ];
+    const r = await tsRuns({ two: run("axis=-1", "eps=1e-5"), one: run("axis=-1", "eps=f32:1") });
+    assert.equal(r.two.code, ExitCode.HANDLER_ERROR);
+    const lines = r.two.err.split("\n");
+    // XLA's message as it is (ffi.h appends its diagnostics without a separator), then apart.
+    assert.deepEqual(lines.slice(0, 6), [
+      "error: handler 'norm' failed (INVALID_ARGUMENT): [execute] Failed to decode all FFI " +
+      "handler operands (bad operands at: 2, 3)",
+      "Diagnostics:",
+      "Wrong attribute type: expected scalar but got stringWrong attribute type: expected " +
+      "scalar but got string",
+      "diagnostics (2; ffi.h writes them without a separator):",
+      "  operand 2: Wrong attribute type: expected scalar but got string",
+      "  operand 3: Wrong attribute type: expected scalar but got string",
+    ]);
+    assert.match(lines[6]!, /^hint: attribute axis=-1 was sent as a string;/);
+    assert.match(lines[7]!, /^hint: attribute eps=1e-5 was sent as a string;/);
+    // One diagnostic: nothing to list apart.
+    assert.equal(r.one.code, ExitCode.HANDLER_ERROR);
+    assert.doesNotMatch(r.one.err, /^diagnostics /m);
+    assert.match(
+      r.one.err,
+      /\nDiagnostics:\nWrong attribute type: expected scalar but got string\n/,
+    );
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
 Deno.test("a C handler built against API 0.4: inspect shows 0.4, run gets the codes it read back", async () => {
   const { testHandlersPath } = await import("./_runtime_handlers.ts");
   const lib = testHandlersPath();

@@ -644,6 +644,7 @@ async function _runTarget(run: ParsedRun, io: CliIo, runtime: CliRuntime): Promi
   }
   if (error) {
     io.stderr(`error: handler '${run.handler}' failed (${error.codeName}): ${error.message}\n`);
+    _diagnosticsApart(error.message, io);
     if (error.hint !== undefined) io.stderr(`hint: ${error.hint}\n`);
     for (const hint of _attrHints(run.attrs, error.message)) io.stderr(`hint: ${hint}\n`);
     return ExitCode.HANDLER_ERROR;
@@ -700,6 +701,38 @@ async function _stateNote(run: ParsedRun, io: CliIo, runtime: CliRuntime): Promi
       `state (ffi.h's Ctx<State<T>>), it stops the process without one (ffi.h asserts): ` +
       `add --instantiate ${best}\n`,
   );
+}
+
+/** Where one of ffi.h's decode diagnostics starts (spec §7, item 5). */
+const _DIAGNOSTIC_START =
+  /(?=Wrong |Unexpected attribute: |Attribute name mismatch: |Failed to (?:get|allocate|free|schedule) )/;
+
+/**
+ * ffi.h's decode diagnostics of `message`, one each, with the operand each
+ * is of when the message's "bad operands at" list pairs them, when there
+ * are several: ffi.h appends them to its "Diagnostics:" section without a
+ * separator (`DiagnosticEngine::append` in api.h), and the message keeps
+ * that text byte for byte. Empty when there are fewer than two.
+ */
+function _diagnostics(message: string): string[] {
+  const at = message.indexOf("\nDiagnostics:\n");
+  if (at < 0) return [];
+  const parts = message.slice(at + "\nDiagnostics:\n".length).split(_DIAGNOSTIC_START)
+    .filter((d) => d.length > 0);
+  if (parts.length < 2) return [];
+  const bad = /\(bad operands at: ([\d, ]+)\)/.exec(message.slice(0, at))?.[1]?.split(", ");
+  return bad?.length === parts.length ? parts.map((d, i) => `operand ${bad[i]}: ${d}`) : parts;
+}
+
+/**
+ * After an error line: ffi.h's diagnostics of its message one per line, when
+ * several ran together (the error line keeps XLA's text as it is).
+ */
+function _diagnosticsApart(message: string, io: CliIo): void {
+  const parts = _diagnostics(message);
+  if (parts.length === 0) return;
+  io.stderr(`diagnostics (${parts.length}; ffi.h writes them without a separator):\n`);
+  for (const d of parts) io.stderr(`  ${d}\n`);
 }
 
 /** The handler of a Python extension module's run is one of the module's. */
@@ -972,6 +1005,7 @@ export async function main(argv: readonly string[], io?: CliIo): Promise<number>
   } catch (e) {
     if (e instanceof _Exit) {
       out.stderr(`error: ${e.error.message}\n`);
+      _diagnosticsApart(e.error.message, out);
       if (e.error.hint !== undefined) out.stderr(`hint: ${e.error.hint}\n`);
       return e.code;
     }
