@@ -28,14 +28,18 @@ saveNpy("y.npy", { dtype: DataType.F32, shape: [3], data: y });
 console.log([...y].join(","), CALL_FRAME.sizeof, typeof cudaAvailable(), ExitCode.USAGE);
 `;
 
-async function run(cwd: string, args: string[]) {
+function run(cwd: string, args: string[]) {
+  return runIn(cwd, args, {});
+}
+
+async function runIn(cwd: string, args: string[], extra: Record<string, string>) {
   // As from a shell: deno task keeps an INIT_CWD it inherits (from `deno task test`).
   const env = Deno.env.toObject();
   delete env.INIT_CWD;
   const out = await new Deno.Command(Deno.execPath(), {
     args,
     cwd,
-    env: { ...env, NO_COLOR: "1" },
+    env: { ...env, NO_COLOR: "1", ...extra },
     clearEnv: true,
     stdin: "null",
   }).output();
@@ -69,6 +73,75 @@ Deno.test("a local checkout through an import map entry in the project's deno.js
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, "2,4,6 176 boolean 2\n");
     assert.ok(Deno.statSync(`${dir}/y.npy`).isFile);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("a checkout served over HTTP through the README's URL import map, and --allow-import", async () => {
+  // The checkout's files, as a web server sends them (TypeScript as TypeScript).
+  const types: Record<string, string> = {
+    ts: "application/typescript",
+    json: "application/json",
+    js: "text/javascript",
+  };
+  await using server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
+    const path = decodeURIComponent(new URL(req.url).pathname);
+    if (path.includes("..")) return new Response("no", { status: 403 });
+    try {
+      const body = Deno.readFileSync(`${ROOT}${path}`);
+      const type = types[path.split(".").pop()!] ?? "application/octet-stream";
+      return new Response(body, { headers: { "content-type": type } });
+    } catch {
+      return new Response("not found", { status: 404 });
+    }
+  });
+  const host = `127.0.0.1:${server.addr.port}`;
+  const dir = Deno.makeTempDirSync({ prefix: "project" });
+  try {
+    // The README's URL form names every export of deno.json too.
+    const readme = Deno.readTextFileSync(`${ROOT}/README.md`);
+    const blocks = [...readme.matchAll(/```json\n(\{\n {2}"imports"[\s\S]*?)```/g)];
+    const urls = blocks.map((b) => JSON.parse(b[1]!).imports as Record<string, string>)
+      .find((m) => Object.values(m).every((v) => v.startsWith("https://")));
+    assert.ok(urls, "the README shows an import map of URLs");
+    const exports = JSON.parse(Deno.readTextFileSync(`${ROOT}/deno.json`)).exports;
+    assert.deepEqual(
+      Object.entries(urls).map(([k, v]) => [k, v.replace(/^https:\/\/[^/]+\/deno-xla-ffi\//, "./")])
+        .sort(),
+      Object.entries(exports).map((
+        [k, v],
+      ) => [k === "." ? "@deno-xla/ffi" : `@deno-xla/ffi${k.slice(1)}`, v])
+        .sort(),
+    );
+    const imports = Object.fromEntries(
+      Object.entries(urls).map((
+        [k, v],
+      ) => [k, v.replace(/^https:\/\/[^/]+\/deno-xla-ffi/, `http://${host}`)]),
+    );
+    Deno.writeTextFileSync(`${dir}/deno.json`, JSON.stringify({ imports }, null, 2));
+    Deno.writeTextFileSync(`${dir}/main.ts`, SCRIPT);
+    // A cache of its own: nothing this run fetches stays behind.
+    const cache = ["--config", `${dir}/deno.json`];
+    const env = { DENO_DIR: `${dir}/.deno` };
+    const go = (flags: string[]) =>
+      runIn(dir, ["run", "--no-prompt", ...flags, ...cache, "main.ts"], env);
+    const refused = await go([...CHILD_PERMISSIONS]);
+    assert.notEqual(refused.code, 0);
+    assert.match(
+      refused.stderr,
+      new RegExp(`Requires import access to "${host}", run again with the --allow-import flag`),
+    );
+    const allowed = await go([...CHILD_PERMISSIONS, `--allow-import=${host}`]);
+    assert.equal(allowed.code, 0, allowed.stderr);
+    assert.equal(allowed.stdout, "2,4,6 176 boolean 2\n");
+    // -A allows imports from any host, and Deno refuses it together with --allow-import.
+    const all = await go(["-A"]);
+    assert.equal(all.code, 0, all.stderr);
+    assert.equal(all.stdout, "2,4,6 176 boolean 2\n");
+    const both = await go(["-A", `--allow-import=${host}`]);
+    assert.notEqual(both.code, 0);
+    assert.match(both.stderr, /--allow-all conflicts with --allow-import/);
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }
