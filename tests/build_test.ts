@@ -88,6 +88,58 @@ Deno.test("build: a C handler from the working directory's relative paths; heade
   );
 });
 
+Deno.test("build: outDir puts the library at a path that stays the same from build to build", () => {
+  inUserFolder(
+    { "src/fill.c": FILL_C, "include/fill_value.h": "#define FILL_VALUE 7.0f\n" },
+    (dir) => {
+      const options = {
+        name: "fill",
+        sources: ["src/fill.c"],
+        includeDirs: ["include"],
+        root: dir,
+        cacheDir: "cache",
+        outDir: "lib/native",
+      };
+      const stable = `${dir}/lib/native/libfill.so`;
+      const cached = buildHandlerLibrary({ ...options, outDir: undefined });
+      assert.ok(cached.startsWith(`${dir}/cache/`), cached);
+      assert.equal(buildHandlerLibrary(options), stable); // the folder made, the build copied
+      assert.deepEqual(Deno.readFileSync(stable), Deno.readFileSync(cached));
+      assert.deepEqual(callFill(stable, "fill", 2), [7, 7]);
+      // Nothing changed: the file is left as it is.
+      const before = Deno.statSync(stable);
+      assert.equal(
+        buildHandlerLibrary({ ...options, outDir: new URL(`file://${dir}/lib/native`) }),
+        stable,
+      );
+      const after = Deno.statSync(stable);
+      assert.equal(after.mtime?.getTime(), before.mtime?.getTime());
+      assert.equal(after.ino, before.ino);
+      // A change: a new build in the cache, replaced at the same path (a new file, renamed in).
+      Deno.writeTextFileSync(`${dir}/include/fill_value.h`, "#define FILL_VALUE 9.0f\n");
+      assert.equal(buildHandlerLibrary(options), stable);
+      const rebuilt = buildHandlerLibrary({ ...options, outDir: undefined });
+      assert.notEqual(rebuilt, cached);
+      assert.deepEqual(Deno.readFileSync(stable), Deno.readFileSync(rebuilt));
+      assert.notEqual(Deno.statSync(stable).ino, before.ino);
+      assert.deepEqual(
+        [...Deno.readDirSync(`${dir}/lib/native`)].map((e) => e.name),
+        ["libfill.so"],
+      );
+      // Not a folder: INVALID_ARGUMENT naming it.
+      Deno.writeTextFileSync(`${dir}/a_file`, "");
+      assert.throws(
+        () => buildHandlerLibrary({ ...options, outDir: "a_file" }),
+        isFfi(ErrorCode.INVALID_ARGUMENT, /^outDir .*\/a_file is not a folder$/),
+      );
+      assert.throws(
+        () => buildHandlerLibrary({ ...options, outDir: "" }),
+        isFfi(ErrorCode.INVALID_ARGUMENT, /^outDir must be a folder path or a file: URL/),
+      );
+    },
+  );
+});
+
 const TWICE_CC = `#include <cstddef>
 #include "xla/ffi/api/ffi.h"
 

@@ -93,6 +93,39 @@ export interface HandlerBuildOptions {
    * when it is imported from JSR or a URL. Never this module's own folder.
    */
   cacheDir?: string | URL;
+  /**
+   * A folder (a path, relative to `root`, or a `file:` URL; made when
+   * missing) to put the library in as `lib<name>.so`, a path that stays the
+   * same from build to build, to hand to the command line, a Python script
+   * or a build file; `buildHandlerLibrary` then returns that path. The build
+   * is still made and cached in `cacheDir`, and copied out: replaced with an
+   * atomic rename when its bytes changed, left as it is (its date too) when
+   * they did not. A process that loaded the earlier library by this path
+   * keeps it (the dynamic loader gives the one it loaded for a path again):
+   * to load a new build in the same process, use the cache's path.
+   *
+   * @example
+   * ```ts
+   * import { buildHandlerLibrary } from "@deno-xla/ffi/build";
+   * const dir = Deno.makeTempDirSync();
+   * Deno.writeTextFileSync(
+   *   `${dir}/answer.c`,
+   *   `#include "xla_ffi.h"
+   * XLA_FFI_Error* answer(XLA_FFI_CallFrame* f) { (void)f; return NULL; }
+   * `,
+   * );
+   * const path = buildHandlerLibrary({
+   *   name: "answer",
+   *   sources: ["answer.c"],
+   *   root: dir,
+   *   cacheDir: ".cache",
+   *   outDir: "lib",
+   * });
+   * console.log(path === `${dir}/lib/libanswer.so`); // true
+   * Deno.removeSync(dir, { recursive: true });
+   * ```
+   */
+  outDir?: string | URL;
 }
 
 /** The folder name of the default cache in a working directory. */
@@ -140,11 +173,58 @@ export function defaultCacheDir(): string {
 
 function cacheDirPath(root: string, dir: string | URL | undefined): string {
   if (dir === undefined) return defaultCacheDir();
+  return folderPath(root, dir, "cacheDir");
+}
+
+function folderPath(root: string, dir: string | URL, option: string): string {
   if (dir instanceof URL && dir.protocol === "file:") return fileURLToPath(dir);
   if (typeof dir !== "string" || dir === "") {
-    bad(`cacheDir must be a folder path or a file: URL, got ${String(dir)}`);
+    bad(`${option} must be a folder path or a file: URL, got ${String(dir)}`);
   }
   return dir.startsWith("file:") ? fileURLToPath(dir) : resolve(root, dir);
+}
+
+/** Whether the file at `path` holds exactly `bytes` (false when there is none). */
+function sameFile(path: string, bytes: Uint8Array): boolean {
+  let info: Deno.FileInfo;
+  try {
+    info = Deno.lstatSync(path);
+  } catch {
+    return false;
+  }
+  if (!info.isFile || info.size !== bytes.length) return false;
+  const old = Deno.readFileSync(path);
+  for (let i = 0; i < bytes.length; i++) if (old[i] !== bytes[i]) return false;
+  return true;
+}
+
+/**
+ * Copies the built library to `<dir>/lib<name>.so` (the folder made when
+ * missing): through a temporary file and a rename, so a reader sees the
+ * whole old file or the whole new one; nothing when it holds those bytes.
+ */
+function placeLibrary(built: string, dir: string, name: string): string {
+  const target = join(dir, `lib${name}.so`);
+  try {
+    const info = Deno.statSync(dir);
+    if (!info.isDirectory) bad(`outDir ${dir} is not a folder`);
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+    Deno.mkdirSync(dir, { recursive: true });
+  }
+  const bytes = Deno.readFileSync(built);
+  if (sameFile(target, bytes)) return target;
+  const tmp = `${target}.${Deno.pid}.${crypto.randomUUID().slice(0, 8)}.tmp`;
+  try {
+    Deno.writeFileSync(tmp, bytes, { mode: 0o755 });
+    Deno.renameSync(tmp, target);
+  } catch (e) {
+    try {
+      Deno.removeSync(tmp);
+    } catch { /* not made */ }
+    throw e;
+  }
+  return target;
 }
 
 const CXX_EXT = /\.(cc|cpp|cxx|c\+\+|C)$/;
@@ -290,7 +370,9 @@ export function jaxlibIncludeDir(python?: string): string {
  * compiler read as it lists them (`-MD`): a change to any of them builds
  * anew, at a new path. The cache is `cacheDir`, default
  * {@link defaultCacheDir}: your project's `.deno-xla-ffi/build`, or the
- * per-user cache for a remote import; never this module's folder. Builds of
+ * per-user cache for a remote import; never this module's folder. With
+ * `outDir`, the library is also copied to `<outDir>/lib<name>.so`, a path
+ * that stays the same, and that path is returned. Builds of
  * one library at once from several Workers or processes are safe. See the
  * module documentation for an example and the
  * defaults.
@@ -364,7 +446,10 @@ export function buildHandlerLibrary(options: HandlerBuildOptions): string {
   for (const d of [...includeDirs, ...systemDirs]) keyHeaders.push(...headersIn(d, true));
   const listed = new Set(sources);
   const extra = [...new Set(keyHeaders)].filter((h) => !listed.has(h)).sort();
-  return buildSharedLibrary({
+  const outDir = options.outDir === undefined
+    ? undefined
+    : folderPath(root, options.outDir, "outDir");
+  const built = buildSharedLibrary({
     name: options.name,
     sources: [...sources, ...extra].map((p) => pathToFileURL(p)),
     cxx,
@@ -374,6 +459,7 @@ export function buildHandlerLibrary(options: HandlerBuildOptions): string {
     systemIncludeDirs: [ffiDir, ...systemDirs].map((d) => d instanceof URL ? d : pathToFileURL(d)),
     outDir: cacheDirPath(root, options.cacheDir),
   });
+  return outDir === undefined ? built : placeLibrary(built, outDir, options.name);
 }
 
 // `deno run -A jsr:@deno-xla/ffi/build`: installs the module's native libraries (the shipped
