@@ -694,7 +694,10 @@ export class Xla implements FfiHost {
    * registered once under a name of its own (registrations are permanent in
    * XLA: such a TS handler's entry point stays reserved).
    * `inputOutputAliases` is jax's `input_output_aliases`; `inputLayouts`
-   * and `outputLayouts` are jax's `input_layouts` and `output_layouts`.
+   * and `outputLayouts` are jax's `input_layouts` and `output_layouts`. A
+   * call with no results and without `hasSideEffect: true` is dropped by
+   * `jax.jit` before XLA sees it and resolves to `[]` (its handler is not
+   * called, its name not looked up), as on the embedded runtime.
    */
   async ffiCall<const R extends readonly ArraySpec[]>(
     target: FfiCallTarget,
