@@ -599,7 +599,8 @@ export type Family =
   | "nativeAttrs"
   | "nativeError"
   | "nativeAsync"
-  | "nativeState";
+  | "nativeState"
+  | "nativeScale";
 
 /** One call: what is called, with what. */
 export interface Call {
@@ -720,6 +721,20 @@ export function generate(rng: Rng, family: Family, stateTypeId: number): Call {
       if (rng.chance(0.15)) call.attrs.fail = scalar(DataType.S32, 1);
       break;
     }
+    case "nativeScale": {
+      // Float arithmetic in a native handler: denormal operands, factors and products show
+      // whether a route computes in the floating-point mode XLA sets (docs/runtime.md).
+      const shape = randomShape(rng);
+      const bytes = randomBytes(rng, DataType.F32, shape, 0.7);
+      call.args.push({ dtype: DataType.F32, shape, bytes, view: pickView(rng, 0).view });
+      call.rets.push({ dtype: DataType.F32, shape });
+      const factor = rng.pick([0x3f000000, 0x40000000, 0x0d8ec9b8, 0x00000001, 0x80000000]);
+      call.attrs = {
+        factor: scalar(DataType.F32, new Float32Array(new Uint32Array([factor]).buffer)[0]!),
+      };
+      if (rng.chance(0.25) && call.args[0]!.view !== "dup") call.aliases[0] = 0;
+      break;
+    }
     case "nativeState": {
       call.rets.push({ dtype: DataType.S64, shape: [] });
       call.attrs = {
@@ -809,6 +824,8 @@ export function target(env: Env, c: Call, isolated = false): HandlerRef | Handle
       return lib.handler("test_return_error");
     case "nativeAsync":
       return lib.handler("test_async");
+    case "nativeScale":
+      return lib.handler("test_scale");
     case "nativeState": {
       const h = lib.handler("test_stateful");
       return { instantiate: h, execute: h };

@@ -269,6 +269,7 @@ export const XLA_FAMILIES = [
   "nativeAttrs",
   "nativeError",
   "nativeAsync",
+  "nativeScale",
 ] as const satisfies readonly Family[];
 
 if (import.meta.main) {

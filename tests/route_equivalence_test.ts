@@ -409,6 +409,7 @@ const FAMILIES: Family[] = [
   "nativeError",
   "nativeAsync",
   "nativeState",
+  "nativeScale",
 ];
 
 let typeNames = 0;
