@@ -119,7 +119,7 @@ export function byteSize(dtype: DataType, shape: readonly number[]): number {
   return elementCount(shape) * byteWidth(dtype);
 }
 
-/** A valid byte for element byte `k` of a dtype (no NaN payloads, sub-byte values in range). */
+/** A valid byte for element byte `k` of a dtype (finite values, sub-byte values in range). */
 function validByte(dtype: DataType, k: number, r: number): number {
   switch (dtype) {
     case DataType.PRED:
@@ -142,9 +142,63 @@ function validByte(dtype: DataType, k: number, r: number): number {
   }
 }
 
-/** Random valid bytes for an operand. */
-export function randomBytes(rng: Rng, dtype: DataType, shape: readonly number[]): Uint8Array {
+/**
+ * Bit patterns of each float type that a trip through a JS number, a
+ * quieting copy or a flush-to-zero mode would change: signalling and quiet
+ * NaNs of both signs with payloads, denormals of both signs, -0.
+ */
+const SPECIAL_OPERAND_BITS: Partial<Record<DataType, readonly bigint[]>> = {
+  [DataType.F32]: [
+    0x7f800001n,
+    0xff800001n,
+    0x7fa00005n,
+    0x7fc00000n,
+    0xffc00123n,
+    0x00000001n,
+    0x807fffffn,
+    0x00400000n,
+    0x80000000n,
+    0x3f800000n,
+  ],
+  [DataType.F64]: [
+    0x7ff0000000000001n,
+    0xfff0000000000002n,
+    0x7ff8000000000abcn,
+    0xfff8000000000000n,
+    0x0000000000000001n,
+    0x800fffffffffffffn,
+    0x8000000000000000n,
+    0x3ff0000000000000n,
+  ],
+  [DataType.F16]: [0x7c01n, 0xfc01n, 0x7e05n, 0xfe00n, 0x0001n, 0x83ffn, 0x8000n, 0x3c00n],
+  [DataType.BF16]: [0x7f81n, 0xff81n, 0x7fc5n, 0xffc0n, 0x0001n, 0x807fn, 0x8000n, 0x3f80n],
+};
+SPECIAL_OPERAND_BITS[DataType.C64] = SPECIAL_OPERAND_BITS[DataType.F32];
+
+/**
+ * Random bytes for an operand: valid values of its dtype, or, for a float
+ * dtype with probability `special`, elements drawn from its NaN payloads
+ * (quiet and signalling, both signs), denormals and -0 (with some 1.0s).
+ */
+export function randomBytes(
+  rng: Rng,
+  dtype: DataType,
+  shape: readonly number[],
+  special = 0.3,
+): Uint8Array {
   const out = new Uint8Array(byteSize(dtype, shape));
+  const bits = SPECIAL_OPERAND_BITS[dtype];
+  if (bits !== undefined && out.length > 0 && rng.chance(special)) {
+    const width = dtype === DataType.C64 ? 4 : byteWidth(dtype);
+    const view = new DataView(out.buffer);
+    for (let at = 0; at < out.length; at += width) {
+      const b = rng.pick(bits);
+      if (width === 8) view.setBigUint64(at, b, true);
+      else if (width === 4) view.setUint32(at, Number(b), true);
+      else view.setUint16(at, Number(b), true);
+    }
+    return out;
+  }
   for (let k = 0; k < out.length; k++) out[k] = validByte(dtype, k, rng.int(256));
   return out;
 }
@@ -545,7 +599,8 @@ export type Family =
   | "nativeAttrs"
   | "nativeError"
   | "nativeAsync"
-  | "nativeState";
+  | "nativeState"
+  | "nativeScale";
 
 /** One call: what is called, with what. */
 export interface Call {
@@ -666,6 +721,20 @@ export function generate(rng: Rng, family: Family, stateTypeId: number): Call {
       if (rng.chance(0.15)) call.attrs.fail = scalar(DataType.S32, 1);
       break;
     }
+    case "nativeScale": {
+      // Float arithmetic in a native handler: denormal operands, factors and products show
+      // whether a route computes in the floating-point mode XLA sets (docs/runtime.md).
+      const shape = randomShape(rng);
+      const bytes = randomBytes(rng, DataType.F32, shape, 0.7);
+      call.args.push({ dtype: DataType.F32, shape, bytes, view: pickView(rng, 0).view });
+      call.rets.push({ dtype: DataType.F32, shape });
+      const factor = rng.pick([0x3f000000, 0x40000000, 0x0d8ec9b8, 0x00000001, 0x80000000]);
+      call.attrs = {
+        factor: scalar(DataType.F32, new Float32Array(new Uint32Array([factor]).buffer)[0]!),
+      };
+      if (rng.chance(0.25) && call.args[0]!.view !== "dup") call.aliases[0] = 0;
+      break;
+    }
     case "nativeState": {
       call.rets.push({ dtype: DataType.S64, shape: [] });
       call.attrs = {
@@ -755,6 +824,8 @@ export function target(env: Env, c: Call, isolated = false): HandlerRef | Handle
       return lib.handler("test_return_error");
     case "nativeAsync":
       return lib.handler("test_async");
+    case "nativeScale":
+      return lib.handler("test_scale");
     case "nativeState": {
       const h = lib.handler("test_stateful");
       return { instantiate: h, execute: h };

@@ -5,7 +5,15 @@
  * `registrations()`, skipped targets, and the lifetime after close.
  */
 import assert from "node:assert/strict";
-import { CallFrameBuilder, DataType, ErrorCode, type FfiError, Runtime } from "../mod.ts";
+import {
+  type ArraySpec,
+  CallFrameBuilder,
+  DataType,
+  ErrorCode,
+  type FfiCallOptions,
+  FfiError,
+  Runtime,
+} from "../mod.ts";
 import { type PythonError, Xla } from "../src/xla/mod.ts";
 import { runCaseFromArgs } from "./_xla_env.ts";
 
@@ -191,6 +199,66 @@ result = [np.asarray(lu).T.ravel().tolist(), (np.asarray(piv) + 1).tolist()]
       assert.doesNotMatch(e.message, /did you mean/);
       assert.equal(e.hint, "did you mean 'lapack_sgetrf_ffi'?");
       assert.ok(String(e).endsWith(`${e.message}\nHint: did you mean 'lapack_sgetrf_ffi'?`));
+    }
+  },
+
+  /**
+   * jaxlib's LAPACK getrf given a wrong argument or result dtype, too few or
+   * too many results, no argument: the same code, message and hint from the
+   * embedded runtime and from real XLA (ffi.h's decoding, inside the handler).
+   */
+  async lapackErrors() {
+    await using xla = await Xla.open();
+    const lapack = await xla.handlersFrom("jaxlib.cpu._lapack", { initialize: "initialize" });
+    using rt = new Runtime();
+    const getrf = lapack.handler("lapack_sgetrf_ffi");
+    const a = { data: transpose(A3, 3), shape: [3, 3] };
+    const calls: [string, FfiCallOptions<readonly ArraySpec[]>, RegExp][] = [
+      [
+        "an F64 argument",
+        { args: [{ data: new Float64Array(9), shape: [3, 3] }], results: GETRF_RESULTS(3) },
+        /^\[execute\] Failed to decode all FFI handler operands \(bad operands at: 1\)\nDiagnostics:\nWrong buffer dtype: expected F32 but got F64$/,
+      ],
+      [
+        "an F64 result",
+        {
+          args: [a],
+          results: [{ dtype: DataType.F64, shape: [3, 3] }, ...GETRF_RESULTS(3).slice(1)],
+        },
+        /^\[execute\] Failed to decode all FFI handler operands \(bad operands at: 2\)\nDiagnostics:\nWrong buffer dtype: expected F32 but got F64$/,
+      ],
+      [
+        "a result missing",
+        { args: [a], results: GETRF_RESULTS(3).slice(0, 2) },
+        /^\[execute\] Wrong number of results: expected 3 but got 2$/,
+      ],
+      [
+        "a result too many",
+        { args: [a], results: [...GETRF_RESULTS(3), { dtype: DataType.F32, shape: [1] }] },
+        /^\[execute\] Wrong number of results: expected 3 but got 4$/,
+      ],
+      [
+        "no argument",
+        { args: [], results: GETRF_RESULTS(3) },
+        /^\[execute\] Wrong number of arguments: expected 1 but got 0$/,
+      ],
+    ];
+    for (const [what, call, message] of calls) {
+      const [fromRt, fromXla] = await Promise.all(
+        [rt, xla].map((host) =>
+          host.ffiCall(getrf, call).then(
+            () => assert.fail(`${what}: resolved`),
+            (e: FfiError) => e,
+          )
+        ),
+      );
+      for (const e of [fromRt!, fromXla!]) {
+        assert.ok(e instanceof FfiError, `${what}: ${e}`);
+        assert.equal(e.code, ErrorCode.INVALID_ARGUMENT, `${what}: ${e.message}`);
+        assert.match(e.message, message, what);
+      }
+      assert.equal(fromRt!.message, fromXla!.message, what);
+      assert.equal(fromRt!.hint, fromXla!.hint, what);
     }
   },
 

@@ -12,10 +12,19 @@
  * that differ. Rerun one case with `ROUTE_FUZZ_SEED=<seed> ROUTE_FUZZ_CASE=<i>`
  * (and `ROUTE_FUZZ_FAMILY=<family>`); `ROUTE_FUZZ_CASES` sets how many cases
  * each family runs (default 24).
+ *
+ * Under real XLA (when jax is installed), `tests/_xla_route_cases.ts` sends
+ * the calls of the families XLA can call through `Xla.ffiCall` (fresh, kept
+ * plan, guarded) and a jitted program's `run` and `runSync`, and compares
+ * each with the embedded runtime's `ffiCall` (`ROUTE_FUZZ_XLA_CASES` cases
+ * per family, default 16). Operands and attributes carry NaN payloads,
+ * signalling NaNs of both signs, denormals and -0.
  */
 import assert from "node:assert/strict";
 import { ErrorCode, HandlerLibrary } from "../mod.ts";
 import { testHandlersPath } from "./_runtime_handlers.ts";
+import { XLA_FAMILIES } from "./_xla_route_cases.ts";
+import { runXlaCase, XLA_SKIP, xlaName } from "./_xla_env.ts";
 import {
   buildFrame,
   bytesOf,
@@ -411,6 +420,7 @@ const FAMILIES: Family[] = [
   "nativeError",
   "nativeAsync",
   "nativeState",
+  "nativeScale",
 ];
 
 let typeNames = 0;
@@ -453,6 +463,21 @@ for (const family of FAMILIES) {
         0,
         `${f.list.length} route differences (first ${Math.min(12, f.list.length)}):\n${shown}`,
       );
+    },
+  });
+}
+
+// The same calls under real XLA (in a child process per family: a crash inside XLA fails one
+// test): Xla.ffiCall fresh, on its kept plan and guarded, and a jitted program's run and
+// runSync, each compared with the embedded runtime's ffiCall in the same process.
+for (const family of XLA_FAMILIES) {
+  Deno.test({
+    name: xlaName(
+      `route equivalence under XLA: ${family} calls give the embedded runtime's bytes and errors`,
+    ),
+    ignore: XLA_SKIP !== undefined || (ONE_FAMILY !== undefined && ONE_FAMILY !== family),
+    fn: async () => {
+      await runXlaCase(family, { script: new URL("./_xla_route_cases.ts", import.meta.url) });
     },
   });
 }

@@ -20,6 +20,11 @@ const cases: [string, string][] = [
     "lapackHints",
     "xla modules: a name one off jax's LAPACK target: XLA's NOT_FOUND, the same hint on both hosts",
   ],
+  [
+    "lapackErrors",
+    "xla modules: LAPACK getrf given a wrong dtype, result count or argument count: the same " +
+    "code, message and hint on both hosts",
+  ],
   ["platformsForm", "xla modules: {platform: [...]} form, initialize called when asked, skips"],
   ["flatForm", "xla modules: flat dict form, stage dicts, errors naming the module"],
   [

@@ -228,7 +228,7 @@ static void describe(const XLA_FFI_Attrs* a, char* out, size_t cap) {
   }
 }
 
-/** Writes a text description of every attribute into ret0 (U8, NUL-ended). */
+/** Writes a text description of every attribute into ret0 (U8, NUL-ended, the rest zero). */
 XLA_FFI_Error* test_attrs(XLA_FFI_CallFrame* cf) {
   METADATA(cf, 0);
   XLA_FFI_Buffer* out = ret(cf, 0);
@@ -237,6 +237,9 @@ XLA_FFI_Error* test_attrs(XLA_FFI_CallFrame* cf) {
   char* s = out->data;
   s[0] = '\0';
   describe(&cf->attrs, s, cap);
+  /* Every byte of the result is written (XLA does not zero a result's memory). */
+  size_t used = strnlen(s, cap);
+  memset(s + used, 0, cap - used);
   return NULL;
 }
 
