@@ -281,6 +281,37 @@ export const HOST_CASES: Record<string, (host: FfiHost) => Promise<void>> = {
     );
     assert.match(unknown.message, /^No FFI handler registered for (rt|xla)\.no\.results\.unknown /);
     assert.equal(calls, 2);
+    // Results that all hold no element: XLA replaces each with an empty constant
+    // (ZeroSizedHloElimination) and removes the custom call, without a side effect.
+    using fills = Ffi.bind().arg(F32).ret(F32).ret(DataType.S32).to(() => {
+      calls++;
+    });
+    const empty = await host.ffiCall(fills, {
+      args: [x],
+      results: [{ dtype: F32, shape: [0] }, { dtype: DataType.S32, shape: [2, 0] }],
+    });
+    assert.deepEqual(empty.map((a) => [a.constructor.name, a.length]), [
+      ["Float32Array", 0],
+      ["Int32Array", 0],
+    ]);
+    const emptyAliased = await host.ffiCall(wantsResult, {
+      args: [{ data: new Float32Array(0), shape: [3, 0] }],
+      results: [{ dtype: F32, shape: [3, 0] }],
+      inputOutputAliases: { 0: 0 },
+    });
+    assert.deepEqual(emptyAliased.map((a) => a.length), [0]);
+    assert.equal(calls, 2, "a call of empty results ran without a side effect");
+    // One result with an element, or a side effect: it runs.
+    await host.ffiCall(fills, {
+      args: [x],
+      results: [{ dtype: F32, shape: [0] }, { dtype: DataType.S32, shape: [1] }],
+    });
+    await host.ffiCall(fills, {
+      args: [x],
+      results: [{ dtype: F32, shape: [0] }, { dtype: DataType.S32, shape: [0] }],
+      hasSideEffect: true,
+    });
+    assert.equal(calls, 4);
     await host.clearCache();
   },
 

@@ -975,11 +975,17 @@ export function ffiOptions(c: Call, guard: boolean) {
     attrs: cloneAttrs(c.attrs),
     inputOutputAliases: Object.keys(c.aliases).length > 0 ? c.aliases : undefined,
     guard: guard || undefined,
-    // The frame routes always run the handler; ffiCall runs a call without results only with a
-    // side effect, as jax does (the dropped call is checked on its own in the test).
-    hasSideEffect: c.rets.length === 0 || undefined,
+    // The frame routes always run the handler; ffiCall runs a call whose results hold no
+    // element only with a side effect, as jax and XLA do (the dropped call is checked on its
+    // own in the test).
+    hasSideEffect: noElements(c) || undefined,
     arrays,
   };
+}
+
+/** Whether no result of a call holds an element (none at all, or each with a zero dim). */
+export function noElements(c: Call): boolean {
+  return c.rets.every((r) => r.shape.includes(0));
 }
 
 /** Calls ffiCall; the outcome is taken the moment the call settles. */

@@ -86,7 +86,7 @@ function jnp(dtype: DataType): string {
  * signalling NaNs as written), read from the same encoding `Xla.ffiCall`
  * sends.
  */
-function programSource(name: string, c: Call): string {
+function programSource(name: string, c: Call, hasSideEffect: boolean): string {
   const codes = new Set<number>();
   const encoded = _encodeAttrs(c.attrs);
   const collect = (v: unknown): void => {
@@ -127,7 +127,8 @@ function programSource(name: string, c: Call): string {
     })}`,
     `def f(${params}):`,
     `    return ffi.ffi_call(${JSON.stringify(name)}, [${results.join(", ")}], ` +
-    `input_output_aliases={${aliases}})(${params}${params ? ", " : ""}**_ATTRS)`,
+    `input_output_aliases={${aliases}}, has_side_effect=${hasSideEffect ? "True" : "False"})` +
+    `(${params}${params ? ", " : ""}**_ATTRS)`,
     "",
   ].join("\n");
 }
@@ -204,6 +205,19 @@ async function fuzzFamily(family: Family): Promise<void> {
       check("Xla.ffiCall guard", await settle(call(true)), ref);
       check("Xla.ffiCall guard (kept plan)", await settle(call(true)), ref);
       await gates.drain();
+      // Without a side effect, a call whose results hold no element is dropped on both hosts.
+      const pure = (host: { ffiCall: typeof xla.ffiCall }) => () => {
+        const { arrays: _, ...options } = ffiOptions(c, false);
+        return host.ffiCall(t, { ...options, hasSideEffect: false }) as Promise<
+          ArrayBufferView[]
+        >;
+      };
+      check(
+        "Xla.ffiCall without a side effect",
+        await settle(pure(xla)),
+        await settle(pure(rt)),
+      );
+      await gates.drain();
 
       // A jitted program calling the registered target.
       let name = names.get(t);
@@ -214,7 +228,7 @@ async function fuzzFamily(family: Family): Promise<void> {
       }
       let prog: XlaProgram;
       try {
-        prog = await xla.jit(programSource(name, c));
+        prog = await xla.jit(programSource(name, c, ffiOptions(c, false).hasSideEffect === true));
       } catch (e) {
         failures.push(`case ${i}: the program did not compile: ${(e as Error).message}`);
         continue;

@@ -127,8 +127,9 @@ export class _FfiCalls {
       last === null || rt.cuda !== null || options.guard === true ||
       options.inputOutputAliases !== undefined || options.inputLayouts !== undefined ||
       options.outputLayouts !== undefined ||
-      // A call without results runs only with a side effect: the general path decides.
-      (options.results.length === 0 && options.hasSideEffect !== true)
+      // A call whose results hold no element runs only with a side effect: the general path
+      // decides.
+      (options.hasSideEffect !== true && _noElements(options.results))
     ) {
       return null;
     }
@@ -184,8 +185,8 @@ export class _FfiCalls {
       specs,
       aliases,
     );
-    if (specs.length === 0 && options.hasSideEffect !== true) {
-      return this.#dropped(target, options.attrs);
+    if (options.hasSideEffect !== true && _noElements(specs)) {
+      return this.#dropped(target, options.attrs, specs);
     }
     const bundle = this.#bundle(target);
     let instance: Instance | undefined;
@@ -378,20 +379,27 @@ export class _FfiCalls {
   }
 
   /**
-   * A call with no results and no side effect, as jax makes it: `ffi_call`
-   * gives such a call no effects and no outputs, so `jax.jit` removes it as
-   * dead code before lowering (jax/_src/ffi.py's abstract evaluation, and
-   * the dead-code elimination `pxla` runs on the jaxpr), and XLA never sees
-   * it: the handler is not called, a name is not looked up, the attributes
-   * are not decoded, and the call resolves to no results. What jax checks
-   * before that is checked here too: the operands and options (checked by
-   * the caller), a handler or bundle given (`Xla.ffiCall` registers it), the
-   * attribute values (encoded for the program).
+   * A call with no side effect whose results hold no element, as jax and
+   * XLA make it. With no results at all, `ffi_call` gives the call no
+   * effects and no outputs, so `jax.jit` removes it as dead code before
+   * lowering (jax/_src/ffi.py's abstract evaluation, and the dead-code
+   * elimination `pxla` runs on the jaxpr). With results that all have a
+   * zero dimension, XLA's ZeroSizedHloElimination replaces each with an
+   * empty constant and its dead-code pass removes the custom call. Either
+   * way the handler is not called, a name is not looked up, the attributes
+   * are not decoded, and the call resolves to its results, empty. What jax
+   * checks before that is checked here too: the operands and options
+   * (checked by the caller), a handler or bundle given (`Xla.ffiCall`
+   * registers it), the attribute values (encoded for the program).
    */
-  #dropped(target: FfiCallTarget, attrs: AttrDictionary | undefined): DataTypedArray[] {
+  #dropped(
+    target: FfiCallTarget,
+    attrs: AttrDictionary | undefined,
+    specs: readonly { dtype: number }[],
+  ): DataTypedArray[] {
     if (typeof target !== "string") this.#bundle(target);
     if (attrs !== undefined) buildFrame([], [], [], attrs, false).close();
-    return [];
+    return specs.map((s, i) => viewAs(s.dtype as DataType, _resultStorage(0, `result ${i}`)));
   }
 
   /** Runs a bundle's instantiate stage with the attributes only, as XLA does once per call site. */
@@ -890,4 +898,13 @@ function buildFrame(
   for (let i = 0; i < rets.length; i++) b.ret(rets[i]!, specs[i]!.shape, specs[i]!.dtype);
   if (attrs !== undefined) b.attrs(attrs);
   return b.build();
+}
+
+/** Whether no result holds an element (none at all, or each with a zero dimension). */
+function _noElements(specs: readonly { shape?: readonly number[] }[]): boolean {
+  for (let i = 0; i < specs.length; i++) {
+    const shape = specs[i]!.shape;
+    if (shape === undefined || !shape.includes(0)) return false;
+  }
+  return true;
 }

@@ -216,7 +216,9 @@ export interface FfiCallOptions<R extends readonly ArraySpec[] = readonly ArrayS
    * `hasSideEffect: true` is dropped, as jax drops it (its `ffi_call` has no
    * effect and no output, so `jax.jit` removes it before XLA sees it): the
    * handler is not called, a target name is not looked up, the attributes
-   * are not decoded, and the call resolves to `[]`. A handler called only
+   * are not decoded, and the call resolves to `[]`. So is one whose results
+   * all have a zero dimension (XLA replaces them with empty constants and
+   * removes the call), resolving to them, empty. A handler called only
    * for what it does (writes a file, counts, reports an error) needs
    * `hasSideEffect: true`. With results it changes nothing on the embedded
    * runtime; under real XLA it keeps the call in the program.

@@ -1021,9 +1021,10 @@ export class Runtime implements FfiHost {
    * caller's arrays and resolves to the results, each typed by its spec ({@link FfiCallResults}:
    * `{ dtype: DataType.F32, shape }` gives a `Float32Array`). A name not
    * registered is NOT_FOUND with the closest registered name as a hint. A
-   * call with no results runs only with `hasSideEffect: true`: without it,
-   * as jax drops such a call, nothing is called or looked up and it
-   * resolves to `[]` (docs/runtime.md, "A call without results").
+   * call with no results, or with results that all have a zero dimension,
+   * runs only with `hasSideEffect: true`: without it, as jax and XLA drop
+   * such a call, nothing is called or looked up and it resolves to its
+   * results, empty (docs/runtime.md, "A call without results").
    * `target` is a registered name, a handler or
    * a bundle; a handler or bundle whose execute handler reports an API
    * version this runtime would not register is refused with

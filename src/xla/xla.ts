@@ -697,7 +697,9 @@ export class Xla implements FfiHost {
    * and `outputLayouts` are jax's `input_layouts` and `output_layouts`. A
    * call with no results and without `hasSideEffect: true` is dropped by
    * `jax.jit` before XLA sees it and resolves to `[]` (its handler is not
-   * called, its name not looked up), as on the embedded runtime.
+   * called, its name not looked up), as on the embedded runtime; one whose
+   * results all have a zero dimension is removed by XLA and resolves to
+   * them, empty.
    */
   async ffiCall<const R extends readonly ArraySpec[]>(
     target: FfiCallTarget,
