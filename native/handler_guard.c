@@ -191,15 +191,28 @@ static void destroy_error(const XLA_FFI_Api* api, XLA_FFI_Error* err) {
   api->XLA_FFI_Error_Destroy(&d);
 }
 
-/* A buffer's data size in bytes; 0 for tokens. -1 when it does not fit size_t. */
+/*
+ * A buffer's data size in bytes as XLA lays it out; 0 for tokens, -1 when it
+ * does not fit int64_t. XLA keeps the sub-byte types packed (S4/U4 and
+ * F4E2M1FN two values a byte, S2/U2 four, the first in the low bits), so
+ * their buffers hold ceil(count × bits / 8) bytes, fewer than ffi.h's
+ * size_bytes() (ByteWidth 1 × count) says: shadowing size_bytes() would
+ * read and write past XLA's buffer.
+ */
 static int64_t buffer_bytes(const XLA_FFI_Buffer* b) {
   if (b->dtype == XLA_FFI_DataType_TOKEN) return 0;
-  int64_t n = (int64_t)xla_ffi_dtype_width(b->dtype);
+  int sub_byte = xla_ffi_dtype_is_sub_byte(b->dtype);
+  int64_t n = sub_byte ? 1 : (int64_t)xla_ffi_dtype_width(b->dtype);
   for (int64_t d = 0; d < b->rank; d++) {
     int64_t v = b->dims[d];
     if (v < 0) return -1;
     if (v != 0 && n > INT64_MAX / v) return -1;
     n *= v;
+  }
+  if (sub_byte) {
+    int64_t bits = xla_ffi_dtype_bits(b->dtype);
+    if (n > (INT64_MAX - 7) / bits) return -1;
+    n = (n * bits + 7) / 8;
   }
   return n;
 }

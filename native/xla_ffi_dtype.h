@@ -57,6 +57,21 @@ static inline int xla_ffi_dtype_is_sub_byte(int64_t dtype) {
   }
 }
 
+/* Bits of one value of a data type (abi_facts.h): 1, 2 or 4 for the sub-byte
+ * types, 8 × the byte width for the others; 0 for INVALID, TOKEN and values
+ * not in the enum. */
+static inline int xla_ffi_dtype_bits(int64_t dtype) {
+  switch (dtype) {
+#define XFD_BITS_CASE_(name, value, bytes, bits, ...) \
+  case value:                                         \
+    return (bits);
+    XFD_DATA_TYPES(XFD_BITS_CASE_)
+#undef XFD_BITS_CASE_
+    default:
+      return 0;
+  }
+}
+
 /* What the values of a data type are; XFD_KIND_INVALID for values that are
  * not in the enum. */
 static inline xfd_dtype_kind xla_ffi_dtype_kind(int64_t dtype) {

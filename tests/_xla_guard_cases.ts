@@ -272,6 +272,56 @@ def f(x):
       libc.close();
     }
   },
+
+  /**
+   * XLA keeps sub-byte arrays packed (u4: two values a byte, the first in the
+   * low bits; u2: four): the guard shadows the bytes XLA has, ceil(n × bits
+   * / 8), not ffi.h's size_bytes(). A handler writing one byte per element
+   * writes past the end of XLA's result, found by the canary; one writing
+   * the packed bytes gives XLA its values.
+   */
+  async subByte() {
+    await using xla = await Xla.open();
+    const x = { data: new Uint8Array([1, 2, 3, 4, 5]), shape: [5], dtype: DataType.U4 };
+    const results = [{ dtype: DataType.U4, shape: [5] }];
+    using perElement = Ffi.bind().arg().ret().to((_x, y) => {
+      (y.typed() as Uint8Array).set([5, 4, 3, 2, 1]);
+    });
+    await assert.rejects(
+      xla.ffiCall(perElement, { args: [x], results, guard: true }),
+      (e: unknown) =>
+        (e as { code?: number }).code === ErrorCode.DATA_LOSS &&
+        /wrote past the end of result 0 at byte offset 3 \(the result has 3 bytes; found by a canary after the call\)$/
+          .test((e as Error).message),
+    );
+    // The packed bytes of the argument, read as XLA has them, copied into the result.
+    let packed: number[] = [];
+    using copies = Ffi.bind().arg().ret().to((a, y) => {
+      const src = new Uint8Array(
+        (a.typed() as Uint8Array).buffer,
+        (a.typed() as Uint8Array).byteOffset,
+        3,
+      );
+      packed = [...src];
+      new Uint8Array((y.typed() as Uint8Array).buffer, (y.typed() as Uint8Array).byteOffset, 3)
+        .set(src);
+    });
+    const [y] = await xla.ffiCall(copies, { args: [x], results, guard: true });
+    assert.deepEqual(packed, [0x21, 0x43, 0x05]);
+    assert.deepEqual([...y!], [1, 2, 3, 4, 5]);
+    // u2: four values a byte.
+    const [z] = await xla.ffiCall(copies, {
+      args: [{
+        data: new Uint8Array([1, 2, 3, 0, 1, 2, 3, 3, 2, 1, 0, 1]),
+        shape: [12],
+        dtype: DataType.U2,
+      }],
+      results: [{ dtype: DataType.U2, shape: [12] }],
+      guard: true,
+    });
+    assert.deepEqual(packed, [0b00_11_10_01, 0b11_11_10_01, 0b01_00_01_10]);
+    assert.deepEqual([...z!], [1, 2, 3, 0, 1, 2, 3, 3, 2, 1, 0, 1]);
+  },
 };
 
 if (import.meta.main) await runCaseFromArgs(CASES);

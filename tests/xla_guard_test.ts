@@ -23,6 +23,11 @@ const cases: [string, string][] = [
     "xla guard: a TS handler called inline (runSync) writes the guard's shadow: past end, " +
     "before start found",
   ],
+  [
+    "subByte",
+    "xla guard: sub-byte results are shadowed as XLA packs them: one byte per element is past " +
+    "the end, packed bytes reach XLA",
+  ],
 ];
 for (const [name, title] of cases) {
   Deno.test({
