@@ -773,6 +773,15 @@ async function _runPythonModule(
 async function _fuzzPythonModule(py: PythonModuleArgs, io: CliIo): Promise<ExitCode> {
   const cmd = await _phase(ExitCode.USAGE, () => parseCommandLine(py.argv));
   if (cmd.command !== "fuzz") return ExitCode.USAGE;
+  if (cmd.instantiate !== undefined || (cmd.types ?? []).length > 0) {
+    throw new _Exit(
+      ExitCode.USAGE,
+      new FfiError(
+        ErrorCode.INVALID_ARGUMENT,
+        "fuzz --python-module: --instantiate and --type are for a shared library's handlers",
+      ),
+    );
+  }
   _checkPythonPermissions("fuzz");
   if (!_granted({ name: "write", path: cmd.out })) {
     _missingFlagsExit(
