@@ -119,7 +119,11 @@ Deno.test({
     assert.equal(crash.code, 6, crash.stderr);
     // Under AddressSanitizer (abort_on_error) the child reports the SEGV and aborts.
     const signal = Deno.env.get("XLA_FFI_DENO_SANITIZE") !== undefined ? "SIGABRT" : "SIGSEGV";
-    assert.match(crash.stderr, new RegExp(`handler 'lapack_sgetrf_ffi' crashed: signal ${signal}`));
+    assert.match(
+      crash.stderr,
+      new RegExp(`handler 'jaxlib\\.cpu\\._lapack:lapack_sgetrf_ffi' crashed: signal ${signal}`),
+    );
+    assert.match(crash.stderr, /the command line runs a Python module's handlers in a child/);
     assert.match(crash.stderr, /hint: .*jaxlib\.cpu\._lapack needs --initialize initialize/);
     const missing = await runDeno(
       cli,

@@ -2172,12 +2172,14 @@ export function _runCommand(
  * Fuzzes a handler: discovers its signature ({@link discoverSignature}),
  * then makes up to `runs` calls (or `seconds` of them) with generated
  * arguments and attributes, seeded and reproducible, in the isolated,
- * guarded process of its library (a TS handler object runs in this
- * process). Each distinct failure ({@link FuzzFailureKind} and what it
- * names) is shrunk and reported once; with `outDir`, its arguments are
- * written as `.npy` files, and for a library `command` is the `cli run`
- * line that reproduces it. Throws FfiError for bad options or a library
- * that cannot be opened; failures of the handler are never thrown.
+ * guarded process of its library, or of its Python module (a
+ * `{ module, handler }` target, or a `handlersFrom` handler with
+ * `isolate: true`; a TS handler object runs in this process). Each
+ * distinct failure ({@link FuzzFailureKind} and what it names) is shrunk
+ * and reported once; with `outDir`, its arguments are written as `.npy`
+ * files, and for a library or a module `command` is the `cli run` line
+ * that reproduces it. Throws FfiError for bad options or a library or
+ * module that cannot be opened; failures of the handler are never thrown.
  *
  * @example
  * ```ts
