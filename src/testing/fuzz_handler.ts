@@ -217,7 +217,10 @@ export interface FuzzFailure {
   expected?: ArrayBufferView[];
   /** The `.npy` files of the shrunk arguments (with `outDir`), then a mismatch's expected results. */
   files?: string[];
-  /** The command line (after `cli`) that reproduces it: `run lib.so NAME --arg …` (library targets with `outDir`). */
+  /**
+   * The command line (after `cli`) that reproduces it: `run lib.so NAME --arg …`, or
+   * `run --python-module M NAME --arg …` (library and module targets with `outDir`).
+   */
   command?: string[];
 }
 
