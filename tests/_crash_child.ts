@@ -149,7 +149,7 @@ if (mode === "native" || mode === "registered") {
     results: [{ dtype: DataType.F32, shape: [1, 1] }],
   };
   console.log("calling");
-  if (mode === "module") new Runtime({ threads: 0 }).ffiCall(h, call);
+  if (mode === "module") await new Runtime({ threads: 0 }).ffiCall(h, call);
   else await xla.ffiCall(h, call);
 } else {
   throw new Error(`unknown mode ${mode}`);
