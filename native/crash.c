@@ -19,8 +19,10 @@
  * after a call); what it is called is looked up only when a signal arrives,
  * in a table the TS side fills (xla_ffi_deno_crash_describe) when it learns
  * a handler's name: HandlerLibrary.handler, Runtime.register, Xla.register,
- * a TS handler's creation. The signal handler only reads memory and calls
- * write(2), sigaction(2) and raise(3): it is async-signal-safe.
+ * a TS handler's creation, a Python module's handler (Xla.handlersFrom:
+ * `where` is "python-module:" and the module's name). The signal handler
+ * only reads memory and calls write(2), sigaction(2) and raise(3): it is
+ * async-signal-safe.
  *
  * Real XLA calls registered handlers itself: Xla.register registers a
  * wrapper (xla_ffi_deno_crash_wrap, one of a fixed pool) that sets the slot
@@ -234,10 +236,17 @@ static const char* signal_name(int sig) {
   }
 }
 
+/* The prefix of a description's `where` that names a Python module, not a library's path. */
+#define PY_MODULE "python-module:"
+
 static void report(int sig, const siginfo_t* si, const void* fn) {
   line_buf l = {.n = 0};
   const crash_desc* d = find_desc(fn);
   int ts = d != NULL && d->where[0] == 0;
+  /* A Python extension module's handler (handlersFrom): `where` is PY_MODULE and its name. */
+  const char* module = d != NULL && strncmp(d->where, PY_MODULE, sizeof PY_MODULE - 1) == 0
+                           ? d->where + sizeof PY_MODULE - 1
+                           : NULL;
   put(&l, "deno-xla-ffi: ");
   if (d == NULL) {
     put(&l, "the handler at ");
@@ -245,7 +254,10 @@ static void report(int sig, const siginfo_t* si, const void* fn) {
   } else {
     put(&l, ts ? "TS handler " : "handler ");
     put(&l, d->name);
-    if (!ts) {
+    if (module != NULL) {
+      put(&l, " of the Python module ");
+      put(&l, module);
+    } else if (!ts) {
       put(&l, " of ");
       put(&l, d->where);
     }
@@ -260,7 +272,13 @@ static void report(int sig, const siginfo_t* si, const void* fn) {
     put_hex(&l, (uintptr_t)si->si_addr);
   }
   put(&l, "); the process ends. ");
-  if (ts) {
+  if (module != NULL) {
+    /* Its shared object cannot be opened on its own (it needs the interpreter's symbols). */
+    put(&l, "To make such a crash an error of the call, run the handler in a child process "
+            "that hosts its module: cli run|fuzz --python-module ");
+    put(&l, module);
+    put(&l, ", or fuzzHandler(handler, { isolate: true }) (docs/faults.md)");
+  } else if (ts) {
     put(&l, "A TS handler faults through a raw pointer (Deno.UnsafePointerView, "
             "Deno.UnsafePointer): check the addresses it reads and writes");
   } else if (d == NULL) {

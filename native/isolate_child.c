@@ -5,6 +5,14 @@
  *
  * Loads the module's main library (the embedded runtime) and the handler
  * library, then serves calls (isolate_protocol.h) until its socket closes.
+ * With XLA_FFI_DENO_ISOLATE_PYTHON set (a libpython), the handlers are a
+ * Python extension module's instead (`handlersFrom`, isolated): the process
+ * hosts that Python through the main library's python_host.c, runs the
+ * Python text of XLA_FFI_DENO_ISOLATE_PYTHON_BOOT (it imports the module,
+ * calls its initializer and reads its registrations()), and its handlers
+ * are looked up by their registered names in the table that text answers
+ * (`name<TAB>address` lines); the handler library argument then only names
+ * the module in messages.
  * Operands live in the shared mapping, so results land where the parent
  * reads them. For a guarded call the arguments' pages are made read-only
  * and the page before and after every operand inaccessible, in this process
@@ -71,6 +79,15 @@ static struct {
 } g_types[MAX_TYPES];
 static int g_n_types;
 
+/* A Python module's handlers (XLA_FFI_DENO_ISOLATE_PYTHON): registered name -> address. */
+#define MAX_PY_HANDLERS 1024
+static int g_python;
+static int g_n_py;
+static struct {
+  char name[256];
+  void* fn;
+} * g_py;
+
 static uint8_t* g_base;
 static size_t g_size;
 static void* g_runtimes[8]; /* by API minor */
@@ -132,6 +149,74 @@ static void take_error(XLA_FFI_Error* e) {
   }
   say(XISO_ERROR, error_code(e), "%s", error_message(e));
   error_destroy(e);
+}
+
+/* A handler by name: the library's symbol, or the Python module's registered handler. */
+static void* find_handler(void* lib, const char* name) {
+  if (!g_python) return dlsym(lib, name);
+  for (int i = 0; i < g_n_py; i++)
+    if (strcmp(g_py[i].name, name) == 0) return g_py[i].fn;
+  return NULL;
+}
+
+/*
+ * Hosts Python (libpython `path`, home XLA_FFI_DENO_ISOLATE_PYTHON_HOME) with the main
+ * library's python_host.c, runs the boot text and reads its table of handlers. Returns 1, or
+ * 0 with the reason said in the header.
+ */
+static int host_python(void* main_lib, const char* path) {
+  int32_t (*py_init)(const char*, const char*, uint8_t*, int64_t);
+  int32_t (*py_run)(int32_t, const uint8_t*, int64_t, uint8_t*, int64_t);
+  *(void**)(&py_init) = dlsym(main_lib, "xla_ffi_deno_py_init");
+  *(void**)(&py_run) = dlsym(main_lib, "xla_ffi_deno_py_run");
+  const char* home = getenv("XLA_FFI_DENO_ISOLATE_PYTHON_HOME");
+  const char* boot = getenv("XLA_FFI_DENO_ISOLATE_PYTHON_BOOT");
+  if (!py_init || !py_run || !boot) {
+    say(XISO_ERROR, XLA_FFI_Error_Code_INTERNAL, "%s",
+        !boot ? "XLA_FFI_DENO_ISOLATE_PYTHON_BOOT is not set"
+              : "The main library hosts no Python (xla_ffi_deno_py_init)");
+    return 0;
+  }
+  size_t cap = 1 << 20;
+  uint8_t* reply = calloc(1, cap);
+  g_py = calloc(MAX_PY_HANDLERS, sizeof *g_py);
+  if (!reply || !g_py) {
+    say(XISO_ERROR, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, "Out of memory");
+    return 0;
+  }
+  /* Reply: int32 status (0 ok), uint32 length, then the text at byte 16. */
+  int32_t rc = py_init(path, home ? home : "", reply, (int64_t)cap);
+  if (rc >= 0) rc = py_run(0, (const uint8_t*)boot, (int64_t)strlen(boot), reply, (int64_t)cap);
+  if (rc >= 0) rc = py_run(1, NULL, 0, reply, (int64_t)cap);
+  int32_t status;
+  uint32_t len;
+  memcpy(&status, reply, 4);
+  memcpy(&len, reply + 4, 4);
+  if (len > cap - 17) len = (uint32_t)(cap - 17);
+  char* text = (char*)reply + 16;
+  text[len] = 0;
+  if (rc < 0 || status != 0) {
+    /* A module that is not there, or an initializer that failed: the text says which. */
+    say(XISO_ERROR, rc < 0 ? XLA_FFI_Error_Code_UNAVAILABLE : XLA_FFI_Error_Code_NOT_FOUND, "%s",
+        text);
+    free(reply);
+    return 0;
+  }
+  for (char* line = text; line && *line && g_n_py < MAX_PY_HANDLERS;) {
+    char* end = strchr(line, '\n');
+    if (end) *end = 0;
+    char* tab = strchr(line, '\t');
+    if (tab) {
+      *tab = 0;
+      snprintf(g_py[g_n_py].name, sizeof g_py[g_n_py].name, "%s", line);
+      g_py[g_n_py].fn = (void*)(uintptr_t)strtoull(tab + 1, NULL, 10);
+      if (g_py[g_n_py].fn) g_n_py++;
+    }
+    line = end ? end + 1 : NULL;
+  }
+  free(reply);
+  g_python = 1;
+  return 1;
 }
 
 /* SIGSEGV/SIGBUS: a write into a guarded range is recorded, then the signal
@@ -304,8 +389,8 @@ static void serve(void* lib) {
   if (h->op == XISO_OP_RESOLVE) {
     h->symbol[sizeof h->symbol - 1] = '\0';
     dlerror();
-    if (!dlsym(lib, h->symbol)) {
-      const char* e = dlerror();
+    if (!find_handler(lib, h->symbol)) {
+      const char* e = g_python ? "the module registers no such handler" : dlerror();
       say(XISO_ERROR, XLA_FFI_Error_Code_NOT_FOUND, "%s", e ? e : "no such symbol");
     }
     return;
@@ -317,7 +402,14 @@ static void serve(void* lib) {
     return;
   }
   h->symbol[sizeof h->symbol - 1] = '\0';
-  XLA_FFI_Handler* fn = (XLA_FFI_Handler*)dlsym(lib, h->symbol);
+  if (h->op == XISO_OP_REGISTER_TYPE && g_python) {
+    say(XISO_ERROR, XLA_FFI_Error_Code_UNIMPLEMENTED,
+        "State types by type id function ('%s') are a shared library's; a Python module's "
+        "handlers register none here",
+        h->symbol);
+    return;
+  }
+  XLA_FFI_Handler* fn = (XLA_FFI_Handler*)find_handler(lib, h->symbol);
   if (!fn) {
     say(XISO_ERROR, XLA_FFI_Error_Code_NOT_FOUND, "Symbol '%s' not found", h->symbol);
     return;
@@ -473,8 +565,12 @@ int main(int argc, char** argv) {
       void* fn = g ? dlsym(g, "xla_ffi_deno_guarded_invoke") : NULL;
       if (fn) set_invoke_guard(fn);
     }
-    lib = dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);
-    if (!lib)
+    const char* python = getenv("XLA_FFI_DENO_ISOLATE_PYTHON");
+    if (python && python[0]) {
+      /* Any non-null handle: handlers are found in the module's table (find_handler). */
+      lib = host_python(main_lib, python) ? main_lib : NULL;
+      if (lib) say(XISO_OK, 0, "%s", "");
+    } else if (!(lib = dlopen(argv[2], RTLD_NOW | RTLD_LOCAL)))
       say(XISO_ERROR, XLA_FFI_Error_Code_UNAVAILABLE, "Cannot load the handler library %s: %s",
           argv[2], dlerror());
     else

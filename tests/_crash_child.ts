@@ -134,6 +134,23 @@ if (mode === "native" || mode === "registered") {
     args: [x],
     results: [{ dtype: DataType.F32, shape: [3] }],
   });
+} else if (mode === "module" || mode === "module-xla") {
+  // jaxlib's CSR times dense handler, given a column index far outside the dense operand.
+  const xla = await Xla.open();
+  const sparse = await xla.handlersFrom("jaxlib.cpu._sparse");
+  const h = sparse.handler("cpu_csr_sparse_dense_ffi");
+  const call = {
+    args: [
+      { data: new Float32Array([1, 2, 3]), shape: [3] },
+      { data: new Int32Array([0, 3]), shape: [2] }, // row pointers: one row of three entries
+      { data: new Int32Array([0, 0, 0x7fffffff]), shape: [3] }, // its column indices
+      { data: new Float32Array([1, 1]), shape: [2, 1] },
+    ],
+    results: [{ dtype: DataType.F32, shape: [1, 1] }],
+  };
+  console.log("calling");
+  if (mode === "module") await new Runtime({ threads: 0 }).ffiCall(h, call);
+  else await xla.ffiCall(h, call);
 } else {
   throw new Error(`unknown mode ${mode}`);
 }

@@ -46,6 +46,16 @@ Deno.test("cli python module: --python-module options are taken out, the module 
       argv: ["inspect", "--json"],
     },
   );
+  assert.deepEqual(
+    _pythonModuleArgs(["fuzz", "--python-module", "a.b", "h", "--runs", "5"]),
+    {
+      command: "fuzz",
+      module: "a.b",
+      initialize: undefined,
+      platform: undefined,
+      argv: ["fuzz", "a.b", "h", "--runs", "5"],
+    },
+  );
   assert.throws(
     () => _pythonModuleArgs(["inspect", "--python-module", "m", "lib.so"]),
     /takes no library path, got 'lib.so'/,
@@ -109,7 +119,11 @@ Deno.test({
     assert.equal(crash.code, 6, crash.stderr);
     // Under AddressSanitizer (abort_on_error) the child reports the SEGV and aborts.
     const signal = Deno.env.get("XLA_FFI_DENO_SANITIZE") !== undefined ? "SIGABRT" : "SIGSEGV";
-    assert.match(crash.stderr, new RegExp(`handler 'lapack_sgetrf_ffi' crashed: signal ${signal}`));
+    assert.match(
+      crash.stderr,
+      new RegExp(`handler 'jaxlib\\.cpu\\._lapack:lapack_sgetrf_ffi' crashed: signal ${signal}`),
+    );
+    assert.match(crash.stderr, /the command line runs a Python module's handlers in a child/);
     assert.match(crash.stderr, /hint: .*jaxlib\.cpu\._lapack needs --initialize initialize/);
     const missing = await runDeno(
       cli,
@@ -126,6 +140,35 @@ Deno.test({
     });
     assert.equal(noModule.code, 5, noModule.stderr);
     assert.match(noModule.stderr, /no_such_module_x/);
+  },
+});
+
+Deno.test({
+  name: xlaName("cli python module: fuzz --python-module names a module or handler it cannot take"),
+  ignore,
+  async fn() {
+    const noModule = await runDeno(cli, ["fuzz", "--python-module", "no_such_module_x", "h"], {
+      timeoutMs: 180_000,
+    });
+    assert.equal(noModule.code, 4, noModule.stderr);
+    assert.match(
+      noModule.stderr,
+      /error: The isolated process could not take the handlers of the Python module no_such_module_x: ModuleNotFoundError/,
+    );
+    const noHandler = await runDeno(
+      cli,
+      ["fuzz", "--python-module", "jaxlib.cpu._sparse", "nope", "--runs", "1"],
+      { timeoutMs: 180_000 },
+    );
+    assert.equal(noHandler.code, 4, noHandler.stderr);
+    assert.match(noHandler.stderr, /error: jaxlib\.cpu\._sparse registers no handler "nope"/);
+    const stateful = await runDeno(
+      cli,
+      ["fuzz", "--python-module", "jaxlib.cpu._sparse", "h", "--instantiate", "i"],
+      { timeoutMs: 180_000 },
+    );
+    assert.equal(stateful.code, 2, stateful.stderr);
+    assert.match(stateful.stderr, /--instantiate and --type are for a shared library's handlers/);
   },
 });
 

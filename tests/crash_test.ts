@@ -145,6 +145,27 @@ Deno.test({
   },
 });
 
+/** A crash in jaxlib's `cpu_csr_sparse_dense_ffi` (a `handlersFrom` handler object), named alike on both hosts. */
+const MODULE_LINE =
+  /^deno-xla-ffi: handler 'jaxlib\.cpu\._sparse:cpu_csr_sparse_dense_ffi' of the Python module jaxlib\.cpu\._sparse, called in this process, died of SIGSEGV \(segmentation fault at address 0x[0-9a-f]+\); the process ends\./;
+/** What contains it: the isolated python-module route, not HandlerLibrary.open, which cannot open it. */
+const MODULE_HINT =
+  /run the handler in a child process that hosts its module: cli run\|fuzz --python-module jaxlib\.cpu\._sparse, or fuzzHandler\(handler, \{ isolate: true \}\)/;
+
+for (const [mode, host] of [["module", "the embedded runtime"], ["module-xla", "real XLA"]]) {
+  Deno.test({
+    name: xlaName(
+      `a crash in a Python module's handler called by ${host} names it as the module does`,
+    ),
+    ignore: XLA_SKIP !== undefined,
+    async fn() {
+      const line = await crash([mode!], "SIGSEGV", MODULE_LINE, 180_000);
+      assert.match(line, MODULE_HINT);
+      assert.doesNotMatch(line, /HandlerLibrary\.open|the handler at 0x|deno_xla\.ffi_call/);
+    },
+  });
+}
+
 const CXX_SKIP = findCxxCompiler() === undefined ? "no C++ compiler" : undefined;
 
 Deno.test({

@@ -865,6 +865,7 @@ stateful handler (ffi.h's Ctx<State<T>>) is probed with its state:
 with the state types the library exports registered (or --type NAME=SYMBOL).`;
 
 const FUZZ_TEXT = `Usage: cli fuzz <lib.so> <handler> [options]
+       cli fuzz --python-module M [--initialize F] <handler> [options]
 
 Fuzzes one handler of a shared library: discovers its signature (as
 'inspect --signature'), then calls it with generated arguments and
@@ -905,6 +906,12 @@ Options:
   --out DIR          where the failures' .npy files go (default fuzz-failures)
   --json             print one JSON object instead of text
   -h, --help         this help
+
+A Python extension module's handler: 'fuzz --python-module M <handler>'
+runs it in a child process that hosts the Python of $XLA_FFI_DENO_PYTHON and
+imports M (--initialize F calls M.F() first, --module-platform P takes
+platform P's handlers, default cpu); a crash ends that process, not this one,
+and is reported with a 'run --python-module' line.
 
 Exit code 9 when a failure was found, 0 when none.`;
 

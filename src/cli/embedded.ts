@@ -123,8 +123,11 @@ async function _runIsolated(
   const how = _describeStatus(status);
   const path = run.target.path;
   if (phases.includes("call")) {
-    const message = `handler '${run.handler}' crashed: ${how} ended the process running it ` +
-      `during the call (the command line runs shared-library handlers in a child process ` +
+    // A Python module's handler is named as the module registers it (as a crash line names it).
+    const module = run.target.kind === "module";
+    const message = `handler '${module ? `${path}:` : ""}${run.handler}' crashed: ${how} ended ` +
+      `the process running it during the call (the command line runs ` +
+      `${module ? "a Python module's" : "shared-library"} handlers in a child process ` +
       `to report this)`;
     if (run.json) {
       io.stdout(

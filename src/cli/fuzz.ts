@@ -156,12 +156,34 @@ async function _replay(report: FuzzReport): Promise<Map<number, _Replay>> {
   return out;
 }
 
-/** `fuzz lib.so NAME …`: the report; resolves to whether a failure was found. */
-export async function _fuzz(cmd: ParsedFuzz, io: _FuzzIo): Promise<boolean> {
-  const library = _localLibrary(cmd.path);
+/** A Python module's handler to fuzz (`fuzz --python-module M`): the module and its options. */
+export interface _FuzzModule {
+  name: string;
+  initialize?: string;
+  platform?: string;
+}
+
+/**
+ * `fuzz lib.so NAME …` (or `fuzz --python-module M NAME …`, `module`): the
+ * report; resolves to whether a failure was found.
+ */
+export async function _fuzz(cmd: ParsedFuzz, io: _FuzzIo, module?: _FuzzModule): Promise<boolean> {
+  if (module !== undefined && (cmd.instantiate !== undefined || (cmd.types ?? []).length > 0)) {
+    throw new FfiError(
+      ErrorCode.INVALID_ARGUMENT,
+      "fuzz --python-module: --instantiate and --type are for a shared library's handlers",
+    );
+  }
+  const library = module === undefined ? _localLibrary(cmd.path) : "";
+  const target = module === undefined ? { library, handler: cmd.handler } : {
+    module: module.name,
+    handler: cmd.handler,
+    ...(module.initialize !== undefined ? { initialize: module.initialize } : {}),
+    ...(module.platform !== undefined ? { platform: module.platform } : {}),
+  };
   let report: FuzzReport;
   try {
-    report = await fuzzHandler({ library, handler: cmd.handler }, {
+    report = await fuzzHandler(target, {
       runs: cmd.runs,
       ...(cmd.seconds !== undefined ? { seconds: cmd.seconds } : {}),
       seed: cmd.seed,
@@ -171,7 +193,7 @@ export async function _fuzz(cmd: ParsedFuzz, io: _FuzzIo): Promise<boolean> {
       args: cmd.args,
       attrs: cmd.attrs,
       ...(cmd.values.length > 0 ? { argValues: cmd.values } : {}),
-      ..._stateOptions(library, cmd.instantiate, cmd.types),
+      ...(module === undefined ? _stateOptions(library, cmd.instantiate, cmd.types) : {}),
       outDir: cmd.out,
     });
   } catch (e) {
@@ -182,7 +204,7 @@ export async function _fuzz(cmd: ParsedFuzz, io: _FuzzIo): Promise<boolean> {
   if (cmd.json) {
     io.stdout(
       JSON.stringify({
-        library: cmd.path,
+        ...(module === undefined ? { library: cmd.path } : { module: module.name }),
         handler: cmd.handler,
         seed: report.seed,
         runs: report.runs,
@@ -213,7 +235,10 @@ export async function _fuzz(cmd: ParsedFuzz, io: _FuzzIo): Promise<boolean> {
       );
     }
     const abort = report.failures.find((f) => f.kind === "crash" && f.detail === "SIGABRT");
-    if (cmd.instantiate === undefined && abort !== undefined && abort.count >= report.runs / 2) {
+    if (
+      module === undefined && cmd.instantiate === undefined && abort !== undefined &&
+      abort.count >= report.runs / 2
+    ) {
       const hint = _statefulHint(library);
       if (hint !== undefined) io.stderr(`warning: most runs aborted; ${hint}\n`);
     }
@@ -227,6 +252,15 @@ export async function _fuzz(cmd: ParsedFuzz, io: _FuzzIo): Promise<boolean> {
       text = text.replace(line, line + note);
     }
     io.stdout(text);
+    if (
+      module !== undefined && module.initialize === undefined &&
+      report.failures.some((f) => f.kind === "crash")
+    ) {
+      io.stderr(
+        `hint: some modules' handlers crash until the module is initialized: jaxlib.cpu._lapack ` +
+          `needs --initialize initialize\n`,
+      );
+    }
   }
   return report.failures.length > 0;
 }

@@ -850,6 +850,34 @@ async function _runPythonModule(
   }
 }
 
+/**
+ * `fuzz --python-module M NAME …`: the handler runs in a child process that
+ * hosts the module (fuzz_handler.ts, `{ module, handler }`), never here.
+ */
+async function _fuzzPythonModule(py: PythonModuleArgs, io: CliIo): Promise<ExitCode> {
+  const cmd = await _phase(ExitCode.USAGE, () => parseCommandLine(py.argv));
+  if (cmd.command !== "fuzz") return ExitCode.USAGE;
+  if (cmd.instantiate !== undefined || (cmd.types ?? []).length > 0) {
+    throw new _Exit(
+      ExitCode.USAGE,
+      new FfiError(
+        ErrorCode.INVALID_ARGUMENT,
+        "fuzz --python-module: --instantiate and --type are for a shared library's handlers",
+      ),
+    );
+  }
+  _checkPythonPermissions("fuzz");
+  if (!_granted({ name: "write", path: cmd.out })) {
+    _missingFlagsExit(
+      new Set(["--allow-write"]),
+      (flags) => `'fuzz' writes failures to ${cmd.out} and needs ${flags}: run again with ${flags}`,
+    );
+  }
+  const module = { name: py.module, initialize: py.initialize, platform: py.platform };
+  const found = await _phase(ExitCode.LIBRARY, () => _fuzz(cmd, io, module));
+  return found ? ExitCode.FUZZ_FAILURES : ExitCode.OK;
+}
+
 /** An array of the command line as `assertAllClose` reads it (values already decoded). */
 function _comparable(a: ArrayData): { data: ArrayBufferView; shape: number[]; dtype: DataType } {
   const shape = [...a.dims];
@@ -969,6 +997,7 @@ export async function main(argv: readonly string[], io?: CliIo): Promise<number>
     const py = await _phase(ExitCode.USAGE, () => _pythonModuleArgs(argv));
     if (py?.command === "inspect") return await _inspectPythonModule(py, out);
     if (py?.command === "run") return await _runPythonModule(py, argv, out, runtime, child);
+    if (py?.command === "fuzz") return await _fuzzPythonModule(py, out);
     const cmd = await _phase(ExitCode.USAGE, () => parseCommandLine(argv));
     if (cmd.command !== "help") _checkPermissions(cmd, runtime);
     switch (cmd.command) {

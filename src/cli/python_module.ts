@@ -2,7 +2,8 @@
  * Handlers of Python extension modules on the command line: `inspect
  * --python-module M` and `run --python-module M NAME …` host Python with
  * jax (`Xla.open`, docs/real-xla.md) and take the module's handlers with
- * `Xla.handlersFrom`; `--initialize F` calls the module's `F()` first
+ * `Xla.handlersFrom`; `fuzz --python-module M NAME …` fuzzes one in a child
+ * process that hosts the module; `--initialize F` calls the module's `F()` first
  * (`initialize` for `jaxlib.cpu._lapack`), `--module-platform P` picks the
  * platform (default `cpu`).
  *
@@ -15,8 +16,8 @@ import type { ModuleHandlers } from "../xla/modules.ts";
 
 /** What `--python-module` and its options asked for. */
 export interface PythonModuleArgs {
-  /** The command: `inspect` or `run`. */
-  command: "inspect" | "run";
+  /** The command: `inspect`, `run` or `fuzz`. */
+  command: "inspect" | "run" | "fuzz";
   /** The module's dotted name. */
   module: string;
   /** A function of the module to call first. */
@@ -40,7 +41,7 @@ const OWN = ["python-module", "initialize", "module-platform"] as const;
  */
 export function _pythonModuleArgs(argv: readonly string[]): PythonModuleArgs | undefined {
   const command = argv[0];
-  if (command !== "inspect" && command !== "run") return undefined;
+  if (command !== "inspect" && command !== "run" && command !== "fuzz") return undefined;
   if (!argv.some((a) => a === "--python-module" || a.startsWith("--python-module="))) {
     return undefined;
   }
@@ -78,7 +79,7 @@ export function _pythonModuleArgs(argv: readonly string[]): PythonModuleArgs | u
     module,
     initialize: got.initialize,
     platform: got["module-platform"],
-    argv: [command, ...(command === "run" ? [module] : []), ...rest],
+    argv: [command, ...(command !== "inspect" ? [module] : []), ...rest],
   };
 }
 

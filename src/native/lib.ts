@@ -104,7 +104,11 @@ export function _describeHandler(pointer: Deno.PointerObject, name: string, libr
 export function _describeRegistered(pointer: Deno.PointerObject, registered: string): void {
   const d = described.get(BigInt(Deno.UnsafePointer.value(pointer)));
   if (d !== undefined) {
-    describeNative(pointer, `'${registered}' (${d.base})`, d.library);
+    // An ffiCall's own registration is internal: the handler keeps its own name.
+    const name = registered.startsWith("deno_xla.ffi_call.")
+      ? `'${d.base}'`
+      : `'${registered}' (${d.base})`;
+    describeNative(pointer, name, d.library);
     return;
   }
   const buf = new Uint8Array(4096);

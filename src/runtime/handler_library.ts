@@ -11,7 +11,12 @@ import { FfiError } from "../errors.ts";
 import { _describeHandler, native } from "../native/lib.ts";
 import { _cString } from "./_native_error.ts";
 import { _register, _unregister } from "../_resources.ts";
-import { _Isolated, type IsolatedOutput, type IsolateOptions } from "./isolate.ts";
+import {
+  _Isolated,
+  type _IsolatedPython,
+  type IsolatedOutput,
+  type IsolateOptions,
+} from "./isolate.ts";
 import { readElfSymbols } from "../native/elf.ts";
 import { _closest } from "../_closest.ts";
 
@@ -373,6 +378,16 @@ export class HandlerLibrary {
       );
     }
     return new HandlerLibrary(h, p);
+  }
+
+  /**
+   * @internal The handlers of a Python extension module, isolated: a child
+   * process hosts the Python and the module (`python`), and
+   * {@link handler} takes the module's registered names. `path` is the
+   * module's name.
+   */
+  static _openPython(options: IsolateOptions, python: _IsolatedPython): HandlerLibrary {
+    return new HandlerLibrary(null, python.module, new _Isolated(python.module, options, python));
   }
 
   /**

@@ -242,7 +242,11 @@ function block(items: string[]): Uint8Array<ArrayBuffer> {
 }
 
 /** The child's environment: ours, with the sanitizers set up for it. */
-function childEnv(sanitize: boolean, keepOutput = false): Uint8Array<ArrayBuffer> {
+function childEnv(
+  sanitize: boolean,
+  keepOutput = false,
+  extra: Readonly<Record<string, string>> = {},
+): Uint8Array<ArrayBuffer> {
   let env: Record<string, string>;
   try {
     env = Deno.env.toObject();
@@ -267,6 +271,11 @@ function childEnv(sanitize: boolean, keepOutput = false): Uint8Array<ArrayBuffer
   }
   if (keepOutput) env.XLA_FFI_DENO_ISOLATE_OUTPUT = "keep";
   else delete env.XLA_FFI_DENO_ISOLATE_OUTPUT;
+  // A Python module's process is asked for by `extra` only, never inherited.
+  for (const k of Object.keys(env)) {
+    if (k.startsWith("XLA_FFI_DENO_ISOLATE_PYTHON")) delete env[k];
+  }
+  Object.assign(env, extra);
   return block(Object.entries(env).filter(([k]) => !k.includes("=")).map(([k, v]) => `${k}=${v}`));
 }
 
@@ -291,6 +300,18 @@ function reportedSignal(text: string): { signal: string; by: string } | undefine
     /ERROR: (\w+Sanitizer): (stack-overflow) on address/.exec(text);
   if (m === null) return undefined;
   return { signal: m[2] === "stack-overflow" ? "SIGSEGV" : `SIG${m[2]}`, by: m[1]! };
+}
+
+/**
+ * @internal A Python extension module's handlers in an isolated process
+ * (native/isolate_child.c with XLA_FFI_DENO_ISOLATE_PYTHON): the module's
+ * name, and the variables that make the child host the Python and the module.
+ */
+export interface _IsolatedPython {
+  /** The module's dotted name. */
+  module: string;
+  /** XLA_FFI_DENO_ISOLATE_PYTHON (libpython), _HOME and _BOOT (the Python text to run). */
+  env: Readonly<Record<string, string>>;
 }
 
 /**
@@ -324,7 +345,12 @@ export class _Isolated {
   /** Symbols' names, encoded. */
   #names = new Map<string, Uint8Array>();
 
-  constructor(path: string, options: IsolateOptions) {
+  /** A Python module's handlers (`path` is then the module's name), or undefined. */
+  readonly python: _IsolatedPython | undefined;
+  /** What messages call what the process runs. */
+  #what: string;
+
+  constructor(path: string, options: IsolateOptions, python?: _IsolatedPython) {
     const t = options.timeoutMs ?? DEFAULT_ISOLATE_TIMEOUT_MS;
     if (!Number.isInteger(t) || t <= 0 || t > 2147483647) {
       throw new FfiError(
@@ -345,6 +371,8 @@ export class _Isolated {
       );
     }
     this.path = path;
+    this.python = python;
+    this.#what = python ? `Python module ${python.module}` : `handler library ${path}`;
     this.timeoutMs = t;
     this.sanitize = options.sanitize === "address";
     this.keepOutput = options.output === "keep";
@@ -381,7 +409,7 @@ export class _Isolated {
     if (this.#closed) {
       throw new FfiError(
         ErrorCode.FAILED_PRECONDITION,
-        `The handler library ${this.path} is closed`,
+        `The ${this.#what} is closed`,
       );
     }
     const program = isolateChildPath();
@@ -390,7 +418,7 @@ export class _Isolated {
     if (Deno.permissions.querySync({ name: "run", command: program }).state !== "granted") {
       throw new FfiError(
         ErrorCode.PERMISSION_DENIED,
-        `Starting the process of the isolated handler library ${this.path} runs the program ` +
+        `Starting the process of the isolated ${this.#what} runs the program ` +
           `${program}: that needs --allow-run`,
       );
     }
@@ -399,7 +427,7 @@ export class _Isolated {
     const msg = new Uint8Array(1024);
     const x = native().xla_ffi_deno_isolate_start(
       argv,
-      childEnv(this.sanitize, this.keepOutput),
+      childEnv(this.sanitize, this.keepOutput, this.python?.env),
       BigInt(INITIAL_MAP),
       msg,
       msg.length,
@@ -407,7 +435,7 @@ export class _Isolated {
     if (x === null) {
       throw new FfiError(
         ErrorCode.UNAVAILABLE,
-        `Cannot start the process of the isolated handler library ${this.path}: ${cText(msg)}`,
+        `Cannot start the process of the isolated ${this.#what}: ${cText(msg)}`,
       );
     }
     this.#x = x;
@@ -468,7 +496,7 @@ export class _Isolated {
     }
     throw this.#death(
       rc,
-      `Loading the isolated handler library ${this.path} in its process`,
+      `Loading the isolated ${this.#what} in its process`,
       "finish",
       "the library's loading",
     );
@@ -541,7 +569,7 @@ export class _Isolated {
     if (rc === 3) {
       return new FfiError(
         ErrorCode.UNAVAILABLE,
-        `The process of the isolated handler library ${this.path} ended while idle (no call ` +
+        `The process of the isolated ${this.#what} ended while idle (no call ` +
           `was running) ${ended.replace(/^, which /, "and ")}, so ${subject} did not run; a new ` +
           `process starts at the next call` + (head ? `\n${head}` : ""),
       );
@@ -573,7 +601,9 @@ export class _Isolated {
       if (this.#dv!.getInt32(H_STATUS, true) !== 0) {
         throw new FfiError(
           ErrorCode.NOT_FOUND,
-          `Symbol '${symbol}' not found in handler library ${this.path}: ${this.#message()}`,
+          this.python
+            ? `${this.python.module} registers no handler ${JSON.stringify(symbol)}`
+            : `Symbol '${symbol}' not found in ${this.#what}: ${this.#message()}`,
         );
       }
     } finally {
@@ -618,7 +648,7 @@ export class _Isolated {
     if (this.#busy || this.#queued > 0) {
       throw new FfiError(
         ErrorCode.FAILED_PRECONDITION,
-        `The isolated handler library ${this.path} is serving another call; await it first`,
+        `The isolated ${this.#what} is serving another call; await it first`,
       );
     }
     this.#busy = true;
@@ -750,7 +780,8 @@ export class _Isolated {
   }
 
   /** After an answer: results back into the caller's buffers, canaries checked. */
-  #finish(frame: CallFrame, placed: Placed[], handler: string): void {
+  #finish(frame: CallFrame, placed: Placed[], symbol: string): void {
+    const handler = this.#shown(symbol);
     const u8 = this.#u8!;
     let fault: FfiError | undefined;
     for (const p of placed) {
@@ -783,7 +814,8 @@ export class _Isolated {
     if (fault !== undefined) throw fault;
   }
 
-  #faultOf(placed: Placed[], handler: string): (kind: number) => FfiError {
+  #faultOf(placed: Placed[], symbol: string): (kind: number) => FfiError {
+    const handler = this.#shown(symbol);
     return (kind) => {
       const dv = this.#dv!;
       const index = dv.getInt32(H_FAULT_INDEX, true);
@@ -826,7 +858,21 @@ export class _Isolated {
   }
 
   #who(handler: string): string {
+    if (this.python) {
+      return `Handler '${
+        this.#shown(handler)
+      }' of the isolated Python module ${this.python.module}`;
+    }
     return `Handler '${handler}' of the isolated library ${this.path}`;
+  }
+
+  /**
+   * A handler as messages name it: a Python module's as the module registers it
+   * (`jaxlib.cpu._sparse:cpu_csr_sparse_dense_ffi`, as an in-process crash names it,
+   * native/crash.c), a library's by its symbol.
+   */
+  #shown(symbol: string): string {
+    return this.python ? `${this.python.module}:${symbol}` : symbol;
   }
 
   /** The reply of a call: nothing, an error thrown, or the thread counts. */
@@ -884,7 +930,7 @@ export class _Isolated {
   ): Promise<{ ok: number; failed: number; code: number; message: string } | undefined> {
     if (this.#closed) {
       return Promise.reject(
-        new FfiError(ErrorCode.FAILED_PRECONDITION, `The handler library ${this.path} is closed`),
+        new FfiError(ErrorCode.FAILED_PRECONDITION, `The ${this.#what} is closed`),
       );
     }
     this.#queued++;
@@ -911,7 +957,7 @@ export class _Isolated {
     if (this.#busy || this.#queued > 0) {
       throw new FfiError(
         ErrorCode.FAILED_PRECONDITION,
-        `The isolated handler library ${this.path} has a call in flight; await it before close()`,
+        `The isolated ${this.#what} has a call in flight; await it before close()`,
       );
     }
     this.#closed = true;

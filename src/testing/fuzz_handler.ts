@@ -31,6 +31,8 @@ import { _INSTANCE_FRESH, _INSTANCE_KEEP, type IsolatedOutput } from "../runtime
 import { CallFrameBuilder } from "../runtime/call_frame.ts";
 import { Runtime } from "../runtime/runtime.ts";
 import { loadNpy, saveNpy } from "../npy.ts";
+import { type HandlersFromOptions, ModuleHandler } from "../xla/modules.ts";
+import { _openModuleIsolated } from "../xla/_module_isolate.ts";
 import { assertAllClose } from "./assert.ts";
 
 // ------------------------------------------------------------------ types
@@ -215,7 +217,10 @@ export interface FuzzFailure {
   expected?: ArrayBufferView[];
   /** The `.npy` files of the shrunk arguments (with `outDir`), then a mismatch's expected results. */
   files?: string[];
-  /** The command line (after `cli`) that reproduces it: `run lib.so NAME --arg …` (library targets with `outDir`). */
+  /**
+   * The command line (after `cli`) that reproduces it: `run lib.so NAME --arg …`, or
+   * `run --python-module M NAME --arg …` (library and module targets with `outDir`).
+   */
   command?: string[];
 }
 
@@ -260,17 +265,26 @@ export interface FuzzReport {
 
 /**
  * What {@link fuzzHandler} fuzzes: a handler of a shared library (run in a
- * child process, with guarded buffers), or a handler object (a TS handler,
- * called in this process).
+ * child process, with guarded buffers); a handler of a Python extension
+ * module, by its registered name (`module`: a child process hosts the
+ * configured Python, `$XLA_FFI_DENO_PYTHON`, imports the module, calls its
+ * `initialize` function when named and takes its handlers as
+ * `Xla.handlersFrom` does, `platform` default `"cpu"`); or a handler
+ * object (a TS handler, called in this process; an `Xla.handlersFrom`
+ * handler moves to such a child with {@link FuzzOptions.isolate}).
  *
  * @example
  * ```ts
  * import type { FuzzTarget } from "@deno-xla/ffi/testing";
  * const t: FuzzTarget = { library: "./libmy_handlers.so", handler: "my_op" };
- * console.log("library" in t); // true
+ * const m: FuzzTarget = { module: "jaxlib.cpu._sparse", handler: "cpu_csr_sparse_dense_ffi" };
+ * console.log("library" in t, "module" in m); // true true
  * ```
  */
-export type FuzzTarget = { library: string; handler: string } | HandlerRef;
+export type FuzzTarget =
+  | { library: string; handler: string }
+  | { module: string; handler: string; initialize?: string; platform?: string }
+  | HandlerRef;
 
 /**
  * An argument as a {@link FuzzOptions.reference} gets it: C-order elements
@@ -384,8 +398,16 @@ export interface FuzzOptions {
    * gives the type only, the fuzzer varies the value.
    */
   attrs?: readonly string[];
-  /** Milliseconds a call may take before it counts as a hang (default 1000; library targets). */
+  /** Milliseconds a call may take before it counts as a hang (default 1000; isolated targets). */
   timeoutMs?: number;
+  /**
+   * Run a Python extension module's handler (from `Xla.handlersFrom`) in
+   * a child process that hosts its module, as a `{ module, handler }`
+   * target is (its crashes are then failures found, not this process's
+   * end); the module is imported again there, with the same `initialize`
+   * and `platform`. Other handler objects run in this process.
+   */
+  isolate?: boolean;
   /** `"address"`: run the library's process with AddressSanitizer (a library built with it). */
   sanitize?: "address";
   /**
@@ -444,7 +466,10 @@ export interface FuzzOptions {
   valid?: (args: readonly ReferenceArray[], attrs: ReferenceAttrs) => boolean;
   /** Calls at most to shrink each failure (default 300). */
   shrinkCalls?: number;
-  /** A folder to write each failure's `.npy` arguments to (library targets also get a `command`). */
+  /**
+   * A folder to write each failure's `.npy` arguments to (a library's or a
+   * Python module's handler also gets a `command`).
+   */
   outDir?: string;
   /** Called after each run with the number done. */
   onProgress?: (runs: number, failures: number) => void;
@@ -459,21 +484,100 @@ interface _Outcome {
   results?: ArrayBufferView[];
 }
 
-/** The handler and what calls it, in a child process for a library. */
+/** A Python module's handler to run in a child process that hosts the module, or undefined. */
+function _moduleTarget(
+  target: FuzzTarget,
+  options: FuzzOptions,
+): { module: string; handler: string; from: HandlersFromOptions } | undefined {
+  if (
+    "module" in target && typeof target.module === "string" && !(target instanceof ModuleHandler)
+  ) {
+    const t = target as {
+      module: string;
+      handler: unknown;
+      initialize?: string;
+      platform?: string;
+    };
+    if (typeof t.handler !== "string" || t.handler === "") {
+      throw new FfiError(ErrorCode.INVALID_ARGUMENT, "fuzzHandler: target.handler is empty");
+    }
+    const from: HandlersFromOptions = {};
+    if (t.initialize !== undefined) from.initialize = t.initialize;
+    if (t.platform !== undefined) from.platform = t.platform;
+    return { module: t.module, handler: t.handler, from };
+  }
+  if (options.isolate === true && target instanceof ModuleHandler) {
+    return { module: target.module, handler: target.name!, from: target._from };
+  }
+  return undefined;
+}
+
+/** The handler and what calls it, in a child process for a library or a Python module. */
 class _Caller {
   #lib: HandlerLibrary | null = null;
   #rt: Runtime;
-  #handler: HandlerRef;
+  #handler!: HandlerRef;
   /** The library's instantiate handler: each call gets a fresh state from it first. */
   #instantiate: HandlerRef | null = null;
   readonly library?: string;
   readonly name?: string;
+  /** A Python module's handler: the module and what it is asked with. */
+  readonly module?: { name: string; from: HandlersFromOptions };
   readonly isolated: boolean;
 
-  constructor(target: FuzzTarget, options: FuzzOptions) {
+  /** The caller of `target` (a Python module's is opened first: the interpreter is asked). */
+  static async open(target: FuzzTarget, options: FuzzOptions): Promise<_Caller> {
+    const m = _moduleTarget(target, options);
+    if (m === undefined) {
+      if (options.isolate === true && !("library" in target)) {
+        throw new FfiError(
+          ErrorCode.INVALID_ARGUMENT,
+          "fuzzHandler: isolate moves a Python module's handler (Xla.handlersFrom) to a child " +
+            "process; a TS handler runs in this process, a shared library's handler " +
+            "({ library, handler }) always in its own",
+        );
+      }
+      return new _Caller(target, options);
+    }
+    if (options.instantiate !== undefined || (options.stateTypes ?? []).length > 0) {
+      throw new FfiError(
+        ErrorCode.INVALID_ARGUMENT,
+        "fuzzHandler: instantiate and stateTypes are for a shared library's handler",
+      );
+    }
+    if (options.sanitize !== undefined) {
+      throw new FfiError(
+        ErrorCode.INVALID_ARGUMENT,
+        "fuzzHandler: sanitize is for a shared library built with the sanitizer, not a Python " +
+          "module's handler",
+      );
+    }
+    const lib = await _openModuleIsolated(m.module, m.from, {
+      timeoutMs: options.timeoutMs ?? 1000,
+      output: options.handlerOutput ?? "keep",
+    });
+    return new _Caller(target, options, { lib, ...m });
+  }
+
+  private constructor(
+    target: FuzzTarget,
+    options: FuzzOptions,
+    module?: {
+      lib: HandlerLibrary;
+      module: string;
+      handler: string;
+      from: HandlersFromOptions;
+    },
+  ) {
     this.#rt = new Runtime({ threads: 0 });
     try {
-      if ("library" in target && typeof target.library === "string") {
+      if (module !== undefined) {
+        this.#lib = module.lib;
+        this.module = { name: module.module, from: module.from };
+        this.name = module.handler;
+        this.isolated = true;
+        this.#handler = this.#lib.handler(module.handler);
+      } else if ("library" in target && typeof target.library === "string") {
         if (typeof target.handler !== "string" || target.handler === "") {
           throw new FfiError(ErrorCode.INVALID_ARGUMENT, "fuzzHandler: target.handler is empty");
         }
@@ -837,10 +941,10 @@ export async function discoverSignature(
   target: FuzzTarget,
   options: Pick<
     FuzzOptions,
-    "args" | "attrs" | "timeoutMs" | "sanitize" | "instantiate" | "stateTypes"
+    "args" | "attrs" | "timeoutMs" | "sanitize" | "instantiate" | "stateTypes" | "isolate"
   > = {},
 ): Promise<HandlerSignature> {
-  const caller = new _Caller(target, options);
+  const caller = await _Caller.open(target, options);
   try {
     return await _discover(caller, options);
   } finally {
@@ -2054,13 +2158,13 @@ function _attrText(name: string, v: AttrValue, out: string[]): void {
  * `library` with case `c`, its arguments read from `files`.
  */
 export function _runCommand(
-  library: string,
+  library: string | readonly string[],
   handler: string,
   c: FuzzCase,
   files: readonly string[],
   extra: readonly string[],
 ): string[] {
-  const argv = ["run", library, handler];
+  const argv = ["run", ...(typeof library === "string" ? [library] : library), handler];
   for (const f of files) argv.push("--arg", f);
   for (const r of c.results) {
     argv.push(
@@ -2080,12 +2184,14 @@ export function _runCommand(
  * Fuzzes a handler: discovers its signature ({@link discoverSignature}),
  * then makes up to `runs` calls (or `seconds` of them) with generated
  * arguments and attributes, seeded and reproducible, in the isolated,
- * guarded process of its library (a TS handler object runs in this
- * process). Each distinct failure ({@link FuzzFailureKind} and what it
- * names) is shrunk and reported once; with `outDir`, its arguments are
- * written as `.npy` files, and for a library `command` is the `cli run`
- * line that reproduces it. Throws FfiError for bad options or a library
- * that cannot be opened; failures of the handler are never thrown.
+ * guarded process of its library, or of its Python module (a
+ * `{ module, handler }` target, or a `handlersFrom` handler with
+ * `isolate: true`; a TS handler object runs in this process). Each
+ * distinct failure ({@link FuzzFailureKind} and what it names) is shrunk
+ * and reported once; with `outDir`, its arguments are written as `.npy`
+ * files, and for a library or a module `command` is the `cli run` line
+ * that reproduces it. Throws FfiError for bad options or a library or
+ * module that cannot be opened; failures of the handler are never thrown.
  *
  * @example
  * ```ts
@@ -2126,7 +2232,7 @@ export async function fuzzHandler(
   }
   const rules = (options.results ?? []).map((r, i) => _parseRule(r, `result rule ${i}`));
   const hints = _hintAttrs(options.attrs);
-  const caller = new _Caller(target, options);
+  const caller = await _Caller.open(target, options);
   try {
     const sig = await _discover(caller, options);
     const resultsChecked = options.results !== undefined;
@@ -2234,9 +2340,16 @@ function _writeFailures(failures: FuzzFailure[], options: FuzzOptions, caller: _
       extra.push("--expect", path);
     }
     f.files = files;
+    const argFiles = files.slice(0, f.case.args.length);
     if (caller.library !== undefined) {
-      const argFiles = files.slice(0, f.case.args.length);
       f.command = _runCommand(caller.library, caller.name!, f.case, argFiles, extra);
+    } else if (caller.module !== undefined) {
+      // `cli run --python-module` runs it in a child process too: a crash exits 6.
+      const { name, from } = caller.module;
+      const target = ["--python-module", name];
+      if (from.initialize !== undefined) target.push("--initialize", from.initialize);
+      if (from.platform !== undefined) target.push("--module-platform", from.platform);
+      f.command = _runCommand(target, caller.name!, f.case, argFiles, extra);
     }
   }
 }

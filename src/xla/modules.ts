@@ -11,6 +11,7 @@
 import { ErrorCode } from "../abi/enums.ts";
 import { FfiError } from "../errors.ts";
 import { type HandlerStages, NativeHandler } from "../runtime/handler_library.ts";
+import { _describeHandler } from "../native/lib.ts";
 
 /** Options of {@link Xla.handlersFrom}. */
 export interface HandlersFromOptions {
@@ -70,6 +71,8 @@ export class ModuleHandler extends NativeHandler {
    * execute, … }`); undefined for a single execute handler.
    */
   readonly stages: HandlerStages | undefined;
+  /** @internal What the module was asked with (its initializer, platform): an isolated process asks the same. */
+  readonly _from: HandlersFromOptions;
 
   /**
    * Wraps an address a module handed out.
@@ -78,20 +81,28 @@ export class ModuleHandler extends NativeHandler {
    * @param name the registered name
    * @param module the module's name
    * @param isOpen whether the host that loaded the module is still open
-   * @param info platform, API version and the other stages
+   * @param info platform, API version, the other stages and what the module was asked with
    */
   constructor(
     pointer: Deno.PointerObject,
     name: string,
     module: string,
     isOpen: () => boolean,
-    info: { platform?: string; apiVersion?: number; stages?: HandlerStages } = {},
+    info: {
+      platform?: string;
+      apiVersion?: number;
+      stages?: HandlerStages;
+      from?: HandlersFromOptions;
+    } = {},
   ) {
     super(pointer, name);
     this.module = module;
     this.platform = info.platform ?? "cpu";
     this.apiVersion = info.apiVersion ?? 1;
     this.stages = info.stages;
+    this._from = info.from ?? {};
+    // A crash in it names it as the module registers it, on either host (native/crash.c).
+    _describeHandler(pointer, `${module}:${name}`, `python-module:${module}`);
     Object.defineProperty(this, "pointer", {
       enumerable: true,
       get: () => {
@@ -195,8 +206,15 @@ export interface _HandlersReply {
   skipped: SkippedTarget[];
 }
 
-/** Builds the handlers of a reply; `isOpen` tells whether the host is still open. */
-export function _moduleHandlers(r: _HandlersReply, isOpen: () => boolean): ModuleHandlers {
+/**
+ * Builds the handlers of a reply; `isOpen` tells whether the host is still
+ * open, `from` what the module was asked with.
+ */
+export function _moduleHandlers(
+  r: _HandlersReply,
+  isOpen: () => boolean,
+  from: HandlersFromOptions = {},
+): ModuleHandlers {
   const out: ModuleHandler[] = [];
   for (const t of r.handlers) {
     const ptr = (a: number) => Deno.UnsafePointer.create(BigInt(a))!;
@@ -204,6 +222,7 @@ export function _moduleHandlers(r: _HandlersReply, isOpen: () => boolean): Modul
       new ModuleHandler(ptr(t.stages[stage]!), t.name, r.module, isOpen, {
         platform: t.platform,
         apiVersion: t.apiVersion,
+        from,
       });
     const names = Object.keys(t.stages);
     let stages: HandlerStages | undefined;
@@ -217,6 +236,7 @@ export function _moduleHandlers(r: _HandlersReply, isOpen: () => boolean): Modul
         platform: t.platform,
         apiVersion: t.apiVersion,
         stages,
+        from,
       }),
     );
   }

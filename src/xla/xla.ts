@@ -1039,7 +1039,7 @@ export class Xla implements FfiHost {
       registrations: options.registrations ?? null,
       platform: options.platform ?? "cpu",
     });
-    return _moduleHandlers(r.header!, () => this.#open);
+    return _moduleHandlers(r.header!, () => this.#open, options);
   }
 
   /** What the hosted Python holds: allocated blocks, tracked objects, this host's programs. */
