@@ -8,7 +8,7 @@
  * @module
  */
 import { DataType, ErrorCode } from "../abi/enums.ts";
-import { missingNativePermissions } from "../build/native.ts";
+import { missingNativePermissions } from "../native/loader.ts";
 import { typeFacts, typeName } from "../spec/type_names.ts";
 import { assertAllClose, AssertionError } from "../testing/assert.ts";
 import { FfiError, toFfiError } from "../errors.ts";
