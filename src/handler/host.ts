@@ -28,6 +28,7 @@ import {
   initFlat,
 } from "./_flat.ts";
 import { _takeScratch, decode, dropScratch, type Entry } from "./_decode.ts";
+import { _auxMessage, _startHostState, _states } from "./_host_state.ts";
 import type { ScratchAllocator } from "./context.ts";
 
 export type { CtxKind, Op } from "./_decode.ts";
@@ -49,7 +50,6 @@ export const MAX_SETTLE_WAIT_NS = 1_000_000;
 let lib: Native | undefined;
 let msgBytes: Uint8Array;
 let aux: ArrayBuffer;
-let auxDv: DataView;
 let completeBytes: Uint8Array;
 let inlineCb: Deno.UnsafeCallback<{ readonly parameters: ["i32"]; readonly result: "i32" }>;
 let threadCb: Deno.UnsafeCallback<{ readonly parameters: []; readonly result: "i32" }>;
@@ -57,8 +57,6 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 const entries: (Entry | undefined)[] = [];
 let liveHandlers = 0;
-/** @internal TS states held for the runtime, by the key the execution context keeps. */
-export const _states = new Map<number, unknown>();
 let nextStateKey = 1;
 let failedCompletions = 0;
 
@@ -68,24 +66,12 @@ export function _lib(): Native {
   return lib!;
 }
 
-/** @internal the value a context helper left in the aux area. */
-export function _auxValue(): number {
-  return auxDv.getFloat64(0, true);
-}
-
-/** @internal the message a failed context helper left in the aux area. */
-export function _auxMessage(): string {
-  const n = auxDv.getInt32(8, true);
-  return new TextDecoder().decode(new Uint8Array(aux, 16, n));
-}
-
 function init(): void {
   const l = native();
   const cap = l.xla_ffi_deno_handler_msg_cap();
   initFlat();
   msgBytes = new Uint8Array(cap);
   aux = new ArrayBuffer(cap);
-  auxDv = new DataView(aux);
   completeBytes = new Uint8Array(cap);
   inlineCb = _callback(
     { parameters: ["i32"], result: "i32" } as const,
@@ -116,6 +102,7 @@ function init(): void {
     threadCb.close();
     throw e;
   }
+  _startHostState(l, aux);
   lib = l;
 }
 
