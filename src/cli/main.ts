@@ -42,11 +42,11 @@ import {
   type ArrayData,
   type ExpectReport,
   formatArray,
-  formatRunJson,
   formatShape,
   formatTiming,
   ProgressLine,
   type ResultReport,
+  runReportLine,
   summarizeTimings,
 } from "./format.ts";
 
@@ -613,16 +613,12 @@ async function _runTarget(run: ParsedRun, io: CliIo, runtime: CliRuntime): Promi
   const timing = run.repeat > 1 && !error ? summarizeTimings(times.subarray(0, calls)) : undefined;
   if (run.json) {
     io.stdout(
-      formatRunJson({
-        target: run.target.path,
-        handler: run.handler,
-        stage: run.stage,
-        platform: run.platform,
+      runReportLine(run, {
         results,
         timing,
         error: error ? { code: error.code, message: error.message, hint: error.hint } : undefined,
         expect,
-      }) + "\n",
+      }),
     );
   } else if (!error) {
     for (const [i, r] of results.entries()) {
