@@ -51,7 +51,7 @@ import { buildSharedLibrary } from "../native/compile.ts";
 import { installNative } from "../native/loader.ts";
 import { ErrorCode } from "../abi/enums.ts";
 import { FfiError } from "../errors.ts";
-import { findPython } from "../xla/python.ts";
+import { findPython } from "../xla/interpreter.ts";
 
 /** Options of {@link buildHandlerLibrary}. */
 export interface HandlerBuildOptions {

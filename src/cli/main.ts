@@ -28,7 +28,7 @@ import type { CallArg, CliRuntime, HandlerMetadata, MetadataAnswer } from "./run
 import { _runChild, _runChildMark, embeddedRuntime } from "./embedded.ts";
 import { _fuzz, _inspectSignature } from "./fuzz.ts";
 import { _jaxlibApi, _refuses, type JaxlibApi } from "./jaxlib_skew.ts";
-import { _configuredPython } from "../xla/python.ts";
+import { _configuredPython } from "../xla/interpreter.ts";
 import { _closeRunModule, _importForRun, _isProvided, _provideForRun } from "./module_target.ts";
 import {
   _formatModuleInspect,
