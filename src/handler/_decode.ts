@@ -111,8 +111,6 @@ export class Entry {
   readonly params: unknown[];
   /** The compiled decode-and-call (_fast.ts compileDecoder); null: none; undefined: not yet. */
   run: (() => unknown) | null | undefined = undefined;
-  /** The same without the handler call (benchmarks only: _phaseStop(5)). */
-  runNoCall: (() => unknown) | null | undefined = undefined;
 
   constructor(
     ops: Op[],

@@ -75,7 +75,7 @@ function init(): void {
   completeBytes = new Uint8Array(cap);
   inlineCb = _callback(
     { parameters: ["i32"], result: "i32" } as const,
-    (slot: number) => dispatch(slot),
+    (slot: number) => inlineDispatch(slot),
   );
   threadCb = _callback(
     { parameters: [], result: "i32" } as const,
@@ -272,7 +272,6 @@ function callWith(fn: (...args: unknown[]) => unknown, p: unknown[]): unknown {
 
 /** Runs slot `slot` on the flattened frame; returns 0 ok, 1 error, 2 pending. Never throws. */
 function dispatch(slot: number): number {
-  if (phaseStop !== 0) return dispatchPhase(slot);
   try {
     const e = entries[slot];
     if (e === undefined) {
@@ -363,19 +362,31 @@ function settle(
   return 0;
 }
 
+/** What the inline callback runs: {@link dispatch}, or {@link dispatchPhase} while a benchmark stops calls after a phase. */
+let inlineDispatch: (slot: number) => number = dispatch;
 let phaseStop = 0;
+/** The decoders without the handler call, per entry (benchmarks only: phase 5). */
+let noCallDecoders = new WeakMap<Entry, (() => unknown) | null>();
 
 /**
  * @internal benchmarks only: calls on the JS thread stop after a phase and
  * return success (bench/handler_speed.ts prints the breakdown). 0: never; 1:
  * after the C entry's own checks; 2: after the frame check and flatten; 3: on
  * entering JS; 4: after the operand counts are checked; 5: after every
- * operand is decoded (the handler is not called). Returns the previous phase.
+ * operand is decoded (the handler is not called). Phases 1 and 2 need a
+ * native library built with `-DXFD_PHASES` (FAILED_PRECONDITION otherwise);
+ * the normal dispatch checks nothing of this. Returns the previous phase.
  */
 export function _phaseStop(phase: number): number {
+  if (_lib().xla_ffi_deno_handler_phase_stop(phase) < 0 && (phase === 1 || phase === 2)) {
+    throw new FfiError(
+      ErrorCode.FAILED_PRECONDITION,
+      `phase ${phase} stops in C: the native library was built without -DXFD_PHASES`,
+    );
+  }
   const previous = phaseStop;
   phaseStop = phase;
-  _lib().xla_ffi_deno_handler_phase_stop(phase);
+  inlineDispatch = phase === 0 ? dispatch : dispatchPhase;
   return previous;
 }
 
@@ -388,8 +399,8 @@ export function _setReuse(on: boolean): void {
   for (const e of entries) {
     if (e === undefined) continue;
     e.run = undefined;
-    e.runNoCall = undefined;
   }
+  noCallDecoders = new WeakMap();
 }
 
 /** dispatch() stopped after phase `phaseStop` (no handler call). */
@@ -405,9 +416,8 @@ function dispatchPhase(slot: number): number {
         ? 0
         : 1;
     }
-    const run = e.runNoCall === undefined
-      ? e.runNoCall = compileDecoder(e, false) ?? null
-      : e.runNoCall;
+    let run = noCallDecoders.get(e);
+    if (run === undefined) noCallDecoders.set(e, run = compileDecoder(e, false) ?? null);
     if (run !== null && run() !== MISMATCH) return 0;
     const failure = decode(e);
     dropScratch();
