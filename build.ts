@@ -9,9 +9,10 @@
  * files that are stale, writing nothing; `--prebuild`: the generated files
  * and the prebuilt sets in `native/prebuilt/`).
  *
- * The build itself is `src/build/native.ts` (what the module needs at run
- * time: it does not import this file) and `src/build/_generate.ts` (the
- * generated files and prebuilt sets); both are re-exported here for scripts
+ * The build itself is `src/native/compile.ts` with `src/native/loader.ts`
+ * (what the module needs at run time: they do not import this file),
+ * `src/build/ptx.ts` (the example kernels) and `src/build/_generate.ts` (the
+ * generated files and prebuilt sets); all are re-exported here for scripts
  * and tests of a checkout.
  *
  * @example
@@ -24,10 +25,13 @@
  */
 import { fileURLToPath } from "node:url";
 import { PREBUILT_PLATFORMS } from "./src/native/prebuilt.ts";
-import { buildPtx, installNative } from "./src/build/native.ts";
+import { installNative } from "./src/native/loader.ts";
+import { buildPtx } from "./src/build/ptx.ts";
 import { generatedFiles, prebuildSet, PREBUILT_COMPILERS } from "./src/build/_generate.ts";
 
-export * from "./src/build/native.ts";
+export * from "./src/native/compile.ts";
+export * from "./src/native/loader.ts";
+export * from "./src/build/ptx.ts";
 export * from "./src/build/_generate.ts";
 
 if (import.meta.main) {

@@ -8,9 +8,14 @@
  * This entry holds what handlers and their callers use: the binding DSL
  * (`Ffi.bind()`), the embedded `Runtime`, call frames (`CallFrameBuilder`),
  * futures, `FfiError` and the data types. The other entries:
- * `@deno-xla/ffi/abi` (struct layouts, readers, writers, raw enums),
- * `@deno-xla/ffi/npy` (`.npy` files), `@deno-xla/ffi/cuda` (the CUDA driver
- * API) and `@deno-xla/ffi/cli` (the command line).
+ *
+ * - `@deno-xla/ffi/abi`: the ABI as data (struct layouts, readers, writers, raw enums).
+ * - `@deno-xla/ffi/npy`: reading and writing `.npy` files.
+ * - `@deno-xla/ffi/cuda`: the CUDA driver API, for work on the stream XLA hands a handler.
+ * - `@deno-xla/ffi/xla`: real XLA (jax hosted in the process) running programs that call handlers.
+ * - `@deno-xla/ffi/testing`: assertions, leak checks and the handler fuzzer for tests.
+ * - `@deno-xla/ffi/build`: compiling C/C++ handler libraries against the XLA FFI headers.
+ * - `@deno-xla/ffi/cli`: the command line (`inspect`, `run`, `fuzz`).
  *
  * Supported platforms: Linux x86-64 and Linux aarch64 (glibc 2.34 or
  * later), for which the native library ships prebuilt and is copied into

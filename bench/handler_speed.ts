@@ -8,7 +8,8 @@
  *     s64[3]), every operand decoded, empty body; vs a raw UnsafeCallback of the
  *     same C signature called from the same C loop. Also with reuse of
  *     unchanged values off (what a handler pays when every frame differs), and
- *     a per-phase breakdown (calls stopped after each phase).
+ *     a per-phase breakdown (calls stopped after each phase, in a child process
+ *     on a native library built with -DXFD_PHASES).
  * P2: round trip of a call from foreign threads (1 and 4 threads): median,
  *     p99, and mean (threads / throughput); vs a raw UnsafeCallback.threadSafe
  *     called the same way.
@@ -23,7 +24,9 @@
  *
  * @module
  */
+import { fileURLToPath } from "node:url";
 import { DataType } from "../src/abi/enums.ts";
+import { buildSharedLibrary, MAIN_LIBRARY } from "../src/native/compile.ts";
 import { handlerHostStats } from "../src/handler/mod.ts";
 import { _phaseStop, _setReuse } from "../src/handler/host.ts";
 import { array, CallFrameBuilder, Runtime, scalar } from "../mod.ts";
@@ -56,31 +59,7 @@ using f = standardFrame();
 using handler = standardHandler();
 const raw = rawCallback();
 const rawTs = rawThreadSafeCallback();
-
-// P1, interleaved with the raw callback and with the same handler with reuse
-// off (every value made fresh, as when each call's frame differs).
 const N1 = 200_000;
-h.hh_loop(handler.pointer, f.pointer, 20_000);
-h.hh_loop(raw.pointer, f.pointer, 20_000);
-const p1: number[] = [], p1raw: number[] = [], p1fresh: number[] = [];
-for (let r = 0; r < REPS; r++) {
-  p1.push(h.hh_loop(handler.pointer, f.pointer, N1));
-  p1raw.push(h.hh_loop(raw.pointer, f.pointer, N1));
-  _setReuse(false);
-  h.hh_loop(handler.pointer, f.pointer, 2_000);
-  p1fresh.push(h.hh_loop(handler.pointer, f.pointer, N1));
-  _setReuse(true);
-}
-const p1m = median(p1), p1r = median(p1raw), p1f = median(p1fresh);
-console.log(
-  `P1 same-thread TS handler, standard frame: ${(p1m / 1e3).toFixed(3)} µs median ` +
-    `(raw UnsafeCallback ${(p1r / 1e3).toFixed(3)} µs; ratio ${(p1m / p1r).toFixed(2)}x; ` +
-    `${REPS} runs, spread ${spread(p1)}) target ≤ 0.35 µs and ≤ 4.5x`,
-);
-console.log(
-  `P1 with every value made fresh (reuse off, as when every frame differs): ` +
-    `${(p1f / 1e3).toFixed(3)} µs median (ratio ${(p1f / p1r).toFixed(2)}x)`,
-);
 
 // P1 breakdown: the same loop with calls stopped after each phase (host.ts
 // _phaseStop), interleaved; each phase's cost is the difference to the one
@@ -94,7 +73,8 @@ const PHASES: [number, string][] = [
   [5, "decode: checks, values, objects (JS)"],
   [0, "handler call, result, return to C"],
 ];
-{
+/** The breakdown, printed (in the child with the phases build). */
+function breakdown(): void {
   const runs = new Map<number, number[]>(PHASES.map(([p]) => [p, []]));
   const rawRuns: number[] = [];
   try {
@@ -122,6 +102,62 @@ const PHASES: [number, string][] = [
     `P1 breakdown (fastest of ${2 * REPS + 1} interleaved runs of ${N1} calls per phase; raw ` +
       `UnsafeCallback ${Math.min(...rawRuns).toFixed(0)} ns):\n${rows.join("\n")}`,
   );
+}
+
+if (Deno.args.includes("--breakdown")) {
+  breakdown();
+  Deno.exit(0);
+}
+
+// P1, interleaved with the raw callback and with the same handler with reuse
+// off (every value made fresh, as when each call's frame differs).
+h.hh_loop(handler.pointer, f.pointer, 20_000);
+h.hh_loop(raw.pointer, f.pointer, 20_000);
+const p1: number[] = [], p1raw: number[] = [], p1fresh: number[] = [];
+for (let r = 0; r < REPS; r++) {
+  p1.push(h.hh_loop(handler.pointer, f.pointer, N1));
+  p1raw.push(h.hh_loop(raw.pointer, f.pointer, N1));
+  _setReuse(false);
+  h.hh_loop(handler.pointer, f.pointer, 2_000);
+  p1fresh.push(h.hh_loop(handler.pointer, f.pointer, N1));
+  _setReuse(true);
+}
+const p1m = median(p1), p1r = median(p1raw), p1f = median(p1fresh);
+console.log(
+  `P1 same-thread TS handler, standard frame: ${(p1m / 1e3).toFixed(3)} µs median ` +
+    `(raw UnsafeCallback ${(p1r / 1e3).toFixed(3)} µs; ratio ${(p1m / p1r).toFixed(2)}x; ` +
+    `${REPS} runs, spread ${spread(p1)}) target ≤ 0.35 µs and ≤ 4.5x`,
+);
+console.log(
+  `P1 with every value made fresh (reuse off, as when every frame differs): ` +
+    `${(p1f / 1e3).toFixed(3)} µs median (ratio ${(p1f / p1r).toFixed(2)}x)`,
+);
+
+// The breakdown stops calls inside the native entry point, which only a
+// library built with -DXFD_PHASES can: it runs in a child process on such a
+// build, so the library measured above (and shipped) has no such check.
+{
+  const phasesLibrary = buildSharedLibrary({
+    ...MAIN_LIBRARY,
+    name: "xla_ffi_deno_phases",
+    extraFlags: [...(MAIN_LIBRARY.extraFlags ?? []), "-DXFD_PHASES"],
+  });
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-ffi",
+      "--allow-read",
+      "--allow-write",
+      "--allow-run",
+      "--allow-env",
+      fileURLToPath(import.meta.url),
+      "--breakdown",
+    ],
+    env: { XLA_FFI_DENO_LIB: phasesLibrary, REPS: String(REPS) },
+    stdout: "inherit",
+    stderr: "inherit",
+  }).outputSync();
+  if (!child.success) throw new Error(`the P1 breakdown's child failed (${child.code})`);
 }
 
 // P2

@@ -15,7 +15,8 @@
  */
 import { DataType } from "../src/abi/enums.ts";
 import { type Binding, Ffi, type Handler } from "../src/handler/binding.ts";
-import type { AttrKind, Dictionary, FfiBuffer } from "../src/handler/buffer.ts";
+import type { AttrKind, Dictionary } from "../src/handler/_attrs.ts";
+import type { FfiBuffer } from "../src/handler/buffer.ts";
 import { type DigestAttr, type DigestBuffer, type DigestFrame, frameDigest } from "./digest.ts";
 
 /** One bound attribute: name, kind, and for dictionaries their entries. */

@@ -54,16 +54,28 @@ int32_t xla_ffi_deno_host_install(const xla_ffi_deno_host_hooks* hooks) {
 }
 
 /*
- * Benchmarks only (bench/handler_speed.ts prints a per-phase breakdown from
- * it): calls on the JS thread stop after a phase and return success. 0: never
- * (the normal case); 1: after the entry's own checks (size, stage, slot); 2:
- * after the frame check and flatten; higher phases are TS's (host.ts
- * _phaseStop).
+ * Benchmarks only, in a library built with -DXFD_PHASES (bench/handler_speed.ts
+ * builds one for its per-phase breakdown): calls on the JS thread stop after a
+ * phase and return success. 0: never (the normal case); 1: after the entry's
+ * own checks (size, stage, slot); 2: after the frame check and flatten; higher
+ * phases are TS's (host.ts _phaseStop). Without the flag the entry point has
+ * no such check and this returns -1.
  */
+#ifdef XFD_PHASES
 static _Atomic int32_t g_phase_stop;
+#define PHASE_STOP(n) \
+  if (atomic_load_explicit(&g_phase_stop, memory_order_relaxed) == (n)) return NULL
+#else
+#define PHASE_STOP(n) ((void)0)
+#endif
 
 int32_t xla_ffi_deno_handler_phase_stop(int32_t phase) {
+#ifdef XFD_PHASES
   return atomic_exchange(&g_phase_stop, phase);
+#else
+  (void)phase;
+  return -1;
+#endif
 }
 
 /* ---------------------------------------------------------------------- */
@@ -154,8 +166,7 @@ static XLA_FFI_Error* slot_entry(int32_t n, XLA_FFI_CallFrame* f) {
     return host_make_error(f->api, XLA_FFI_Error_Code_INVALID_ARGUMENT, buf);
   }
   if (atomic_load(&g_js_thread_set) && pthread_equal(pthread_self(), g_js_thread)) {
-    int32_t stop = atomic_load_explicit(&g_phase_stop, memory_order_relaxed);
-    if (stop == 1) return NULL;
+    PHASE_STOP(1);
     /* The frame is checked and flattened in one walk. */
     int32_t code;
     int32_t used = xla_ffi_deno_handler_check_flatten(f, g_flat, g_flat_cap, buf, sizeof buf, &code);
@@ -166,7 +177,7 @@ static XLA_FFI_Error* slot_entry(int32_t n, XLA_FFI_CallFrame* f) {
     }
     inline_cb_t cb = atomic_load(&g_inline_cb);
     if (cb == NULL) return host_finish(f, -1, 0, "", 0);
-    if (stop == 2) return NULL;
+    PHASE_STOP(2);
     /* The JS thread runs JS now (only this thread writes g_js_blocked). */
     int64_t blocked = atomic_load_explicit(&g_js_blocked, memory_order_relaxed);
     /* XLA runs this program inline on the JS thread (its caller runs here): a

@@ -30,7 +30,8 @@
  * worker, then releases the GIL with PyEval_SaveThread; it cannot be
  * initialised again after Py_Finalize, so it is never finalised.
  *
- * Reply buffer layout (shared with src/xla/_bridge.ts and the Python bridge):
+ * Reply buffer layout (shared with src/xla/_host.ts, which reads it, and
+ * write_reply in src/xla/python/bridge.py, which writes it):
  *   int32 status (0 ok, 1 Python error as JSON, 2 reply too small, 3 text)
  *   uint32 length of the JSON or text that starts at byte 16
  *   uint64 bytes needed (status 2)

@@ -44,6 +44,7 @@ import {
 } from "../mod.ts";
 import type { Handler } from "../src/handler/mod.ts";
 import { HandlerLibrary, type NativeHandler } from "../src/runtime/handler_library.ts";
+import { OPTIONS as FFI_CALL_OPTIONS } from "../src/runtime/ffi_call.ts";
 import { readNpy, type ReadNpyOptions, writeNpy } from "../src/npy.ts";
 import { parseCommandLine } from "../src/cli/args.ts";
 import {
@@ -1721,17 +1722,7 @@ function genFfiCallCase(rng: Rng): Case {
     mutated = true;
     target = target === "scale" ? "twice" : target; // the native handler trusts its result specs
     const o = { ...valid };
-    const fields = [
-      "args",
-      "results",
-      "attrs",
-      "inputOutputAliases",
-      "inputLayouts",
-      "outputLayouts",
-      "vmapMethod",
-      "hasSideEffect",
-      "guard",
-    ];
+    const fields = [...FFI_CALL_OPTIONS];
     for (let i = rng.range(1, 3); i > 0; i--) {
       const f = rng.pick(fields);
       switch (f) {
@@ -1852,8 +1843,10 @@ function genFfiCallCase(rng: Rng): Case {
           throw new Violation(`Runtime.ffiCall accepted an invalid ${k}`, show(v));
         }
       }
-      if (o.guard !== undefined && typeof o.guard !== "boolean") {
-        throw new Violation("Runtime.ffiCall accepted an invalid guard", show(o.guard));
+      for (const k of ["guard", "offThread"] as const) {
+        if (o[k] !== undefined && typeof o[k] !== "boolean") {
+          throw new Violation(`Runtime.ffiCall accepted an invalid ${k}`, show(o[k]));
+        }
       }
       if (!isDictionary(o.attrs, true)) {
         throw new Violation(

@@ -245,9 +245,12 @@ Deno.test("the module does not import the build's command line, and imports its 
     isDynamic?: boolean;
   }
   const root = new URL("../", import.meta.url).href;
-  const buildTools = ["build.ts", "src/build/_generate.ts", "src/native/_abi_facts.ts"].map((f) =>
-    root + f
-  );
+  const buildTools = [
+    "build.ts",
+    "src/build/_generate.ts",
+    "src/build/ptx.ts",
+    "src/native/_abi_facts.ts",
+  ].map((f) => root + f);
   for (const [i, graph] of graphs.entries()) {
     const statics = new Set<string>([root + entries[i]]);
     // Walk the static edges only.

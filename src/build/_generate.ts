@@ -27,7 +27,7 @@ import {
   MAIN_LIBRARY,
   NATIVE_SOURCES,
   sourceKey,
-} from "./native.ts";
+} from "../native/compile.ts";
 
 /** The module's root folder (a checkout: these tools read its files). */
 const ROOT = new URL("../../", import.meta.url);

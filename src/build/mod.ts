@@ -47,10 +47,11 @@
  */
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { buildSharedLibrary, installNative } from "./native.ts";
+import { buildSharedLibrary } from "../native/compile.ts";
+import { installNative } from "../native/loader.ts";
 import { ErrorCode } from "../abi/enums.ts";
 import { FfiError } from "../errors.ts";
-import { findPython } from "../xla/python.ts";
+import { findPython } from "../xla/interpreter.ts";
 
 /** Options of {@link buildHandlerLibrary}. */
 export interface HandlerBuildOptions {

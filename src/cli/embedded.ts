@@ -39,7 +39,7 @@ import type {
   PreparedCall,
 } from "./runtime_api.ts";
 import { ExitCode } from "./args.ts";
-import { formatRunJson } from "./format.ts";
+import { runReportLine } from "./format.ts";
 
 /** Set in the environment of the child process an isolated `run` runs in. */
 const CHILD_ENV = "XLA_FFI_DENO_CLI_RUN_CHILD";
@@ -102,16 +102,7 @@ async function _runIsolated(
       `handler '${run.handler}' did not return within --timeout ${run.timeoutMs} ms; ` +
       `its process was killed`;
     if (run.json) {
-      io.stdout(
-        formatRunJson({
-          target: run.target.path,
-          handler: run.handler,
-          stage: run.stage,
-          platform: run.platform,
-          results: [],
-          error: { code: ErrorCode.DEADLINE_EXCEEDED, message },
-        }) + "\n",
-      );
+      io.stdout(runReportLine(run, { error: { code: ErrorCode.DEADLINE_EXCEEDED, message } }));
     }
     io.stderr(`error: ${message}\n`);
     return ExitCode.TIMEOUT;
@@ -130,16 +121,7 @@ async function _runIsolated(
       `${module ? "a Python module's" : "shared-library"} handlers in a child process ` +
       `to report this)`;
     if (run.json) {
-      io.stdout(
-        formatRunJson({
-          target: path,
-          handler: run.handler,
-          stage: run.stage,
-          platform: run.platform,
-          results: [],
-          error: { code: ErrorCode.ABORTED, message },
-        }) + "\n",
-      );
+      io.stdout(runReportLine(run, { error: { code: ErrorCode.ABORTED, message } }));
     }
     io.stderr(`error: ${message}\n`);
     return ExitCode.CRASHED;

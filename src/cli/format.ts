@@ -561,3 +561,47 @@ export function formatRunJson(report: RunReport): string {
     ...(report.expect ? { expect: report.expect } : {}),
   });
 }
+
+/** A run as the command line parsed it: what its report names. */
+export interface ReportedRun {
+  /** The library or module. */
+  target: { path: string };
+  /** The handler's symbol or export name. */
+  handler: string;
+  /** The stage run. */
+  stage: ExecutionStage;
+  /** The platform. */
+  platform: Platform;
+}
+
+/**
+ * The report line (with its newline) of `run` and what came of it: the
+ * {@link formatRunJson} every way of running prints (in process, or in the
+ * child process that reports a crash or a timeout as an error with no
+ * results).
+ *
+ * @example
+ * ```ts
+ * import { ErrorCode, ExecutionStage } from "@deno-xla/ffi";
+ * import { runReportLine } from "./format.ts";
+ * const run = {
+ *   target: { path: "./lib.so" }, handler: "h", stage: ExecutionStage.EXECUTE, platform: "host",
+ * } as const;
+ * console.log(runReportLine(run, { error: { code: ErrorCode.ABORTED, message: "crashed" } }));
+ * ```
+ */
+export function runReportLine(
+  run: ReportedRun,
+  outcome: Partial<Pick<RunReport, "results" | "timing" | "error" | "expect">>,
+): string {
+  return formatRunJson({
+    target: run.target.path,
+    handler: run.handler,
+    stage: run.stage,
+    platform: run.platform,
+    results: outcome.results ?? [],
+    timing: outcome.timing,
+    error: outcome.error,
+    expect: outcome.expect,
+  }) + "\n";
+}

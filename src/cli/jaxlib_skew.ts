@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { probePython } from "../xla/python.ts";
+import { probePython } from "../xla/interpreter.ts";
 
 /** A jaxlib found through the configured Python. */
 export interface JaxlibApi {

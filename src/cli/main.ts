@@ -8,7 +8,7 @@
  * @module
  */
 import { DataType, ErrorCode, ExecutionStage } from "../abi/enums.ts";
-import { missingNativePermissions } from "../build/native.ts";
+import { missingNativePermissions } from "../native/loader.ts";
 import { typeFacts, typeName } from "../spec/type_names.ts";
 import { assertAllClose, AssertionError } from "../testing/assert.ts";
 import { FfiError, toFfiError } from "../errors.ts";
@@ -28,7 +28,7 @@ import type { CallArg, CliRuntime, HandlerMetadata, MetadataAnswer } from "./run
 import { _runChild, _runChildMark, embeddedRuntime } from "./embedded.ts";
 import { _fuzz, _inspectSignature } from "./fuzz.ts";
 import { _jaxlibApi, _refuses, type JaxlibApi } from "./jaxlib_skew.ts";
-import { _configuredPython } from "../xla/python.ts";
+import { _configuredPython } from "../xla/interpreter.ts";
 import { _closeRunModule, _importForRun, _isProvided, _provideForRun } from "./module_target.ts";
 import {
   _formatModuleInspect,
@@ -42,11 +42,11 @@ import {
   type ArrayData,
   type ExpectReport,
   formatArray,
-  formatRunJson,
   formatShape,
   formatTiming,
   ProgressLine,
   type ResultReport,
+  runReportLine,
   summarizeTimings,
 } from "./format.ts";
 
@@ -613,16 +613,12 @@ async function _runTarget(run: ParsedRun, io: CliIo, runtime: CliRuntime): Promi
   const timing = run.repeat > 1 && !error ? summarizeTimings(times.subarray(0, calls)) : undefined;
   if (run.json) {
     io.stdout(
-      formatRunJson({
-        target: run.target.path,
-        handler: run.handler,
-        stage: run.stage,
-        platform: run.platform,
+      runReportLine(run, {
         results,
         timing,
         error: error ? { code: error.code, message: error.message, hint: error.hint } : undefined,
         expect,
-      }) + "\n",
+      }),
     );
   } else if (!error) {
     for (const [i, r] of results.entries()) {

@@ -1,12 +1,17 @@
 /**
- * Decoding of flattened attribute records (layout in native/handler_flatten.c).
+ * Decoding of flattened attribute records (layout in native/handler_flatten.c),
+ * the {@link Dictionary} over them and the attribute kinds a binding or a
+ * lookup asks for. A dictionary decodes its entries with the record
+ * decoders, which give a dictionary attribute as a Dictionary: one file
+ * holds both ends.
  *
  * @module
  */
 import { AttrType, attrTypeName, DataType } from "../abi/enums.ts";
 import { dtypeName, dtypeWidth } from "./_dtype.ts";
-import { type Dictionary, dictionaryOfRecord } from "./buffer.ts";
-import { copyWords } from "./_flat.ts";
+import { ErrorCode } from "../abi/enums.ts";
+import { FfiError } from "../errors.ts";
+import { copyWords, sameFlatWords, toScratch } from "./_flat.ts";
 
 /** What a bound attribute expects. */
 export interface AttrSpec {
@@ -218,4 +223,253 @@ export function naturalAttrValue(dv: DataView, o: number): unknown {
     default:
       return undefined;
   }
+}
+
+/** A decoded attribute value of its natural type. */
+export type AttrValue =
+  | boolean
+  | number
+  | bigint
+  | string
+  | number[]
+  | bigint[]
+  | (number | bigint)[]
+  | Dictionary;
+
+/**
+ * An attribute dictionary (the whole attribute set with `.attrs()`, or a
+ * dictionary attribute), decoded lazily by name. Immutable: it reads a
+ * private copy of its part of the call frame, valid after the call.
+ *
+ * @example
+ * ```ts ignore
+ * Ffi.bind().attrs().to((attrs) => {
+ *   const n = attrs.get("n", "i32"); // number
+ *   console.log(attrs.keys(), n);
+ * });
+ * ```
+ */
+export class Dictionary {
+  readonly #words: readonly number[];
+  readonly #at: readonly number[];
+  #names: string[] | undefined;
+  /** Nested dictionaries made so far, by entry (immutable, so made once). */
+  #nested: (Dictionary | undefined)[] | undefined;
+  /**
+   * The last immutable value decoded per entry (strings, numbers, bigints,
+   * booleans, dictionaries; never arrays, which are fresh on every get) and
+   * the spec it was decoded with (NATURAL without a kind).
+   */
+  #memo: unknown[] | undefined;
+  #memoSpec: (AttrSpec | undefined)[] | undefined;
+
+  /**
+   * @internal built by the decoder: a private copy of the attribute records
+   * (int32 words) and where each entry's record starts in it.
+   */
+  constructor(words: readonly number[], at: readonly number[]) {
+    this.#words = words;
+    this.#at = at;
+  }
+
+  /** Number of entries. */
+  get size(): number {
+    return this.#at.length;
+  }
+
+  /** Entry names, sorted as the runtime sorted them. */
+  keys(): string[] {
+    if (this.#names === undefined) {
+      const words = this.#words;
+      this.#names = this.#at.map((w) => wordsString(words, w + 4, words[w + 2]!));
+    }
+    return this.#names.slice();
+  }
+
+  /** True when an entry of this name exists. */
+  has(name: string): boolean {
+    return this.#find(name) >= 0;
+  }
+
+  /** Attribute type of an entry (undefined when absent). */
+  typeOf(name: string): AttrType | undefined {
+    const i = this.#find(name);
+    return i < 0 ? undefined : this.#words[this.#at[i]!] as AttrType;
+  }
+
+  /**
+   * Entry `name` decoded as `kind` (e.g. `"i32"`, `"f32[]"`, `"string"`,
+   * `"dict"`), or of its natural type without a kind. Missing: NOT_FOUND;
+   * wrong type: INTERNAL with ffi.h's diagnostic.
+   */
+  get(name: string, kind?: AttrKind): AttrValue {
+    const i = this.#find(name);
+    if (i < 0) {
+      throw new FfiError(ErrorCode.NOT_FOUND, `Attribute ${name} not found in the dictionary`);
+    }
+    const spec = kind === undefined ? NATURAL : specOfKind(kind);
+    const memoSpec = this.#memoSpec ??= [];
+    if (memoSpec[i] === spec) return this.#memo![i] as AttrValue;
+    const v = spec === NATURAL ? this.#natural(i) : this.#as(i, spec);
+    if (v instanceof DecodeFailure) throw new FfiError(ErrorCode.INTERNAL, v.message);
+    if (typeof v !== "object" || v instanceof Dictionary) {
+      (this.#memo ??= [])[i] = v;
+      memoSpec[i] = spec;
+    }
+    return v as AttrValue;
+  }
+
+  /** Every entry decoded to its natural type. */
+  toObject(): Record<string, AttrValue> {
+    const out: Record<string, AttrValue> = {};
+    const names = this.keys();
+    for (let i = 0; i < names.length; i++) out[names[i]!] = this.#natural(i) as AttrValue;
+    return out;
+  }
+
+  /** @internal whether this holds exactly flat buffer words [from, to) (for reuse). */
+  _sameAs(from: number, to: number): boolean {
+    return this.#words.length === to - from && sameFlatWords(this.#words, from);
+  }
+
+  #natural(i: number): unknown {
+    const words = this.#words, w = this.#at[i]!;
+    if (words[w] === AttrType.DICTIONARY) return this.#dict(i);
+    return naturalAttrValue(toScratch(words, w, 2 * words[w + 1]!), 0);
+  }
+
+  #as(i: number, spec: AttrSpec): unknown {
+    const words = this.#words, w = this.#at[i]!;
+    if (words[w] === AttrType.DICTIONARY && spec.type === AttrType.DICTIONARY && !spec.pointer) {
+      return this.#dict(i);
+    }
+    return attrRecordValue(toScratch(words, w, 2 * words[w + 1]!), 0, spec);
+  }
+
+  #dict(i: number): Dictionary {
+    const nested = this.#nested ??= [];
+    return nested[i] ??= dictionaryOfRecord(this.#words, this.#at[i]!);
+  }
+
+  #find(name: string): number {
+    const names = this.#names ?? this.keys();
+    let lo = 0, hi = names.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const n = names[mid]!;
+      if (n === name) return mid;
+      if (n < name) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    // Byte order and UTF-16 order differ only outside the BMP; fall back.
+    return names.indexOf(name);
+  }
+}
+
+/** Where `count` consecutive attribute records start in `words`, from word `w`. */
+export function recordsAt(words: readonly number[], w: number, count: number): number[] {
+  const out = new Array<number>(count);
+  for (let i = 0; i < count; i++) {
+    out[i] = w;
+    w += 2 * words[w + 1]!;
+  }
+  return out;
+}
+
+/** The Dictionary of the dictionary record at word `w` of `words` (shares `words`). */
+export function dictionaryOfRecord(words: readonly number[], w: number): Dictionary {
+  const v = w + 4 + 2 * ((words[w + 2]! + 7) >> 3);
+  return new Dictionary(words, recordsAt(words, v + 2, words[v]!));
+}
+
+const wordDecoder = new TextDecoder();
+
+/** `len` bytes from word `w` of `words` as a string (ASCII fast path). */
+function wordsString(words: readonly number[], w: number, len: number): string {
+  let s = "";
+  for (let i = 0; i < len; i++) {
+    const c = (words[w + (i >> 2)]! >>> (8 * (i & 3))) & 0xff;
+    if (c >= 0x80) {
+      const dv = toScratch(words, w, (len + 3) >> 2);
+      return wordDecoder.decode(new Uint8Array(dv.buffer, 0, len));
+    }
+    s += String.fromCharCode(c);
+  }
+  return s;
+}
+
+const SPECS = new Map<string, AttrSpec>();
+/** The spec of "no kind: the natural type" in Dictionary's memo. */
+const NATURAL: AttrSpec = { type: 0 as AttrType, dtype: 0, pointer: false };
+
+/** attrSpecOf for Dictionary lookups, made once per kind. */
+function specOfKind(kind: AttrKind): AttrSpec {
+  let spec = SPECS.get(kind);
+  if (spec === undefined) SPECS.set(kind, spec = attrSpecOf(kind));
+  return spec;
+}
+
+/** Attribute kinds a binding or dictionary lookup can ask for. */
+export type ScalarKind =
+  | "i8"
+  | "i16"
+  | "i32"
+  | "i64"
+  | "u8"
+  | "u16"
+  | "u32"
+  | "u64"
+  | "f32"
+  | "f64";
+/**
+ * 64-bit integer kinds decoded as `bigint` (the full range); `i64`/`u64` give
+ * a JS number and fail to decode a value that a number cannot hold exactly.
+ */
+export type BigIntKind = "i64n" | "u64n";
+/** Every attribute kind (see {@link ScalarKind}); `pointer` is an S64 scalar address. */
+export type AttrKind =
+  | ScalarKind
+  | BigIntKind
+  | "bool"
+  | "string"
+  | "dict"
+  | "pointer"
+  | `${ScalarKind}[]`
+  | `${BigIntKind}[]`;
+
+const KIND_DTYPE: Record<ScalarKind, DataType> = {
+  i8: DataType.S8,
+  i16: DataType.S16,
+  i32: DataType.S32,
+  i64: DataType.S64,
+  u8: DataType.U8,
+  u16: DataType.U16,
+  u32: DataType.U32,
+  u64: DataType.U64,
+  f32: DataType.F32,
+  f64: DataType.F64,
+};
+
+/** @internal the decode spec of an attribute kind. */
+export function attrSpecOf(kind: AttrKind, allowed?: readonly number[]): AttrSpec {
+  if (kind === "bool") return { type: AttrType.SCALAR, dtype: DataType.PRED, pointer: false };
+  if (kind === "string") return { type: AttrType.STRING, dtype: 0, pointer: false };
+  if (kind === "dict") return { type: AttrType.DICTIONARY, dtype: 0, pointer: false };
+  if (kind === "pointer") return { type: AttrType.SCALAR, dtype: DataType.S64, pointer: true };
+  if (kind === "i64n" || kind === "u64n") {
+    const dtype = kind === "i64n" ? DataType.S64 : DataType.U64;
+    return { type: AttrType.SCALAR, dtype, pointer: false, big: true };
+  }
+  if (kind === "i64n[]" || kind === "u64n[]") {
+    const dtype = kind === "i64n[]" ? DataType.S64 : DataType.U64;
+    return { type: AttrType.ARRAY, dtype, pointer: false, big: true };
+  }
+  if (kind.endsWith("[]")) {
+    const d = KIND_DTYPE[kind.slice(0, -2) as ScalarKind];
+    if (d === undefined) throw new TypeError(`Unknown attribute kind: ${kind}`);
+    return { type: AttrType.ARRAY, dtype: d, pointer: false };
+  }
+  const d = KIND_DTYPE[kind as ScalarKind];
+  if (d === undefined) throw new TypeError(`Unknown attribute kind: ${kind}`);
+  return { type: AttrType.SCALAR, dtype: d, pointer: false, allowed };
 }

@@ -7,7 +7,7 @@
  * @module
  */
 import { type ExecutionStage, stageName } from "../abi/enums.ts";
-import { attrRecordValue, type AttrSpec, DecodeFailure, readName } from "./_attrs.ts";
+import { attrRecordValue, type AttrSpec, DecodeFailure, Dictionary, readName } from "./_attrs.ts";
 import {
   attrPlan,
   bufferPlan,
@@ -41,9 +41,9 @@ import {
   H_RETS_AT,
   H_STAGE,
 } from "./_flat.ts";
-import { checkBufferRecord, Dictionary, readBufferRecord, RemainingBuffers } from "./buffer.ts";
+import { checkBufferRecord, readBufferRecord, RemainingBuffers } from "./buffer.ts";
 import { ScratchAllocator, ThreadPool } from "./context.ts";
-import { _auxMessage, _auxValue, _lib, _states } from "./host.ts";
+import { _auxMessage, _auxValue, _hostLib, _states } from "./_host_state.ts";
 
 const encoder = new TextEncoder();
 
@@ -111,8 +111,6 @@ export class Entry {
   readonly params: unknown[];
   /** The compiled decode-and-call (_fast.ts compileDecoder); null: none; undefined: not yet. */
   run: (() => unknown) | null | undefined = undefined;
-  /** The same without the handler call (benchmarks only: _phaseStop(5)). */
-  runNoCall: (() => unknown) | null | undefined = undefined;
 
   constructor(
     ops: Op[],
@@ -368,7 +366,7 @@ export function decode(e: Entry): string | undefined {
 
 /** A context operand's value (ctx, userData, state), or a DecodeFailure. */
 function contextValue(op: Op): unknown {
-  const l = _lib();
+  const l = _hostLib();
   const api = flatF64[H_API]!, ctx = flatF64[H_CTX]!;
   switch (op.k) {
     case "ctx":

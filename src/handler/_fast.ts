@@ -24,7 +24,15 @@
  * @module
  */
 import { AttrType, DataType } from "../abi/enums.ts";
-import { type AttrSpec, readArray, readBigArray, readScalar, readString } from "./_attrs.ts";
+import {
+  type AttrSpec,
+  Dictionary,
+  dictionaryOfRecord,
+  readArray,
+  readBigArray,
+  readScalar,
+  readString,
+} from "./_attrs.ts";
 import {
   copyFlatWords,
   flatDv,
@@ -36,7 +44,7 @@ import {
   H_INDEX,
   H_RETS_AT,
 } from "./_flat.ts";
-import { Dictionary, dictionaryOfRecord, FfiBuffer, RemainingBuffers } from "./buffer.ts";
+import { FfiBuffer, RemainingBuffers } from "./buffer.ts";
 
 /** Operand kinds the fast decode reads itself (K_OTHER: the complete decoder's). */
 export const K_ARG = 0, K_RET = 1, K_ATTR = 2, K_ARGS = 3, K_RETS = 4, K_ATTRS = 5;

@@ -9,14 +9,8 @@
 import { DataType, ErrorCode, ExecutionStage, type HandlerTraits } from "../abi/enums.ts";
 import { FfiError } from "../errors.ts";
 import { _apiMinor, type ApiVersion, NEWEST_API_VERSION } from "../abi/version.ts";
-import {
-  type AttrKind,
-  attrSpecOf,
-  type Dictionary,
-  type FfiBuffer,
-  type RemainingBuffers,
-  type ScalarKind,
-} from "./buffer.ts";
+import { type AttrKind, attrSpecOf, type Dictionary, type ScalarKind } from "./_attrs.ts";
+import type { FfiBuffer, RemainingBuffers } from "./buffer.ts";
 import type { ScratchAllocator, ThreadPool } from "./context.ts";
 import {
   _acquire,

@@ -6,7 +6,7 @@
  */
 import { ErrorCode } from "../abi/enums.ts";
 import { FfiError } from "../errors.ts";
-import { _auxMessage, _auxValue, _lib } from "./host.ts";
+import { _auxMessage, _auxValue, _hostLib } from "./_host_state.ts";
 
 function toAddress(p: number | bigint | Deno.PointerValue): number {
   if (typeof p === "number") return p;
@@ -40,7 +40,7 @@ export class ScratchAllocator {
   /** Allocates `size` bytes (alignment a power of two ≤ 16); returns the address. */
   allocate(size: number, alignment?: number): number {
     alignment ??= 16;
-    const rc = _lib().xla_ffi_deno_ctx_scratch_alloc(this.#api, this.#ctx, size, alignment);
+    const rc = _hostLib().xla_ffi_deno_ctx_scratch_alloc(this.#api, this.#ctx, size, alignment);
     if (rc !== 0) {
       throw new FfiError(
         ErrorCode.RESOURCE_EXHAUSTED,
@@ -62,7 +62,12 @@ export class ScratchAllocator {
     const live = this.#live;
     this.#live = [];
     for (let i = 0; i < live.length; i += 2) {
-      const rc = _lib().xla_ffi_deno_ctx_scratch_free(this.#api, this.#ctx, live[i]!, live[i + 1]!);
+      const rc = _hostLib().xla_ffi_deno_ctx_scratch_free(
+        this.#api,
+        this.#ctx,
+        live[i]!,
+        live[i + 1]!,
+      );
       if (rc !== 0) console.error(`deno-xla-ffi: Failed to free scratch memory: ${_auxMessage()}`);
     }
   }
@@ -89,7 +94,7 @@ export class ThreadPool {
 
   /** Number of threads; 0 when the runtime has no pool (as ffi.h). */
   numThreads(): number {
-    return _lib().xla_ffi_deno_ctx_num_threads(this.#api, this.#ctx) === 0 ? _auxValue() : 0;
+    return _hostLib().xla_ffi_deno_ctx_num_threads(this.#api, this.#ctx) === 0 ? _auxValue() : 0;
   }
 
   /** Schedules native `task(data)`; throws FfiError when the runtime refuses. */
@@ -97,7 +102,7 @@ export class ThreadPool {
     task: number | bigint | Deno.PointerValue,
     data: number | bigint | Deno.PointerValue = 0,
   ): void {
-    const rc = _lib().xla_ffi_deno_ctx_schedule(
+    const rc = _hostLib().xla_ffi_deno_ctx_schedule(
       this.#api,
       this.#ctx,
       toAddress(task),

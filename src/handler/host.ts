@@ -28,6 +28,7 @@ import {
   initFlat,
 } from "./_flat.ts";
 import { _takeScratch, decode, dropScratch, type Entry } from "./_decode.ts";
+import { _auxMessage, _startHostState, _states } from "./_host_state.ts";
 import type { ScratchAllocator } from "./context.ts";
 
 export type { CtxKind, Op } from "./_decode.ts";
@@ -49,7 +50,6 @@ export const MAX_SETTLE_WAIT_NS = 1_000_000;
 let lib: Native | undefined;
 let msgBytes: Uint8Array;
 let aux: ArrayBuffer;
-let auxDv: DataView;
 let completeBytes: Uint8Array;
 let inlineCb: Deno.UnsafeCallback<{ readonly parameters: ["i32"]; readonly result: "i32" }>;
 let threadCb: Deno.UnsafeCallback<{ readonly parameters: []; readonly result: "i32" }>;
@@ -57,8 +57,6 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 const entries: (Entry | undefined)[] = [];
 let liveHandlers = 0;
-/** @internal TS states held for the runtime, by the key the execution context keeps. */
-export const _states = new Map<number, unknown>();
 let nextStateKey = 1;
 let failedCompletions = 0;
 
@@ -68,28 +66,16 @@ export function _lib(): Native {
   return lib!;
 }
 
-/** @internal the value a context helper left in the aux area. */
-export function _auxValue(): number {
-  return auxDv.getFloat64(0, true);
-}
-
-/** @internal the message a failed context helper left in the aux area. */
-export function _auxMessage(): string {
-  const n = auxDv.getInt32(8, true);
-  return new TextDecoder().decode(new Uint8Array(aux, 16, n));
-}
-
 function init(): void {
   const l = native();
   const cap = l.xla_ffi_deno_handler_msg_cap();
   initFlat();
   msgBytes = new Uint8Array(cap);
   aux = new ArrayBuffer(cap);
-  auxDv = new DataView(aux);
   completeBytes = new Uint8Array(cap);
   inlineCb = _callback(
     { parameters: ["i32"], result: "i32" } as const,
-    (slot: number) => dispatch(slot),
+    (slot: number) => inlineDispatch(slot),
   );
   threadCb = _callback(
     { parameters: [], result: "i32" } as const,
@@ -116,6 +102,7 @@ function init(): void {
     threadCb.close();
     throw e;
   }
+  _startHostState(l, aux);
   lib = l;
 }
 
@@ -285,7 +272,6 @@ function callWith(fn: (...args: unknown[]) => unknown, p: unknown[]): unknown {
 
 /** Runs slot `slot` on the flattened frame; returns 0 ok, 1 error, 2 pending. Never throws. */
 function dispatch(slot: number): number {
-  if (phaseStop !== 0) return dispatchPhase(slot);
   try {
     const e = entries[slot];
     if (e === undefined) {
@@ -376,19 +362,31 @@ function settle(
   return 0;
 }
 
+/** What the inline callback runs: {@link dispatch}, or {@link dispatchPhase} while a benchmark stops calls after a phase. */
+let inlineDispatch: (slot: number) => number = dispatch;
 let phaseStop = 0;
+/** The decoders without the handler call, per entry (benchmarks only: phase 5). */
+let noCallDecoders = new WeakMap<Entry, (() => unknown) | null>();
 
 /**
  * @internal benchmarks only: calls on the JS thread stop after a phase and
  * return success (bench/handler_speed.ts prints the breakdown). 0: never; 1:
  * after the C entry's own checks; 2: after the frame check and flatten; 3: on
  * entering JS; 4: after the operand counts are checked; 5: after every
- * operand is decoded (the handler is not called). Returns the previous phase.
+ * operand is decoded (the handler is not called). Phases 1 and 2 need a
+ * native library built with `-DXFD_PHASES` (FAILED_PRECONDITION otherwise);
+ * the normal dispatch checks nothing of this. Returns the previous phase.
  */
 export function _phaseStop(phase: number): number {
+  if (_lib().xla_ffi_deno_handler_phase_stop(phase) < 0 && (phase === 1 || phase === 2)) {
+    throw new FfiError(
+      ErrorCode.FAILED_PRECONDITION,
+      `phase ${phase} stops in C: the native library was built without -DXFD_PHASES`,
+    );
+  }
   const previous = phaseStop;
   phaseStop = phase;
-  _lib().xla_ffi_deno_handler_phase_stop(phase);
+  inlineDispatch = phase === 0 ? dispatch : dispatchPhase;
   return previous;
 }
 
@@ -401,8 +399,8 @@ export function _setReuse(on: boolean): void {
   for (const e of entries) {
     if (e === undefined) continue;
     e.run = undefined;
-    e.runNoCall = undefined;
   }
+  noCallDecoders = new WeakMap();
 }
 
 /** dispatch() stopped after phase `phaseStop` (no handler call). */
@@ -418,9 +416,8 @@ function dispatchPhase(slot: number): number {
         ? 0
         : 1;
     }
-    const run = e.runNoCall === undefined
-      ? e.runNoCall = compileDecoder(e, false) ?? null
-      : e.runNoCall;
+    let run = noCallDecoders.get(e);
+    if (run === undefined) noCallDecoders.set(e, run = compileDecoder(e, false) ?? null);
     if (run !== null && run() !== MISMATCH) return 0;
     const failure = decode(e);
     dropScratch();

@@ -6,8 +6,9 @@
  */
 export { Binding, Ffi, Handler, HandlerBundle } from "./binding.ts";
 export type { AttrValueOf, CtxValueOf, FfiBinder, HandlerOptions } from "./binding.ts";
-export { Dictionary, FfiBuffer, RemainingBuffers } from "./buffer.ts";
-export type { AttrKind, AttrValue, BigIntKind, ScalarKind } from "./buffer.ts";
+export { FfiBuffer, RemainingBuffers } from "./buffer.ts";
+export { Dictionary } from "./_attrs.ts";
+export type { AttrKind, AttrValue, BigIntKind, ScalarKind } from "./_attrs.ts";
 export { ScratchAllocator, ThreadPool } from "./context.ts";
 export { handlerHostStats } from "./host.ts";
 export type { CtxKind } from "./host.ts";

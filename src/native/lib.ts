@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { guardLibraryPath, missingNativePermissions, nativeLibraryPath } from "../build/native.ts";
+import { guardLibraryPath, missingNativePermissions, nativeLibraryPath } from "./loader.ts";
 import { ErrorCode } from "../abi/enums.ts";
 import { _loaderMessage, FfiError } from "../errors.ts";
 import { type NativeSymbols, SYMBOLS } from "./symbols.ts";

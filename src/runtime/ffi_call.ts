@@ -506,8 +506,8 @@ export function _normaliseSpec(spec: ArraySpec, what: string): { dtype: number; 
   return { dtype, shape: [...spec.shape] };
 }
 
-/** The options `ffiCall` takes, on either host. */
-const OPTIONS: ReadonlySet<string> = new Set([
+/** @internal the options `ffiCall` takes, on either host (the surface fuzzer reads them too). */
+export const OPTIONS: ReadonlySet<string> = new Set([
   "args",
   "results",
   "attrs",

@@ -11,8 +11,7 @@
  *
  * @module
  */
-import { isolateChildPath } from "../build/native.ts";
-import { guardLibraryPath, nativeLibraryPath } from "../build/native.ts";
+import { guardLibraryPath, isolateChildPath, nativeLibraryPath } from "../native/loader.ts";
 import { DataType, ErrorCode } from "../abi/enums.ts";
 import { _nativeError, FfiError } from "../errors.ts";
 import { NEWEST_API_VERSION } from "../abi/version.ts";

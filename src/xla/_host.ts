@@ -21,7 +21,7 @@ import type {
   _RequestOf,
   _ResultsReply,
 } from "./_protocol.ts";
-import type { PythonInfo } from "./python.ts";
+import type { PythonInfo } from "./interpreter.ts";
 
 /**
  * An error raised in the hosted Python (jax, XLA, a program's source or a

@@ -15,7 +15,7 @@ import { FfiError } from "../errors.ts";
 import { HandlerLibrary } from "../runtime/handler_library.ts";
 import type { IsolateOptions } from "../runtime/isolate.ts";
 import type { HandlersFromOptions } from "./modules.ts";
-import { findPython, probePython } from "./python.ts";
+import { findPython, probePython } from "./interpreter.ts";
 
 /**
  * The Python text the child runs in its `__main__` (python_host.c, mode 0):

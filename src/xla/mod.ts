@@ -53,5 +53,5 @@ export {
   type SkippedTarget,
 } from "./modules.ts";
 export type { CpuCollectives, DistributedInfo, DistributedOptions } from "./_distributed.ts";
-export { findPython, probePython, type PythonInfo } from "./python.ts";
+export { findPython, probePython, type PythonInfo } from "./interpreter.ts";
 export type { XlaArg, XlaArray, XlaArrayInput, XlaArraySpec } from "./_codec.ts";

@@ -46,7 +46,7 @@ import { _Plan, _signature } from "./_prepared.ts";
 import type { _HostOp, _InitReply, _ReplyHeaders, _RequestOf, _Unhosted } from "./_protocol.ts";
 import { _pin } from "../handler/host.ts";
 import { _register, _unregister } from "../_resources.ts";
-import { findPython, probePython, type PythonInfo } from "./python.ts";
+import { findPython, probePython, type PythonInfo } from "./interpreter.ts";
 import {
   _distributedRequest,
   _inJob,

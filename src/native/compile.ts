@@ -1,9 +1,10 @@
 /**
  * Builds the module's native C library (and test or example libraries) with
  * the system C compiler, into a cache folder keyed by a hash of the sources,
- * the compiler and the flags. Rebuilds only when that key changes. This is
- * the part of the build the module needs at run time; the root `build.ts` is
- * its command line, and `src/build/_generate.ts` writes the generated files.
+ * the compiler and the flags. Rebuilds only when that key changes. The
+ * module needs this at run time: `loader.ts` asks it for the library's path
+ * on first use. The root `build.ts` is its command line, and
+ * `src/build/_generate.ts` writes the generated files.
  *
  * `XLA_FFI_DENO_PREBUILT` names a folder of libraries built elsewhere (by
  * `deno task carry`, for a machine without a C compiler): a build whose
@@ -85,23 +86,6 @@ export const ISOLATE_PROGRAM: BuildOptions = {
   sources: ISOLATE_SOURCES,
   linkFlags: ["-ldl"],
 };
-
-/**
- * Path of the child program isolated handler libraries run in:
- * `XLA_FFI_DENO_ISOLATE` when set, else the cached build of
- * {@link ISOLATE_SOURCES} (prebuilt in `XLA_FFI_DENO_PREBUILT` when there).
- *
- * @example
- * ```ts ignore
- * import { isolateChildPath } from "./build.ts";
- * console.log(isolateChildPath());
- * ```
- */
-export function isolateChildPath(): string {
-  const env = envGet("XLA_FFI_DENO_ISOLATE");
-  if (env) return env;
-  return buildExecutable(ISOLATE_PROGRAM);
-}
 
 /**
  * The C++ source of the exception guard library, relative to the module root: it
@@ -187,7 +171,7 @@ export function sanitizerFlags(): string[] {
  * Environment for compiler processes: the parent's, less `LD_PRELOAD` (a
  * preloaded sanitizer runtime, as `tests/sanitize.sh` sets, breaks nvcc).
  */
-function toolEnv(): { env?: Record<string, string>; clearEnv?: boolean } {
+export function toolEnv(): { env?: Record<string, string>; clearEnv?: boolean } {
   if (envGet("LD_PRELOAD") === undefined) return {};
   const env = Deno.env.toObject();
   delete env.LD_PRELOAD;
@@ -220,20 +204,20 @@ export interface BuildOptions {
 }
 
 /** The module's root folder: sources and folders are relative to it. */
-const HERE = new URL("../../", import.meta.url);
+export const HERE = new URL("../../", import.meta.url);
 
 /**
  * A URL for a source or folder: URLs as they are; a path (absolute, or
  * relative to the module) with each part percent-encoded, so a space or a
  * `%` in a file name stays what it is.
  */
-function toUrl(p: string | URL): URL {
+export function toUrl(p: string | URL): URL {
   if (p instanceof URL) return p;
   if (/^[a-z][a-z0-9+.-]+:/i.test(p)) return new URL(p);
   return new URL(p.split("/").map(encodeURIComponent).join("/"), HERE);
 }
 
-function permissionError(e: unknown, what: string, flag: string): never {
+export function permissionError(e: unknown, what: string, flag: string): never {
   if (e instanceof Deno.errors.NotCapable || e instanceof Deno.errors.PermissionDenied) {
     throw new FfiError(
       ErrorCode.PERMISSION_DENIED,
@@ -244,7 +228,7 @@ function permissionError(e: unknown, what: string, flag: string): never {
   throw e;
 }
 
-function envGet(name: string): string | undefined {
+export function envGet(name: string): string | undefined {
   try {
     return Deno.env.get(name);
   } catch (e) {
@@ -252,7 +236,7 @@ function envGet(name: string): string | undefined {
   }
 }
 
-function isFile(path: string): boolean {
+export function isFile(path: string): boolean {
   try {
     return Deno.statSync(path).isFile;
   } catch (e) {
@@ -573,7 +557,10 @@ export const PREBUILT_MANIFEST = "manifest.json";
  * with the files and {@link PREBUILT_MANIFEST}, as `deno task carry` makes
  * it), when its key matches; else why not (undefined when the variable is unset).
  */
-function prebuilt(options: BuildOptions, kind: _OutputKind): { path?: string; note?: string } {
+export function prebuilt(
+  options: BuildOptions,
+  kind: _OutputKind,
+): { path?: string; note?: string } {
   const dir = envGet("XLA_FFI_DENO_PREBUILT");
   if (!dir) return {};
   const { file, key } = sourceKey(options, kind);
@@ -613,7 +600,7 @@ export function buildMode(): "auto" | "source" | "prebuilt" {
 }
 
 /** Where a shipped prebuilt file of a module library goes, and its entry; else why not. */
-interface _Shipped {
+export interface _Shipped {
   /** The file in the cache (there or not yet). */
   path?: string;
   /** Its entry in the prebuilt set. */
@@ -628,7 +615,7 @@ interface _Shipped {
  * its path in the cache (`<cache>/prebuilt-<sha256>/<file>`), whether or not
  * it is there yet.
  */
-function _shipped(options: BuildOptions, kind: _OutputKind): _Shipped {
+export function _shipped(options: BuildOptions, kind: _OutputKind): _Shipped {
   if (!isModuleLibrary(options)) return {};
   if (buildMode() === "source") return { note: "XLA_FFI_DENO_BUILD=source" };
   let found: { set?: PrebuiltSet; problem?: string };
@@ -660,7 +647,7 @@ function _shipped(options: BuildOptions, kind: _OutputKind): _Shipped {
  * `size` bytes are read, and a file found grown while it is read is not it
  * either.
  */
-function _fileSha256(path: string, size: number): string | undefined {
+export function _fileSha256(path: string, size: number): string | undefined {
   let info: Deno.FileInfo;
   try {
     info = Deno.lstatSync(path);
@@ -733,7 +720,7 @@ function _installShipped(path: string, entry: PrebuiltFile): string {
 }
 
 /** What a build would do: the compiler, its arguments and the cached output. */
-interface _Plan {
+export interface _Plan {
   compiler: Compiler;
   flags: string[];
   links: string[];
@@ -784,7 +771,7 @@ function unsupportedPlatform(noCompiler: string, shippedNote?: string): FfiError
   );
 }
 
-function _plan(
+export function _plan(
   options: BuildOptions,
   kind: _OutputKind,
   note?: string,
@@ -912,7 +899,7 @@ function _depsKey(files: readonly string[]): string {
  * path, since a process that loaded the old library by its path would get
  * that one again from the dynamic loader.
  */
-function _cached(plan: _Plan): string | undefined {
+export function _cached(plan: _Plan): string | undefined {
   let files: string[];
   try {
     const text = Deno.readTextFileSync(`${plan.dir}/${DEPS_FILE}`);
@@ -1046,190 +1033,6 @@ function firstErrorLine(text: string): string | undefined {
     lines.find((l) => /undefined reference|cannot find/.test(l)) ?? lines[0];
 }
 
-/**
- * Path of the module's main native library: `XLA_FFI_DENO_LIB` when set
- * (no build), else the cached build of {@link NATIVE_SOURCES}.
- *
- * @example
- * ```ts ignore
- * import { nativeLibraryPath } from "./build.ts";
- * console.log(nativeLibraryPath());
- * ```
- */
-export function nativeLibraryPath(): string {
-  const env = envGet("XLA_FFI_DENO_LIB");
-  if (env) return env;
-  return buildSharedLibrary(MAIN_LIBRARY);
-}
-
-/** The environment variables the build reads. */
-const BUILD_ENV = [
-  "XLA_FFI_DENO_LIB",
-  "XLA_FFI_DENO_BUILD",
-  "XLA_FFI_DENO_WERROR",
-  "XDG_CACHE_HOME",
-  "HOME",
-  "XLA_FFI_DENO_PREBUILT",
-  "XLA_FFI_DENO_GUARD_LIB",
-  "CC",
-  "CXX",
-  "PATH",
-  "XLA_FFI_DENO_SANITIZE",
-  "LD_PRELOAD",
-];
-
-function granted(desc: Deno.PermissionDescriptor): boolean {
-  return Deno.permissions.querySync(desc).state === "granted";
-}
-
-/** What {@link missingNativePermissions} found. */
-export interface MissingPermissions {
-  /** The flags missing, bare (`--allow-write`), in the order env, read, write, run, ffi. */
-  missing: string[];
-  /** Those of {@link missing} needed only because the library is not in the cache yet. */
-  buildOnly: string[];
-  /**
-   * The same flags as they would be given, scoped to the path or program
-   * where one is known (`--allow-write=/home/me/.cache/deno-xla-ffi`).
-   */
-  exact: string[];
-  /**
-   * What the first use does: `install` copies the shipped prebuilt library
-   * into the cache, `build` compiles it, `load` only loads it.
-   */
-  action: "load" | "install" | "build";
-}
-
-/**
- * The permission flags that opening the module's native library (installing
- * or building it first when it is not cached) needs and this process lacks,
- * all at once, in the order `--allow-env`, `--allow-read`, `--allow-write`,
- * `--allow-run`, `--allow-ffi`, with the exact (scoped) flag for each.
- * `buildOnly` are those needed only because the library is not in the cache
- * yet (or may not be: without env and read access the cache cannot be looked
- * at). Only what the chosen way needs is asked for: a shipped prebuilt
- * library needs no `--allow-run` and no compiler. Empty lists: nothing is
- * missing.
- *
- * @example
- * ```ts ignore
- * import { missingNativePermissions } from "./build.ts";
- * const { exact } = missingNativePermissions();
- * if (exact.length > 0) console.log(`run again with ${exact.join(" ")}`);
- * ```
- */
-export function missingNativePermissions(): MissingPermissions {
-  const missingEnv = BUILD_ENV.filter((variable) => !granted({ name: "env", variable }));
-  const here = HERE.protocol === "file:" ? fileURLToPath(HERE).replace(/\/$/, "") : undefined;
-  const read = here === undefined || granted({ name: "read", path: here });
-  const missing: string[] = [];
-  const exact: string[] = [];
-  if (missingEnv.length > 0) {
-    missing.push("--allow-env");
-    // None of them: the plain flag; some: exactly those still missing.
-    exact.push(
-      missingEnv.length === BUILD_ENV.length
-        ? "--allow-env"
-        : `--allow-env=${missingEnv.join(",")}`,
-    );
-  }
-  if (!read) {
-    missing.push("--allow-read");
-    exact.push(`--allow-read=${here}`);
-  }
-  let path: string | undefined;
-  let built = false;
-  // Until the cache can be looked at: what this platform would do.
-  let action: MissingPermissions["action"] = PREBUILT_PLATFORMS.includes(platformName())
-    ? "install"
-    : "build";
-  let writeTo: string | undefined;
-  let runs: string | undefined;
-  let readCache: string | undefined;
-  if (missingEnv.length === 0 && read) {
-    path = envGet("XLA_FFI_DENO_LIB") || prebuilt(MAIN_LIBRARY, "shared").path;
-    built = path !== undefined;
-    if (!built) {
-      try {
-        const shipped = _shipped(MAIN_LIBRARY, "shared");
-        if (shipped.path) {
-          action = "install";
-          path = shipped.path;
-          const dir = path.slice(0, path.lastIndexOf("/"));
-          writeTo = dir.slice(0, dir.lastIndexOf("/"));
-          if (!granted({ name: "read", path })) readCache = writeTo;
-          else built = _fileSha256(path, shipped.entry!.size) === shipped.entry!.sha256;
-        } else {
-          action = "build";
-          const plan = _plan(MAIN_LIBRARY, "shared", undefined, shipped.note);
-          path = _cached(plan);
-          built = path !== undefined;
-          path ??= plan.dir; // the library will be built under it
-          writeTo = plan.dir.slice(0, plan.dir.lastIndexOf("/"));
-          runs = plan.compiler.path;
-        }
-      } catch (e) {
-        // E.g. the cache folder does not exist and cannot be created: a build is needed.
-        if (!(e instanceof FfiError) || e.code !== ErrorCode.PERMISSION_DENIED) throw e;
-        const flag = /needs (--allow-[a-z]+)(=\S*)?/.exec(e.message);
-        if (flag?.[1] === "--allow-read" && !missing.includes("--allow-read")) {
-          missing.push("--allow-read");
-          exact.push(flag[0].slice("needs ".length));
-        }
-      }
-    }
-  }
-  if (readCache !== undefined) {
-    if (!missing.includes("--allow-read")) missing.push("--allow-read");
-    exact.push(`--allow-read=${readCache}`);
-  }
-  const buildOnly: string[] = [];
-  if (built) action = "load";
-  else {
-    if (!granted(writeTo ? { name: "write", path: writeTo } : { name: "write" })) {
-      buildOnly.push("--allow-write");
-      exact.push(writeTo ? `--allow-write=${writeTo}` : "--allow-write");
-    }
-    if (action === "build" && !granted(runs ? { name: "run", command: runs } : { name: "run" })) {
-      buildOnly.push("--allow-run");
-      exact.push(runs ? `--allow-run=${runs}` : "--allow-run");
-    }
-    missing.push(...buildOnly);
-  }
-  if (!granted(path ? { name: "ffi", path } : { name: "ffi" })) {
-    missing.push("--allow-ffi");
-    exact.push("--allow-ffi");
-  }
-  return { missing, buildOnly, exact, action };
-}
-
-/**
- * Path of the exception guard library (built from {@link GUARD_SOURCES} with
- * the C++ compiler, or prebuilt in `XLA_FFI_DENO_PREBUILT`):
- * `XLA_FFI_DENO_GUARD_LIB` when set; undefined when `XLA_FFI_DENO_LIB` names
- * a prebuilt main library and the guard's variable is not set, or when it
- * can be neither found prebuilt nor built. Without it, a C++ exception thrown
- * by a handler ends the process instead of becoming an error.
- *
- * @example
- * ```ts ignore
- * import { guardLibraryPath } from "./build.ts";
- * console.log(guardLibraryPath() ?? "handlers are called without the exception guard");
- * ```
- */
-export function guardLibraryPath(): string | undefined {
-  const env = envGet("XLA_FFI_DENO_GUARD_LIB");
-  if (env) return env;
-  if (envGet("XLA_FFI_DENO_LIB")) return undefined;
-  if (
-    prebuilt(GUARD_LIBRARY, "shared").path === undefined &&
-    _shipped(GUARD_LIBRARY, "shared").path === undefined && findCxxCompiler() === undefined
-  ) {
-    return undefined;
-  }
-  return buildSharedLibrary(GUARD_LIBRARY);
-}
-
 /** How {@link guardLibraryPath} builds the exception guard library. */
 export const GUARD_LIBRARY: BuildOptions = {
   name: "xla_ffi_deno_guard",
@@ -1247,117 +1050,3 @@ export const MAIN_LIBRARY: BuildOptions = {
   extraFlags: ["-fexceptions"],
   linkFlags: ["-ldl"],
 };
-
-/** CUDA kernels compiled to PTX by {@link buildPtx}, relative to the module root. */
-export const PTX_SOURCES: readonly string[] = ["examples/kernels/saxpy.cu"];
-
-/** The virtual architecture of shipped PTX: JIT-compiled by the driver for Turing up to Hopper and later. */
-export const PTX_ARCH = "compute_75";
-
-/**
- * The PTX ISA version the shipped PTX declares. nvcc writes its own newest
- * ISA (9.0 for CUDA 13), which only drivers of that CUDA release can JIT;
- * the example kernels use only instructions of ISA 7.0, so declaring 7.0
- * lets drivers from CUDA 11.0 on load them. A kernel that needs newer
- * instructions fails to load with CUDA_ERROR_INVALID_PTX: then pass
- * `isaVersion: null` to {@link buildPtx} to keep nvcc's version.
- */
-export const PTX_ISA_VERSION = "7.0";
-
-/**
- * Finds `nvcc`: `$NVCC`, `$CUDA_HOME/bin/nvcc`, `/usr/local/cuda/bin/nvcc`,
- * then `PATH`. Returns undefined when there is none.
- *
- * @example
- * ```ts ignore
- * import { findNvcc } from "./build.ts";
- * console.log(findNvcc() ?? "no nvcc");
- * ```
- */
-export function findNvcc(): string | undefined {
-  const candidates: string[] = [];
-  const env = envGet("NVCC");
-  if (env) candidates.push(env);
-  const home = envGet("CUDA_HOME");
-  if (home) candidates.push(`${home}/bin/nvcc`);
-  candidates.push("/usr/local/cuda/bin/nvcc");
-  for (const d of (envGet("PATH") ?? "/usr/bin:/bin").split(":").filter(Boolean)) {
-    candidates.push(`${d}/nvcc`);
-  }
-  return candidates.find(isFile);
-}
-
-/**
- * Compiles each `.cu` file of {@link PTX_SOURCES} (or `sources`) to a `.ptx`
- * beside it with `nvcc --ptx -arch=`{@link PTX_ARCH}, declares the PTX ISA
- * version `options.isaVersion` (default {@link PTX_ISA_VERSION}; `null`
- * keeps nvcc's), and returns the PTX paths. The PTX is committed, so machines without nvcc use it as shipped.
- * Throws FfiError UNAVAILABLE when nvcc is missing, INTERNAL when it fails.
- *
- * @example
- * ```ts ignore
- * import { buildPtx } from "./build.ts";
- * console.log(buildPtx()); // [".../examples/kernels/saxpy.ptx"]
- * ```
- */
-export function buildPtx(
-  sources: readonly (string | URL)[] = PTX_SOURCES,
-  options: { isaVersion?: string | null } = {},
-): string[] {
-  const isa = options.isaVersion === undefined ? PTX_ISA_VERSION : options.isaVersion;
-  const nvcc = findNvcc();
-  if (!nvcc) {
-    throw new FfiError(
-      ErrorCode.UNAVAILABLE,
-      "nvcc not found ($NVCC, $CUDA_HOME/bin, /usr/local/cuda/bin, PATH): the shipped PTX is used as is",
-    );
-  }
-  const outputs: string[] = [];
-  for (const src of sources.map(toUrl)) {
-    const input = fileURLToPath(src);
-    const out = input.replace(/\.cu$/, ".ptx");
-    const args = ["--ptx", `-arch=${PTX_ARCH}`, "-O3", "-o", out, input];
-    let result: Deno.CommandOutput;
-    try {
-      result = new Deno.Command(nvcc, { args, stdout: "piped", stderr: "piped", ...toolEnv() })
-        .outputSync();
-    } catch (e) {
-      return permissionError(e, `running ${nvcc}`, "--allow-run");
-    }
-    if (!result.success) {
-      throw new FfiError(
-        ErrorCode.INTERNAL,
-        `nvcc failed (${nvcc} ${args.join(" ")}):\n${new TextDecoder().decode(result.stderr)}`,
-      );
-    }
-    if (isa !== null) {
-      const ptx = Deno.readTextFileSync(out);
-      const m = /^\.version (\d+\.\d+)$/m.exec(ptx);
-      if (m && m[1] !== isa) {
-        const note = `// build.ts: .version lowered from ${m[1]} to ${isa} (PTX_ISA_VERSION)\n`;
-        Deno.writeTextFileSync(out, note + ptx.replace(m[0], `.version ${isa}`));
-      }
-    }
-    outputs.push(out);
-  }
-  return outputs;
-}
-
-/**
- * Installs (the shipped prebuilt files) or builds the module's native
- * libraries into the cache and returns their paths: the main library, the
- * exception guard library (when there is one) and the isolated child program.
- *
- * @example
- * ```ts ignore
- * import { installNative } from "./build.ts";
- * for (const p of installNative()) console.log(p);
- * ```
- */
-export function installNative(): string[] {
-  const paths = [nativeLibraryPath()];
-  const guard = guardLibraryPath();
-  if (guard !== undefined) paths.push(guard);
-  paths.push(isolateChildPath());
-  return paths;
-}
