@@ -900,11 +900,17 @@ function buildFrame(
   return b.build();
 }
 
-/** Whether no result holds an element (none at all, or each with a zero dimension). */
-function _noElements(specs: readonly { shape?: readonly number[] }[]): boolean {
+/**
+ * Whether no result holds an element (none at all, or each with a zero
+ * dimension). Specs not yet checked may be anything: one that is not an
+ * object with a shape array counts as holding elements (the general path
+ * then refuses it).
+ */
+function _noElements(specs: readonly unknown[]): boolean {
   for (let i = 0; i < specs.length; i++) {
-    const shape = specs[i]!.shape;
-    if (shape === undefined || !shape.includes(0)) return false;
+    const spec = specs[i] as { shape?: unknown } | null;
+    const shape = spec !== null && typeof spec === "object" ? spec.shape : undefined;
+    if (!Array.isArray(shape) || !shape.includes(0)) return false;
   }
   return true;
 }
