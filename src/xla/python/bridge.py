@@ -446,6 +446,8 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
             p.fn = make_hlo()
             p.make = make_hlo
             p.kind = "stablehlo"
+        elif h["kind"] == "exported":
+            load_exported(p, h, mv)
         else:
             ns = dict(st["ns"])  # what runPython defined is visible, not changed
             before = dict(ns)
@@ -471,6 +473,43 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
         pid = next(S["ids"])
         st["programs"][pid] = p
         return {"id": pid, "outputs": p.outputs}
+
+    def load_exported(p, h, mv):
+        """A program serialized by jax.export: the request's one U8 argument."""
+        a = h["args"][0]
+        start = h["_base"] + a["offset"]
+        data = bytearray(mv[start:start + a["shape"][0]])
+        try:
+            from jax import export as jexport
+            exp = jexport.deserialize(data)
+        except ImportError as e:
+            raise Fail(14, "jax cannot read a model serialized by jax.export in this Python (%s)"
+                           % e)
+        except Exception as e:  # noqa: B902 - any failure to read is the bytes' fault
+            t = type(e)
+            kind = t.__name__ if t.__module__ == "builtins" else "%s.%s" % (t.__module__, t.__name__)
+            raise Fail(3, "The bytes are not a model serialized by jax.export: "
+                          "jax.export.deserialize said %s: %s" % (kind, e))
+        in_tree = exp.in_tree
+        def flat(*leaves):
+            # The leaves of the exported function's (args, kwargs), in jax's flattening order.
+            args, kwargs = jax.tree_util.tree_unflatten(in_tree, leaves)
+            return exp.call(*args, **kwargs)
+        jitted = jax.jit(flat)
+        concrete = all(isinstance(d, int) for v in exp.in_avals for d in v.shape)
+        if concrete:
+            specs = [jax.ShapeDtypeStruct(v.shape, v.dtype) for v in exp.in_avals]
+            p.fn = jitted.lower(*specs).compile()
+            p.outputs = [{"dtype": code_of(o.dtype), "shape": list(o.shape)}
+                         for o in jax.tree_util.tree_leaves(p.fn.out_info)]
+            p.make = lambda: jitted.lower(*specs).compile()
+        else:  # symbolic dimensions: compiled per argument signature, at the first run
+            p.fn = jitted
+            def make_jitted():
+                jitted.clear_cache()
+                return jitted
+            p.make = make_jitted
+        p.kind = "exported"
 
     def op_run(h, mv):
         st = host(h)
