@@ -42,7 +42,7 @@ import {
   type XlaArraySpec,
 } from "./_codec.ts";
 import { _hostPython, _request, _requestSync, PythonError } from "./_host.ts";
-import { _Plan, _signature } from "./_prepared.ts";
+import { _Plan, _Plans } from "./_prepared.ts";
 import type { _HostOp, _InitReply, _ReplyHeaders, _RequestOf, _Unhosted } from "./_protocol.ts";
 import { _pin } from "../handler/host.ts";
 import { _register, _unregister } from "../_resources.ts";
@@ -281,7 +281,7 @@ export class XlaProgram {
   readonly #id: number;
   #open = true;
   /** Prepared calls of this program, by argument signature. */
-  readonly #plans = new Map<string, _Plan>();
+  readonly #plans = new _Plans();
 
   /** @internal made by {@link Xla.jit}. */
   constructor(
@@ -315,12 +315,10 @@ export class XlaProgram {
   async run(...args: XlaArg[]): Promise<XlaArray[]> {
     if (!this.isOpen) throw closedError("The program");
     const norm = args.map((a, i) => _normaliseArg(a, `argument ${i}`));
-    const key = _signature(norm);
-    let plan = this.#plans.get(key);
+    let plan = this.#plans.find(norm);
     if (plan === undefined) {
       const r = await this.#xla._request({ op: "plan", ...this.#planned(norm) });
-      plan = this.#plans.get(key) ?? this.#xla._plan(r.header!.plan, norm);
-      this.#plans.set(key, plan);
+      plan = this.#plans.add(this.#xla._plan(r.header!.plan, norm), norm);
     }
     return this.#results(await plan.call(norm));
   }
@@ -371,12 +369,10 @@ export class XlaProgram {
   runSync(...args: XlaArg[]): XlaArray[] {
     if (!this.isOpen) throw closedError("The program");
     const norm = args.map((a, i) => _normaliseArg(a, `argument ${i}`));
-    const key = _signature(norm);
-    let plan = this.#plans.get(key);
+    let plan = this.#plans.find(norm);
     if (plan === undefined) {
       const r = this.#xla._requestSync({ op: "plan", ...this.#planned(norm) });
-      plan = this.#xla._plan(r.header!.plan, norm);
-      this.#plans.set(key, plan);
+      plan = this.#plans.add(this.#xla._plan(r.header!.plan, norm), norm);
     }
     return this.#results(plan.callSync(norm));
   }
