@@ -26,7 +26,14 @@
 import { type DataType, ErrorCode } from "../abi/enums.ts";
 import { byteWidth, viewAs } from "../abi/dtype.ts";
 import { FfiError } from "../errors.ts";
-import { type _Arg, type _Reply, _replyArrays, type XlaArray } from "./_codec.ts";
+import {
+  type _Arg,
+  _normaliseArg,
+  type _Reply,
+  _replyArrays,
+  type XlaArg,
+  type XlaArray,
+} from "./_codec.ts";
 import { _callPrepared, _callPreparedSync } from "./_host.ts";
 import type { _ResultsReply } from "./_protocol.ts";
 
@@ -46,7 +53,9 @@ interface Frame {
   /** The request's words, then the staged operands. */
   mem: Uint8Array;
   words: Uint32Array;
+  /** The request's length and the reply's capacity (made once: a BigInt per call costs). */
   len: bigint;
+  cap: bigint;
   reply: Uint8Array;
   status: Int32Array;
   base: number;
@@ -127,6 +136,7 @@ export class _Plan {
       mem,
       words,
       len: BigInt(head),
+      cap: BigInt(reply.length),
       reply,
       status: new Int32Array(reply.buffer, 0, 1),
       base,
@@ -212,7 +222,7 @@ export class _Plan {
     const frame = this.#frame(true);
     try {
       const big = this.#fill(frame, args);
-      const r = _callPreparedSync(frame.mem, frame.len, frame.reply, frame.status);
+      const r = _callPreparedSync(frame.mem, frame.len, frame.reply, frame.cap, frame.status);
       return r === null ? this.#results(frame, big) : this.#learn(r);
     } finally {
       this.#release(frame, true);
@@ -224,12 +234,27 @@ export class _Plan {
     const frame = this.#frame(false);
     try {
       const big = this.#fill(frame, args);
-      const r = await _callPrepared(frame.mem, frame.len, frame.reply, frame.status);
+      const r = await _callPrepared(frame.mem, frame.len, frame.reply, frame.cap, frame.status);
       return r === null ? this.#results(frame, big) : this.#learn(r);
     } finally {
       this.#release(frame, false);
     }
   }
+}
+
+/** `argument i`, made once per position (a call names its arguments only when one is bad). */
+const ARGUMENT_NAMES: string[] = [];
+
+/**
+ * The arguments of a call checked and normalised, without building their
+ * names (`argument i`) per call.
+ */
+export function _normaliseArgs(args: readonly XlaArg[]): _Arg[] {
+  const out: _Arg[] = new Array(args.length);
+  for (let i = 0; i < args.length; i++) {
+    out[i] = _normaliseArg(args[i]!, ARGUMENT_NAMES[i] ??= `argument ${i}`);
+  }
+  return out;
 }
 
 /** Writes word `i` (64-bit little-endian) of a request. */

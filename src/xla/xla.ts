@@ -42,7 +42,7 @@ import {
   type XlaArraySpec,
 } from "./_codec.ts";
 import { _hostPython, _request, _requestSync, PythonError } from "./_host.ts";
-import { _Plan, _Plans } from "./_prepared.ts";
+import { _normaliseArgs, _Plan, _Plans } from "./_prepared.ts";
 import type { _HostOp, _InitReply, _ReplyHeaders, _RequestOf, _Unhosted } from "./_protocol.ts";
 import { _pin } from "../handler/host.ts";
 import { _register, _unregister } from "../_resources.ts";
@@ -314,7 +314,7 @@ export class XlaProgram {
    */
   async run(...args: XlaArg[]): Promise<XlaArray[]> {
     if (!this.isOpen) throw closedError("The program");
-    const norm = args.map((a, i) => _normaliseArg(a, `argument ${i}`));
+    const norm = _normaliseArgs(args);
     let plan = this.#plans.find(norm);
     if (plan === undefined) {
       const r = await this.#xla._request({ op: "plan", ...this.#planned(norm) });
@@ -368,7 +368,7 @@ export class XlaProgram {
    */
   runSync(...args: XlaArg[]): XlaArray[] {
     if (!this.isOpen) throw closedError("The program");
-    const norm = args.map((a, i) => _normaliseArg(a, `argument ${i}`));
+    const norm = _normaliseArgs(args);
     let plan = this.#plans.find(norm);
     if (plan === undefined) {
       const r = this.#xla._requestSync({ op: "plan", ...this.#planned(norm) });
