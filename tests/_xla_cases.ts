@@ -1136,6 +1136,16 @@ open(out + "/poly.bin", "wb").write(export.export(jax.jit(lambda x: x * 2 + 1))(
       assert.deepEqual([...ys[0]!.data as Float32Array], [...want!.data as Float32Array]);
       const [ya] = await mlp.run(b!, w!, x!);
       assert.deepEqual(ya!.data, ys[0]!.data);
+      // Compiled again after clearCache, on the plans made before.
+      await mlp.clearCache();
+      assert.deepEqual(mlp.runSync(b!, w!, x!)[0]!.data, ys[0]!.data);
+      assert.deepEqual(
+        await xla.runPython(
+          `result = np.asarray(program(${mlp.id})(*[np.zeros(s, np.float32) for s in ` +
+            `((2,), (3, 2), (4, 3))])).tolist()`,
+        ),
+        [[0, 0], [0, 0], [0, 0], [0, 0]],
+      );
       await rejects(mlp.run(x!), ErrorCode.INVALID_ARGUMENT, /input pytree/);
 
       // A custom call to a target registered from TS: jax's own run of the same function here.
