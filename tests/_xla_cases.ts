@@ -1114,6 +1114,8 @@ exp = export.export(jax.jit(twice), disabled_checks=ok)(jax.ShapeDtypeStruct((5,
 open(out + "/twice.bin", "wb").write(exp.serialize())
 n = jax.ShapeDtypeStruct(export.symbolic_shape("n"), jnp.float32)
 open(out + "/poly.bin", "wb").write(export.export(jax.jit(lambda x: x * 2 + 1))(n).serialize())
+gpu = export.export(jax.jit(lambda x: x * 2), platforms=["cuda"])(jax.ShapeDtypeStruct((3,), jnp.float32))
+open(out + "/cuda.bin", "wb").write(gpu.serialize())
 `;
       const r = await new Deno.Command(python, {
         args: ["-c", script, dir],
@@ -1185,6 +1187,12 @@ result = [np.asarray(s).tolist(), float(t)]
         xla.load(new TextEncoder().encode("not a model at all")),
         ErrorCode.INVALID_ARGUMENT,
         /not a model serialized by jax\.export: jax\.export\.deserialize said struct\.error: /,
+      );
+      // Exported for another platform: jax's own words, at load (it compiles there).
+      await rejects(
+        xla.load(await Deno.readFile(`${dir}/cuda.bin`)),
+        ErrorCode.INVALID_ARGUMENT,
+        /exported for platforms '\('cuda',\)' but it is used on '\('cpu',\)'/,
       );
       const cut = await Deno.readFile(`${dir}/mlp.bin`);
       await rejects(xla.load(cut.subarray(0, 50)), ErrorCode.INVALID_ARGUMENT, /deserialize said/);
