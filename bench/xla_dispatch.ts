@@ -13,38 +13,59 @@
  * Python's `x` is a NumPy array (what TS hands over). Rounds alternate the
  * contenders; each row gives the median over rounds of the per-call mean,
  * the ratio to Python and the target; every contender, TS or Python, is
- * warmed by 200 calls first. `--phases` also times the parts of a JSON
- * request (what every call sent before calls were prepared, and what the
- * first call of a plan and `runPython` still send): the TS side (argument
- * checks, encoding), the bridge's dispatcher called from Python with such a
- * request, and a `runPythonSync("pass")` round trip.
+ * warmed by 200 calls first. `--phases` also times where a prepared f32[8]
+ * `runSync` goes: TS before the crossing (arguments checked, plan found),
+ * the bridge's dispatcher called from Python with the same binary request
+ * (against `f(x)` alone), and what is left for the crossing into Python and
+ * TS after it; and the parts of a JSON request (what every call sent before
+ * calls were prepared, and what the first call of a plan and `runPython`
+ * still send): the TS side (argument checks, encoding), the bridge's
+ * dispatcher called from Python with such a request, and a
+ * `runPythonSync("pass")` round trip.
  *
- * Run: XLA_FFI_DENO_PYTHON=… deno run -A bench/xla_dispatch.ts [--rounds N] [--phases]
+ * `--cpu` times with CPU time instead of the wall clock, on both sides
+ * (the process's: `process.cpuUsage()` in TS, `time.process_time()` in
+ * Python): on a machine busy with other work it counts what a call costs,
+ * not the time it waited for a core. It counts every thread of the process,
+ * so the hand-offs of `run` and `ffiCall` count as the work they are.
+ *
+ * Run: XLA_FFI_DENO_PYTHON=… deno run -A bench/xla_dispatch.ts [--rounds N] [--phases] [--cpu]
  *
  * @module
  */
+import process from "node:process";
 import { DataType, scalar } from "../mod.ts";
 import { _encodeRequest } from "../src/xla/_codec.ts";
+import { _normaliseArgs, _Plan, _Plans } from "../src/xla/_prepared.ts";
+import type { XlaProgram } from "../src/xla/mod.ts";
 import { _normaliseArg } from "../src/runtime/ffi_call.ts";
 import { loadAverage, openFloors, openXlaOrSkip } from "./_real_xla_fixture.ts";
 
 const argv = Deno.args;
 const ROUNDS = Number(argv[argv.indexOf("--rounds") + 1] ?? 0) || 7;
 const PHASES = argv.includes("--phases");
+const CPU = argv.includes("--cpu");
+
+/** Now in µs: the wall clock, or with `--cpu` the process's CPU time. */
+function now(): number {
+  if (!CPU) return performance.now() * 1000;
+  const u = process.cpuUsage();
+  return u.user + u.system;
+}
 
 /** Per-call mean in µs of `n` calls of `f` (after `warm` calls). */
 function timeSync(f: () => unknown, n: number, warm = 200): number {
   for (let i = 0; i < warm; i++) f();
-  const t = performance.now();
+  const t = now();
   for (let i = 0; i < n; i++) f();
-  return (performance.now() - t) * 1000 / n;
+  return (now() - t) / n;
 }
 
 async function timeAsync(f: () => Promise<unknown>, n: number, warm = 200): Promise<number> {
   for (let i = 0; i < warm; i++) await f();
-  const t = performance.now();
+  const t = now();
   for (let i = 0; i < n; i++) await f();
-  return (performance.now() - t) * 1000 / n;
+  return (now() - t) / n;
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
@@ -72,11 +93,12 @@ _x8 = np.arange(8, dtype=np.float32)
 _x1m = (np.arange(1 << 20) % 1000).astype(np.float32)
 _ffi = jax.jit(lambda x: ffi.ffi_call("dispatch.cc", jax.ShapeDtypeStruct((8,), np.float32))(
     x, alpha=np.float32(2)))
+_clock = time.${CPU ? "process_time" : "perf_counter"}
 def _loop(f, n):
     for _ in range(200): f()
-    t = time.perf_counter()
+    t = _clock()
     for _ in range(n): f()
-    return (time.perf_counter() - t) * 1e6 / n
+    return (_clock() - t) * 1e6 / n
 `);
   const py = (expr: string, n: number) =>
     xla.runPythonSync(`result = _loop(lambda: ${expr}, ${n})`) as number;
@@ -103,7 +125,9 @@ def _loop(f, n):
     rows["runSync 4 MiB"].ts.push(timeSync(() => big.runSync(x1m), NB));
   }
   console.log(
-    `xla_dispatch: jax ${xla.version.jax}, ${ROUNDS} rounds, load average ${await loadAverage(
+    `xla_dispatch: jax ${xla.version.jax}, ${ROUNDS} rounds, ${
+      CPU ? "CPU time" : "wall clock"
+    }, load average ${await loadAverage(
       xla,
     )} (after)`,
   );
@@ -120,10 +144,61 @@ def _loop(f, n):
       }× | ≤ ${row.target}× | ${ratio <= row.target ? "yes" : "no"} |`,
     );
   }
-  if (PHASES) phases(xla, small.id, x8);
+  if (PHASES) {
+    preparedPhases(xla, small, x8);
+    phases(xla, small.id, x8);
+  }
 }
 
-/** Where the f32[8] runSync's time goes (the path of a request with its arguments). */
+/** Where a prepared f32[8] runSync's time goes. */
+function preparedPhases(
+  xla: NonNullable<Awaited<ReturnType<typeof openXlaOrSkip>>>,
+  prog: XlaProgram,
+  x8: Float32Array,
+): void {
+  const plans = new _Plans();
+  const a0 = _normaliseArgs([x8]);
+  plans.add(new _Plan(0, 0, a0), a0);
+  const tsBefore = timeSync(() => plans.find(_normaliseArgs([x8])), 200000);
+  // The same binary request the TS side sends, made in Python for a plan of the program.
+  const [fast, f] = xla.runPythonSync(`
+import __main__, ctypes, json, struct
+_hid = [c.cell_contents for c in program.__closure__ if isinstance(c.cell_contents, int)][0]
+_d = __main__._deno_xla_dispatch
+_rp = ctypes.create_string_buffer(65536)
+def _json(h):
+    body = json.dumps(dict(h, host=_hid, args=[])).encode()
+    buf = ctypes.create_string_buffer((8 + len(body) + 63) & ~63)
+    buf[0:4] = len(body).to_bytes(4, "little")
+    buf[8:8 + len(body)] = body
+    _d(ctypes.addressof(buf), len(buf), ctypes.addressof(_rp), 65536)
+    return json.loads(_rp[16:16 + int.from_bytes(_rp[4:8], "little")])
+_plan = _json({"op": "plan", "program": ${prog.id}, "ffi": None,
+               "specs": [{"dtype": 11, "shape": [8]}]})["plan"]
+_ya = np.zeros(8, np.float32)
+def _fast(nouts):
+    w = [0xFFFFFFFF | (1 << 32), _hid, _plan, nouts, _x8.ctypes.data, 32]
+    w += [_ya.ctypes.data, 32] if nouts else []
+    return ctypes.create_string_buffer(struct.pack("<%dQ" % len(w), *w), 8 * len(w))
+for _n in (0, 1):  # the first call teaches the plan its results' types
+    _rq = _fast(_n)
+    _d(ctypes.addressof(_rq), len(_rq), ctypes.addressof(_rp), 65536)
+assert int.from_bytes(_rp[0:4], "little") == 4 and (_ya == _x8 + 1).all()
+_a, _l = ctypes.addressof(_rq), len(_rq)
+result = [_loop(lambda: _d(_a, _l, ctypes.addressof(_rp), 65536), 5000),
+          _loop(lambda: program(${prog.id})(_x8), 5000)]
+`) as [number, number];
+  const total = timeSync(() => prog.runSync(x8), 5000);
+  console.log(
+    `prepared phases (f32[8] runSync ${total.toFixed(1)} µs): TS before the crossing ` +
+      `${tsBefore.toFixed(2)} µs; the bridge's fast call from Python ${fast.toFixed(1)} µs, of ` +
+      `which f(x) ${f.toFixed(1)} µs; the crossing into Python and TS after it ${
+        (total - fast - tsBefore).toFixed(1)
+      } µs`,
+  );
+}
+
+/** Where the f32[8] runSync's time went before calls were prepared (a JSON request with its arguments). */
 function phases(
   xla: NonNullable<Awaited<ReturnType<typeof openXlaOrSkip>>>,
   id: number,

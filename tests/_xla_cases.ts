@@ -1083,6 +1083,132 @@ def f(x):
     for (let i = 0; i < 3; i++) got.push((await prog.run())[0]!.data[0] as bigint);
     assert.deepEqual(got, [42n, 43n, 44n]);
   },
+  /**
+   * Models exported by jax.export in another Python process, loaded with
+   * xla.load: a pytree of parameters against jax's own result, a custom call
+   * to a TS-registered target against jax's own run of the same function
+   * here, symbolic shapes, bad bytes, close.
+   */
+  async exported() {
+    const python = Deno.env.get("XLA_FFI_DENO_PYTHON")!;
+    const dir = await Deno.makeTempDir({ prefix: "xla-export-" });
+    try {
+      const script = `
+import sys, numpy as np, jax, jax.numpy as jnp
+from jax import export
+out = sys.argv[1]
+def mlp(p, x):
+    return jnp.tanh(x @ p["w"] + p["b"])
+rng = np.random.default_rng(7)
+p = {"w": rng.standard_normal((3, 2)).astype(np.float32),
+     "b": rng.standard_normal(2).astype(np.float32)}
+x = rng.standard_normal((4, 3)).astype(np.float32)
+open(out + "/mlp.bin", "wb").write(export.export(jax.jit(mlp))(p, x).serialize())
+for k, v in {"w": p["w"], "b": p["b"], "x": x, "y": np.asarray(jax.jit(mlp)(p, x))}.items():
+    np.save(out + "/" + k + ".npy", v)
+def twice(x):
+    y = jax.ffi.ffi_call("test.export.twice", jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
+    return jnp.sin(y) + 1, y.sum()
+ok = [export.DisabledSafetyCheck.custom_call("test.export.twice")]
+exp = export.export(jax.jit(twice), disabled_checks=ok)(jax.ShapeDtypeStruct((5,), jnp.float32))
+open(out + "/twice.bin", "wb").write(exp.serialize())
+n = jax.ShapeDtypeStruct(export.symbolic_shape("n"), jnp.float32)
+open(out + "/poly.bin", "wb").write(export.export(jax.jit(lambda x: x * 2 + 1))(n).serialize())
+gpu = export.export(jax.jit(lambda x: x * 2), platforms=["cuda"])(jax.ShapeDtypeStruct((3,), jnp.float32))
+open(out + "/cuda.bin", "wb").write(gpu.serialize())
+`;
+      const r = await new Deno.Command(python, {
+        args: ["-c", script, dir],
+        env: { JAX_PLATFORMS: "cpu" },
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      assert.ok(r.success, new TextDecoder().decode(r.stderr));
+      const npy = async (name: string) => readNpy(await Deno.readFile(`${dir}/${name}.npy`));
+      const [w, b, x, want] = await Promise.all(["w", "b", "x", "y"].map(npy));
+      const xla = await open();
+      const base = (await xla.pythonStats()).programs;
+
+      // A pytree of parameters: its leaves in jax's order ((params, x), {}: b, w, x).
+      const mlp = await xla.load(await Deno.readFile(`${dir}/mlp.bin`));
+      assert.equal(mlp.format, "exported");
+      assert.deepEqual(mlp.outputs, [{ dtype: F32, shape: [4, 2] }]);
+      const ys = mlp.runSync(b!, w!, x!);
+      assert.deepEqual(ys[0]!.shape, [4, 2]);
+      assert.deepEqual([...ys[0]!.data as Float32Array], [...want!.data as Float32Array]);
+      const [ya] = await mlp.run(b!, w!, x!);
+      assert.deepEqual(ya!.data, ys[0]!.data);
+      // Compiled again after clearCache, on the plans made before.
+      await mlp.clearCache();
+      assert.deepEqual(mlp.runSync(b!, w!, x!)[0]!.data, ys[0]!.data);
+      assert.deepEqual(
+        await xla.runPython(
+          `result = np.asarray(program(${mlp.id})(*[np.zeros(s, np.float32) for s in ` +
+            `((2,), (3, 2), (4, 3))])).tolist()`,
+        ),
+        [[0, 0], [0, 0], [0, 0], [0, 0]],
+      );
+      await rejects(mlp.run(x!), ErrorCode.INVALID_ARGUMENT, /input pytree/);
+
+      // A custom call to a target registered from TS: jax's own run of the same function here.
+      using d = doubler();
+      await xla.register("test.export.twice", d);
+      using twice = await xla.load(await Deno.readFile(`${dir}/twice.bin`));
+      assert.deepEqual(twice.outputs, [{ dtype: F32, shape: [5] }, { dtype: F32, shape: [] }]);
+      const xs = new Float32Array([0.5, -1, 2, 0, 3.25]);
+      const jaxs = await xla.runPython(`
+def twice(x):
+    y = ffi.ffi_call("test.export.twice", jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
+    return jnp.sin(y) + 1, y.sum()
+s, t = jax.jit(twice)(np.array(${JSON.stringify([...xs])}, np.float32))
+result = [np.asarray(s).tolist(), float(t)]
+`) as [number[], number];
+      const [s, t] = twice.runSync(xs);
+      assert.deepEqual([...s!.data as Float32Array], jaxs[0].map(Math.fround));
+      assert.equal((t!.data as Float32Array)[0], Math.fround(jaxs[1]));
+      assert.equal((t!.data as Float32Array)[0], 9.5);
+      const [s2] = await twice.run(xs);
+      assert.deepEqual(s2!.data, s!.data);
+
+      // Symbolic dimensions: compiled at the first run of each shape.
+      const poly = await xla.load(await Deno.readFile(`${dir}/poly.bin`));
+      assert.equal(poly.outputs, null);
+      assert.deepEqual([...poly.runSync(new Float32Array([1, 2]))[0]!.data], [3, 5]);
+      assert.deepEqual([...(await poly.run(new Float32Array([0, 1, 4])))[0]!.data], [1, 3, 9]);
+
+      // Bad bytes: INVALID_ARGUMENT with jax's words.
+      await rejects(
+        xla.load("model" as never),
+        ErrorCode.INVALID_ARGUMENT,
+        /a Uint8Array\), got string/,
+      );
+      await rejects(xla.load(new Uint8Array()), ErrorCode.INVALID_ARGUMENT, /empty/);
+      await rejects(
+        xla.load(new TextEncoder().encode("not a model at all")),
+        ErrorCode.INVALID_ARGUMENT,
+        /not a model serialized by jax\.export: jax\.export\.deserialize said struct\.error: /,
+      );
+      // Exported for another platform: jax's own words, at load (it compiles there).
+      await rejects(
+        xla.load(await Deno.readFile(`${dir}/cuda.bin`)),
+        ErrorCode.INVALID_ARGUMENT,
+        /exported for platforms '\('cuda',\)' but it is used on '\('cpu',\)'/,
+      );
+      const cut = await Deno.readFile(`${dir}/mlp.bin`);
+      await rejects(xla.load(cut.subarray(0, 50)), ErrorCode.INVALID_ARGUMENT, /deserialize said/);
+
+      assert.equal((await xla.pythonStats()).programs, base + 3);
+      await mlp.close();
+      await rejects(mlp.run(b!, w!, x!), ErrorCode.FAILED_PRECONDITION, /closed/);
+      await poly.close();
+      await twice.close();
+      assert.equal((await xla.pythonStats()).programs, base);
+      await xla.close();
+      await rejects(xla.load(cut), ErrorCode.FAILED_PRECONDITION, /closed/);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
 };
 
 if (import.meta.main) await runCaseFromArgs(CASES);

@@ -9,6 +9,16 @@ import { runXlaCase, runXlaScript, XLA_SKIP, xlaName } from "./_xla_env.ts";
 
 const ignore = XLA_SKIP !== undefined;
 
+/** Why jax cannot serialize models here (jax.export needs the flatbuffers package), if so. */
+const NO_FLATBUFFERS = ignore ? undefined : (() => {
+  const r = new Deno.Command(Deno.env.get("XLA_FFI_DENO_PYTHON")!, {
+    args: ["-c", "import flatbuffers"],
+    stdout: "null",
+    stderr: "null",
+  }).outputSync();
+  return r.success ? undefined : "jax.export needs the flatbuffers package, not installed there";
+})();
+
 Deno.test({
   name: xlaName("xla: versions, a second host in the process, close keeps Python for a reopen"),
   ignore,
@@ -61,6 +71,15 @@ Deno.test({
   name: xlaName("xla: results and arguments of several dtypes and ranks, NpyArray arguments"),
   ignore,
   fn: () => runXlaCase("dtypes").then(() => {}),
+});
+
+Deno.test({
+  name: xlaName(
+    "xla: models exported by jax.export, loaded with xla.load: parameters, a TS custom call, " +
+      "symbolic shapes, bad bytes" + (NO_FLATBUFFERS ? ` (ignored: ${NO_FLATBUFFERS})` : ""),
+  ),
+  ignore: ignore || NO_FLATBUFFERS !== undefined,
+  fn: () => runXlaCase("exported").then(() => {}),
 });
 
 Deno.test({

@@ -213,12 +213,13 @@ export async function _callPrepared(
   req: Uint8Array,
   len: bigint,
   reply: Uint8Array,
+  cap: bigint,
   status: Int32Array,
 ): Promise<_Reply<_ResultsReply> | null> {
   const mark = _openCall();
   let r: _Reply;
   try {
-    const rc = await run(1, req, len, reply, BigInt(reply.length));
+    const rc = await run(1, req, len, reply, cap);
     if (rc === 0 && status[0] === WRITTEN) {
       _closeCall(mark);
       return null;
@@ -239,6 +240,7 @@ export function _callPreparedSync(
   req: Uint8Array,
   len: bigint,
   reply: Uint8Array,
+  cap: bigint,
   status: Int32Array,
 ): _Reply<_ResultsReply> | null {
   refuseWhileInFlight();
@@ -250,7 +252,7 @@ export function _callPreparedSync(
       req as Uint8Array<ArrayBuffer>,
       len,
       reply as Uint8Array<ArrayBuffer>,
-      BigInt(reply.length),
+      cap,
     );
     if (rc === 0 && status[0] === WRITTEN) {
       _closeCall(mark);

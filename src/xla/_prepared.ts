@@ -26,7 +26,14 @@
 import { type DataType, ErrorCode } from "../abi/enums.ts";
 import { byteWidth, viewAs } from "../abi/dtype.ts";
 import { FfiError } from "../errors.ts";
-import { type _Arg, type _Reply, _replyArrays, type XlaArray } from "./_codec.ts";
+import {
+  type _Arg,
+  _normaliseArg,
+  type _Reply,
+  _replyArrays,
+  type XlaArg,
+  type XlaArray,
+} from "./_codec.ts";
 import { _callPrepared, _callPreparedSync } from "./_host.ts";
 import type { _ResultsReply } from "./_protocol.ts";
 
@@ -46,7 +53,9 @@ interface Frame {
   /** The request's words, then the staged operands. */
   mem: Uint8Array;
   words: Uint32Array;
+  /** The request's length and the reply's capacity (made once: a BigInt per call costs). */
   len: bigint;
+  cap: bigint;
   reply: Uint8Array;
   status: Int32Array;
   base: number;
@@ -65,6 +74,11 @@ export class _Plan {
   readonly id: number;
   readonly host: number;
   readonly argBytes: number[];
+  /** The argument signature the plan was made for: element types and shapes. */
+  readonly #dtypes: DataType[];
+  readonly #shapes: number[][];
+  /** {@link _signatureHash} of the signature. */
+  readonly hash: number;
   outs: Out[] | null = null;
   readonly #free: { sync: Frame[]; async: Frame[] } = { sync: [], async: [] };
 
@@ -72,6 +86,23 @@ export class _Plan {
     this.host = host;
     this.id = id;
     this.argBytes = args.map((a) => a.bytes.byteLength);
+    this.#dtypes = args.map((a) => a.dtype);
+    this.#shapes = args.map((a) => [...a.shape]);
+    this.hash = _signatureHash(args);
+  }
+
+  /** Whether these arguments have the plan's signature (element types and shapes, by value). */
+  matches(args: readonly _Arg[]): boolean {
+    const dtypes = this.#dtypes;
+    if (args.length !== dtypes.length) return false;
+    for (let i = 0; i < args.length; i++) {
+      const a = args[i]!;
+      if (a.dtype !== dtypes[i]) return false;
+      const s = this.#shapes[i]!, t = a.shape;
+      if (s.length !== t.length) return false;
+      for (let j = 0; j < s.length; j++) if (s[j] !== t[j]) return false;
+    }
+    return true;
   }
 
   #frame(sync: boolean): Frame {
@@ -105,6 +136,7 @@ export class _Plan {
       mem,
       words,
       len: BigInt(head),
+      cap: BigInt(reply.length),
       reply,
       status: new Int32Array(reply.buffer, 0, 1),
       base,
@@ -190,7 +222,7 @@ export class _Plan {
     const frame = this.#frame(true);
     try {
       const big = this.#fill(frame, args);
-      const r = _callPreparedSync(frame.mem, frame.len, frame.reply, frame.status);
+      const r = _callPreparedSync(frame.mem, frame.len, frame.reply, frame.cap, frame.status);
       return r === null ? this.#results(frame, big) : this.#learn(r);
     } finally {
       this.#release(frame, true);
@@ -202,12 +234,27 @@ export class _Plan {
     const frame = this.#frame(false);
     try {
       const big = this.#fill(frame, args);
-      const r = await _callPrepared(frame.mem, frame.len, frame.reply, frame.status);
+      const r = await _callPrepared(frame.mem, frame.len, frame.reply, frame.cap, frame.status);
       return r === null ? this.#results(frame, big) : this.#learn(r);
     } finally {
       this.#release(frame, false);
     }
   }
+}
+
+/** `argument i`, made once per position (a call names its arguments only when one is bad). */
+const ARGUMENT_NAMES: string[] = [];
+
+/**
+ * The arguments of a call checked and normalised, without building their
+ * names (`argument i`) per call.
+ */
+export function _normaliseArgs(args: readonly XlaArg[]): _Arg[] {
+  const out: _Arg[] = new Array(args.length);
+  for (let i = 0; i < args.length; i++) {
+    out[i] = _normaliseArg(args[i]!, ARGUMENT_NAMES[i] ??= `argument ${i}`);
+  }
+  return out;
 }
 
 /** Writes word `i` (64-bit little-endian) of a request. */
@@ -224,11 +271,49 @@ function address(bytes: Uint8Array): number {
 }
 
 /**
- * The key of an argument signature: element types and shapes (a call of a
- * plan made for it passes only addresses).
+ * The hash of an argument signature (element types and shapes), under
+ * which {@link _Plans} files its plans.
  */
-export function _signature(args: readonly _Arg[]): string {
-  let k = "";
-  for (const a of args) k += `${a.dtype}:${a.shape.join(",")};`;
-  return k;
+export function _signatureHash(args: readonly _Arg[]): number {
+  let h = args.length;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!, shape = a.shape;
+    h = (Math.imul(h, 31) + a.dtype) | 0;
+    h = (Math.imul(h, 31) + shape.length) | 0;
+    for (let j = 0; j < shape.length; j++) h = (Math.imul(h, 31) + shape[j]!) | 0;
+  }
+  return h;
+}
+
+/**
+ * The plans of one program, by argument signature: found by comparing
+ * element types and shapes by value (the last one used first), never
+ * through a text made of them, so a call allocates nothing to find its plan.
+ */
+export class _Plans {
+  readonly #byHash = new Map<number, _Plan[]>();
+  #last: _Plan | undefined;
+
+  /** The plan for these arguments' signature, if one was made. */
+  find(args: readonly _Arg[]): _Plan | undefined {
+    const last = this.#last;
+    if (last !== undefined && last.matches(args)) return last;
+    const list = this.#byHash.get(_signatureHash(args));
+    if (list === undefined) return undefined;
+    for (let i = 0; i < list.length; i++) {
+      const p = list[i]!;
+      if (p.matches(args)) return this.#last = p;
+    }
+    return undefined;
+  }
+
+  /** Keeps a new plan; the one kept before for its signature wins (an async call made both). */
+  add(plan: _Plan, args: readonly _Arg[]): _Plan {
+    const had = this.find(args);
+    if (had !== undefined) return had;
+    const list = this.#byHash.get(plan.hash);
+    if (list === undefined) this.#byHash.set(plan.hash, [plan]);
+    else list.push(plan);
+    return this.#last = plan;
+  }
 }

@@ -125,11 +125,15 @@ export interface _ClearProgramRequest {
   id: number;
 }
 
-/** Compiles Python source defining a jax function, or StableHLO text. */
+/**
+ * Compiles Python source defining a jax function, or StableHLO text, or
+ * loads a model serialized by `jax.export` (kind `"exported"`: its bytes
+ * are the one U8 argument that follows, the source is empty).
+ */
 export interface _CompileRequest {
   op: "compile";
   host: number;
-  kind: "python" | "stablehlo";
+  kind: "python" | "stablehlo" | "exported";
   source: string;
   /** The function to jit (Python), or null for the one the source defines. */
   entry: string | null;

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { type DataType, ErrorCode } from "../abi/enums.ts";
+import { DataType, ErrorCode } from "../abi/enums.ts";
 import { _withHint, FfiError } from "../errors.ts";
 import { _withTypeRemedy } from "../runtime/_registry.ts";
 import { _describeRegistered, native } from "../native/lib.ts";
@@ -42,7 +42,7 @@ import {
   type XlaArraySpec,
 } from "./_codec.ts";
 import { _hostPython, _request, _requestSync, PythonError } from "./_host.ts";
-import { _Plan, _signature } from "./_prepared.ts";
+import { _normaliseArgs, _Plan, _Plans } from "./_prepared.ts";
 import type { _HostOp, _InitReply, _ReplyHeaders, _RequestOf, _Unhosted } from "./_protocol.ts";
 import { _pin } from "../handler/host.ts";
 import { _register, _unregister } from "../_resources.ts";
@@ -270,21 +270,24 @@ const STABLEHLO = /^\s*(?:\/\/[^\n]*\n\s*)*(?:module\b|func\.func\b|#loc)/;
  * ```
  */
 export class XlaProgram {
-  /** `"python"` or `"stablehlo"`. */
-  readonly format: "python" | "stablehlo";
+  /**
+   * `"python"` or `"stablehlo"` ({@link Xla.jit}), or `"exported"` (a model
+   * serialized by `jax.export`, {@link Xla.load}).
+   */
+  readonly format: "python" | "stablehlo" | "exported";
   /** Result types and shapes, when known at compile time (`args` given, or StableHLO after a run). */
   outputs: XlaArraySpec[] | null;
   readonly #xla: Xla;
   readonly #id: number;
   #open = true;
   /** Prepared calls of this program, by argument signature. */
-  readonly #plans = new Map<string, _Plan>();
+  readonly #plans = new _Plans();
 
   /** @internal made by {@link Xla.jit}. */
   constructor(
     xla: Xla,
     id: number,
-    format: "python" | "stablehlo",
+    format: "python" | "stablehlo" | "exported",
     outputs: XlaArraySpec[] | null,
   ) {
     this.#xla = xla;
@@ -311,13 +314,11 @@ export class XlaProgram {
    */
   async run(...args: XlaArg[]): Promise<XlaArray[]> {
     if (!this.isOpen) throw closedError("The program");
-    const norm = args.map((a, i) => _normaliseArg(a, `argument ${i}`));
-    const key = _signature(norm);
-    let plan = this.#plans.get(key);
+    const norm = _normaliseArgs(args);
+    let plan = this.#plans.find(norm);
     if (plan === undefined) {
       const r = await this.#xla._request({ op: "plan", ...this.#planned(norm) });
-      plan = this.#plans.get(key) ?? this.#xla._plan(r.header!.plan, norm);
-      this.#plans.set(key, plan);
+      plan = this.#plans.add(this.#xla._plan(r.header!.plan, norm), norm);
     }
     return this.#results(await plan.call(norm));
   }
@@ -367,13 +368,11 @@ export class XlaProgram {
    */
   runSync(...args: XlaArg[]): XlaArray[] {
     if (!this.isOpen) throw closedError("The program");
-    const norm = args.map((a, i) => _normaliseArg(a, `argument ${i}`));
-    const key = _signature(norm);
-    let plan = this.#plans.get(key);
+    const norm = _normaliseArgs(args);
+    let plan = this.#plans.find(norm);
     if (plan === undefined) {
       const r = this.#xla._requestSync({ op: "plan", ...this.#planned(norm) });
-      plan = this.#xla._plan(r.header!.plan, norm);
-      this.#plans.set(key, plan);
+      plan = this.#plans.add(this.#xla._plan(r.header!.plan, norm), norm);
     }
     return this.#results(plan.callSync(norm));
   }
@@ -940,6 +939,70 @@ export class Xla implements FfiHost {
     const h = r.header!;
     const outputs = h.outputs as { dtype: DataType; shape: number[] }[] | null;
     return new XlaProgram(this, Number(h.id), format, outputs);
+  }
+
+  /**
+   * Loads a model serialized by `jax.export` (the bytes of
+   * `jax.export.export(jax.jit(f))(*specs).serialize()`, made in any Python
+   * with the same jax, e.g. where the model was trained) and compiles it: an
+   * {@link XlaProgram} as {@link jit} makes, run with `run`, `runSync` or
+   * through `program(id)` in {@link runPython}, closed with `close()` or
+   * `using`. The arguments are the leaves of what the exported function was
+   * called with (its positional and keyword arguments, flattened as
+   * `jax.tree_util.tree_leaves((args, kwargs))` orders them: a dict's keys
+   * sorted); the results are the leaves of what it returns. A model exported
+   * with fixed shapes is compiled here ({@link XlaProgram.outputs} is known);
+   * one with symbolic dimensions is compiled at the first run for each
+   * argument signature. Custom calls in it run the handlers registered
+   * under their target names ({@link register}) when it runs; jax exports a
+   * custom call to a target of its own only when told to
+   * (`disabled_checks=[jax.export.DisabledSafetyCheck.custom_call("name")]`).
+   *
+   * Throws FfiError INVALID_ARGUMENT when `bytes` is not a non-empty
+   * Uint8Array, or when `jax.export.deserialize` cannot read it (its error
+   * quoted); UNAVAILABLE when this Python's jax cannot read serialized
+   * models (jax needs the `flatbuffers` package for that); a PythonError
+   * when jax cannot compile the model here (e.g. it was exported for
+   * another platform).
+   *
+   * @example
+   * ```ts ignore
+   * // exported in Python:
+   * //   exp = jax.export.export(jax.jit(lambda p, x: jnp.tanh(x @ p["w"] + p["b"])))(params, x)
+   * //   open("model.bin", "wb").write(exp.serialize())
+   * await using model = await xla.load(await Deno.readFile("model.bin"));
+   * // params {"b": f32[2], "w": f32[3, 2]}, then x: f32[4, 3]
+   * const [y] = model.runSync(b, { data: w, shape: [3, 2] }, { data: x, shape: [4, 3] });
+   * ```
+   */
+  async load(bytes: Uint8Array): Promise<XlaProgram> {
+    if (!this.#open) throw closedError("The Xla host");
+    if (!(bytes instanceof Uint8Array)) {
+      throw new FfiError(
+        ErrorCode.INVALID_ARGUMENT,
+        `Xla.load needs the bytes of a model serialized by jax.export (a Uint8Array), got ${
+          bytes === null ? "null" : Array.isArray(bytes) ? "an Array" : typeof bytes
+        }`,
+      );
+    }
+    if (bytes.byteLength === 0) {
+      throw new FfiError(
+        ErrorCode.INVALID_ARGUMENT,
+        "Xla.load: the bytes are empty, not a model serialized by jax.export",
+      );
+    }
+    const model: _Arg = { dtype: DataType.U8, shape: [bytes.byteLength], bytes };
+    const r = await this._request({
+      op: "compile",
+      kind: "exported",
+      source: "",
+      entry: null,
+      argSpecs: null,
+      filename: null,
+    }, [model]);
+    const h = r.header!;
+    const outputs = h.outputs as { dtype: DataType; shape: number[] }[] | null;
+    return new XlaProgram(this, Number(h.id), "exported", outputs);
   }
 
   /**

@@ -446,6 +446,8 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
             p.fn = make_hlo()
             p.make = make_hlo
             p.kind = "stablehlo"
+        elif h["kind"] == "exported":
+            load_exported(p, h, mv)
         else:
             ns = dict(st["ns"])  # what runPython defined is visible, not changed
             before = dict(ns)
@@ -471,6 +473,43 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
         pid = next(S["ids"])
         st["programs"][pid] = p
         return {"id": pid, "outputs": p.outputs}
+
+    def load_exported(p, h, mv):
+        """A program serialized by jax.export: the request's one U8 argument."""
+        a = h["args"][0]
+        start = h["_base"] + a["offset"]
+        data = bytearray(mv[start:start + a["shape"][0]])
+        try:
+            from jax import export as jexport
+            exp = jexport.deserialize(data)
+        except ImportError as e:
+            raise Fail(14, "jax cannot read a model serialized by jax.export in this Python (%s)"
+                           % e)
+        except Exception as e:  # noqa: B902 - any failure to read is the bytes' fault
+            t = type(e)
+            kind = t.__name__ if t.__module__ == "builtins" else "%s.%s" % (t.__module__, t.__name__)
+            raise Fail(3, "The bytes are not a model serialized by jax.export: "
+                          "jax.export.deserialize said %s: %s" % (kind, e))
+        in_tree = exp.in_tree
+        def flat(*leaves):
+            # The leaves of the exported function's (args, kwargs), in jax's flattening order.
+            args, kwargs = jax.tree_util.tree_unflatten(in_tree, leaves)
+            return exp.call(*args, **kwargs)
+        jitted = jax.jit(flat)
+        concrete = all(isinstance(d, int) for v in exp.in_avals for d in v.shape)
+        if concrete:
+            specs = [jax.ShapeDtypeStruct(v.shape, v.dtype) for v in exp.in_avals]
+            p.fn = jitted.lower(*specs).compile()
+            p.outputs = [{"dtype": code_of(o.dtype), "shape": list(o.shape)}
+                         for o in jax.tree_util.tree_leaves(p.fn.out_info)]
+            p.make = lambda: jitted.lower(*specs).compile()
+        else:  # symbolic dimensions: compiled per argument signature, at the first run
+            p.fn = jitted
+            def make_jitted():
+                jitted.clear_cache()
+                return jitted
+            p.make = make_jitted
+        p.kind = "exported"
 
     def op_run(h, mv):
         st = host(h)
@@ -541,7 +580,10 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
     FAST = 0xFFFFFFFF
 
     class Plan:
-        __slots__ = ("call", "program", "specs", "outs", "key", "args", "views")
+        __slots__ = ("call", "program", "prog", "specs", "outs", "key", "args", "views")
+
+    # The type of jax's arrays (set by the first plan): a program returning one is not flattened.
+    array_type = []
 
     def op_plan(h, mv):
         st = host(h)
@@ -564,6 +606,10 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
         plan = Plan()
         plan.call = call
         plan.program = program
+        # The program itself: a call reads its fn (clear_program replaces it), no lookup.
+        plan.prog = st["programs"][program] if program is not None else None
+        if not array_type:
+            array_type.append(type(jax.numpy.zeros(())))
         plan.specs = [(np_dtype(a["dtype"]), tuple(a["shape"])) for a in h["specs"]]
         plan.outs = None
         plan.key = None
@@ -588,25 +634,36 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
         if plan is None:
             raise Fail(9, "The program is closed")
         nouts = w[3]
-        key = tuple(w[4:4 + 2 * (nargs + nouts)])
+        # The addresses and sizes as bytes: cheaper to make and compare than a tuple of ints.
+        key = w[4:4 + 2 * (nargs + nouts)].tobytes()
         if plan.key != key:
-            plan.args = [array_at(key[2 * i], key[2 * i + 1], dt, shape)
+            key_words = w[4:4 + 2 * (nargs + nouts)].tolist()
+            plan.args = [array_at(key_words[2 * i], key_words[2 * i + 1], dt, shape)
                          for i, (dt, shape) in enumerate(plan.specs)]
             o = 2 * nargs
-            plan.views = [array_at(key[o + 2 * i], key[o + 2 * i + 1], dt, shape)
+            plan.views = [array_at(key_words[o + 2 * i], key_words[o + 2 * i + 1], dt, shape)
                           for i, (dt, shape) in enumerate(plan.outs or ())][:nouts]
             plan.key = key
-        leaves = plan.call(plan.args)
+        prog = plan.prog
+        if prog is None:
+            leaves = plan.call(plan.args)
+        else:
+            out = prog.fn(*plan.args)
+            leaves = (out,) if type(out) is array_type[0] else jax.tree_util.tree_leaves(out)
         outs = plan.outs
         if nouts and outs is not None and len(leaves) == nouts:
             same = True
             for x, (dt, shape) in zip(leaves, outs):
-                if getattr(x, "shape", None) != shape or x.dtype != dt:
+                if getattr(x, "shape", None) != shape:
+                    same = False
+                    break
+                xd = x.dtype
+                if xd is not dt and xd != dt:
                     same = False
                     break
             if same:
                 for v, x in zip(plan.views, leaves):
-                    np.copyto(v, x, casting="no")
+                    v[...] = x  # (the types were checked: no cast; cheaper than np.copyto)
                 status = status_of.get(reply_addr)
                 if status is None:
                     if len(status_of) > 4096:
