@@ -848,7 +848,7 @@ async function _runPythonModule(
 
 /**
  * `fuzz --python-module M NAME …`: the handler runs in a child process that
- * hosts the module (fuzz_handler.ts, `{ module, handler }`), never here.
+ * hosts the module (src/testing/fuzz/caller.ts, `{ module, handler }`), never here.
  */
 async function _fuzzPythonModule(py: PythonModuleArgs, io: CliIo): Promise<ExitCode> {
   const cmd = await _phase(ExitCode.USAGE, () => parseCommandLine(py.argv));
