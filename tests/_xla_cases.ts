@@ -193,6 +193,51 @@ def f(x):
     assert.equal(handlerHostStats().failedCompletions, 0);
   },
 
+  /**
+   * Calls of one plan in flight at once, each on its own frame: XLA lets go
+   * of the GIL while it runs, so the bridge's arrays over one call's memory
+   * must never serve another's. 64 calls of one signature (an async TS
+   * handler finishing in a shuffled order, then a jitted program), each
+   * with its own data: every result is its own call's.
+   */
+  async inFlight() {
+    await using xla = await open();
+    using slow = Ffi.bind().arg(F32).ret(F32).attr("ms", "i64").to(async (x, y, ms) => {
+      await new Promise((r) => setTimeout(r, ms));
+      const xs = x.typed(), ys = y.typed();
+      for (let i = 0; i < ys.length; i++) ys[i] = xs[i]! * 10;
+    });
+    await xla.register("t.slow", slow);
+    const n = 64;
+    const delay = (i: number) => (i * 7) % 5; // a shuffled finishing order
+    for (let round = 0; round < 3; round++) {
+      const all = await Promise.all(
+        Array.from({ length: n }, (_, i) =>
+          xla.ffiCall("t.slow", {
+            args: [new Float32Array([i, -i, round])],
+            results: [spec(F32, [3])],
+            attrs: { ms: delay(i) },
+          })),
+      );
+      all.forEach(([r], i) =>
+        assert.deepEqual([...r!], [10 * i, -10 * i, 10 * round], `call ${i}`)
+      );
+    }
+    await using prog = await xla.jit(`
+def f(x):
+    return ffi.ffi_call("t.slow", jax.ShapeDtypeStruct(x.shape, x.dtype))(x, ms=np.int64(1)) + 1
+`);
+    for (let round = 0; round < 3; round++) {
+      const all = await Promise.all(
+        Array.from({ length: n }, (_, i) => prog.run(new Float32Array([i, round]))),
+      );
+      all.forEach(([r], i) =>
+        assert.deepEqual([...r!.data], [10 * i + 1, 10 * round + 1], `run ${i}`)
+      );
+    }
+    assert.equal(handlerHostStats().failedCompletions, 0);
+  },
+
   /** Errors of every kind a handler can raise come back with their code and message. */
   async errors() {
     await using xla = await open();

@@ -68,6 +68,15 @@ Deno.test({
 });
 
 Deno.test({
+  name: xlaName(
+    "xla: 64 calls of one plan in flight at once (ffiCall, a program's run) each get their own " +
+      "results",
+  ),
+  ignore,
+  fn: () => runXlaCase("inFlight").then(() => {}),
+});
+
+Deno.test({
   name: xlaName("xla: results and arguments of several dtypes and ranks, NpyArray arguments"),
   ignore,
   fn: () => runXlaCase("dtypes").then(() => {}),

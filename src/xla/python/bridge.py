@@ -580,7 +580,7 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
     FAST = 0xFFFFFFFF
 
     class Plan:
-        __slots__ = ("call", "program", "prog", "specs", "outs", "key", "args", "views")
+        __slots__ = ("call", "program", "prog", "specs", "outs", "frames")
 
     # The type of jax's arrays (set by the first plan): a program returning one is not flattened.
     array_type = []
@@ -612,7 +612,7 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
             array_type.append(type(jax.numpy.zeros(())))
         plan.specs = [(np_dtype(a["dtype"]), tuple(a["shape"])) for a in h["specs"]]
         plan.outs = None
-        plan.key = None
+        plan.frames = {}
         plan_id = next(S["ids"])
         st["plans"][plan_id] = plan
         return {"plan": plan_id}
@@ -634,23 +634,32 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
         if plan is None:
             raise Fail(9, "The program is closed")
         nouts = w[3]
-        # The addresses and sizes as bytes: cheaper to make and compare than a tuple of ints.
+        # The arrays over one frame's memory, found by its addresses and sizes as bytes (cheaper
+        # to make and compare than a tuple of ints). They belong to the call: calls of a plan in
+        # flight at once (each on its own frame, the GIL let go while XLA runs) never share them.
         key = w[4:4 + 2 * (nargs + nouts)].tobytes()
-        if plan.key != key:
+        frames = plan.frames
+        outs = plan.outs
+        at = frames.get(key)
+        if at is None or at[2] is not outs:
             key_words = w[4:4 + 2 * (nargs + nouts)].tolist()
-            plan.args = [array_at(key_words[2 * i], key_words[2 * i + 1], dt, shape)
-                         for i, (dt, shape) in enumerate(plan.specs)]
+            args = [array_at(key_words[2 * i], key_words[2 * i + 1], dt, shape)
+                    for i, (dt, shape) in enumerate(plan.specs)]
             o = 2 * nargs
-            plan.views = [array_at(key_words[o + 2 * i], key_words[o + 2 * i + 1], dt, shape)
-                          for i, (dt, shape) in enumerate(plan.outs or ())][:nouts]
-            plan.key = key
+            # A call made before its caller knew the results' types has no result addresses
+            # (nouts 0): its results come back in the reply.
+            views = [array_at(key_words[o + 2 * i], key_words[o + 2 * i + 1], dt, shape)
+                     for i, (dt, shape) in enumerate((outs or ())[:nouts])]
+            if len(frames) > 64:
+                frames.clear()
+            at = frames[key] = (args, views, outs)
+        args, views = at[0], at[1]
         prog = plan.prog
         if prog is None:
-            leaves = plan.call(plan.args)
+            leaves = plan.call(args)
         else:
-            out = prog.fn(*plan.args)
+            out = prog.fn(*args)
             leaves = (out,) if type(out) is array_type[0] else jax.tree_util.tree_leaves(out)
-        outs = plan.outs
         if nouts and outs is not None and len(leaves) == nouts:
             same = True
             for x, (dt, shape) in zip(leaves, outs):
@@ -662,7 +671,7 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
                     same = False
                     break
             if same:
-                for v, x in zip(plan.views, leaves):
+                for v, x in zip(views, leaves):
                     v[...] = x  # (the types were checked: no cast; cheaper than np.copyto)
                 status = status_of.get(reply_addr)
                 if status is None:
@@ -674,7 +683,6 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
                 return
         leaves = list(leaves)
         plan.outs = [(np.asarray(x).dtype, tuple(np.shape(x))) for x in leaves]
-        plan.key = None
         results_reply(reply_addr, reply_cap, leaves)
 
     def fast_words(req_addr, req_len):
