@@ -262,6 +262,91 @@ result = [np.asarray(lu).T.ravel().tolist(), (np.asarray(piv) + 1).tolist()]
     }
   },
 
+  /**
+   * jaxlib's CSR × dense handler (`jaxlib.cpu._sparse`): a wrong value,
+   * index or result dtype, a result missing, an argument too many, and a name
+   * one letter off: the same code, message and hint from the embedded
+   * runtime and from real XLA; a good call the same values.
+   */
+  async sparseErrors() {
+    await using xla = await Xla.open();
+    const sparse = await xla.handlersFrom("jaxlib.cpu._sparse");
+    // jax registers its sparse targets when jax.experimental.sparse is imported.
+    await xla.runPython("import jax.experimental.sparse");
+    using rt = new Runtime();
+    for (const [name, h] of sparse) rt.register(name, h); // the names jax registers
+    const csr = sparse.handler("cpu_csr_sparse_dense_ffi");
+    const values = { data: new Float32Array([1, 2, 3]), shape: [3] };
+    const indptr = { data: new Int32Array([0, 3]), shape: [2] }; // one row of three entries
+    const indices = { data: new Int32Array([0, 1, 0]), shape: [3] };
+    const dense = { data: new Float32Array([1, 10]), shape: [2, 1] };
+    const results = [{ dtype: DataType.F32, shape: [1, 1] }];
+    const good = { args: [values, indptr, indices, dense], results };
+    const [fromRt, fromXla] = await Promise.all([rt.ffiCall(csr, good), xla.ffiCall(csr, good)]);
+    assert.deepEqual([...fromRt![0]!], [1 + 20 + 3]);
+    assert.deepEqual([...fromXla![0]!], [1 + 20 + 3]);
+    const calls: [string, string | typeof csr, FfiCallOptions<readonly ArraySpec[]>, RegExp][] = [
+      [
+        "F64 values",
+        csr,
+        { args: [{ data: new Float64Array(3), shape: [3] }, indptr, indices, dense], results },
+        /^Element type mismatch$/,
+      ],
+      [
+        "S64 indices",
+        csr,
+        { args: [values, indptr, { data: new BigInt64Array(3), shape: [3] }, dense], results },
+        /^Sparse index type mismatch$/,
+      ],
+      [
+        "an F64 result",
+        csr,
+        { args: good.args, results: [{ dtype: DataType.F64, shape: [1, 1] }] },
+        /^Element type mismatch$/,
+      ],
+      [
+        "no result (a side effect asked, so that it runs)",
+        csr,
+        { args: good.args, results: [], hasSideEffect: true },
+        /^\[execute\] Wrong number of results: expected 1 but got 0$/,
+      ],
+      [
+        "an argument too many",
+        csr,
+        { args: [...good.args, dense], results },
+        /^\[execute\] Wrong number of arguments: expected 4 but got 5$/,
+      ],
+      [
+        "a name one letter off",
+        "cpu_csr_sparse_dense_ff",
+        good,
+        /^No FFI handler registered for cpu_csr_sparse_dense_ff on a platform /,
+      ],
+    ];
+    for (const [what, target, call, message] of calls) {
+      const [a, b] = await Promise.all([rt, xla].map((host) =>
+        host.ffiCall(target, call).then(
+          () => assert.fail(`${what}: resolved`),
+          (e: FfiError) => e,
+        )
+      ));
+      for (const e of [a!, b!]) {
+        assert.ok(e instanceof FfiError, `${what}: ${e}`);
+        assert.equal(
+          e.code,
+          typeof target === "string" ? ErrorCode.NOT_FOUND : ErrorCode.INVALID_ARGUMENT,
+          `${what}: ${e.message}`,
+        );
+        assert.match(e.message, message, what);
+      }
+      assert.equal(a!.message, b!.message, what);
+      assert.equal(a!.hint, b!.hint, what);
+      if (typeof target === "string") {
+        assert.equal(a!.hint, "did you mean 'cpu_csr_sparse_dense_ffi'?", what);
+      }
+    }
+  },
+
   /** Without initialize, LAPACK's handler calls a null pointer: the process dies (as in jax). */
   async lapackNoInitialize() {
     await using xla = await Xla.open();

@@ -25,6 +25,11 @@ const cases: [string, string][] = [
     "xla modules: LAPACK getrf given a wrong dtype, result count or argument count: the same " +
     "code, message and hint on both hosts",
   ],
+  [
+    "sparseErrors",
+    "xla modules: jaxlib's CSR x dense handler given wrong dtypes, counts or a name one letter " +
+    "off: the same code, message and hint on both hosts",
+  ],
   ["platformsForm", "xla modules: {platform: [...]} form, initialize called when asked, skips"],
   ["flatForm", "xla modules: flat dict form, stage dicts, errors naming the module"],
   [
