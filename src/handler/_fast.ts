@@ -39,10 +39,16 @@ import {
   flatF32,
   flatF64,
   flatI32,
+  H_API,
   H_ATTRS_AT,
   H_ATTRS_END,
+  H_CTX,
   H_INDEX,
+  H_NARGS,
+  H_NATTRS,
+  H_NRETS,
   H_RETS_AT,
+  H_STAGE,
 } from "./_flat.ts";
 import { FfiBuffer, RemainingBuffers } from "./buffer.ts";
 
@@ -175,11 +181,11 @@ export function fastValue(p: OpPlan, nargs: number, nrets: number): unknown {
     case K_ATTRS:
       return remaining(p, nargs, nrets);
     case K_STAGE:
-      return i32[8];
+      return i32[H_STAGE];
     case K_API:
-      return flatF64[5];
+      return flatF64[H_API];
     case K_CTX:
-      return flatF64[6];
+      return flatF64[H_CTX];
   }
   return MISMATCH;
 }
@@ -348,7 +354,7 @@ function remaining(p: OpPlan, nargs: number, nrets: number): unknown {
   let first: number, n: number, start: number, end: number;
   if (p.kind === K_ATTRS) {
     first = H_INDEX + nargs + nrets;
-    n = i32[18]!;
+    n = i32[H_NATTRS]!;
     start = i32[H_ATTRS_AT]!;
     end = i32[H_ATTRS_END]!;
   } else {
@@ -402,7 +408,8 @@ function allowed(p: OpPlan, x: number): boolean {
  * false, returns 0 after decoding: benchmarks only), or returns
  * {@link MISMATCH} before calling anything when the frame needs the complete
  * decoder. Straight-line code: the expected counts, dtypes, ranks,
- * attribute types and name bytes are constants in it, and no parameter
+ * attribute types and name bytes, and the flat header's indices (_flat.ts
+ * `H_*`, spliced in as numbers), are constants in it, and no parameter
  * array is built. The generated source holds only numbers and fixed
  * identifiers (names enter as their int32 words); everything else is passed
  * in. Undefined when an operand kind has no fast decode (context values) or
@@ -416,7 +423,7 @@ export function compileDecoder(
   if (plans.some((p) => p.kind === K_OTHER)) return undefined;
   const num = (x: number) => (Number.isFinite(x) ? String(x | 0) : "Infinity");
   const lines: string[] = [
-    "const na = I[14], nr = I[16], nt = I[18];",
+    `const na = I[${H_NARGS}], nr = I[${H_NRETS}], nt = I[${H_NATTRS}];`,
     `if (na < ${num(e.minArgs)} || na > ${num(e.maxArgs)} || nr < ${num(e.minRets)} || ` +
     `nr > ${num(e.maxRets)} || nt < ${num(e.minAttrs)} || nt > ${num(e.maxAttrs)}) return M;`,
     "let r = 0, v = 0, c, d;",
@@ -527,13 +534,13 @@ export function compileDecoder(
         lines.push(`const ${x} = remaining(${pk}, na, nr);`);
         break;
       case K_STAGE:
-        lines.push(`const ${x} = I[8];`);
+        lines.push(`const ${x} = I[${H_STAGE}];`);
         break;
       case K_API:
-        lines.push(`const ${x} = D[5];`);
+        lines.push(`const ${x} = D[${H_API}];`);
         break;
       case K_CTX:
-        lines.push(`const ${x} = D[6];`);
+        lines.push(`const ${x} = D[${H_CTX}];`);
         break;
     }
   }
