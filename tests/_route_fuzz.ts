@@ -63,6 +63,25 @@ export class Rng {
   }
 }
 
+/** A number from the environment (the fuzzer's knobs), or `fallback` when unset. */
+export function envNumber(name: string, fallback: number): number {
+  const v = Deno.env.get(name);
+  return v === undefined || v === "" ? fallback : Number(v);
+}
+
+/** The run's seed: `ROUTE_FUZZ_SEED`, or the fixed one. */
+export const SEED: number = envNumber("ROUTE_FUZZ_SEED", 20260707);
+
+/** `ROUTE_FUZZ_CASE`: the one case to rerun, if set. */
+export const ONE_CASE: string | undefined = Deno.env.get("ROUTE_FUZZ_CASE");
+
+/** A number per family, so that families draw different cases from one seed. */
+export function familySalt(family: Family): number {
+  let h = 0;
+  for (let i = 0; i < family.length; i++) h = Math.imul(h, 31) + family.charCodeAt(i) | 0;
+  return h;
+}
+
 /** The PRNG seed of case `index` of a run seeded `seed` (cases are independent). */
 export function caseSeed(seed: number, index: number): number {
   let h = (seed ^ 0x9e3779b9) >>> 0;

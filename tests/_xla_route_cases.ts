@@ -26,29 +26,26 @@ import {
   caseSeed,
   diff,
   type Env,
+  envNumber,
   errorOutcome,
   type Family,
+  familySalt,
   ffiOptions,
   ffiRoute,
   Gates,
   generate,
+  ONE_CASE,
   openRuntime,
   type Outcome,
   Rng,
+  SEED,
   snapshot,
   target,
   TsHandlers,
 } from "./_route_fuzz.ts";
 import { runCaseFromArgs } from "./_xla_env.ts";
 
-function envNumber(name: string, fallback: number): number {
-  const v = Deno.env.get(name);
-  return v === undefined || v === "" ? fallback : Number(v);
-}
-
-const SEED = envNumber("ROUTE_FUZZ_SEED", 20260707);
 const CASES = envNumber("ROUTE_FUZZ_XLA_CASES", 16);
-const ONE_CASE = Deno.env.get("ROUTE_FUZZ_CASE");
 
 /** jnp's names of the element types the fuzzer draws. */
 const JNP: Partial<Record<DataType, string>> = {
@@ -165,7 +162,7 @@ async function fuzzFamily(family: Family): Promise<void> {
   const names = new Map<Handler | HandlerRef | HandlerStages, string>();
   const failures: string[] = [];
   let compared = 0, programs = 0;
-  const salt = [...family].reduce((h, ch) => Math.imul(h, 31) + ch.charCodeAt(0) | 0, 0);
+  const salt = familySalt(family);
   const indices = ONE_CASE !== undefined
     ? [Number(ONE_CASE)]
     : Array.from({ length: 4 * CASES }, (_, i) => i);

@@ -33,8 +33,10 @@ import {
   confusableTwin,
   diff,
   type Env,
+  envNumber,
   errorOutcome,
   type Family,
+  familySalt,
   ffiOptions,
   ffiRoute,
   frameRoute,
@@ -43,9 +45,11 @@ import {
   isStateful,
   mutateAttrs,
   noElements,
+  ONE_CASE,
   openRuntime,
   type Outcome,
   Rng,
+  SEED,
   snapshot,
   target,
   tick,
@@ -53,14 +57,7 @@ import {
   withNewData,
 } from "./_route_fuzz.ts";
 
-function envNumber(name: string, fallback: number): number {
-  const v = Deno.env.get(name);
-  return v === undefined || v === "" ? fallback : Number(v);
-}
-
-const SEED = envNumber("ROUTE_FUZZ_SEED", 20260707);
 const CASES = envNumber("ROUTE_FUZZ_CASES", 24);
-const ONE_CASE = Deno.env.get("ROUTE_FUZZ_CASE");
 const ONE_FAMILY = Deno.env.get("ROUTE_FUZZ_FAMILY");
 
 /** Failures found in one family's run, each with where to rerun it. */
@@ -297,13 +294,6 @@ function cloneDeep(v: unknown): unknown {
     return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, cloneDeep(x)]));
   }
   return v;
-}
-
-/** A number per family, so that families draw different cases from one seed. */
-function familySalt(family: Family): number {
-  let h = 0;
-  for (let i = 0; i < family.length; i++) h = Math.imul(h, 31) + family.charCodeAt(i) | 0;
-  return h;
 }
 
 /** Every route of one generated call. */
