@@ -156,6 +156,7 @@ export interface ParsedFuzz {
     max?: number | bigint;
     indexInto?: [number, number];
     sorted?: boolean;
+    offsetsInto?: [number, number];
   } | undefined)[];
   /** Machine-readable output. */
   json: boolean;
@@ -163,7 +164,8 @@ export interface ParsedFuzz {
 
 /**
  * Parses `--values I=SPEC`: SPEC is a comma-separated list of `[LO,HI]`
- * (a range), `index:$A.D` (indices into dimension D of argument A) and
+ * (a range), `index:$A.D` (indices into dimension D of argument A),
+ * `offsets:$A.D` (0 … that dimension, ascending: CSR's row pointers) and
  * `sorted`.
  */
 function _argValues(value: string, into: ParsedFuzz["values"]): void {
@@ -171,7 +173,7 @@ function _argValues(value: string, into: ParsedFuzz["values"]): void {
   const bad = (why: string): never =>
     _usage(
       `--values '${value}': ${why} (expected I=SPEC, SPEC a comma-separated list of [LO,HI], ` +
-        `index:$A.D and sorted)`,
+        `index:$A.D, offsets:$A.D and sorted)`,
     );
   if (!m) return bad("no argument index");
   const i = Number(m[1]);
@@ -199,9 +201,11 @@ function _argValues(value: string, into: ParsedFuzz["values"]): void {
     } else if (t === "sorted") {
       spec.sorted = true;
     } else {
-      const ix = /^index:\$(\d+)\.(\d+)$/.exec(t);
-      if (!ix) bad(`'${t}' is not a range, index:$A.D or sorted`);
-      spec.indexInto = [Number(ix![1]), Number(ix![2])];
+      const ix = /^(index|offsets):\$(\d+)\.(\d+)$/.exec(t);
+      if (!ix) bad(`'${t}' is not a range, index:$A.D, offsets:$A.D or sorted`);
+      const at: [number, number] = [Number(ix![2]), Number(ix![3])];
+      if (ix![1] === "index") spec.indexInto = at;
+      else spec.offsetsInto = at;
     }
   }
   while (into.length <= i) into.push(undefined);
@@ -899,8 +903,10 @@ Options:
                      every type id function the library exports, *_type_id)
   --values I=SPEC    the values argument I may hold, its contract: [LO,HI]
                      (a range), index:$A.D (indices into dimension D of
-                     argument A), sorted (ascending); comma-separated,
-                     e.g. --values '2=index:$3.0' --values '1=[0,5],sorted'
+                     argument A), offsets:$A.D (ascending from 0 to that
+                     dimension: CSR row pointers), sorted (ascending);
+                     comma-separated, e.g. --values '2=index:$3.0'
+                     --values '1=offsets:$0.0' --values '1=[0,5],sorted'
   --timeout MS       a call that takes longer is a hang (default 1000)
   --sanitize address run the library under AddressSanitizer (built with it)
   --out DIR          where the failures' .npy files go (default fuzz-failures)
