@@ -10,7 +10,7 @@
  */
 import assert from "node:assert/strict";
 import { DataType, ErrorCode, Ffi, FfiError } from "../mod.ts";
-import { fuzzHandler } from "../src/testing/mod.ts";
+import { formatSignature, fuzzHandler } from "../src/testing/mod.ts";
 import { childContext, runDeno } from "./_child.ts";
 import { XLA_SKIP, xlaName } from "./_xla_env.ts";
 
@@ -42,6 +42,23 @@ Deno.test("fuzz python module: isolate, a module target's options and its name a
   await assert.rejects(
     () => fuzzHandler({ module: "not a module", handler: CSR }, { runs: 1 }),
     /A Python module name must be dotted identifiers, got "not a module"/,
+  );
+});
+
+Deno.test("fuzz python module: a module handler's signature text has a cli run --python-module line", () => {
+  const text = formatSignature({
+    args: [{ dtype: DataType.F32, rank: 2 }],
+    results: [{ dtype: DataType.S32, rank: 0 }],
+    attrs: [{ name: "uplo", kind: "scalar", dtype: DataType.U8 }],
+    variadicArgs: false,
+    variadicResults: false,
+    decodes: true,
+    unknown: [],
+    probes: 4,
+  }, { module: "jaxlib.cpu._lapack", initialize: "initialize", handler: "lapack_spotrf_ffi" });
+  assert.match(
+    text,
+    /^ {2}cli run --python-module jaxlib\.cpu\._lapack --initialize initialize lapack_spotrf_ffi --arg 'f32\[3,4\]=0' --ret 's32\[\]' --attr uplo=u8:0$/m,
   );
 });
 
