@@ -311,11 +311,13 @@ static int guard_on(const xiso_header* h) {
   }
   g_n_guarded = 0;
   for (uint32_t i = 0; i < h->n_ops; i++) {
-    if (ops[i].size == 0) continue;
+    /* A zero-sized operand has an address too, between inaccessible pages:
+     * any access through it faults, and names it. */
     uintptr_t start = (uintptr_t)(g_base + ops[i].offset);
     uintptr_t first = page_down(start), last = page_up(start + ops[i].size);
     if (!record(first - g_page, first, PROT_NONE, start, &ops[i])) return 0;
-    if (ops[i].kind == 0 && !record(first, last, PROT_READ, start, &ops[i])) return 0;
+    if (ops[i].kind == 0 && last > first && !record(first, last, PROT_READ, start, &ops[i]))
+      return 0;
     if (!record(last, last + g_page, PROT_NONE, start, &ops[i])) return 0;
   }
   int n = g_n_guarded;

@@ -533,7 +533,13 @@ Deno.test("fuzz, inspect --signature and run --timeout: options and their usage 
   bad(["fuzz", "./lib.so", "h", "--values", "x"], /--values 'x': no argument index/);
   bad(["fuzz", "./lib.so", "h", "--values", "0=[1]"], /is not a range/);
   bad(["fuzz", "./lib.so", "h", "--values", "0=[5,1]"], /LO more than HI/);
-  bad(["fuzz", "./lib.so", "h", "--values", "0=up"], /'up' is not a range, index:\$A\.D or sorted/);
+  bad(
+    ["fuzz", "./lib.so", "h", "--values", "0=up"],
+    /'up' is not a range, index:\$A\.D, offsets:\$A\.D or sorted/,
+  );
+  const off = parseCommandLine(["fuzz", "./lib.so", "h", "--values", "1=offsets:$0.0"]);
+  assert.ok(off.command === "fuzz");
+  assert.deepEqual(off.values, [undefined, { offsetsInto: [0, 0] }]);
   bad(["fuzz", "./lib.so", "h", "--values", "0=sorted", "--values", "0=[0,1]"], /given twice/);
   const s = parseCommandLine(["inspect", "--signature", "./lib.so", "h", "--arg", "f32[2]"]);
   assert.ok(s.command === "inspect");

@@ -153,4 +153,21 @@ Deno.test("fuzzer args: argValues keeps indices in range and indptr sorted; vali
   for (const p of seen) {
     assert.ok(p.every((v, i) => v >= 0 && v <= 9 && (i === 0 || p[i - 1]! <= v)), p.join(","));
   }
+  // Offsets into a dimension: CSR row pointers from 0 to the number of values, ascending.
+  const rows: { nnz: number; indptr: number[] }[] = [];
+  using offsets = Ffi.bind().arg(D.F32, 1).arg(D.S32, 1).ret(D.F32, 1).to((v, p, _y) => {
+    rows.push({ nnz: v.elementCount, indptr: Array.from(p.typed()) });
+  });
+  await fuzzHandler(offsets, {
+    runs: 60,
+    seed: 1,
+    results: ["like:0"],
+    argValues: [undefined, { offsetsInto: [0, 0] }],
+  });
+  assert.ok(rows.some((r) => r.indptr.length > 1 && r.nnz > 0), JSON.stringify(rows));
+  for (const { nnz, indptr } of rows) {
+    const what = `${nnz}: ${indptr.join(",")}`;
+    assert.ok(indptr.every((v, i) => v >= 0 && v <= nnz && (i === 0 || indptr[i - 1]! <= v)), what);
+    if (indptr.length > 1) assert.ok(indptr[0] === 0 && indptr.at(-1) === nnz, what);
+  }
 });

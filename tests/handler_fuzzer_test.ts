@@ -250,15 +250,33 @@ Deno.test({
         ...["fuzz", lib, "fzbug_index", "--ret", "like:0", "--runs", "300", "--out", out],
       ]);
       assert.equal(r.code, ExitCode.FUZZ_FAILURES, r.err);
-      // The zero-sized result crashes the isolated, guarded process; alone, the command line's
-      // guard finds the write first (DATA_LOSS, exit 1). The row says so under its line.
-      // (Which index a crash row shrinks to, and what it is named, differs under the sanitizers,
-      // which report a store through a null pointer themselves.)
-      assert.match(r.out, /crash\s+\S.*\s+\d+\s+f32\[0\] index=s64:\d+/);
+      // An index of -2049 writes into the page the isolated process keeps after argument 0;
+      // alone, the command line's canaries miss the page and the write crashes (exit 6).
+      // The row says so under its line.
+      assert.match(r.out, /argument-write\s+argument 0\s+\d+\s+f32\[1\] index=s64:-\d+/);
       assert.match(
         r.out,
-        /--ret 'f32\[0\]' --attr index=s64:\d+ --guard\n {3}\(run alone, this line exits with 1, not 6: the crash does not reproduce as such; error: .*DATA_LOSS/,
+        /--guard\n {3}\(run alone, this line exits with 6, not 1: the argument-write does not reproduce as such; error: .*crashed/,
       );
+      // A zero-sized result's write is no crash row of its own: it faults on the page after the
+      // result, a result-write, as the line's canary shows alone (exit 1).
+      assert.doesNotMatch(r.out, /^\d+\s+crash\s/m);
+      const zero = await fuzzHandler({ library: lib, handler: "fzbug_index" }, {
+        runs: 30,
+        results: ["like:0"],
+        valid: ([x]) => x!.shape[0] === 0,
+        outDir: out,
+      });
+      assert.equal(zero.failures.length, 1);
+      const [f] = zero.failures;
+      assert.equal(`${f!.kind} ${f!.detail}`, "result-write result 0");
+      assert.match(
+        f!.message,
+        /at byte offset \d+ \(the result has 0 bytes; found by the inaccessible page after it/,
+      );
+      const alone = await captureCli(f!.command!);
+      assert.equal(alone.code, 1, alone.err);
+      assert.match(alone.err, /DATA_LOSS.*result 0 at byte offset \d+ \(the result has 0 bytes/);
     } finally {
       await Deno.remove(out, { recursive: true });
     }

@@ -45,7 +45,9 @@ export interface IsolateOptions {
    * still running then kills the process and fails with DEADLINE_EXCEEDED.
    * Starting the process (loading the library and running its initialisers,
    * at the first call and after a death) has the same bound, on its own:
-   * a call that starts the process waits at most twice this long.
+   * a call that starts the process waits at most twice this long (a
+   * Python module's process, which imports the module, gets at least 60 s
+   * to start).
    */
   timeoutMs?: number;
   /**
@@ -306,6 +308,13 @@ function reportedSignal(text: string): { signal: string; by: string } | undefine
  * (native/isolate_child.c with XLA_FFI_DENO_ISOLATE_PYTHON): the module's
  * name, and the variables that make the child host the Python and the module.
  */
+/**
+ * The least time a Python module's process is given to start (embed Python, import the module,
+ * run its initializer), whatever the calls' deadline: a fuzzer's 1 s call deadline is no bound
+ * for importing jaxlib on a busy machine, and a slow start is not the handler's hang.
+ */
+const PYTHON_START_MS = 60_000;
+
 export interface _IsolatedPython {
   /** The module's dotted name. */
   module: string;
@@ -320,6 +329,8 @@ export interface _IsolatedPython {
 export class _Isolated {
   readonly path: string;
   readonly timeoutMs: number;
+  /** How long starting the process may take: `timeoutMs`, at least a minute for a Python module. */
+  readonly startTimeoutMs: number;
   readonly sanitize: boolean;
   readonly keepOutput: boolean;
   /**
@@ -373,6 +384,7 @@ export class _Isolated {
     this.python = python;
     this.#what = python ? `Python module ${python.module}` : `handler library ${path}`;
     this.timeoutMs = t;
+    this.startTimeoutMs = python ? Math.max(t, PYTHON_START_MS) : t;
     this.sanitize = options.sanitize === "address";
     this.keepOutput = options.output === "keep";
   }
@@ -498,6 +510,8 @@ export class _Isolated {
       `Loading the isolated ${this.#what} in its process`,
       "finish",
       "the library's loading",
+      undefined,
+      this.startTimeoutMs,
     );
   }
 
@@ -529,6 +543,7 @@ export class _Isolated {
     what: string,
     subject: string,
     faultOf?: (kind: number) => FfiError,
+    limitMs = this.timeoutMs,
   ): FfiError {
     const sym = native();
     const x = this.#x!;
@@ -546,7 +561,11 @@ export class _Isolated {
     if (rc === 2) {
       return new FfiError(
         ErrorCode.DEADLINE_EXCEEDED,
-        `${who} did not ${what} within isolate.timeoutMs (${this.timeoutMs} ms): its process ` +
+        `${who} did not ${what} within ${
+          limitMs === this.timeoutMs
+            ? "isolate.timeoutMs"
+            : "the time a Python module may take to start"
+        } (${limitMs} ms): its process ` +
           `was killed (a new one starts at the next call)`,
       );
     }
@@ -656,13 +675,13 @@ export class _Isolated {
   #ensureSync(): void {
     if (this.#x !== null) return;
     const x = this.#open();
-    this.#started(native().xla_ffi_deno_isolate_ready_sync(x, this.timeoutMs));
+    this.#started(native().xla_ffi_deno_isolate_ready_sync(x, this.startTimeoutMs));
   }
 
   async #ensure(): Promise<void> {
     if (this.#x !== null) return;
     const x = this.#open();
-    this.#started(await native().xla_ffi_deno_isolate_ready(x, this.timeoutMs));
+    this.#started(await native().xla_ffi_deno_isolate_ready(x, this.startTimeoutMs));
   }
 
   /** The symbol's name as the header holds it (NUL-terminated), encoded once per name. */
@@ -1035,7 +1054,9 @@ function planLayout(frame: CallFrame): Layout {
   };
   const argAt = spec.args.map((_, i) => aliasOf[i]! >= 0 ? -1 : place(0, i, argSizes[i]!));
   const retAt = spec.rets.map((_, i) => place(1, i, retSizes[i]!));
-  const address = (at: number, size: number) => size === 0 ? -1 : at;
+  // Guarded, a zero-sized operand is placed too (between inaccessible pages, so that an access
+  // through it is a fault that names it); unguarded it has no address.
+  const address = (at: number, size: number) => size === 0 && !guard ? -1 : at;
   const args = spec.args.map((e, i) => {
     const r = aliasOf[i]!;
     return { ...e, address: address(r >= 0 ? retAt[r]! : argAt[i]!, argSizes[i]!) };

@@ -26,7 +26,8 @@ const FUZZ_OPTIONS = [
 
 /**
  * Parses `--values I=SPEC`: SPEC is a comma-separated list of `[LO,HI]`
- * (a range), `index:$A.D` (indices into dimension D of argument A) and
+ * (a range), `index:$A.D` (indices into dimension D of argument A),
+ * `offsets:$A.D` (0 … that dimension, ascending: CSR's row pointers) and
  * `sorted`.
  */
 function _argValues(value: string, into: ParsedFuzz["values"]): void {
@@ -34,7 +35,7 @@ function _argValues(value: string, into: ParsedFuzz["values"]): void {
   const bad = (why: string): never =>
     _usage(
       `--values '${value}': ${why} (expected I=SPEC, SPEC a comma-separated list of [LO,HI], ` +
-        `index:$A.D and sorted)`,
+        `index:$A.D, offsets:$A.D and sorted)`,
     );
   if (!m) return bad("no argument index");
   const i = Number(m[1]);
@@ -62,9 +63,11 @@ function _argValues(value: string, into: ParsedFuzz["values"]): void {
     } else if (t === "sorted") {
       spec.sorted = true;
     } else {
-      const ix = /^index:\$(\d+)\.(\d+)$/.exec(t);
-      if (!ix) bad(`'${t}' is not a range, index:$A.D or sorted`);
-      spec.indexInto = [Number(ix![1]), Number(ix![2])];
+      const ix = /^(index|offsets):\$(\d+)\.(\d+)$/.exec(t);
+      if (!ix) bad(`'${t}' is not a range, index:$A.D, offsets:$A.D or sorted`);
+      const at: [number, number] = [Number(ix![2]), Number(ix![3])];
+      if (ix![1] === "index") spec.indexInto = at;
+      else spec.offsetsInto = at;
     }
   }
   while (into.length <= i) into.push(undefined);

@@ -149,8 +149,10 @@ Options:
                      every type id function the library exports, *_type_id)
   --values I=SPEC    the values argument I may hold, its contract: [LO,HI]
                      (a range), index:$A.D (indices into dimension D of
-                     argument A), sorted (ascending); comma-separated,
-                     e.g. --values '2=index:$3.0' --values '1=[0,5],sorted'
+                     argument A), offsets:$A.D (ascending from 0 to that
+                     dimension: CSR row pointers), sorted (ascending);
+                     comma-separated, e.g. --values '2=index:$3.0'
+                     --values '1=offsets:$0.0' --values '1=[0,5],sorted'
   --timeout MS       a call that takes longer is a hang (default 1000)
   --sanitize address run the library under AddressSanitizer (built with it)
   --out DIR          where the failures' .npy files go (default fuzz-failures)

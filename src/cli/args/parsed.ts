@@ -107,6 +107,7 @@ export interface ParsedFuzz {
     max?: number | bigint;
     indexInto?: [number, number];
     sorted?: boolean;
+    offsetsInto?: [number, number];
   } | undefined)[];
   /** Machine-readable output. */
   json: boolean;

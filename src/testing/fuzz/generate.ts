@@ -337,6 +337,13 @@ export function _constrain(c: FuzzCase, argValues: readonly (ArgValues | undefin
       lo = lo === undefined || Number(lo) < 0 ? 0 : lo;
       hi = hi === undefined || Number(hi) > n - 1 ? n - 1 : hi;
     }
+    let ends: number | undefined;
+    if (d.offsetsInto !== undefined) {
+      const [ai, di] = d.offsetsInto;
+      ends = args[ai]?.shape[di] ?? 0;
+      lo = 0;
+      hi = ends;
+    }
     const isBig = f.kind === "int" && f.bits === 64;
     const vals = _decodeValues(a).map((v) => {
       if (f.kind === "float") {
@@ -358,7 +365,12 @@ export function _constrain(c: FuzzCase, argValues: readonly (ArgValues | undefin
       else if (hi !== undefined && x > BigInt(hi)) x = BigInt(hi);
       return isBig ? x : Number(x);
     });
-    if (d.sorted) vals.sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
+    if (d.sorted || ends !== undefined) vals.sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
+    if (ends !== undefined && vals.length > 0) {
+      // Offsets start at 0 and end at the dimension (CSR's row pointers: 0 … nnz).
+      vals[0] = isBig ? 0n : 0;
+      vals[vals.length - 1] = isBig ? BigInt(ends) : ends;
+    }
     if (
       f.kind === "float" && dataTypeInfo(a.dtype).typedArray !== Float32Array &&
       dataTypeInfo(a.dtype).typedArray !== Float64Array

@@ -469,7 +469,9 @@ function _attrSkeleton(a: AttrSignature): string {
 /**
  * A signature as text: the buffers and attributes, what was not discovered,
  * an `ffiCall` options skeleton, and a `cli run` line (shapes and values are
- * placeholders of the right dtype and rank).
+ * placeholders of the right dtype and rank; for a Python module's handler,
+ * `target` `{ module, handler, initialize? }`, a `cli run --python-module`
+ * line).
  *
  * @example
  * ```ts
@@ -485,7 +487,9 @@ function _attrSkeleton(a: AttrSignature): string {
  */
 export function formatSignature(
   sig: HandlerSignature,
-  target: { library: string; handler: string },
+  target:
+    | { library: string; handler: string }
+    | { module: string; handler: string; initialize?: string; platform?: string },
 ): string {
   const p = (n: number, w: string) => `${n} ${w}${n === 1 ? "" : "s"}`;
   const lines = [
@@ -541,7 +545,17 @@ export function formatSignature(
   // Without results and a side effect ffiCall drops the call, as jax does: the handler would not run.
   if (sig.results.length === 0) lines.push("    hasSideEffect: true,");
   lines.push("  }");
-  const run = ["cli", "run", target.library, target.handler];
+  const run = "module" in target
+    ? [
+      "cli",
+      "run",
+      "--python-module",
+      target.module,
+      ...(target.initialize !== undefined ? ["--initialize", target.initialize] : []),
+      ...(target.platform !== undefined ? ["--module-platform", target.platform] : []),
+      target.handler,
+    ]
+    : ["cli", "run", target.library, target.handler];
   for (const b of sig.args) run.push("--arg", `${_bufText(b, 1)}=0`);
   for (const b of sig.results) run.push("--ret", _bufText(b, 1));
   for (const a of sig.attrs) run.push("--attr", _attrSkeleton(a));

@@ -312,15 +312,17 @@ export interface ReferenceAttrs {
  * values are mapped into `[min, max]` (integers wrap into it, floats are
  * clamped, NaN and infinities become `min`); `indexInto: [A, D]` bounds them
  * to `[0, dimension D of argument A)` (an index into it); `sorted` sorts
- * them, ascending, in C order (CSR's `indptr`). Applied in that order.
+ * them, ascending, in C order; `offsetsInto: [A, D]` makes them offsets
+ * from 0 to that dimension, both ends included (CSR's `indptr`). Applied
+ * in that order.
  *
  * @example
  * ```ts
  * import type { ArgValues } from "@deno-xla/ffi/testing";
- * // CSR: indptr sorted within [0, nnz], column indices into dimension 0 of argument 3.
- * const indptr: ArgValues = { min: 0, max: 5, sorted: true };
+ * // CSR: indptr 0 … nnz (dimension 0 of argument 0), column indices into dimension 0 of argument 3.
+ * const indptr: ArgValues = { offsetsInto: [0, 0] };
  * const indices: ArgValues = { indexInto: [3, 0] };
- * console.log(indptr.sorted, indices.indexInto); // true [ 3, 0 ]
+ * console.log(indptr.offsetsInto, indices.indexInto); // [ 0, 0 ] [ 3, 0 ]
  * ```
  */
 export interface ArgValues {
@@ -332,6 +334,12 @@ export interface ArgValues {
   indexInto?: readonly [number, number];
   /** Values ascend (C order). */
   sorted?: boolean;
+  /**
+   * Values are offsets into dimension D of argument A: ascending within
+   * `[0, shape[D]]`, the first 0 and the last `shape[D]` (CSR's row
+   * pointers: the last is the number of values). Replaces `min`, `max`.
+   */
+  offsetsInto?: readonly [number, number];
 }
 
 /**
