@@ -75,7 +75,11 @@ static struct {
   PyObject* (*ModuleGetDict)(PyObject*);
   PyObject* (*DictGetItemString)(PyObject*, const char*);
   PyObject* (*RunStringFlags)(const char*, int, PyObject*, PyObject*, void*);
-  PyObject* (*CallFunction)(PyObject*, const char*, ...);
+  PyObject* (*ObjectCall)(PyObject*, PyObject*, PyObject*);
+  PyObject* (*TupleNew)(ptrdiff_t);
+  int (*TupleSetItem)(PyObject*, ptrdiff_t, PyObject*);
+  PyObject* (*LongFromUnsignedLongLong)(unsigned long long);
+  PyObject* (*LongFromLongLong)(long long);
   PyObject* (*ErrOccurred)(void);
   void (*ErrFetch)(PyObject**, PyObject**, PyObject**);
   void (*ErrNormalize)(PyObject**, PyObject**, PyObject**);
@@ -139,7 +143,11 @@ static int32_t resolve(void* lib, const char* path, uint8_t* reply, int64_t cap)
   LOOKUP(ModuleGetDict, "PyModule_GetDict", 1);
   LOOKUP(DictGetItemString, "PyDict_GetItemString", 1);
   LOOKUP(RunStringFlags, "PyRun_StringFlags", 1);
-  LOOKUP(CallFunction, "PyObject_CallFunction", 1);
+  LOOKUP(ObjectCall, "PyObject_Call", 1);
+  LOOKUP(TupleNew, "PyTuple_New", 1);
+  LOOKUP(TupleSetItem, "PyTuple_SetItem", 1);
+  LOOKUP(LongFromUnsignedLongLong, "PyLong_FromUnsignedLongLong", 1);
+  LOOKUP(LongFromLongLong, "PyLong_FromLongLong", 1);
   LOOKUP(ErrOccurred, "PyErr_Occurred", 1);
   LOOKUP(ErrFetch, "PyErr_Fetch", 1);
   LOOKUP(ErrNormalize, "PyErr_NormalizeException", 1);
@@ -271,12 +279,73 @@ static void exception_text(uint8_t* reply, int64_t cap, const char* what) {
 }
 
 /*
+ * The argument tuples of the last dispatch calls, (req, len, reply, cap) as
+ * Python ints. A prepared call's caller reuses its request and reply buffers
+ * (one frame per call in flight), so the same four values come back call
+ * after call: the tuple made for them once is passed again, and a call
+ * builds no ints, no tuple and parses no format. A tuple holds only values,
+ * so one made for buffers since freed is still right for new buffers at the
+ * same addresses. Read and written with the GIL held (which orders every
+ * thread that calls the dispatcher); the tuples are never freed but when
+ * replaced.
+ */
+#define ARGS_CACHED 8
+static struct {
+  const uint8_t* req;
+  int64_t len;
+  uint8_t* reply;
+  int64_t cap;
+  PyObject* args; /* strong reference, or NULL */
+} g_args[ARGS_CACHED];
+static unsigned g_args_next; /* the slot replaced next (round robin) */
+
+/* The dispatcher's arguments for this request (borrowed from the cache: the
+ * caller takes a reference for its call), or NULL with a Python exception
+ * set. GIL held. */
+static PyObject* dispatch_args(const uint8_t* req, int64_t len, uint8_t* reply, int64_t cap) {
+  for (unsigned i = 0; i < ARGS_CACHED; i++) {
+    if (g_args[i].args != NULL && g_args[i].req == req && g_args[i].reply == reply &&
+        g_args[i].len == len && g_args[i].cap == cap)
+      return g_args[i].args;
+  }
+  PyObject* t = P.TupleNew(4);
+  if (t == NULL) return NULL;
+  PyObject* v[4] = {P.LongFromUnsignedLongLong((unsigned long long)(uintptr_t)req),
+                    P.LongFromLongLong((long long)len),
+                    P.LongFromUnsignedLongLong((unsigned long long)(uintptr_t)reply),
+                    P.LongFromLongLong((long long)cap)};
+  int ok = 1;
+  for (int i = 0; i < 4; i++) {
+    /* PyTuple_SetItem steals v[i], also when it fails; a NULL item stays NULL. */
+    if (v[i] == NULL || P.TupleSetItem(t, i, v[i]) != 0) {
+      ok = 0;
+      for (int j = i + 1; j < 4; j++)
+        if (v[j] != NULL) P.DecRef(v[j]);
+      break;
+    }
+  }
+  if (!ok) {
+    P.DecRef(t);
+    return NULL;
+  }
+  unsigned slot = g_args_next++ % ARGS_CACHED;
+  if (g_args[slot].args != NULL) P.DecRef(g_args[slot].args);
+  g_args[slot].req = req;
+  g_args[slot].len = len;
+  g_args[slot].reply = reply;
+  g_args[slot].cap = cap;
+  g_args[slot].args = t;
+  return t;
+}
+
+/*
  * Runs Python with the GIL held, on the calling (worker) thread.
  *   mode 0: `req` is Python source (UTF-8, `len` bytes) executed in
  *           __main__'s namespace; afterwards __main__._deno_xla_dispatch, if
  *           defined, becomes the dispatch function of mode 1.
- *   mode 1: calls dispatch(req_address, len, reply_address, cap); the
- *           dispatcher writes its reply and catches its own exceptions.
+ *   mode 1: calls dispatch(req_address, len, reply_address, cap) (the
+ *           arguments from dispatch_args); the dispatcher writes its reply
+ *           and catches its own exceptions.
  * Returns 0 when Python ran (its reply says how it went), -1 when it could
  * not (text reply). Runs on a worker (see xla_ffi_deno_py_run), or on the JS
  * thread for a synchronous run (xla_ffi_deno_py_run_sync).
@@ -321,9 +390,15 @@ static int32_t run_here(int32_t mode, const uint8_t* req, int64_t len, uint8_t* 
     reply_text(reply, cap, ST_TEXT, "The Python bridge is not installed");
     rc = -1;
   } else {
-    PyObject* r = P.CallFunction(g_dispatch, "KLKL", (unsigned long long)(uintptr_t)req,
-                                 (long long)len, (unsigned long long)(uintptr_t)reply,
-                                 (long long)cap);
+    /* Held for the call: the dispatcher may release the GIL (jax does while XLA runs), and
+     * another thread's call may then replace the tuple in the cache. */
+    PyObject* args = dispatch_args(req, len, reply, cap);
+    PyObject* r = NULL;
+    if (args != NULL) {
+      P.IncRef(args);
+      r = P.ObjectCall(g_dispatch, args, NULL);
+      P.DecRef(args);
+    }
     if (r == NULL) {
       exception_text(reply, cap, "The Python bridge failed");
       rc = -1;

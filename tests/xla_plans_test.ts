@@ -1,12 +1,20 @@
 /**
  * The plans of a program by argument signature (src/xla/_prepared.ts): found
- * by element types and shapes compared by value, one plan per signature.
+ * by element types and shapes compared by value, one plan per signature;
+ * and those of Xla.ffiCall, by name, arguments and options compared by value.
  * Needs no Python: plans are only kept and found here.
  */
 import assert from "node:assert/strict";
 import { DataType } from "../mod.ts";
 import { _normaliseArg } from "../src/runtime/ffi_call.ts";
-import { _Plan, _Plans, _signatureHash } from "../src/xla/_prepared.ts";
+import { _encodeAttrs } from "../src/xla/_codec.ts";
+import {
+  _FfiPlans,
+  type _FfiSignature,
+  _Plan,
+  _Plans,
+  _signatureHash,
+} from "../src/xla/_prepared.ts";
 
 const arg = (data: ArrayLike<number>, shape: number[], dtype = DataType.F32) =>
   _normaliseArg({ data: new Float32Array(data), shape, dtype }, "argument");
@@ -53,4 +61,81 @@ Deno.test("plans: signatures of one hash stay apart", () => {
   const q = plans.add(new _Plan(1, 2, mk(t)), mk(t));
   assert.equal(plans.find(mk([...s])), p);
   assert.equal(plans.find(mk([...t])), q);
+});
+
+/** An ffiCall signature as Xla.ffiCall normalises one. */
+const ffiSig = (over: Partial<_FfiSignature> = {}): _FfiSignature => ({
+  name: "t.copy",
+  results: [{ dtype: DataType.F32, shape: [2, 2] }],
+  attrs: _encodeAttrs({ scale: new Float32Array([2]), mode: "fast" }),
+  vmapMethod: null,
+  hasSideEffect: false,
+  aliases: [],
+  layouts: null,
+  ...over,
+});
+
+Deno.test("ffiCall plans: found by name, arguments and options compared by value", () => {
+  const plans = new _FfiPlans();
+  const a = [arg([1, 2, 3, 4], [2, 2])];
+  assert.equal(plans.find(ffiSig(), a), undefined);
+  const p = plans.add(ffiSig(), a, new _Plan(1, 20, a));
+  // A new signature object of equal values, new arrays of the same types: the same plan.
+  assert.equal(plans.find(ffiSig(), [arg([0, 0, 0, 0], [2, 2])]), p);
+  assert.equal(
+    plans.find(ffiSig({ attrs: _encodeAttrs({ mode: "fast", scale: new Float32Array([2]) }) }), a),
+    p,
+  );
+  // Any option or the arguments' signature changed: none.
+  const differ: Partial<_FfiSignature>[] = [
+    { name: "t.other" },
+    { results: [{ dtype: DataType.F32, shape: [4] }] },
+    { results: [{ dtype: DataType.S32, shape: [2, 2] }] },
+    { results: [] },
+    { attrs: _encodeAttrs({ scale: new Float32Array([3]), mode: "fast" }) },
+    { attrs: _encodeAttrs({ scale: new Float64Array([2]), mode: "fast" }) },
+    { attrs: _encodeAttrs({ scale: new Float32Array([2]), mode: "slow" }) },
+    { attrs: _encodeAttrs({ scale: new Float32Array([2]) }) },
+    { attrs: _encodeAttrs({ scale: new Float32Array([2]), mode: "fast", on: true }) },
+    { attrs: _encodeAttrs({ scale: new Float32Array([2]), mode: { x: 1 } }) },
+    { vmapMethod: "sequential" },
+    { hasSideEffect: true },
+    { aliases: [[0, 0]] },
+    { layouts: { inputLayouts: [[0, 1]], outputLayouts: [null] } },
+  ];
+  for (const d of differ) assert.equal(plans.find(ffiSig(d), a), undefined, JSON.stringify(d));
+  assert.equal(plans.find(ffiSig(), [arg([1, 2, 3, 4], [4])]), undefined);
+  // Layouts compared by value, null entries included.
+  const lay = { inputLayouts: [[0, 1]], outputLayouts: [null] };
+  const q = plans.add(ffiSig({ layouts: lay }), a, new _Plan(1, 21, a));
+  assert.notEqual(q, p);
+  const lay2 = { inputLayouts: [[0, 1]], outputLayouts: [null] };
+  assert.equal(plans.find(ffiSig({ layouts: lay2 }), a), q);
+  assert.equal(
+    plans.find(ffiSig({ layouts: { inputLayouts: [[1, 0]], outputLayouts: [null] } }), a),
+    undefined,
+  );
+  assert.equal(plans.find(ffiSig(), a), p);
+  // A plan made meanwhile for a kept signature (two async first calls): the kept one wins.
+  assert.equal(plans.add(ffiSig(), a, new _Plan(1, 22, a)), p);
+});
+
+Deno.test("ffiCall plans: attributes by their bytes, NaN payloads apart", () => {
+  const nan = (bits: number) => new Float32Array(new Uint32Array([bits]).buffer);
+  const plans = new _FfiPlans();
+  const a = [arg([1, 2, 3, 4], [2, 2])];
+  const withNan = (bits: number) => ffiSig({ attrs: _encodeAttrs({ scale: nan(bits) }) });
+  const p = plans.add(withNan(0x7fc00000), a, new _Plan(1, 30, a));
+  assert.equal(plans.find(withNan(0x7fc00000), a), p);
+  assert.equal(plans.find(withNan(0x7fc00001), a), undefined);
+  assert.equal(plans.find(withNan(0xffc00000), a), undefined);
+  const q = plans.add(withNan(0x7fc00001), a, new _Plan(1, 31, a));
+  assert.notEqual(q, p);
+  assert.equal(plans.find(withNan(0x7fc00001), a), q);
+  assert.equal(plans.find(withNan(0x7fc00000), a), p);
+  // -0 and 0 are different bytes too.
+  const zero = (z: number) => ffiSig({ attrs: _encodeAttrs({ scale: new Float32Array([z]) }) });
+  const r = plans.add(zero(0), a, new _Plan(1, 32, a));
+  assert.equal(plans.find(zero(-0), a), undefined);
+  assert.equal(plans.find(zero(0), a), r);
 });

@@ -28,6 +28,7 @@ import { byteWidth, viewAs } from "../abi/dtype.ts";
 import { FfiError } from "../errors.ts";
 import {
   type _Arg,
+  type _AttrJson,
   _normaliseArg,
   type _Reply,
   _replyArrays,
@@ -315,5 +316,137 @@ export class _Plans {
     if (list === undefined) this.#byHash.set(plan.hash, [plan]);
     else list.push(plan);
     return this.#last = plan;
+  }
+}
+
+/**
+ * What an `Xla.ffiCall` plan was made for besides its arguments' element
+ * types and shapes: the call's options, normalised (results as specs,
+ * attributes encoded with their values as bytes, aliases as pairs, layouts
+ * as jax takes them).
+ */
+export interface _FfiSignature {
+  name: string;
+  results: readonly { dtype: number; shape: readonly number[] }[];
+  attrs: readonly (readonly [string, _AttrJson])[];
+  vmapMethod: string | null;
+  hasSideEffect: boolean;
+  aliases: readonly (readonly [number, number])[];
+  layouts: {
+    inputLayouts: readonly (readonly number[] | null)[];
+    outputLayouts: readonly (readonly number[] | null)[];
+  } | null;
+}
+
+/**
+ * The plans of `Xla.ffiCall`, by target name, argument signature and
+ * options, compared by value (attributes by the bytes of their values, so
+ * two NaNs with different payloads are different attributes), the last one
+ * used first: a repeated call finds its plan without making a text of its
+ * signature.
+ */
+export class _FfiPlans {
+  readonly #byName = new Map<string, { sig: _FfiSignature; plan: _Plan }[]>();
+  #last: { sig: _FfiSignature; plan: _Plan } | undefined;
+
+  /** The plan made for this signature and these arguments' types, if one was. */
+  find(sig: _FfiSignature, args: readonly _Arg[]): _Plan | undefined {
+    const last = this.#last;
+    if (last !== undefined && sameFfi(last.sig, sig) && last.plan.matches(args)) return last.plan;
+    const list = this.#byName.get(sig.name);
+    if (list === undefined) return undefined;
+    for (let i = 0; i < list.length; i++) {
+      const e = list[i]!;
+      if (sameFfi(e.sig, sig) && e.plan.matches(args)) {
+        this.#last = e;
+        return e.plan;
+      }
+    }
+    return undefined;
+  }
+
+  /**
+   * Keeps a new plan (`sig` is kept as it is: the caller made it for this
+   * call and changes it no more); one kept before for the same signature
+   * wins (an async call made both).
+   */
+  add(sig: _FfiSignature, args: readonly _Arg[], plan: _Plan): _Plan {
+    const had = this.find(sig, args);
+    if (had !== undefined) return had;
+    const e = { sig, plan };
+    const list = this.#byName.get(sig.name);
+    if (list === undefined) this.#byName.set(sig.name, [e]);
+    else list.push(e);
+    this.#last = e;
+    return plan;
+  }
+}
+
+function sameFfi(a: _FfiSignature, b: _FfiSignature): boolean {
+  if (a === b) return true;
+  if (
+    a.name !== b.name || a.vmapMethod !== b.vmapMethod || a.hasSideEffect !== b.hasSideEffect
+  ) return false;
+  const ar = a.results, br = b.results;
+  if (ar.length !== br.length) return false;
+  for (let i = 0; i < ar.length; i++) {
+    if (ar[i]!.dtype !== br[i]!.dtype || !sameNumbers(ar[i]!.shape, br[i]!.shape)) return false;
+  }
+  const aa = a.aliases, ba = b.aliases;
+  if (aa.length !== ba.length) return false;
+  for (let i = 0; i < aa.length; i++) {
+    if (aa[i]![0] !== ba[i]![0] || aa[i]![1] !== ba[i]![1]) return false;
+  }
+  if (a.layouts !== b.layouts) {
+    if (a.layouts === null || b.layouts === null) return false;
+    if (!sameLayouts(a.layouts.inputLayouts, b.layouts.inputLayouts)) return false;
+    if (!sameLayouts(a.layouts.outputLayouts, b.layouts.outputLayouts)) return false;
+  }
+  return sameAttrs(a.attrs, b.attrs);
+}
+
+function sameNumbers(a: readonly number[], b: readonly number[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+function sameLayouts(
+  a: readonly (readonly number[] | null)[],
+  b: readonly (readonly number[] | null)[],
+): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!, y = b[i]!;
+    if (x === null || y === null ? x !== y : !sameNumbers(x, y)) return false;
+  }
+  return true;
+}
+
+/** Encoded attributes (sorted by name) equal: scalars and arrays by their bytes (hex). */
+function sameAttrs(
+  a: readonly (readonly [string, _AttrJson])[],
+  b: readonly (readonly [string, _AttrJson])[],
+): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    if (a[i]![0] !== b[i]![0] || !sameAttr(a[i]![1], b[i]![1])) return false;
+  }
+  return true;
+}
+
+function sameAttr(a: _AttrJson, b: _AttrJson): boolean {
+  if (a.k !== b.k) return false;
+  switch (a.k) {
+    case "s":
+    case "a": {
+      const c = b as typeof a;
+      // A PRED scalar holds `v` (a boolean), every other one `x` (its bytes, hex).
+      return a.t === c.t && ("v" in a ? "v" in c && a.v === c.v : "x" in c && a.x === c.x);
+    }
+    case "str":
+      return a.v === (b as typeof a).v;
+    case "d":
+      return sameAttrs(a.v, (b as typeof a).v);
   }
 }

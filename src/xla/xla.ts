@@ -42,7 +42,7 @@ import {
   type XlaArraySpec,
 } from "./_codec.ts";
 import { _hostPython, _request, _requestSync, PythonError } from "./_host.ts";
-import { _normaliseArgs, _Plan, _Plans } from "./_prepared.ts";
+import { _FfiPlans, type _FfiSignature, _normaliseArgs, _Plan, _Plans } from "./_prepared.ts";
 import type { _HostOp, _InitReply, _ReplyHeaders, _RequestOf, _Unhosted } from "./_protocol.ts";
 import { _pin } from "../handler/host.ts";
 import { _register, _unregister } from "../_resources.ts";
@@ -471,8 +471,8 @@ export class Xla implements FfiHost {
   readonly distributed: DistributedInfo | null;
   readonly #host: number;
   #open = true;
-  /** Prepared `ffiCall`s, by the key of their signature. */
-  readonly #ffiPlans = new Map<string, _Plan>();
+  /** Prepared `ffiCall`s, by their signature (compared by value). */
+  readonly #ffiPlans = new _FfiPlans();
 
   private constructor(host: number, info: _InitReply, python: PythonInfo) {
     this.#host = host;
@@ -718,24 +718,34 @@ export class Xla implements FfiHost {
       : await this.#targetName(target);
     const vmapMethod = options.vmapMethod ?? null;
     const hasSideEffect = options.hasSideEffect ?? false;
-    const key = JSON.stringify([
+    const sig: _FfiSignature = {
       name,
-      args.map((a) => [a.dtype, a.shape]),
       results,
       attrs,
       vmapMethod,
       hasSideEffect,
       aliases,
       layouts,
-    ]);
+    };
     try {
-      let plan = this.#ffiPlans.get(key);
+      let plan = this.#ffiPlans.find(sig, args);
       if (plan === undefined) {
+        // The bridge caches the jitted call under this text (made once per plan).
+        const key = JSON.stringify([
+          name,
+          args.map((a) => [a.dtype, a.shape]),
+          results,
+          attrs,
+          vmapMethod,
+          hasSideEffect,
+          aliases,
+          layouts,
+        ]);
         const ffi = { key, name, results, attrs, vmapMethod, hasSideEffect, aliases, ...layouts };
         const specs = args.map((a) => ({ dtype: a.dtype, shape: a.shape }));
         const r = await this._request({ op: "plan", program: null, ffi, specs });
-        plan = this.#ffiPlans.get(key) ?? this._plan(r.header!.plan, args);
-        this.#ffiPlans.set(key, plan);
+        plan = this.#ffiPlans.find(sig, args) ??
+          this.#ffiPlans.add(sig, args, this._plan(r.header!.plan, args));
       }
       return (await plan.call(args)).map((a) => a.data) as FfiCallResults<R>;
     } catch (e) {
