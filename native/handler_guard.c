@@ -197,7 +197,10 @@ static void destroy_error(const XLA_FFI_Api* api, XLA_FFI_Error* err) {
  * F4E2M1FN two values a byte, S2/U2 four, the first in the low bits), so
  * their buffers hold ceil(count × bits / 8) bytes, fewer than ffi.h's
  * size_bytes() (ByteWidth 1 × count) says: shadowing size_bytes() would
- * read and write past XLA's buffer.
+ * read and write past XLA's buffer. (XLA's layouts give these types
+ * element_size_in_bits < 8, so its buffer assignment sizes them packed;
+ * seen with jaxlib 0.10.2: u4[5] = 1..5 arrives as 21 43 05, u2[5] =
+ * 1,2,3,0,1 as 39 01; tests/_xla_guard_cases.ts subByte.)
  */
 static int64_t buffer_bytes(const XLA_FFI_Buffer* b) {
   if (b->dtype == XLA_FFI_DataType_TOKEN) return 0;

@@ -384,7 +384,10 @@ export class _FfiCalls {
    * effects and no outputs, so `jax.jit` removes it as dead code before
    * lowering (jax/_src/ffi.py's abstract evaluation, and the dead-code
    * elimination `pxla` runs on the jaxpr). With results that all have a
-   * zero dimension, XLA's ZeroSizedHloElimination replaces each with an
+   * zero dimension, XLA's ZeroSizedHloElimination
+   * (xla/hlo/transforms/simplifiers/zero_sized_hlo_elimination.cc: any
+   * instruction without side effects whose array shape has no element)
+   * replaces each with an
    * empty constant and its dead-code pass removes the custom call. Either
    * way the handler is not called, a name is not looked up, the attributes
    * are not decoded, and the call resolves to its results, empty. What jax
