@@ -574,18 +574,42 @@ static void install_sigint(void) {
   if (sigaction(SIGINT, &sa, &g_sigint_prev) != 0) memset(&g_sigint_prev, 0, sizeof g_sigint_prev);
 }
 
-int32_t xla_ffi_deno_py_run_sync(int32_t mode, const uint8_t* req, int64_t len, uint8_t* reply,
-                                 int64_t cap) {
+static int32_t run_sync_as(const xla_ffi_deno_inline_caller* who, int32_t mode,
+                           const uint8_t* req, int64_t len, uint8_t* reply, int64_t cap) {
   pthread_once(&g_sigint_once, install_sigint);
-  static const xla_ffi_deno_inline_caller self = {
-      sizeof self, "Python", "Xla.runPythonSync or XlaProgram.runSync", "run() or runPython()"};
-  xla_ffi_deno_js_block_describe_inline(&self);
+  xla_ffi_deno_js_block_describe_inline(who);
   int64_t saved = xla_ffi_deno_js_block_enter_as(XFD_JS_BLOCK_XLA_INLINE);
   atomic_fetch_add(&g_sync_running, 1);
   int32_t rc = run_here(mode, req, len, reply, cap);
   atomic_fetch_sub(&g_sync_running, 1);
   xla_ffi_deno_js_block_leave(saved);
   return rc;
+}
+
+int32_t xla_ffi_deno_py_run_sync(int32_t mode, const uint8_t* req, int64_t len, uint8_t* reply,
+                                 int64_t cap) {
+  static const xla_ffi_deno_inline_caller self = {
+      sizeof self, "Python", "Xla.runPythonSync or XlaProgram.runSync", "run() or runPython()"};
+  return run_sync_as(&self, mode, req, len, reply, cap);
+}
+
+/*
+ * The dispatch of XlaProgram.run and Xla.ffiCall for a program that calls no
+ * target registered with a TS entry point (src/xla/_prepared.ts): Python
+ * starts it on the JS thread, as a jitted function's call does in Python, and
+ * XLA runs a cheap program inline; the rest runs on XLA's threads and a
+ * worker waits for it. The same rules as a synchronous run hold meanwhile, so
+ * a TS entry point registered by other means (a capsule handed to jax in
+ * runPython) that XLA reaches fails with FAILED_PRECONDITION, never hangs.
+ */
+int32_t xla_ffi_deno_py_dispatch_sync(const uint8_t* req, int64_t len, uint8_t* reply,
+                                      int64_t cap) {
+  static const xla_ffi_deno_inline_caller self = {
+      sizeof self, "a program dispatched as one that calls no TS handler",
+      "XlaProgram.run or Xla.ffiCall, whose program calls a TS entry point not registered "
+      "through Xla.register",
+      "its target registered through Xla.register"};
+  return run_sync_as(&self, 1, req, len, reply, cap);
 }
 
 /* Whether this process hosts Python (1) and the libpython path into buf. */

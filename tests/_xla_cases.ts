@@ -818,6 +818,102 @@ def f(x):
     assert.throws(() => prog.runSync(new Float32Array(3), new Float32Array(3)), /closed/);
   },
 
+  /**
+   * run and ffiCall of a program that calls no TS target start on the JS thread, as a jitted
+   * function's call starts in Python (bridge.py, DISPATCH): a cheap program's results come
+   * back at once, a longer one's are waited for on a worker; a program calling a TS target,
+   * and a call while requests run on the workers, go to a worker as before. Every route gives
+   * the results runSync gives. A TS entry point registered behind our back (through jax in
+   * runPython) is still safe: a synchronous handler runs inline, an async one fails
+   * FAILED_PRECONDITION naming the cause, never hangs.
+   */
+  async dispatch() {
+    await using xla = await open();
+    const counts = async () => {
+      const s = await xla.pythonStats();
+      return [s.dispatched, s.dispatchWaited];
+    };
+    const x = new Float32Array([1, 2, 3]);
+    await using inc = await xla.jit("def f(x):\n    return x + 1\n");
+    let [d0, w0] = await counts();
+    for (let i = 0; i < 3; i++) assert.deepEqual([...(await inc.run(x))[0]!.data], [2, 3, 4]);
+    let [d1, w1] = await counts();
+    // The first call plans and learns the results' types on a worker; the next two dispatch.
+    assert.equal(d1! - d0!, 2);
+    assert.equal(w1! - w0!, 0);
+    // A program XLA runs on its own threads (a 512 x 512 matmul chain): waited for on a worker.
+    const n = 512;
+    const m = new Float32Array(n * n).map((_, i) => ((i * 7919) % 13) / 13 - 0.5);
+    await using mm = await xla.jit("def f(a):\n    return (a @ a) @ a\n");
+    const ref = mm.runSync({ data: m, shape: [n, n] })[0]!.data;
+    [d0, w0] = await counts();
+    for (let i = 0; i < 3; i++) {
+      const [r] = await mm.run({ data: m, shape: [n, n] });
+      assert.deepEqual(r!.data, ref);
+    }
+    [d1, w1] = await counts();
+    assert.equal(d1! - d0!, 3);
+    assert.ok(w1! - w0! >= 1, `a long program's results are waited for (${w1! - w0!} of 3)`);
+    // ffiCall of a C target dispatches; of a TS target, never.
+    const lib = HandlerLibrary.open(buildDemoLibrary());
+    await xla.register("dispatch.saxpy", lib.handler("demo_saxpy"));
+    using twice = doubler();
+    await xla.register("dispatch.twice", twice);
+    [d0, w0] = await counts();
+    for (let i = 0; i < 3; i++) {
+      const [y] = await xla.ffiCall("dispatch.saxpy", {
+        args: [x, x],
+        results: [spec(F32, [3])],
+        attrs: { alpha: scalar(DataType.F32, 2) },
+      });
+      assert.deepEqual([...y!], [3, 6, 9]);
+      const [z] = await xla.ffiCall("dispatch.twice", { args: [x], results: [spec(F32, [3])] });
+      assert.deepEqual([...z!], [2, 4, 6]);
+    }
+    await using viaTs = await xla.jit(
+      'def f(x):\n    return ffi.ffi_call("dispatch.twice", jax.ShapeDtypeStruct(x.shape, x.dtype))(x) + 1\n',
+    );
+    for (let i = 0; i < 3; i++) assert.deepEqual([...(await viaTs.run(x))[0]!.data], [3, 5, 7]);
+    [d1, w1] = await counts();
+    assert.equal(d1! - d0!, 2, "saxpy's two later calls dispatched, no call of a TS target");
+    // Calls in flight at once: those sent while others run go to a worker; all are right.
+    [d0] = await counts();
+    const xs = Array.from({ length: 16 }, (_, i) => new Float32Array(3).fill(i));
+    const outs = await Promise.all(xs.map((v) => inc.run(v)));
+    outs.forEach((o, i) => assert.deepEqual([...o[0]!.data], [i + 1, i + 1, i + 1]));
+    [d1] = await counts();
+    assert.ok(d1! - d0! >= 1 && d1! - d0! <= 16);
+    // A TS entry point registered through jax directly (the bridge cannot know it is one).
+    using hiddenSync = doubler();
+    using hiddenAsync = Ffi.bind().arg(F32).ret(F32).to(async (a, b) => {
+      await null;
+      b.typed().set(a.typed());
+    });
+    const capsule = (h: { pointer: Deno.PointerValue }) =>
+      `jax.ffi.pycapsule(ctypes.cast(${Deno.UnsafePointer.value(h.pointer)}, ctypes.c_void_p))`;
+    await xla.runPython(
+      "import ctypes\n" +
+        `jax.ffi.register_ffi_target("dispatch.hidden_sync", ${
+          capsule(hiddenSync)
+        }, platform="cpu")\n` +
+        `jax.ffi.register_ffi_target("dispatch.hidden_async", ${
+          capsule(hiddenAsync)
+        }, platform="cpu")\n`,
+    );
+    const calling = (name: string) =>
+      `def f(x):\n    return ffi.ffi_call("${name}", jax.ShapeDtypeStruct(x.shape, x.dtype))(x)\n`;
+    await using hs = await xla.jit(calling("dispatch.hidden_sync"));
+    for (let i = 0; i < 3; i++) assert.deepEqual([...(await hs.run(x))[0]!.data], [2, 4, 6]);
+    await using ha = await xla.jit(calling("dispatch.hidden_async"));
+    assert.deepEqual([...(await ha.run(x))[0]!.data], [1, 2, 3]); // the first call: on a worker
+    await rejects(
+      ha.run(x),
+      ErrorCode.FAILED_PRECONDITION,
+      /An async TS handler .* \(XlaProgram\.run or Xla\.ffiCall, whose program calls a TS entry point not registered through Xla\.register\).* Run the program with its target registered through Xla\.register, or make the handler synchronous$/,
+    );
+    lib.close();
+  },
+
   async repeat() {
     await using xla = await open();
     let calls = 0;

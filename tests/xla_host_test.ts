@@ -69,6 +69,15 @@ Deno.test({
 
 Deno.test({
   name: xlaName(
+    "xla: run and ffiCall of a program calling no TS target start on the JS thread, long ones " +
+      "waited for on a worker; TS targets and busy workers go to a worker; the same results",
+  ),
+  ignore,
+  fn: () => runXlaCase("dispatch").then(() => {}),
+});
+
+Deno.test({
+  name: xlaName(
     "xla: 64 calls of one plan in flight at once (ffiCall, a program's run) each get their own " +
       "results",
   ),

@@ -17,6 +17,11 @@ export const PYTHON_SYMBOLS = {
     parameters: ["i32", "buffer", "i64", "buffer", "i64"],
     result: "i32",
   },
+  /** (req, len, reply, cap) → int32_t: a prepared call dispatched on the JS thread */
+  xla_ffi_deno_py_dispatch_sync: {
+    parameters: ["buffer", "i64", "buffer", "i64"],
+    result: "i32",
+  },
   /** (buf, cap) → int32_t */
   xla_ffi_deno_py_hosted: { parameters: ["buffer", "i64"], result: "i32" },
 } as const;

@@ -269,6 +269,68 @@ export function _callPreparedSync(
   return answered(r, mark) as _Reply<unknown> as _Reply<_ResultsReply>;
 }
 
+/** Statuses of a prepared call dispatched on the JS thread (`bridge.py`, DISPATCH). */
+const DISPATCHED = 5, NOT_DISPATCHED = 6;
+
+/**
+ * Dispatches a prepared call (its request flagged DISPATCH) on the JS
+ * thread, as a jitted function's call starts in Python: resolves at once
+ * when its results are ready and written in place (XLA ran a cheap program
+ * inline), else waits on a worker for the rest (the request sent again,
+ * flagged FINISH: `finish` sets the flag). Resolves to `undefined`, without
+ * running anything, when the call must go to a worker: requests of the host
+ * are running there
+ * (one could hold the GIL while waiting for the JS thread), or to `false`
+ * when the program calls a TS target (the bridge says so, and a plan's
+ * program never stops doing so: registrations are permanent); the caller
+ * then sends it with {@link _callPrepared}. Errors as {@link _callPrepared}.
+ */
+export function _dispatchPrepared(
+  req: Uint8Array,
+  len: bigint,
+  reply: Uint8Array,
+  cap: bigint,
+  status: Int32Array,
+  finish: () => void,
+):
+  | Promise<_Reply<_ResultsReply> | null>
+  | _Reply<_ResultsReply>
+  | null
+  | undefined
+  | false {
+  if (inFlight > 0) return undefined;
+  const mark = _openCall();
+  let r: _Reply;
+  try {
+    const rc = native().xla_ffi_deno_py_dispatch_sync(
+      req as Uint8Array<ArrayBuffer>,
+      len,
+      reply as Uint8Array<ArrayBuffer>,
+      cap,
+    );
+    if (rc === 0) {
+      const s = status[0];
+      if (s === WRITTEN || s === NOT_DISPATCHED) {
+        _closeCall(mark);
+        return s === WRITTEN ? null : false;
+      }
+      if (s === DISPATCHED) {
+        _closeCall(mark);
+        finish();
+        return _callPrepared(req, len, reply, cap, status);
+      }
+    }
+    r = checked(rc, reply);
+    if (r.status === 2) {
+      r = sendSync(1, _encodeRequest({ op: "take", token: pendingToken(r) }), r.need);
+    }
+  } catch (e) {
+    _closeCall(mark);
+    throw e;
+  }
+  return answered(r, mark) as _Reply<unknown> as _Reply<_ResultsReply>;
+}
+
 function checked(rc: number, reply: Uint8Array): _Reply {
   const r = _decodeReply(reply);
   if (rc !== 0 || r.status === 3) {

@@ -35,7 +35,7 @@ import {
   type XlaArg,
   type XlaArray,
 } from "./_codec.ts";
-import { _callPrepared, _callPreparedSync } from "./_host.ts";
+import { _callPrepared, _callPreparedSync, _dispatchPrepared } from "./_host.ts";
 import type { _ResultsReply } from "./_protocol.ts";
 
 /** Operands of up to this many bytes live in the frame. */
@@ -81,6 +81,8 @@ export class _Plan {
   /** {@link _signatureHash} of the signature. */
   readonly hash: number;
   outs: Out[] | null = null;
+  /** Whether `call` dispatches on the JS thread first (until the bridge says the program calls a TS target). */
+  #dispatch = true;
   readonly #free: { sync: Frame[]; async: Frame[] } = { sync: [], async: [] };
 
   constructor(host: number, id: number, args: readonly _Arg[]) {
@@ -230,11 +232,37 @@ export class _Plan {
     }
   }
 
-  /** Calls the plan on a worker. */
+  /**
+   * Calls the plan without blocking the event loop while XLA runs. Once its
+   * results' types are known, a plan whose program calls no TS target is
+   * dispatched on the JS thread (`_dispatchPrepared`: a cheap program's
+   * results come back at once, a longer one is waited for on a worker);
+   * otherwise, and while other requests run, the whole call goes to a worker.
+   */
   async call(args: readonly _Arg[]): Promise<XlaArray[]> {
     const frame = this.#frame(false);
     try {
       const big = this.#fill(frame, args);
+      if (this.#dispatch && frame.outs !== null) {
+        const words = frame.words;
+        words[FLAGS] = DISPATCH;
+        let d;
+        try {
+          d = _dispatchPrepared(
+            frame.mem,
+            frame.len,
+            frame.reply,
+            frame.cap,
+            frame.status,
+            () => words[FLAGS] = FINISH,
+          );
+          if (d instanceof Promise) d = await d;
+        } finally {
+          words[FLAGS] = 0;
+        }
+        if (d === false) this.#dispatch = false;
+        else if (d !== undefined) return d === null ? this.#results(frame, big) : this.#learn(d);
+      }
       const r = await _callPrepared(frame.mem, frame.len, frame.reply, frame.cap, frame.status);
       return r === null ? this.#results(frame, big) : this.#learn(r);
     } finally {
@@ -242,6 +270,11 @@ export class _Plan {
     }
   }
 }
+
+/** The request word (32-bit index) holding its flags: the high half of word 3 (`bridge.py`). */
+const FLAGS = 7;
+/** Flags: run on the JS thread, or take the results of a call dispatched so. */
+const DISPATCH = 1, FINISH = 2;
 
 /** `argument i`, made once per position (a call names its arguments only when one is bad). */
 const ARGUMENT_NAMES: string[] = [];

@@ -81,6 +81,8 @@ export interface _RegisterRequest {
   stages: Record<string, number>;
   platform: string;
   traits: number;
+  /** Whether a stage is a TS entry point (the program calling it is never run on the JS thread by `run`). */
+  ts: boolean;
 }
 
 /** Calls a target through a jitted `jax.ffi.ffi_call`, cached by `key`; the arguments follow. */
@@ -276,6 +278,8 @@ export interface _StatsReply {
   ffiCache: number;
   pending: number;
   threads: number;
+  dispatched: number;
+  dispatchWaited: number;
 }
 
 /** The handlers of `handlers_from`, and the shape its `registrations()` had. */

@@ -174,6 +174,15 @@ export interface PythonStats {
   readonly pending: number;
   /** Python threads. */
   readonly threads: number;
+  /**
+   * Calls of {@link XlaProgram.run} and {@link Xla.ffiCall} in the process
+   * that started on the JS thread, as a jitted function's call starts in
+   * Python (their program calls no target registered with a TS handler;
+   * docs/real-xla.md, "Per call from TypeScript").
+   */
+  readonly dispatched: number;
+  /** Of {@link dispatched}, those whose results were not ready at once: a worker waited for them. */
+  readonly dispatchWaited: number;
 }
 
 /** Shared objects kept loaded because XLA holds registrations of their handlers. */
@@ -620,6 +629,9 @@ export class Xla implements FfiHost {
     }
     const stages: Record<string, number> = {};
     const pointers: Deno.PointerObject[] = [];
+    // Whether a stage is a TS entry point: a program calling the target is then never
+    // dispatched on the JS thread (`_prepared.ts`), where XLA would wait for that thread.
+    let ts = false;
     for (const k of ["instantiate", "prepare", "initialize", "execute"] as const) {
       const h = bundle[k];
       if (h === undefined || h === null) continue;
@@ -634,7 +646,9 @@ export class Xla implements FfiHost {
       // thread's crash slot, so that a fatal signal names it (a TS entry
       // point marks it already); a guard wraps that.
       _describeRegistered(p, name);
-      const called = sym.xla_ffi_deno_handler_slot_of(p) >= 0 ? p : sym.xla_ffi_deno_crash_wrap(p)!;
+      const isTs = sym.xla_ffi_deno_handler_slot_of(p) >= 0;
+      ts ||= isTs;
+      const called = isTs ? p : sym.xla_ffi_deno_crash_wrap(p)!;
       const entry = guard && k === "execute" ? guardedEntry(called, named) : called;
       stages[k] = Number(Deno.UnsafePointer.value(entry));
       pointers.push(p);
@@ -650,6 +664,7 @@ export class Xla implements FfiHost {
         stages,
         platform,
         traits: options.traits ?? 0,
+        ts,
       });
     } catch (e) {
       throw _withTypeRemedy(e, (bundle.instantiate ?? bundle.execute)?.name);

@@ -31,6 +31,14 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
         "flags": None,      # XLA_FLAGS jax was imported with
         "x64": None,
         "tracebacks": False,
+        # Target names registered with a TS entry point in any stage (Xla.register says so),
+        # and a count of such registrations: a program calling none of them is dispatched on
+        # the JS thread by run and ffiCall (fast_call, DISPATCH).
+        "ts_targets": set(),
+        "ts_gen": 0,
+        # Calls dispatched on the JS thread, and those of them whose results a worker waited for.
+        "dispatched": 0,
+        "dispatch_waited": 0,
     }
     np = None
     jax = None
@@ -268,6 +276,9 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
         if h.get("traits"):
             kw["traits"] = h["traits"]
         jax.ffi.register_ffi_target(h["name"], fn, platform=h["platform"], **kw)
+        if h.get("ts"):
+            S["ts_targets"].add(h["name"])
+            S["ts_gen"] += 1
         return {}
 
     def ffi_fn(h):
@@ -425,12 +436,13 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
                    % ", ".join(new))
 
     class Program:
-        __slots__ = ("fn", "kind", "outputs", "make")
+        __slots__ = ("fn", "kind", "outputs", "make", "source")
 
     def op_compile(h, mv):
         st = host(h)
         p = Program()
         p.outputs = None
+        p.source = None
         if h["kind"] == "stablehlo":
             from jax._src.lib import xla_client as xc
             backend = jax.extend.backend.get_backend("cpu")
@@ -446,6 +458,7 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
             p.fn = make_hlo()
             p.make = make_hlo
             p.kind = "stablehlo"
+            p.source = h["source"]
         elif h["kind"] == "exported":
             load_exported(p, h, mv)
         else:
@@ -562,7 +575,8 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
         return {"allocatedBlocks": sys.getallocatedblocks(), "gcObjects": len(gc.get_objects()),
                 "hosts": len(S["hosts"]), "programs": len(st["programs"]) if st else 0,
                 "ffiCache": len(st["ffi"]) if st else 0, "pending": len(S["pending"]),
-                "threads": threading.active_count()}
+                "threads": threading.active_count(), "dispatched": S["dispatched"],
+                "dispatchWaited": S["dispatch_waited"]}
 
     # ---- prepared calls (the fast path of run, runSync and ffiCall) -------------------
     #
@@ -580,7 +594,45 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
     FAST = 0xFFFFFFFF
 
     class Plan:
-        __slots__ = ("call", "program", "prog", "specs", "outs", "frames")
+        __slots__ = ("call", "program", "prog", "specs", "outs", "frames", "targets", "gen",
+                     "inline")
+
+    # A custom call's target in StableHLO (`stablehlo.custom_call @name(`, quoted when the
+    # name needs it, or `call_target_name = "name"` in the generic form) and in HLO text
+    # (`custom_call_target="name"`).
+    TARGET_RE = re.compile(r'custom_call\s*@(?:"((?:[^"\\]|\\.)*)"|([\w.$-]+))'
+                           r'|call_target_name\s*=\s*"((?:[^"\\]|\\.)*)"'
+                           r'|custom_call_target="((?:[^"\\]|\\.)*)"')
+
+    def targets_of(plan):
+        """The custom-call targets a plan's program names (compiled for its signature), or None
+        when they cannot be read. Asked after the plan's first call: tracing is cached by then."""
+        if plan.prog is None:
+            return plan.targets
+        p = plan.prog
+        try:
+            if p.kind == "stablehlo":
+                text = p.source
+            elif hasattr(p.fn, "lower"):
+                text = p.fn.lower(*[jax.ShapeDtypeStruct(shape, dt)
+                                    for dt, shape in plan.specs]).as_text()
+            else:  # compiled for its argument specs
+                text = p.fn.as_text()
+        except Exception:  # noqa: B902 - unknown targets: never dispatched on the JS thread
+            return None
+        if not isinstance(text, str):
+            return None
+        return frozenset(a or b or c or d for a, b, c, d in TARGET_RE.findall(text))
+
+    def dispatchable(plan):
+        """Whether a plan's program calls no target with a TS entry point (as registered now)."""
+        if plan.gen != S["ts_gen"]:
+            if plan.targets is False:
+                plan.targets = targets_of(plan)
+            t = plan.targets
+            plan.inline = t is not None and not (t & S["ts_targets"])
+            plan.gen = S["ts_gen"]
+        return plan.inline
 
     # The type of jax's arrays (set by the first plan): a program returning one is not flattened.
     array_type = []
@@ -613,6 +665,10 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
         plan.specs = [(np_dtype(a["dtype"]), tuple(a["shape"])) for a in h["specs"]]
         plan.outs = None
         plan.frames = {}
+        # Targets read at the first dispatch (False: not yet); an ffi_call's is its own name.
+        plan.targets = False if program is not None else frozenset((h["ffi"]["name"],))
+        plan.gen = -1
+        plan.inline = False
         plan_id = next(S["ids"])
         st["plans"][plan_id] = plan
         return {"plan": plan_id}
@@ -625,15 +681,39 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
     words_of = {}   # (address, length) -> a request's words (the caller reuses its requests)
     status_of = {}  # reply address -> its status word
 
+    # Flags of a binary request (the high half of its word 3). DISPATCH: run the plan on this
+    # thread (the JS thread: run and ffiCall of a program that calls no TS target) and, when its
+    # results are not ready yet (XLA runs all but a cheap program on its own threads), keep
+    # them for a FINISH request of the same reply buffer, sent from a worker. A plan that calls
+    # a TS target is not run (status NOT_DISPATCHED): the caller sends it to a worker.
+    DISPATCH, FINISH = 1, 2
+    WRITTEN, DISPATCHED, NOT_DISPATCHED = 4, 5, 6
+    # Reply address -> the leaves of a dispatched call whose results were not ready; its FINISH
+    # takes them (a caller dispatches only while nothing else runs, so this stays small).
+    waiting = {}
+
+    def set_status(reply_addr, v):
+        status = status_of.get(reply_addr)
+        if status is None:
+            if len(status_of) > 4096:
+                status_of.clear()
+            status = status_of[reply_addr] = view(reply_addr, 8).cast("i")
+        status[0] = v
+        status[1] = 0
+
     def fast_call(w, reply_addr, reply_cap):
         nargs = w[0] >> 32
         st = S["hosts"].get(w[1])
         if st is None:
+            waiting.pop(reply_addr, None)
             raise Fail(9, "The Xla host is closed")
         plan = st["plans"].get(w[2])
         if plan is None:
+            waiting.pop(reply_addr, None)
             raise Fail(9, "The program is closed")
-        nouts = w[3]
+        word3 = w[3]
+        nouts = word3 & 0xFFFFFFFF
+        flags = word3 >> 32
         # The arrays over one frame's memory, found by its addresses and sizes as bytes (cheaper
         # to make and compare than a tuple of ints). They belong to the call: calls of a plan in
         # flight at once (each on its own frame, the GIL let go while XLA runs) never share them.
@@ -654,12 +734,30 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
                 frames.clear()
             at = frames[key] = (args, views, outs)
         args, views = at[0], at[1]
-        prog = plan.prog
-        if prog is None:
-            leaves = plan.call(args)
+        if flags & FINISH:
+            leaves = waiting.pop(reply_addr, None)
+            if leaves is None:
+                raise Fail(13, "No call was dispatched with this reply buffer")
         else:
-            out = prog.fn(*args)
-            leaves = (out,) if type(out) is array_type[0] else jax.tree_util.tree_leaves(out)
+            if flags & DISPATCH:
+                if not dispatchable(plan):
+                    set_status(reply_addr, NOT_DISPATCHED)
+                    return
+                S["dispatched"] += 1
+            prog = plan.prog
+            if prog is None:
+                leaves = plan.call(args)
+            else:
+                out = prog.fn(*args)
+                leaves = (out,) if type(out) is array_type[0] else jax.tree_util.tree_leaves(out)
+            if flags & DISPATCH:
+                for x in leaves:
+                    ready = getattr(x, "is_ready", None)
+                    if ready is not None and not ready():
+                        waiting[reply_addr] = leaves
+                        S["dispatch_waited"] += 1
+                        set_status(reply_addr, DISPATCHED)
+                        return
         if nouts and outs is not None and len(leaves) == nouts:
             same = True
             for x, (dt, shape) in zip(leaves, outs):
@@ -673,13 +771,7 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
             if same:
                 for v, x in zip(views, leaves):
                     v[...] = x  # (the types were checked: no cast; cheaper than np.copyto)
-                status = status_of.get(reply_addr)
-                if status is None:
-                    if len(status_of) > 4096:
-                        status_of.clear()
-                    status = status_of[reply_addr] = view(reply_addr, 8).cast("i")
-                status[0] = 4
-                status[1] = 0
+                set_status(reply_addr, WRITTEN)
                 return
         leaves = list(leaves)
         plan.outs = [(np.asarray(x).dtype, tuple(np.shape(x))) for x in leaves]
