@@ -5,7 +5,8 @@
  * Needs no Python: plans are only kept and found here.
  */
 import assert from "node:assert/strict";
-import { DataType } from "../mod.ts";
+import { array, DataType, scalar } from "../mod.ts";
+import { _attrBytes } from "../src/runtime/attributes.ts";
 import { _normaliseArg } from "../src/runtime/ffi_call.ts";
 import { _encodeAttrs } from "../src/xla/_codec.ts";
 import {
@@ -138,4 +139,44 @@ Deno.test("ffiCall plans: attributes by their bytes, NaN payloads apart", () => 
   const r = plans.add(zero(0), a, new _Plan(1, 32, a));
   assert.equal(plans.find(zero(-0), a), undefined);
   assert.equal(plans.find(zero(0), a), r);
+});
+
+Deno.test("attributes for the bridge: the hex of every numeric value is that of _attrBytes", () => {
+  // _encodeAttrs converts small values in scratch memory, reads typed arrays in place and
+  // falls back to _attrBytes for large ones: each must give _attrBytes' bytes, whatever the
+  // calls before it left in the scratch memory.
+  const hexOf = (b: Uint8Array) => [...b].map((x) => x.toString(16).padStart(2, "0")).join("");
+  const types: [DataType, (i: number) => number | bigint][] = [
+    [DataType.S8, (i) => (i * 37) % 256 - 128],
+    [DataType.U8, (i) => (i * 91) % 256],
+    [DataType.S16, (i) => (i * 7919) % 65536 - 32768],
+    [DataType.U16, (i) => (i * 7919) % 65536],
+    [DataType.S32, (i) => (i * 2654435761) % 2 ** 31 - 2 ** 30],
+    [DataType.U32, (i) => (i * 2654435761) % 2 ** 32],
+    [DataType.S64, (i) => BigInt(i) * -1234567890123n],
+    [DataType.U64, (i) => BigInt(i) * 1234567890123n],
+    [DataType.F32, (i) => [NaN, -0, 1e-45, -3.5e38, i / 7][i % 5]!],
+    [DataType.F64, (i) => [NaN, -0, 5e-324, -1.7e308, i / 7][i % 5]!],
+  ];
+  const nanPayload = new Float32Array(new Uint32Array([0x7fa00001, 0xffc00123]).buffer);
+  const detached = new Float32Array(new ArrayBuffer(8));
+  structuredClone(detached.buffer, { transfer: [detached.buffer] });
+  let checked = 0;
+  for (const n of [1, 2, 3, 8, 9, 17, 40]) { // 8-byte values: up to 64 bytes in scratch, then not
+    for (const [dtype, value] of types) {
+      const values = Array.from({ length: n }, (_, i) => value(i + n));
+      for (const attr of [n === 1 ? scalar(dtype, values[0]!) : array(dtype, values)]) {
+        const [[, got]] = _encodeAttrs({ a: attr }) as unknown as [[string, { x?: string }]];
+        const want = hexOf(_attrBytes(dtype, n === 1 ? [values[0]!] : values));
+        assert.equal(got.x, want, `${DataType[dtype]} × ${n}`);
+        checked++;
+      }
+    }
+  }
+  for (const typed of [nanPayload, detached, new Float32Array(20).fill(-0)]) {
+    const [[, got]] = _encodeAttrs({ a: typed }) as unknown as [[string, { x?: string }]];
+    assert.equal(got.x, hexOf(_attrBytes(DataType.F32, typed)));
+    checked++;
+  }
+  assert.equal(checked, 73);
 });

@@ -280,9 +280,22 @@ export function _attrBytes(dtype: DataType, values: ArrayLike<number | bigint>):
     const c = _typedCopy(values);
     return new Uint8Array(c.buffer, 0, c.byteLength);
   }
+  const out = new Uint8Array(values.length * _attrWidth(dtype));
+  _writeAttrValues(new DataView(out.buffer), dtype, values);
+  return out;
+}
+
+/**
+ * @internal Writes numeric attribute values that are not a typed array of
+ * their element type into `dv` from its start, as {@link _attrBytes} converts
+ * them (it calls this): `values.length * width` bytes, little-endian.
+ */
+export function _writeAttrValues(
+  dv: DataView,
+  dtype: DataType,
+  values: ArrayLike<number | bigint>,
+): void {
   const w = _attrWidth(dtype);
-  const out = new Uint8Array(values.length * w);
-  const dv = new DataView(out.buffer);
   for (let i = 0; i < values.length; i++) {
     const v = values[i]!, o = i * w;
     switch (dtype) {
@@ -311,7 +324,6 @@ export function _attrBytes(dtype: DataType, values: ArrayLike<number | bigint>):
         break;
     }
   }
-  return out;
 }
 
 /**

@@ -18,7 +18,10 @@ import { FfiError } from "../errors.ts";
 import {
   _attrBytes,
   type _AttrEntry,
+  _attrWidth,
   _makeEntry,
+  _sameTyped,
+  _writeAttrValues,
   ArrayAttr,
   type AttrDictionary,
   ScalarAttr,
@@ -153,10 +156,38 @@ export type _AttrJson =
   | { k: "str"; v: string }
   | { k: "d"; v: [string, _AttrJson][] };
 
-function hex(bytes: Uint8Array): string {
+/** Two hex digits per byte value. */
+const HEX: readonly string[] = Array.from(
+  { length: 256 },
+  (_, b) => b.toString(16).padStart(2, "0"),
+);
+
+function hex(bytes: Uint8Array, n = bytes.length): string {
   let s = "";
-  for (let i = 0; i < bytes.length; i++) s += (bytes[i]! < 16 ? "0" : "") + bytes[i]!.toString(16);
+  for (let i = 0; i < n; i++) s += HEX[bytes[i]!]!;
   return s;
+}
+
+/** Where attribute values are converted before they become hex (an ArrayBuffer per attribute costs about 1 µs). */
+const SCRATCH = new DataView(new ArrayBuffer(64));
+const SCRATCH_BYTES = new Uint8Array(SCRATCH.buffer);
+
+/**
+ * `hex(_attrBytes(dtype, values))` without making its array: a typed array
+ * of the element type read where it is (empty when it has no bytes left, as
+ * `_attrBytes` copies it), other values converted by the same code into
+ * scratch memory when they fit.
+ */
+function attrHex(dtype: DataType, values: ArrayLike<number | bigint>): string {
+  if (_sameTyped(values, dtype)) {
+    if (values.byteLength === 0) return "";
+    return hex(new Uint8Array(values.buffer, values.byteOffset, values.byteLength));
+  }
+  const n = values.length * _attrWidth(dtype);
+  if (n > SCRATCH.byteLength) return hex(_attrBytes(dtype, values));
+  SCRATCH_BYTES.fill(0, 0, n);
+  _writeAttrValues(SCRATCH, dtype, values);
+  return hex(SCRATCH_BYTES, n);
 }
 
 function entryJson(e: _AttrEntry, path: string): _AttrJson {
@@ -173,12 +204,12 @@ function entryJson(e: _AttrEntry, path: string): _AttrJson {
       if (e.dtype === DataType.PRED) {
         return { k: "s", t: e.dtype, v: e.value !== 0 && e.value !== 0n };
       }
-      return { k: "s", t: e.dtype, x: hex(_attrBytes(e.dtype, [e.value])) };
+      return { k: "s", t: e.dtype, x: attrHex(e.dtype, [e.value]) };
     case AttrType.ARRAY: {
       if (e.dtype === DataType.PRED) {
         bad(`Attribute '${path}': jax cannot lower a bool (PRED) array attribute`);
       }
-      return { k: "a", t: e.dtype, x: hex(_attrBytes(e.dtype, e.values!)) };
+      return { k: "a", t: e.dtype, x: attrHex(e.dtype, e.values!) };
     }
     case AttrType.STRING:
       return { k: "str", v: e.str };

@@ -30,6 +30,7 @@ import {
   type _Arg,
   type _AttrJson,
   _normaliseArg,
+  _normaliseSpec,
   type _Reply,
   _replyArrays,
   type XlaArg,
@@ -37,6 +38,7 @@ import {
 } from "./_codec.ts";
 import { _callPrepared, _callPreparedSync, _dispatchPrepared } from "./_host.ts";
 import type { _ResultsReply } from "./_protocol.ts";
+import type { ArraySpec } from "../runtime/ffi_call.ts";
 
 /** Operands of up to this many bytes live in the frame. */
 const STAGED = 4096;
@@ -287,6 +289,20 @@ export function _normaliseArgs(args: readonly XlaArg[]): _Arg[] {
   const out: _Arg[] = new Array(args.length);
   for (let i = 0; i < args.length; i++) {
     out[i] = _normaliseArg(args[i]!, ARGUMENT_NAMES[i] ??= `argument ${i}`);
+  }
+  return out;
+}
+
+/** `result i`, made once per position. */
+const RESULT_NAMES: string[] = [];
+
+/** The result specs of a call checked and normalised, as {@link _normaliseArgs}. */
+export function _normaliseSpecs(
+  specs: readonly ArraySpec[],
+): { dtype: number; shape: number[] }[] {
+  const out: { dtype: number; shape: number[] }[] = new Array(specs.length);
+  for (let i = 0; i < specs.length; i++) {
+    out[i] = _normaliseSpec(specs[i]!, RESULT_NAMES[i] ??= `result ${i}`);
   }
   return out;
 }

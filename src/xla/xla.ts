@@ -34,7 +34,6 @@ import {
   type _Arg,
   _attrHints,
   _encodeAttrs,
-  _normaliseArg,
   _normaliseSpec,
   type _Reply,
   type XlaArg,
@@ -42,7 +41,14 @@ import {
   type XlaArraySpec,
 } from "./_codec.ts";
 import { _hostPython, _request, _requestSync, PythonError } from "./_host.ts";
-import { _FfiPlans, type _FfiSignature, _normaliseArgs, _Plan, _Plans } from "./_prepared.ts";
+import {
+  _FfiPlans,
+  type _FfiSignature,
+  _normaliseArgs,
+  _normaliseSpecs,
+  _Plan,
+  _Plans,
+} from "./_prepared.ts";
 import type { _HostOp, _InitReply, _ReplyHeaders, _RequestOf, _Unhosted } from "./_protocol.ts";
 import { _pin } from "../handler/host.ts";
 import { _register, _unregister } from "../_resources.ts";
@@ -721,15 +727,18 @@ export class Xla implements FfiHost {
   ): Promise<FfiCallResults<R>> {
     if (!this.#open) throw closedError("The Xla host");
     _checkCallOptions(options);
-    const args = (options.args ?? []).map((a, i) => _normaliseArg(a, `argument ${i}`));
-    const results = options.results.map((s, i) => _normaliseSpec(s, `result ${i}`));
+    const args = _normaliseArgs(options.args ?? []);
+    const results = _normaliseSpecs(options.results);
     const aliases = _checkAliases(options.inputOutputAliases, args, results);
     const layouts = _jaxLayouts(
       _checkLayouts(options.inputLayouts, options.outputLayouts, args, results, aliases),
     );
     const attrs = _encodeAttrs(options.attrs);
+    // A name needs no registration first: no await (a microtask) on the way of a repeated call.
     const name = options.guard === true
       ? await this.#guardedName(target)
+      : typeof target === "string"
+      ? target
       : await this.#targetName(target);
     const vmapMethod = options.vmapMethod ?? null;
     const hasSideEffect = options.hasSideEffect ?? false;

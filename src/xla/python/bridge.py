@@ -678,7 +678,7 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
             return np.zeros(shape, dt)
         return np.frombuffer(view(addr, size), dtype=dt).reshape(shape)
 
-    words_of = {}   # (address, length) -> a request's words (the caller reuses its requests)
+    words_of = {}   # address -> a request's words (the caller reuses its requests)
     status_of = {}  # reply address -> its status word
 
     # Flags of a binary request (the high half of its word 3). DISPATCH: run the plan on this
@@ -784,7 +784,7 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
             return None
         if len(words_of) > 4096:
             words_of.clear()
-        w = words_of[(req_addr, req_len)] = mv.cast("Q")
+        w = words_of[req_addr] = mv.cast("Q")
         return w
 
     OPS = {"init": op_init, "plan": op_plan, "register": op_register, "ffi_call": op_ffi_call,
@@ -795,8 +795,9 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
 
     def dispatch(req_addr, req_len, reply_addr, reply_cap):
         try:
-            w = words_of.get((req_addr, req_len))
-            if w is None or w[0] & 0xFFFFFFFF != FAST:  # (the buffer may hold another request now)
+            w = words_of.get(req_addr)
+            # (The buffer may hold another request now, or be another buffer at that address.)
+            if w is None or w.nbytes != req_len or w[0] & 0xFFFFFFFF != FAST:
                 w = fast_words(req_addr, req_len)
             if w is not None:
                 return fast_call(w, reply_addr, reply_cap)
