@@ -70,6 +70,8 @@ interface Frame {
   outAt: number[];
   /** The results this frame was laid out for. */
   outs: Out[] | null;
+  /** Flags the frame's request as the FINISH of a dispatched call (made once). */
+  finish: () => void;
 }
 
 /** One program (or `ffi_call`) with one argument signature, planned in Python. */
@@ -149,6 +151,9 @@ export class _Plan {
       argAt,
       outAt,
       outs,
+      finish: () => {
+        words[FLAGS] = FINISH;
+      },
     };
     words[0] = 0xFFFFFFFF;
     words[1] = nargs;
@@ -237,37 +242,70 @@ export class _Plan {
   /**
    * Calls the plan without blocking the event loop while XLA runs. Once its
    * results' types are known, a plan whose program calls no TS target is
-   * dispatched on the JS thread (`_dispatchPrepared`: a cheap program's
-   * results come back at once, a longer one is waited for on a worker);
-   * otherwise, and while other requests run, the whole call goes to a worker.
+   * dispatched on the JS thread (`_dispatchPrepared`): a cheap program's
+   * results are returned at once, without a Promise, and a longer one's are
+   * waited for on a worker. Otherwise, and while other requests run, the
+   * whole call goes to a worker.
    */
-  async call(args: readonly _Arg[]): Promise<XlaArray[]> {
+  call(args: readonly _Arg[]): XlaArray[] | Promise<XlaArray[]> {
     const frame = this.#frame(false);
+    let big: Uint8Array[];
     try {
-      const big = this.#fill(frame, args);
+      big = this.#fill(frame, args);
       if (this.#dispatch && frame.outs !== null) {
-        const words = frame.words;
-        words[FLAGS] = DISPATCH;
-        let d;
-        try {
-          d = _dispatchPrepared(
-            frame.mem,
-            frame.len,
-            frame.reply,
-            frame.cap,
-            frame.status,
-            () => words[FLAGS] = FINISH,
-          );
-          if (d instanceof Promise) d = await d;
-        } finally {
-          words[FLAGS] = 0;
-        }
+        const d = this.#dispatchOn(frame);
+        if (d instanceof Promise) return this.#settle(frame, big, d);
         if (d === false) this.#dispatch = false;
-        else if (d !== undefined) return d === null ? this.#results(frame, big) : this.#learn(d);
+        else if (d !== undefined) {
+          const out = d === null ? this.#results(frame, big) : this.#learn(d);
+          this.#release(frame, false);
+          return out;
+        }
       }
-      const r = await _callPrepared(frame.mem, frame.len, frame.reply, frame.cap, frame.status);
+    } catch (e) {
+      this.#release(frame, false);
+      throw e;
+    }
+    return this.#settle(
+      frame,
+      big,
+      _callPrepared(frame.mem, frame.len, frame.reply, frame.cap, frame.status),
+    );
+  }
+
+  /** Dispatches a frame's call on the JS thread; its flags stay set while a worker finishes it. */
+  #dispatchOn(frame: Frame): ReturnType<typeof _dispatchPrepared> {
+    const words = frame.words;
+    words[FLAGS] = DISPATCH;
+    let d: ReturnType<typeof _dispatchPrepared>;
+    try {
+      d = _dispatchPrepared(
+        frame.mem,
+        frame.len,
+        frame.reply,
+        frame.cap,
+        frame.status,
+        frame.finish,
+      );
+    } catch (e) {
+      words[FLAGS] = 0;
+      throw e;
+    }
+    if (!(d instanceof Promise)) words[FLAGS] = 0;
+    return d;
+  }
+
+  /** The results of a call a worker answers; the frame is given back after it. */
+  async #settle(
+    frame: Frame,
+    big: Uint8Array[],
+    reply: Promise<_Reply<_ResultsReply> | null>,
+  ): Promise<XlaArray[]> {
+    try {
+      const r = await reply;
       return r === null ? this.#results(frame, big) : this.#learn(r);
     } finally {
+      frame.words[FLAGS] = 0;
       this.#release(frame, false);
     }
   }

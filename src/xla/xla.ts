@@ -29,6 +29,7 @@ import {
 } from "../runtime/ffi_call.ts";
 import { _withAttrHint } from "../runtime/_hints.ts";
 import { _checkLayouts, _jaxLayouts } from "../runtime/_layout.ts";
+import type { DataTypedArray } from "../abi/dtype.ts";
 import { _closest } from "../_closest.ts";
 import {
   type _Arg,
@@ -49,7 +50,14 @@ import {
   _Plan,
   _Plans,
 } from "./_prepared.ts";
-import type { _HostOp, _InitReply, _ReplyHeaders, _RequestOf, _Unhosted } from "./_protocol.ts";
+import type {
+  _FfiCallRequest,
+  _HostOp,
+  _InitReply,
+  _ReplyHeaders,
+  _RequestOf,
+  _Unhosted,
+} from "./_protocol.ts";
 import { _pin } from "../handler/host.ts";
 import { _register, _unregister } from "../_resources.ts";
 import { findPython, probePython, type PythonInfo } from "./interpreter.ts";
@@ -324,17 +332,46 @@ export class XlaProgram {
 
   /**
    * Runs the program on these arguments; resolves to its results (the
-   * leaves of what the function returns, in order). Handlers the program
-   * calls run meanwhile, from XLA's threads.
+   * leaves of what the function returns, in order). The event loop goes on
+   * while XLA runs, and TS handlers the program calls run meanwhile, from
+   * XLA's threads.
+   *
+   * A program that calls no target registered with a TS handler is started
+   * on the JS thread, as a jitted function's call starts in Python: XLA runs
+   * a cheap one inline and the Promise is settled without a thread
+   * hand-off; a longer one runs on XLA's threads while a worker waits for
+   * it. Calls made while other requests of the host run, and programs that
+   * call a TS handler, go to a worker whole (docs/real-xla.md, "Per call
+   * from TypeScript"). The results are the same either way.
+   *
+   * @example
+   * ```ts ignore
+   * // xla as in the module example
+   * await using prog = await xla.jit("def f(x):\n    return x + 1\n");
+   * const [y] = await prog.run(new Float32Array([1, 2, 3]));
+   * console.log(y!.data); // Float32Array(3) [ 2, 3, 4 ]
+   * ```
    */
-  async run(...args: XlaArg[]): Promise<XlaArray[]> {
-    if (!this.isOpen) throw closedError("The program");
-    const norm = _normaliseArgs(args);
-    let plan = this.#plans.find(norm);
-    if (plan === undefined) {
-      const r = await this.#xla._request({ op: "plan", ...this.#planned(norm) });
-      plan = this.#plans.add(this.#xla._plan(r.header!.plan, norm), norm);
+  run(...args: XlaArg[]): Promise<XlaArray[]> {
+    try {
+      if (!this.isOpen) throw closedError("The program");
+      const norm = _normaliseArgs(args);
+      const plan = this.#plans.find(norm);
+      if (plan === undefined) return this.#planAndRun(norm);
+      // A call dispatched on the JS thread may have its results already: no await on the way.
+      const out = plan.call(norm);
+      return out instanceof Promise
+        ? out.then((o) => this.#results(o))
+        : Promise.resolve(this.#results(out));
+    } catch (e) {
+      return Promise.reject(e);
     }
+  }
+
+  /** The first call of an argument signature: planned, then run. */
+  async #planAndRun(norm: _Arg[]): Promise<XlaArray[]> {
+    const r = await this.#xla._request({ op: "plan", ...this.#planned(norm) });
+    const plan = this.#plans.add(this.#xla._plan(r.header!.plan, norm), norm);
     return this.#results(await plan.call(norm));
   }
 
@@ -428,6 +465,13 @@ export class XlaProgram {
   [Symbol.asyncDispose](): Promise<void> {
     return this.close();
   }
+}
+
+/** The typed arrays of an `ffiCall`'s results. */
+function dataOf(out: XlaArray[]): DataTypedArray[] {
+  const data: DataTypedArray[] = new Array(out.length);
+  for (let i = 0; i < out.length; i++) data[i] = out[i]!.data;
+  return data;
 }
 
 /** Releases, in Python, the programs, caches and namespace of an Xla host collected without close(). */
@@ -721,62 +765,106 @@ export class Xla implements FfiHost {
    * results all have a zero dimension is removed by XLA and resolves to
    * them, empty.
    */
-  async ffiCall<const R extends readonly ArraySpec[]>(
+  ffiCall<const R extends readonly ArraySpec[]>(
     target: FfiCallTarget,
     options: FfiCallOptions<R>,
   ): Promise<FfiCallResults<R>> {
-    if (!this.#open) throw closedError("The Xla host");
-    _checkCallOptions(options);
-    const args = _normaliseArgs(options.args ?? []);
-    const results = _normaliseSpecs(options.results);
-    const aliases = _checkAliases(options.inputOutputAliases, args, results);
-    const layouts = _jaxLayouts(
-      _checkLayouts(options.inputLayouts, options.outputLayouts, args, results, aliases),
-    );
-    const attrs = _encodeAttrs(options.attrs);
-    // A name needs no registration first: no await (a microtask) on the way of a repeated call.
-    const name = options.guard === true
-      ? await this.#guardedName(target)
-      : typeof target === "string"
-      ? target
-      : await this.#targetName(target);
-    const vmapMethod = options.vmapMethod ?? null;
-    const hasSideEffect = options.hasSideEffect ?? false;
-    const sig: _FfiSignature = {
+    let sig: _FfiSignature, args: _Arg[];
+    try {
+      if (!this.#open) throw closedError("The Xla host");
+      _checkCallOptions(options);
+      args = _normaliseArgs(options.args ?? []);
+      const results = _normaliseSpecs(options.results);
+      const aliases = _checkAliases(options.inputOutputAliases, args, results);
+      const layouts = _jaxLayouts(
+        _checkLayouts(options.inputLayouts, options.outputLayouts, args, results, aliases),
+      );
+      sig = {
+        name: "",
+        results,
+        attrs: _encodeAttrs(options.attrs),
+        vmapMethod: options.vmapMethod ?? null,
+        hasSideEffect: options.hasSideEffect ?? false,
+        aliases,
+        layouts,
+      };
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    if (options.guard !== true && typeof target === "string") {
+      // A name needs no registration first: a repeated call is not held up by an await.
+      sig.name = target;
+      return this.#ffiCallAs(sig, args, target, options) as Promise<FfiCallResults<R>>;
+    }
+    return (async () => {
+      sig.name = options.guard === true
+        ? await this.#guardedName(target)
+        : await this.#targetName(target);
+      return await this.#ffiCallAs(sig, args, target, options) as FfiCallResults<R>;
+    })();
+  }
+
+  /**
+   * An `ffiCall` of a normalised signature: its plan's call (made first when
+   * the signature is new); a failure gets the hints of {@link #ffiFailed}.
+   */
+  #ffiCallAs(
+    sig: _FfiSignature,
+    args: _Arg[],
+    target: FfiCallTarget,
+    options: FfiCallOptions,
+  ): Promise<DataTypedArray[]> {
+    try {
+      const plan = this.#ffiPlans.find(sig, args);
+      if (plan === undefined) {
+        return this.#ffiPlan(sig, args).then(
+          (p) => p.call(args),
+        ).then(dataOf, (e) => this.#ffiFailed(e, target, options));
+      }
+      const out = plan.call(args);
+      return out instanceof Promise
+        ? out.then(dataOf, (e) => this.#ffiFailed(e, target, options))
+        : Promise.resolve(dataOf(out));
+    } catch (e) {
+      return this.#ffiFailed(e, target, options);
+    }
+  }
+
+  /** Plans an `ffiCall` signature in Python (the bridge caches the jitted call under its key). */
+  async #ffiPlan(sig: _FfiSignature, args: _Arg[]): Promise<_Plan> {
+    const { name, results, attrs, vmapMethod, hasSideEffect, aliases, layouts } = sig;
+    const key = JSON.stringify([
       name,
+      args.map((a) => [a.dtype, a.shape]),
       results,
       attrs,
       vmapMethod,
       hasSideEffect,
       aliases,
       layouts,
-    };
-    try {
-      let plan = this.#ffiPlans.find(sig, args);
-      if (plan === undefined) {
-        // The bridge caches the jitted call under this text (made once per plan).
-        const key = JSON.stringify([
-          name,
-          args.map((a) => [a.dtype, a.shape]),
-          results,
-          attrs,
-          vmapMethod,
-          hasSideEffect,
-          aliases,
-          layouts,
-        ]);
-        const ffi = { key, name, results, attrs, vmapMethod, hasSideEffect, aliases, ...layouts };
-        const specs = args.map((a) => ({ dtype: a.dtype, shape: a.shape }));
-        const r = await this._request({ op: "plan", program: null, ffi, specs });
-        plan = this.#ffiPlans.find(sig, args) ??
-          this.#ffiPlans.add(sig, args, this._plan(r.header!.plan, args));
-      }
-      return (await plan.call(args)).map((a) => a.data) as FfiCallResults<R>;
-    } catch (e) {
-      if (!(e instanceof FfiError)) throw e;
-      const found = typeof target === "string" ? await this.#notFound(e, target) : e;
-      throw _withAttrHint(found, _attrHints(options.attrs), "attrs");
-    }
+    ]);
+    // The signature's arrays as they are (read-only here only): JSON of the request.
+    const ffi = {
+      key,
+      name,
+      results,
+      attrs,
+      vmapMethod,
+      hasSideEffect,
+      aliases,
+      ...layouts,
+    } as unknown as Omit<_FfiCallRequest, "host" | "op">;
+    const specs = args.map((a) => ({ dtype: a.dtype, shape: a.shape }));
+    const r = await this._request({ op: "plan", program: null, ffi, specs });
+    return this.#ffiPlans.find(sig, args) ??
+      this.#ffiPlans.add(sig, args, this._plan(r.header!.plan, args));
+  }
+
+  /** A failed `ffiCall`: XLA's NOT_FOUND with the closest name, a wrong attribute type with the attribute hint. */
+  async #ffiFailed(e: unknown, target: FfiCallTarget, options: FfiCallOptions): Promise<never> {
+    if (!(e instanceof FfiError)) throw e;
+    const found = typeof target === "string" ? await this.#notFound(e, target) : e;
+    throw _withAttrHint(found, _attrHints(options.attrs), "attrs");
   }
 
   /**

@@ -405,7 +405,10 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
         return {}
 
     def op_clear_cache(h, mv):
-        host(h)["ffi"].clear()
+        st = host(h)
+        st["ffi"].clear()
+        for plan in st["plans"].values():
+            plan.ffi = None
         gc.collect()
         return {}
 
@@ -595,7 +598,7 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
 
     class Plan:
         __slots__ = ("call", "program", "prog", "specs", "outs", "frames", "targets", "gen",
-                     "inline")
+                     "inline", "ffi")
 
     # A custom call's target in StableHLO (`stablehlo.custom_call @name(`, quoted when the
     # name needs it, or `call_target_name = "name"` in the generic form) and in HLO text
@@ -654,8 +657,13 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
             program = None
             f = dict(h["ffi"], host=h["host"])
             def call(xs):
-                return ffi_fn(f)(*xs)
+                # The jitted ffi_call, found once (clear_cache forgets it: found again).
+                fn = plan.ffi
+                if fn is None:
+                    fn = plan.ffi = ffi_fn(f)
+                return fn(*xs)
         plan = Plan()
+        plan.ffi = None
         plan.call = call
         plan.program = program
         # The program itself: a call reads its fn (clear_program replaces it), no lookup.
