@@ -576,6 +576,14 @@ module @m {
     const [r] = await big.run({ data: new Float32Array([1]), shape: [] });
     assert.equal(r!.data.length, 1 << 20);
     assert.equal(r!.data[(1 << 20) - 1], 1 << 20);
+    // So does a runPython result of any size, async or sync (once refused past 64 KiB).
+    const text = await xla.runPython("result = ''.join(chr(65 + i % 26) for i in range(300000))");
+    assert.equal((text as string).length, 300000);
+    assert.equal((text as string).slice(-3), "JKL"); // 299997..299999 % 26 = 9..11
+    const rows = xla.runPythonSync("result = [[i, str(i)] for i in range(40000)]") as unknown[][];
+    assert.equal(rows.length, 40000);
+    assert.deepEqual(rows[39999], [39999, "39999"]);
+    assert.equal((await xla.pythonStats()).pending, 0, "nothing kept after the replies were taken");
   },
 
   /** Python prints a traceback only when the host asks for it. */
@@ -775,6 +783,7 @@ def f(x):
       y: Float32Array,
     ) => {
       assert.equal(out.length, 3);
+      assert.deepEqual(out.map((o) => [o.dtype, o.dtypeName]), Array(3).fill([F32, "F32"]));
       assert.deepEqual(out[0]!.shape, [x.length]);
       assert.deepEqual([...(out[0]!.data as Float32Array)], [...x]);
       assert.deepEqual(

@@ -13,7 +13,7 @@
  * @module
  */
 import { AttrType, DataType, ErrorCode } from "../abi/enums.ts";
-import { byteWidth, type DataTypedArray, viewAs } from "../abi/dtype.ts";
+import { byteWidth, type DataTypedArray, dataTypeName, viewAs } from "../abi/dtype.ts";
 import { FfiError } from "../errors.ts";
 import {
   _attrBytes,
@@ -49,10 +49,21 @@ export type XlaArg = ArrayArg;
 /** Element type and shape of an array. */
 export type XlaArraySpec = ArraySpec;
 
-/** An array XLA returned: element type, shape and C-order data. */
+/**
+ * An array XLA returned: element type, shape and C-order data.
+ *
+ * @example
+ * ```ts ignore
+ * // prog as in the module example
+ * const [y] = await prog.run(new Float32Array([1, 2]));
+ * console.log(y); // { dtype: 11, dtypeName: "F32", shape: [ 2 ], data: Float32Array(2) [ … ] }
+ * ```
+ */
 export interface XlaArray {
   /** The element type. */
   readonly dtype: DataType;
+  /** The element type's name, as `dataTypeName(dtype)` gives it (`"F32"`). */
+  readonly dtypeName: string;
   /** Dimensions, outermost first. */
   readonly shape: number[];
   /** The elements, viewed as `typedArrayFor(dtype)` (its own buffer). */
@@ -131,7 +142,12 @@ export function _replyArrays(reply: _Reply<_ResultsReply>): XlaArray[] {
     const n = m.shape.reduce((a, b) => a * b, 1) * byteWidth(m.dtype);
     const start = reply.dataStart + m.offset;
     const copy = reply.bytes.slice(start, start + n);
-    return { dtype: m.dtype as DataType, shape: m.shape, data: viewAs(m.dtype, copy) };
+    return {
+      dtype: m.dtype as DataType,
+      dtypeName: dataTypeName(m.dtype),
+      shape: m.shape,
+      data: viewAs(m.dtype, copy),
+    };
   });
 }
 

@@ -47,6 +47,7 @@ const align64 = (n: number) => (n + 63) & ~63;
 
 interface Out {
   dtype: DataType;
+  dtypeName: string;
   shape: number[];
   bytes: number;
 }
@@ -211,7 +212,12 @@ export class _Plan {
     for (let i = 0; i < outs.length; i++) {
       const o = outs[i]!, at = frame.outAt[i]!;
       const bytes = at >= 0 ? frame.mem.slice(at, at + o.bytes) : big[b++]!;
-      out[i] = { dtype: o.dtype, shape: [...o.shape], data: viewAs(o.dtype, bytes) };
+      out[i] = {
+        dtype: o.dtype,
+        dtypeName: o.dtypeName,
+        shape: [...o.shape],
+        data: viewAs(o.dtype, bytes),
+      };
     }
     return out;
   }
@@ -221,6 +227,7 @@ export class _Plan {
     const out = _replyArrays(r);
     this.outs = out.map((a) => ({
       dtype: a.dtype,
+      dtypeName: a.dtypeName,
       shape: [...a.shape],
       bytes: a.shape.reduce((x, y) => x * y, 1) * byteWidth(a.dtype),
     }));

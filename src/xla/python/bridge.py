@@ -139,7 +139,11 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
             offsets.append(off)
             metas.append({"dtype": code_of(a.dtype), "shape": list(a.shape), "offset": off})
             off = (off + a.nbytes + 63) & ~63
-        header = {"results": metas}
+        reply(addr, cap, {"results": metas}, arrays, offsets)
+
+    def reply(addr, cap, header, arrays=(), offsets=()):
+        """Writes a reply (status 0); one that does not fit is kept for a take request, and the
+        reply says so (status 2, its token, and the bytes it needs): no reply has a limit."""
         need = write_reply(addr, cap, 0, header, arrays, offsets)
         if need:
             token = next(S["ids"])
@@ -818,9 +822,8 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
                 raise Fail(3, "Unknown request %r" % h.get("op"))
             out = op(h, mv)
             if isinstance(out, dict):
-                if write_reply(reply_addr, reply_cap, 0, out):
-                    raise Fail(8, "The reply does not fit in %d bytes" % reply_cap)
-            elif isinstance(out, tuple):  # a pending reply taken again
+                reply(reply_addr, reply_cap, out)
+            elif isinstance(out, tuple):  # a pending reply taken again (asked at its size)
                 if write_reply(reply_addr, reply_cap, 0, *out):
                     raise Fail(8, "The reply does not fit in %d bytes" % reply_cap)
             else:
