@@ -73,6 +73,14 @@ interface Frame {
   outs: Out[] | null;
   /** Flags the frame's request as the FINISH of a dispatched call (made once). */
   finish: () => void;
+  /**
+   * Whether the request's words stay as they are between calls (every
+   * operand in the frame): once a call has succeeded, later ones are flagged
+   * STABLE and the bridge takes what that call found (`bridge.py`, Ctx).
+   */
+  fixed: boolean;
+  /** Whether a call of the frame has succeeded. */
+  called: boolean;
 }
 
 /** One program (or `ffi_call`) with one argument signature, planned in Python. */
@@ -153,8 +161,11 @@ export class _Plan {
       outAt,
       outs,
       finish: () => {
-        words[FLAGS] = FINISH;
+        words[FLAGS] = (words[FLAGS]! & STABLE) | FINISH;
       },
+      fixed: outAt.every((at) => at >= 0) &&
+        (!sync || this.argBytes.every((n) => n <= STAGED)),
+      called: false,
     };
     words[0] = 0xFFFFFFFF;
     words[1] = nargs;
@@ -180,6 +191,7 @@ export class _Plan {
   /** Fills a frame's request for these arguments; the result arrays written in place. */
   #fill(frame: Frame, args: readonly _Arg[]): Uint8Array[] {
     const { mem, words, argAt, outAt, base, sync } = frame;
+    words[FLAGS] = frame.fixed && frame.called ? STABLE : 0;
     for (let i = 0; i < args.length; i++) {
       const bytes = args[i]!.bytes;
       if (sync && bytes.byteLength > STAGED) {
@@ -206,6 +218,7 @@ export class _Plan {
 
   /** The results of a call: copied out of the frame, or the arrays written in place. */
   #results(frame: Frame, big: Uint8Array[]): XlaArray[] {
+    frame.called = true;
     const outs = frame.outs!;
     const out: XlaArray[] = new Array(outs.length);
     let b = 0;
@@ -283,7 +296,7 @@ export class _Plan {
   /** Dispatches a frame's call on the JS thread; its flags stay set while a worker finishes it. */
   #dispatchOn(frame: Frame): ReturnType<typeof _dispatchPrepared> {
     const words = frame.words;
-    words[FLAGS] = DISPATCH;
+    words[FLAGS]! |= DISPATCH;
     let d: ReturnType<typeof _dispatchPrepared>;
     try {
       d = _dispatchPrepared(
@@ -295,10 +308,10 @@ export class _Plan {
         frame.finish,
       );
     } catch (e) {
-      words[FLAGS] = 0;
+      words[FLAGS]! &= STABLE;
       throw e;
     }
-    if (!(d instanceof Promise)) words[FLAGS] = 0;
+    if (!(d instanceof Promise)) words[FLAGS]! &= STABLE;
     return d;
   }
 
@@ -312,7 +325,7 @@ export class _Plan {
       const r = await reply;
       return r === null ? this.#results(frame, big) : this.#learn(r);
     } finally {
-      frame.words[FLAGS] = 0;
+      frame.words[FLAGS]! &= STABLE;
       this.#release(frame, false);
     }
   }
@@ -320,8 +333,11 @@ export class _Plan {
 
 /** The request word (32-bit index) holding its flags: the high half of word 3 (`bridge.py`). */
 const FLAGS = 7;
-/** Flags: run on the JS thread, or take the results of a call dispatched so. */
-const DISPATCH = 1, FINISH = 2;
+/**
+ * Flags: run on the JS thread, or take the results of a call dispatched so;
+ * the words are those of the frame's last call.
+ */
+const DISPATCH = 1, FINISH = 2, STABLE = 4;
 
 /** `argument i`, made once per position (a call names its arguments only when one is bad). */
 const ARGUMENT_NAMES: string[] = [];
