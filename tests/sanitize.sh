@@ -25,6 +25,9 @@ export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:halt_on_error=1:allocator_ma
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # The fuzzer's default (1M cases) is slow under ASan: 100k unless set.
 export XLA_FFI_DENO_FUZZ_CASES=${XLA_FFI_DENO_FUZZ_CASES:-100000}
+# The route fuzzer under real XLA: 6 cases per family here (16 in the plain suite): what this
+# run adds is the sanitizers' view of our C code on every route, which fewer cases keep.
+export ROUTE_FUZZ_XLA_CASES=${ROUTE_FUZZ_XLA_CASES:-6}
 DENO=${DENO:-deno}
 # Child processes (the C compiler, Deno subprocesses) inherit the preload:
 # they are not instrumented, so only our libraries are checked.
