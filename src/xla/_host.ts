@@ -245,19 +245,34 @@ export function _callPreparedSync(
 ): _Reply<_ResultsReply> | null {
   refuseWhileInFlight();
   const mark = _openCall();
-  let r: _Reply;
+  let rc: number;
   try {
-    const rc = native().xla_ffi_deno_py_run_sync(
+    rc = native().xla_ffi_deno_py_run_sync(
       1,
       req as Uint8Array<ArrayBuffer>,
       len,
       reply as Uint8Array<ArrayBuffer>,
       cap,
     );
-    if (rc === 0 && status[0] === WRITTEN) {
-      _closeCall(mark);
-      return null;
-    }
+  } catch (e) {
+    _closeCall(mark);
+    throw e;
+  }
+  if (rc === 0 && status[0] === WRITTEN) {
+    _closeCall(mark);
+    return null;
+  }
+  return answeredHere(rc, reply, mark);
+}
+
+/**
+ * The reply of a prepared call Python answered on the JS thread without
+ * writing its results in place (results of other types, or an error),
+ * taken whole when it did not fit; closes the call opened at `mark`.
+ */
+function answeredHere(rc: number, reply: Uint8Array, mark: number): _Reply<_ResultsReply> {
+  let r: _Reply;
+  try {
     r = checked(rc, reply);
     if (r.status === 2) {
       r = sendSync(1, _encodeRequest({ op: "take", token: pendingToken(r) }), r.need);
@@ -279,8 +294,8 @@ const DISPATCHED = 5, NOT_DISPATCHED = 6;
  * inline), else waits on a worker for the rest (the request sent again,
  * flagged FINISH: `finish` sets the flag). Resolves to `undefined`, without
  * running anything, when the call must go to a worker: requests of the host
- * are running there
- * (one could hold the GIL while waiting for the JS thread), or to `false`
+ * are running there (one could hold the GIL while waiting for the JS
+ * thread), or to `false`
  * when the program calls a TS target (the bridge says so, and a plan's
  * program never stops doing so: registrations are permanent); the caller
  * then sends it with {@link _callPrepared}. Errors as {@link _callPrepared}.
@@ -300,35 +315,26 @@ export function _dispatchPrepared(
   | false {
   if (inFlight > 0) return undefined;
   const mark = _openCall();
-  let r: _Reply;
+  let rc: number;
   try {
-    const rc = native().xla_ffi_deno_py_dispatch_sync(
+    rc = native().xla_ffi_deno_py_dispatch_sync(
       req as Uint8Array<ArrayBuffer>,
       len,
       reply as Uint8Array<ArrayBuffer>,
       cap,
     );
-    if (rc === 0) {
-      const s = status[0];
-      if (s === WRITTEN || s === NOT_DISPATCHED) {
-        _closeCall(mark);
-        return s === WRITTEN ? null : false;
-      }
-      if (s === DISPATCHED) {
-        _closeCall(mark);
-        finish();
-        return _callPrepared(req, len, reply, cap, status);
-      }
-    }
-    r = checked(rc, reply);
-    if (r.status === 2) {
-      r = sendSync(1, _encodeRequest({ op: "take", token: pendingToken(r) }), r.need);
-    }
   } catch (e) {
     _closeCall(mark);
     throw e;
   }
-  return answered(r, mark) as _Reply<unknown> as _Reply<_ResultsReply>;
+  const s = rc === 0 ? status[0] : -1;
+  if (s === WRITTEN || s === NOT_DISPATCHED || s === DISPATCHED) {
+    _closeCall(mark);
+    if (s !== DISPATCHED) return s === WRITTEN ? null : false;
+    finish();
+    return _callPrepared(req, len, reply, cap, status);
+  }
+  return answeredHere(rc, reply, mark);
 }
 
 function checked(rc: number, reply: Uint8Array): _Reply {
