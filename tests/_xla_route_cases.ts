@@ -4,10 +4,12 @@
  * tests/_xla_route_cases.ts <family>`): the calls of `tests/_route_fuzz.ts`
  * (operands with NaN payloads, signalling NaNs of both signs, denormals and
  * -0; attributes with the same; aliased pairs) sent through every route into
- * XLA — `Xla.ffiCall` on its first call of a signature and on its kept plan,
- * guarded (`guard: true`, aliases included), and a jitted program calling the
+ * XLA — `Xla.ffiCall` on its first call of a signature, on its kept plan and
+ * on a kept request (what the bridge found for it taken again), guarded
+ * (`guard: true`, aliases included), and a jitted program calling the
  * registered target with `run` and, where the handler completes inline,
- * `runSync` (TS handlers then run on the JS thread) — and compared byte for
+ * `runSync` (TS handlers then run on the JS thread), three calls each; `run`
+ * and `ffiCall` of a native target start on the JS thread — and compared byte for
  * byte, or error for error, with the embedded runtime's `ffiCall` of the same
  * call in the same process. Each case prints `ok <family>` last; a difference
  * fails the case with the seed, case and routes to rerun it with.
@@ -199,6 +201,8 @@ async function fuzzFamily(family: Family): Promise<void> {
       };
       check("Xla.ffiCall (first of its signature)", await settle(call(false)), ref);
       check("Xla.ffiCall (kept plan)", await settle(call(false)), ref);
+      // Its frame's words repeat: the bridge takes what the last call found (STABLE).
+      check("Xla.ffiCall (kept request)", await settle(call(false)), ref);
       check("Xla.ffiCall guard", await settle(call(true)), ref);
       check("Xla.ffiCall guard (kept plan)", await settle(call(true)), ref);
       await gates.drain();
@@ -243,12 +247,22 @@ async function fuzzFamily(family: Family): Promise<void> {
           await settle(async () => data(await prog.run(...args()))),
           ref,
         );
+        check(
+          "prog.run (kept request)",
+          await settle(async () => data(await prog.run(...args()))),
+          ref,
+        );
         // runSync calls TS handlers inline on the JS thread; one that returns a Promise
         // needs the free JS thread, which runSync refuses by design.
         const inline = c.flavour === "sync";
         if (inline) {
           check("prog.runSync", settleSync(() => data(prog.runSync(...args()))), ref);
           check("prog.runSync (kept plan)", settleSync(() => data(prog.runSync(...args()))), ref);
+          check(
+            "prog.runSync (kept request)",
+            settleSync(() => data(prog.runSync(...args()))),
+            ref,
+          );
         }
       } finally {
         await prog.close();
