@@ -27,6 +27,7 @@ import { buildDemoLibrary } from "../examples/build_native.ts";
 import { thrownValues } from "./_thrown_values.ts";
 import { runCaseFromArgs } from "./_xla_env.ts";
 import { testHandlersPath } from "./_runtime_handlers.ts";
+import { faultHandlersPath } from "./_fault_handlers.ts";
 
 const F32 = DataType.F32;
 const spec = (dtype: DataType, shape: number[]) => ({ dtype, shape });
@@ -885,6 +886,38 @@ def f(x):
     for (let i = 0; i < 3; i++) assert.deepEqual([...(await viaTs.run(x))[0]!.data], [3, 5, 7]);
     [d1, w1] = await counts();
     assert.equal(d1! - d0!, 2, "saxpy's two later calls dispatched, no call of a TS target");
+    // offThread, per call or per registration: to a worker, so the event loop stays free while
+    // a native handler XLA would run inline takes long (fault_slow sleeps 50 ms on f32[1]).
+    const faults = HandlerLibrary.open(faultHandlersPath());
+    await xla.register("dispatch.slow", faults.handler("fault_slow"));
+    await xla.register("dispatch.slow_off", faults.handler("fault_slow"), { offThread: true });
+    const slow = (name: string, offThread?: boolean) =>
+      xla.ffiCall(name, { args: [x], results: [], hasSideEffect: true, offThread });
+    const ticksDuring = async (call: () => Promise<unknown>) => {
+      let ticks = 0;
+      const id = setInterval(() => ticks++, 1);
+      try {
+        await call();
+      } finally {
+        clearInterval(id);
+      }
+      return ticks;
+    };
+    for (const name of ["dispatch.slow", "dispatch.slow_off"]) await slow(name); // plans made
+    [d0] = await counts();
+    assert.equal(await ticksDuring(() => slow("dispatch.slow")), 0, "inline: the loop waited");
+    [d1] = await counts();
+    assert.equal(d1! - d0!, 1);
+    assert.ok(await ticksDuring(() => slow("dispatch.slow", true)) > 0, "offThread per call");
+    assert.ok(await ticksDuring(() => slow("dispatch.slow_off")) > 0, "offThread registration");
+    await using slowProg = await xla.jit(
+      'def f(x):\n    return ffi.ffi_call("dispatch.slow_off", (), has_side_effect=True)(x)\n',
+    );
+    await slowProg.run(x);
+    assert.ok(await ticksDuring(() => slowProg.run(x)) > 0, "a program calling it too");
+    [d0] = await counts();
+    assert.equal(d0! - d1!, 0, "none of those dispatched");
+    faults.close();
     // Calls in flight at once: those sent while others run go to a worker; all are right.
     [d0] = await counts();
     const xs = Array.from({ length: 16 }, (_, i) => new Float32Array(3).fill(i));

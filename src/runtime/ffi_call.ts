@@ -248,14 +248,18 @@ export interface FfiCallOptions<R extends readonly ArraySpec[] = readonly ArrayS
    */
   guard?: boolean;
   /**
-   * Embedded runtime only: `true` calls a native handler on a thread of the
+   * `Runtime.ffiCall`: `true` calls a native handler on a thread of the
    * runtime's pool, as {@link Runtime.call} does, so that a handler that
    * blocks for long leaves the event loop free. By default `Runtime.ffiCall`
    * calls it on the JavaScript thread, as XLA's CPU runtime calls a
    * synchronous handler inline: no thread hand-off, and the event loop waits
    * until the handler returns (a future it leaves pending is awaited without
-   * blocking). TS handlers of this thread always run on it. `Xla.ffiCall`
-   * accepts and ignores it (XLA picks its threads).
+   * blocking). TS handlers of this thread always run on it. `Xla.ffiCall`:
+   * `true` hands the call to a worker, so the event loop stays free while
+   * XLA runs it; by default a call of a target registered without a TS
+   * handler starts on the JS thread, and XLA runs one on small arrays inline
+   * there, as the embedded runtime does (`Xla.register`'s `offThread` does it
+   * for every call of a target).
    */
   offThread?: boolean;
 }

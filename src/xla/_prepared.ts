@@ -264,15 +264,15 @@ export class _Plan {
    * results' types are known, a plan whose program calls no TS target is
    * dispatched on the JS thread (`_dispatchPrepared`): a cheap program's
    * results are returned at once, without a Promise, and a longer one's are
-   * waited for on a worker. Otherwise, and while other requests run, the
-   * whole call goes to a worker.
+   * waited for on a worker. Otherwise, while other requests run, and with
+   * `offThread`, the whole call goes to a worker.
    */
-  call(args: readonly _Arg[]): XlaArray[] | Promise<XlaArray[]> {
+  call(args: readonly _Arg[], offThread = false): XlaArray[] | Promise<XlaArray[]> {
     const frame = this.#frame(false);
     let big: Uint8Array[];
     try {
       big = this.#fill(frame, args);
-      if (this.#dispatch && frame.outs !== null) {
+      if (!offThread && this.#dispatch && frame.outs !== null) {
         const d = this.#dispatchOn(frame);
         if (d instanceof Promise) return this.#settle(frame, big, d);
         if (d === false) this.#dispatch = false;

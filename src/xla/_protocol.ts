@@ -81,8 +81,11 @@ export interface _RegisterRequest {
   stages: Record<string, number>;
   platform: string;
   traits: number;
-  /** Whether a stage is a TS entry point (the program calling it is never run on the JS thread by `run`). */
-  ts: boolean;
+  /**
+   * Whether programs calling the target go to a worker (`run`, `ffiCall`):
+   * a stage is a TS entry point, or the registration asked for it.
+   */
+  offThread: boolean;
 }
 
 /** Calls a target through a jitted `jax.ffi.ffi_call`, cached by `key`; the arguments follow. */

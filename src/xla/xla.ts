@@ -146,6 +146,22 @@ export interface XlaRegisterOptions {
    * ```
    */
   guard?: boolean;
+  /**
+   * Hand every `run` and `ffiCall` of a program calling this target to a
+   * worker, so the event loop stays free while it runs. By default a
+   * program that calls no TS handler starts on the JS thread, as a jitted
+   * function's call starts in Python, and XLA runs a program on small arrays
+   * inline there: a native handler that takes long on small arrays (one
+   * that waits on I/O, say) then holds the event loop meanwhile. TS handlers
+   * are always handed off so. (`Xla.ffiCall`'s own `offThread: true` does
+   * it for one call.)
+   *
+   * @example
+   * ```ts ignore
+   * await xla.register("my.fetch", lib.handler("my_fetch"), { offThread: true });
+   * ```
+   */
+  offThread?: boolean;
 }
 
 export type { FfiCallOptions, FfiCallResults, VmapMethod } from "../runtime/ffi_call.ts";
@@ -341,8 +357,9 @@ export class XlaProgram {
    * a cheap one inline and the Promise is settled without a thread
    * hand-off; a longer one runs on XLA's threads while a worker waits for
    * it. Calls made while other requests of the host run, and programs that
-   * call a TS handler, go to a worker whole (docs/real-xla.md, "Per call
-   * from TypeScript"). The results are the same either way.
+   * call a TS handler or a target registered with `offThread: true`, go to
+   * a worker whole (docs/real-xla.md, "Per call from TypeScript"). The
+   * results are the same either way.
    *
    * @example
    * ```ts ignore
@@ -682,6 +699,12 @@ export class Xla implements FfiHost {
     // Whether a stage is a TS entry point: a program calling the target is then never
     // dispatched on the JS thread (`_prepared.ts`), where XLA would wait for that thread.
     let ts = false;
+    if (options.offThread !== undefined && typeof options.offThread !== "boolean") {
+      throw new FfiError(
+        ErrorCode.INVALID_ARGUMENT,
+        `Xla.register: offThread must be a boolean, got ${typeof options.offThread}`,
+      );
+    }
     for (const k of ["instantiate", "prepare", "initialize", "execute"] as const) {
       const h = bundle[k];
       if (h === undefined || h === null) continue;
@@ -714,7 +737,7 @@ export class Xla implements FfiHost {
         stages,
         platform,
         traits: options.traits ?? 0,
-        ts,
+        offThread: ts || options.offThread === true,
       });
     } catch (e) {
       throw _withTypeRemedy(e, (bundle.instantiate ?? bundle.execute)?.name);
@@ -818,10 +841,10 @@ export class Xla implements FfiHost {
       const plan = this.#ffiPlans.find(sig, args);
       if (plan === undefined) {
         return this.#ffiPlan(sig, args).then(
-          (p) => p.call(args),
+          (p) => p.call(args, options.offThread === true),
         ).then(dataOf, (e) => this.#ffiFailed(e, target, options));
       }
-      const out = plan.call(args);
+      const out = plan.call(args, options.offThread === true);
       return out instanceof Promise
         ? out.then(dataOf, (e) => this.#ffiFailed(e, target, options))
         : Promise.resolve(dataOf(out));

@@ -31,11 +31,12 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
         "flags": None,      # XLA_FLAGS jax was imported with
         "x64": None,
         "tracebacks": False,
-        # Target names registered with a TS entry point in any stage (Xla.register says so),
-        # and a count of such registrations: a program calling none of them is dispatched on
-        # the JS thread by run and ffiCall (fast_call, DISPATCH).
-        "ts_targets": set(),
-        "ts_gen": 0,
+        # Target names whose programs go to a worker (Xla.register says so: a stage is a TS
+        # entry point, or offThread was asked for), and a count of such registrations: a
+        # program calling none of them is dispatched on the JS thread by run and ffiCall
+        # (fast_call, DISPATCH).
+        "off_thread": set(),
+        "off_gen": 0,
         # Calls dispatched on the JS thread, and those of them whose results a worker waited for.
         "dispatched": 0,
         "dispatch_waited": 0,
@@ -283,9 +284,9 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
         if h.get("traits"):
             kw["traits"] = h["traits"]
         jax.ffi.register_ffi_target(h["name"], fn, platform=h["platform"], **kw)
-        if h.get("ts"):
-            S["ts_targets"].add(h["name"])
-            S["ts_gen"] += 1
+        if h.get("offThread"):
+            S["off_thread"].add(h["name"])
+            S["off_gen"] += 1
         return {}
 
     def ffi_fn(h):
@@ -636,13 +637,13 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
         return frozenset(a or b or c or d for a, b, c, d in TARGET_RE.findall(text))
 
     def dispatchable(plan):
-        """Whether a plan's program calls no target with a TS entry point (as registered now)."""
-        if plan.gen != S["ts_gen"]:
+        """Whether a plan's program calls no target that goes to a worker (as registered now)."""
+        if plan.gen != S["off_gen"]:
             if plan.targets is False:
                 plan.targets = targets_of(plan)
             t = plan.targets
-            plan.inline = t is not None and not (t & S["ts_targets"])
-            plan.gen = S["ts_gen"]
+            plan.inline = t is not None and not (t & S["off_thread"])
+            plan.gen = S["off_gen"]
         return plan.inline
 
     # The type of jax's arrays (set by the first plan): a program returning one is not flattened.
@@ -697,10 +698,11 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
     words_of = {}   # address -> a request's words (the caller reuses its requests)
 
     # Flags of a binary request (the high half of its word 3). DISPATCH: run the plan on this
-    # thread (the JS thread: run and ffiCall of a program that calls no TS target) and, when its
-    # results are not ready yet (XLA runs all but a cheap program on its own threads), keep
-    # them for a FINISH request of the same reply buffer, sent from a worker. A plan that calls
-    # a TS target is not run (status NOT_DISPATCHED): the caller sends it to a worker.
+    # thread (the JS thread: run and ffiCall of a program that calls no TS target, nor one
+    # registered offThread) and, when its results are not ready yet (XLA runs all but a cheap
+    # program on its own threads), keep them for a FINISH request of the same reply buffer, sent
+    # from a worker. A plan calling such a target is not run (status NOT_DISPATCHED): the caller
+    # sends it to a worker.
     # STABLE: the request's words are those of its buffer's last call (a Ctx holds what that
     # call found).
     DISPATCH, FINISH, STABLE = 1, 2, 4
