@@ -699,9 +699,11 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
 
     # Flags of a binary request (the high half of its word 3). DISPATCH: run the plan on this
     # thread (the JS thread: run and ffiCall of a program that calls no TS target, nor one
-    # registered offThread) and, when its results are not ready yet (XLA runs all but a cheap
-    # program on its own threads), keep them for a FINISH request of the same reply buffer, sent
-    # from a worker. A plan calling such a target is not run (status NOT_DISPATCHED): the caller
+    # registered offThread) and, when its results are not ready yet, keep them for a FINISH
+    # request of the same reply buffer, sent from a worker. XLA's CPU client runs a program
+    # inline on the calling thread when HloCostAnalysis counts under 1000 flops for it
+    # (xla/pjrt/cpu/cpu_client.cc, cheap_computation_), else on its own threads: a custom call
+    # on small arrays is such a cheap program, however long its handler takes. A plan calling such a target is not run (status NOT_DISPATCHED): the caller
     # sends it to a worker.
     # STABLE: the request's words are those of its buffer's last call (a Ctx holds what that
     # call found).
