@@ -245,24 +245,37 @@ export function _callPreparedSync(
 ): _Reply<_ResultsReply> | null {
   refuseWhileInFlight();
   const mark = _openCall();
-  let rc: number;
-  try {
-    rc = native().xla_ffi_deno_py_run_sync(
-      1,
-      req as Uint8Array<ArrayBuffer>,
-      len,
-      reply as Uint8Array<ArrayBuffer>,
-      cap,
-    );
-  } catch (e) {
-    _closeCall(mark);
-    throw e;
-  }
+  const rc = preparedHere(false, req, len, reply, cap, mark);
   if (rc === 0 && status[0] === WRITTEN) {
     _closeCall(mark);
     return null;
   }
   return answeredHere(rc, reply, mark);
+}
+
+/**
+ * Runs a prepared call's request in Python on the JS thread: as `runSync`
+ * runs it, or as the dispatch of `run` and `ffiCall` (`dispatch`, whose
+ * refusals name those calls); closes the call opened at `mark` if the
+ * native call throws.
+ */
+function preparedHere(
+  dispatch: boolean,
+  req: Uint8Array,
+  len: bigint,
+  reply: Uint8Array,
+  cap: bigint,
+  mark: number,
+): number {
+  const r = req as Uint8Array<ArrayBuffer>, out = reply as Uint8Array<ArrayBuffer>;
+  try {
+    return dispatch
+      ? native().xla_ffi_deno_py_dispatch_sync(r, len, out, cap)
+      : native().xla_ffi_deno_py_run_sync(1, r, len, out, cap);
+  } catch (e) {
+    _closeCall(mark);
+    throw e;
+  }
 }
 
 /**
@@ -295,10 +308,10 @@ const DISPATCHED = 5, NOT_DISPATCHED = 6;
  * flagged FINISH: `finish` sets the flag). Resolves to `undefined`, without
  * running anything, when the call must go to a worker: requests of the host
  * are running there (one could hold the GIL while waiting for the JS
- * thread), or to `false`
- * when the program calls a TS target (the bridge says so, and a plan's
- * program never stops doing so: registrations are permanent); the caller
- * then sends it with {@link _callPrepared}. Errors as {@link _callPrepared}.
+ * thread), or to `false` when the program calls a target that goes to a
+ * worker (a TS one, or one registered offThread: the bridge says so, and a
+ * plan's program never stops doing so, as registrations are permanent); the
+ * caller then sends it with {@link _callPrepared}. Errors as {@link _callPrepared}.
  */
 export function _dispatchPrepared(
   req: Uint8Array,
@@ -315,18 +328,7 @@ export function _dispatchPrepared(
   | false {
   if (inFlight > 0) return undefined;
   const mark = _openCall();
-  let rc: number;
-  try {
-    rc = native().xla_ffi_deno_py_dispatch_sync(
-      req as Uint8Array<ArrayBuffer>,
-      len,
-      reply as Uint8Array<ArrayBuffer>,
-      cap,
-    );
-  } catch (e) {
-    _closeCall(mark);
-    throw e;
-  }
+  const rc = preparedHere(true, req, len, reply, cap, mark);
   const s = rc === 0 ? status[0] : -1;
   if (s === WRITTEN || s === NOT_DISPATCHED || s === DISPATCHED) {
     _closeCall(mark);
