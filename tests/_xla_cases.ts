@@ -851,6 +851,23 @@ def f(x):
     // The first call plans and learns the results' types on a worker; the next two dispatch.
     assert.equal(d1! - d0!, 2);
     assert.equal(w1! - w0!, 0);
+    // Kept requests (the bridge takes what the frame's last call found) read the operands as
+    // they are now: changed, shrunk or transferred between calls.
+    const rab = new ArrayBuffer(12, { maxByteLength: 12 });
+    const v = new Float32Array(rab);
+    for (let i = 0; i < 4; i++) {
+      v.set([i, 2 * i, -i]);
+      assert.deepEqual([...(await inc.run(v))[0]!.data], [i + 1, 2 * i + 1, 1 - i]);
+      assert.deepEqual([...inc.runSync(v)[0]!.data], [i + 1, 2 * i + 1, 1 - i]);
+    }
+    rab.resize(8); // the view tracks its buffer: f32[2] now, a signature of its own
+    assert.deepEqual([...(await inc.run(v))[0]!.data], [4, 7]);
+    assert.deepEqual([...inc.runSync(v)[0]!.data], [4, 7]);
+    assert.deepEqual([...(await inc.run({ data: v, shape: [2] }))[0]!.data], [4, 7]);
+    await rejects(inc.run({ data: v, shape: [3] }), ErrorCode.INVALID_ARGUMENT, /argument 0/);
+    structuredClone(rab, { transfer: [rab] });
+    await rejects(inc.run(v), ErrorCode.INVALID_ARGUMENT, /detached/);
+    assert.deepEqual([...(await inc.run(x))[0]!.data], [2, 3, 4], "and go on after");
     // A program XLA runs on its own threads (a 512 x 512 matmul chain): waited for on a worker.
     const n = 512;
     const m = new Float32Array(n * n).map((_, i) => ((i * 7919) % 13) / 13 - 0.5);
@@ -869,6 +886,7 @@ def f(x):
     await xla.register("dispatch.saxpy", lib.handler("demo_saxpy"));
     using twice = doubler();
     await xla.register("dispatch.twice", twice);
+    const changing = { alpha: scalar(DataType.F32, 0) }; // one options object, changed per call
     [d0, w0] = await counts();
     for (let i = 0; i < 3; i++) {
       const [y] = await xla.ffiCall("dispatch.saxpy", {
@@ -877,6 +895,14 @@ def f(x):
         attrs: { alpha: scalar(DataType.F32, 2) },
       });
       assert.deepEqual([...y!], [3, 6, 9]);
+      // An attribute changed between calls is encoded again.
+      changing.alpha = scalar(DataType.F32, 3 + i);
+      const [y2] = await xla.ffiCall("dispatch.saxpy", {
+        args: [x, x],
+        results: [spec(F32, [3])],
+        attrs: changing,
+      });
+      assert.deepEqual([...y2!], [1, 2, 3].map((e) => (4 + i) * e));
       const [z] = await xla.ffiCall("dispatch.twice", { args: [x], results: [spec(F32, [3])] });
       assert.deepEqual([...z!], [2, 4, 6]);
     }
@@ -885,6 +911,7 @@ def f(x):
     );
     for (let i = 0; i < 3; i++) assert.deepEqual([...(await viaTs.run(x))[0]!.data], [3, 5, 7]);
     [d1, w1] = await counts();
+    // saxpy's calls with alpha 2 dispatch after the first; each new alpha is a plan of its own.
     assert.equal(d1! - d0!, 2, "saxpy's two later calls dispatched, no call of a TS target");
     // offThread, per call or per registration: to a worker, so the event loop stays free while
     // a native handler XLA would run inline takes long (fault_slow sleeps 50 ms on f32[1]).
