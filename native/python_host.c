@@ -89,6 +89,21 @@ static struct {
   const char* (*UnicodeAsUTF8AndSize)(PyObject*, ptrdiff_t*);
   void (*IncRef)(PyObject*);
   void (*DecRef)(PyObject*);
+  /* The native path of kept requests (kept_run). */
+  int (*ObjectGetBuffer)(PyObject*, void*, int);
+  void (*BufferRelease)(void*);
+  PyObject* (*ObjectType)(PyObject*);
+  ptrdiff_t (*TupleSize)(PyObject*);
+  PyObject* (*TupleGetItem)(PyObject*, ptrdiff_t);
+  ptrdiff_t (*ListSize)(PyObject*);
+  PyObject* (*ListGetItem)(PyObject*, ptrdiff_t);
+  int (*ObjectIsTrue)(PyObject*);
+  int (*BytesAsStringAndSize)(PyObject*, char**, ptrdiff_t*);
+  void* (*LongAsVoidPtr)(PyObject*);
+  int (*ExceptionSetTraceback)(PyObject*, PyObject*);
+  PyObject* TupleType; /* &PyTuple_Type */
+  PyObject* ListType;  /* &PyList_Type */
+  PyObject* None;      /* &_Py_NoneStruct */
 } P;
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -157,6 +172,20 @@ static int32_t resolve(void* lib, const char* path, uint8_t* reply, int64_t cap)
   LOOKUP(UnicodeAsUTF8AndSize, "PyUnicode_AsUTF8AndSize", 1);
   LOOKUP(IncRef, "Py_IncRef", 1);
   LOOKUP(DecRef, "Py_DecRef", 1);
+  LOOKUP(ObjectGetBuffer, "PyObject_GetBuffer", 1);
+  LOOKUP(BufferRelease, "PyBuffer_Release", 1);
+  LOOKUP(ObjectType, "PyObject_Type", 1);
+  LOOKUP(TupleSize, "PyTuple_Size", 1);
+  LOOKUP(TupleGetItem, "PyTuple_GetItem", 1);
+  LOOKUP(ListSize, "PyList_Size", 1);
+  LOOKUP(ListGetItem, "PyList_GetItem", 1);
+  LOOKUP(ObjectIsTrue, "PyObject_IsTrue", 1);
+  LOOKUP(BytesAsStringAndSize, "PyBytes_AsStringAndSize", 1);
+  LOOKUP(LongAsVoidPtr, "PyLong_AsVoidPtr", 1);
+  LOOKUP(ExceptionSetTraceback, "PyException_SetTraceback", 1);
+  LOOKUP(TupleType, "PyTuple_Type", 1);
+  LOOKUP(ListType, "PyList_Type", 1);
+  LOOKUP(None, "_Py_NoneStruct", 1);
   return 0;
 }
 
@@ -339,6 +368,328 @@ static PyObject* dispatch_args(const uint8_t* req, int64_t len, uint8_t* reply, 
 }
 
 /*
+ * The native path of kept requests. A prepared call's request that the
+ * caller flags STABLE (src/xla/_prepared.ts: its words are those of its
+ * frame's last call) and whose last call wrote its results in place is run
+ * here, without the bridge's Python: the bridge hands back, from that call
+ * (bridge.py, `kept`), the function it called, its arguments (NumPy arrays
+ * over the frame's memory) and where each result goes, with its shape and the
+ * format of the buffer jax exports for it. This path calls the same function
+ * with the same arguments, checks each result as the bridge's finish_call
+ * does (its shape, and its type by its buffer's format: one format per XLA
+ * type), and copies it through the buffer protocol, which is how NumPy reads
+ * a jax array in the bridge's `v[...] = x`. Anything else (an exception, a
+ * result of another type or shape, one jax exports no buffer for, results
+ * not ready on the JS thread) goes to the bridge's native_rest, which
+ * finishes the call as the bridge would have. What is kept is dropped when
+ * the bridge's epoch moves (g_native[0]: programs released or replaced, a
+ * plan's results learnt anew, a target registered). Read and written with
+ * the GIL held.
+ */
+#define KEPT_SLOTS 64
+#define KEPT_OUTS 8
+#define KEPT_DIMS 8
+#define FAST_REQUEST 0xFFFFFFFFu
+enum { F_DISPATCH = 1, F_FINISH = 2, F_STABLE = 4 };   /* bridge.py's request flags */
+enum { S_WRITTEN = 4 };                                /* bridge.py's WRITTEN status */
+enum { PYBUF_RECORDS_RO = 0x1c };                      /* PyBUF_STRIDES | PyBUF_FORMAT */
+
+typedef struct { /* Py_buffer, as CPython's stable ABI lays it out */
+  void* buf;
+  PyObject* obj;
+  ptrdiff_t len;
+  ptrdiff_t itemsize;
+  int readonly;
+  int ndim;
+  char* format;
+  ptrdiff_t* shape;
+  ptrdiff_t* strides;
+  ptrdiff_t* suboffsets;
+  void* internal;
+} py_buffer;
+
+typedef struct { /* one result as `kept` packs it: "<Q3q8qQ16s" */
+  uint64_t dst;
+  int64_t nbytes, itemsize, ndim, dims[KEPT_DIMS];
+  uint64_t reserved;
+  char format[16];
+} kept_out;
+
+typedef struct {
+  const uint8_t* req;
+  int64_t len;
+  uint8_t* reply;
+  int64_t cap;
+  int64_t epoch;
+  PyObject* hold; /* strong: the bridge's (function, arguments, array type, words) */
+  PyObject* fn;   /* borrowed from hold */
+  PyObject* args;
+  PyObject* array_type;
+  int64_t program, dispatchable, nouts;
+  kept_out outs[KEPT_OUTS];
+} kept_call;
+
+static kept_call g_kept[KEPT_SLOTS];
+static PyObject* g_native_rest;  /* strong: the bridge's native_rest, or NULL (no native path) */
+static int64_t* g_native;        /* the bridge's shared words (NATIVE), or NULL */
+static int64_t g_kept_swept = -1; /* the epoch the slots were last swept for */
+
+static kept_call* kept_slot(const uint8_t* req) {
+  uint64_t h = ((uint64_t)(uintptr_t)req >> 6) * 0x9E3779B97F4A7C15ull;
+  return &g_kept[h >> 58]; /* 64 slots */
+}
+
+static void kept_drop(kept_call* k) {
+  PyObject* hold = k->hold;
+  k->hold = NULL;
+  k->req = NULL;
+  if (hold != NULL) P.DecRef(hold);
+}
+
+/* Drops what is kept for an epoch before the bridge's (GIL held). */
+static void kept_sweep(void) {
+  if (g_native == NULL || g_native[0] == g_kept_swept) return;
+  g_kept_swept = g_native[0];
+  for (unsigned i = 0; i < KEPT_SLOTS; i++)
+    if (g_kept[i].hold != NULL && g_kept[i].epoch != g_native[0]) kept_drop(&g_kept[i]);
+}
+
+/* Keeps what the bridge handed back for this request (GIL held); a value that
+ * is not such a tuple keeps nothing. */
+static void kept_keep(const uint8_t* req, int64_t len, uint8_t* reply, int64_t cap, PyObject* r) {
+  if (g_native == NULL || r == NULL || r == P.None) return;
+  PyObject* t = P.ObjectType(r);
+  int is_tuple = t == P.TupleType;
+  if (t != NULL) P.DecRef(t);
+  if (!is_tuple || P.TupleSize(r) != 4) return;
+  char* words = NULL;
+  ptrdiff_t n = 0;
+  PyObject* args = P.TupleGetItem(r, 1);
+  PyObject* packed = P.TupleGetItem(r, 3);
+  if (args == NULL || packed == NULL || P.BytesAsStringAndSize(packed, &words, &n) != 0) {
+    P.ErrClear();
+    return;
+  }
+  t = P.ObjectType(args);
+  is_tuple = t == P.TupleType;
+  if (t != NULL) P.DecRef(t);
+  int64_t head[4];
+  if (!is_tuple || n < (ptrdiff_t)sizeof head) return;
+  memcpy(head, words, sizeof head);
+  if (head[2] < 0 || head[2] > KEPT_OUTS ||
+      n != (ptrdiff_t)(sizeof head + (size_t)head[2] * sizeof(kept_out)))
+    return;
+  kept_call* k = kept_slot(req);
+  kept_drop(k);
+  P.IncRef(r);
+  k->hold = r;
+  k->fn = P.TupleGetItem(r, 0);
+  k->args = args;
+  k->array_type = P.TupleGetItem(r, 2);
+  k->program = head[0];
+  k->dispatchable = head[1];
+  k->nouts = head[2];
+  memcpy(k->outs, words + sizeof head, (size_t)head[2] * sizeof(kept_out));
+  for (int64_t i = 0; i < k->nouts; i++) k->outs[i].format[15] = 0;
+  k->req = req;
+  k->len = len;
+  k->reply = reply;
+  k->cap = cap;
+  k->epoch = g_native[0];
+}
+
+/* Whether a buffer holds a kept result: its shape, item size, format and
+ * C-contiguous strides, in the bytes its place in the frame has. */
+static int kept_fits(const py_buffer* b, const kept_out* o) {
+  if (b->len != o->nbytes || b->itemsize != o->itemsize || b->ndim != o->ndim) return 0;
+  if (b->suboffsets != NULL) return 0;
+  const char* f = b->format != NULL ? b->format : "B";
+  if (strcmp(f, o->format) != 0) return 0;
+  ptrdiff_t stride = b->itemsize;
+  for (int d = b->ndim - 1; d >= 0; d--) {
+    if (b->shape == NULL || b->shape[d] != o->dims[d]) return 0;
+    if (b->strides != NULL && b->shape[d] > 1 && b->strides[d] != stride) return 0;
+    stride *= b->shape[d];
+  }
+  return 1;
+}
+
+/* Hands a call to the bridge's native_rest: its results (out) or its pending
+ * exception (out NULL). GIL held; the reply is written either way. */
+static void kept_rest(const uint8_t* req, int64_t len, uint8_t* reply, int64_t cap,
+                      PyObject* out) {
+  PyObject *type = NULL, *exc = NULL, *tb = NULL;
+  if (out == NULL) {
+    P.ErrFetch(&type, &exc, &tb);
+    P.ErrNormalize(&type, &exc, &tb);
+    if (exc != NULL && tb != NULL) (void)P.ExceptionSetTraceback(exc, tb);
+  }
+  PyObject* a = dispatch_args(req, len, reply, cap);
+  PyObject* t = a != NULL ? P.TupleNew(3) : NULL;
+  PyObject* r = NULL;
+  if (t != NULL) {
+    PyObject* items[3] = {a, out != NULL ? out : P.None, exc != NULL ? exc : P.None};
+    for (int i = 0; i < 3; i++) {
+      P.IncRef(items[i]);
+      (void)P.TupleSetItem(t, i, items[i]); /* steals; a new tuple's slot cannot fail */
+    }
+    r = P.ObjectCall(g_native_rest, t, NULL);
+    P.DecRef(t);
+  }
+  if (r == NULL)
+    exception_text(reply, cap, "The Python bridge failed");
+  else
+    P.DecRef(r);
+  if (type) P.DecRef(type);
+  if (exc) P.DecRef(exc);
+  if (tb) P.DecRef(tb);
+}
+
+/* Whether a result is jax's array (type), its pending exception cleared. */
+static int kept_is(PyObject* x, PyObject* type) {
+  PyObject* t = P.ObjectType(x);
+  if (t == NULL) {
+    P.ErrClear();
+    return 0;
+  }
+  int same = t == type;
+  P.DecRef(t);
+  return same;
+}
+
+/* Whether every leaf is ready (a dispatched call reads none that is not:
+ * jax's buffer protocol would wait for it on the JS thread). */
+static int kept_ready(PyObject** leaves, int64_t n) {
+  for (int64_t i = 0; i < n; i++) {
+    PyObject* m = P.ObjectGetAttrString(leaves[i], "is_ready");
+    if (m == NULL) {
+      P.ErrClear();
+      return 0;
+    }
+    PyObject* empty = P.TupleNew(0);
+    PyObject* r = empty != NULL ? P.ObjectCall(m, empty, NULL) : NULL;
+    if (empty != NULL) P.DecRef(empty);
+    P.DecRef(m);
+    int ok = r != NULL ? P.ObjectIsTrue(r) : -1;
+    if (r != NULL) P.DecRef(r);
+    if (ok != 1) {
+      if (ok < 0) P.ErrClear();
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/*
+ * Runs a kept request natively. Returns 1 when its reply is written (by this
+ * path or by native_rest), 0 when the bridge's dispatcher is to run it.
+ * GIL held.
+ */
+static int kept_run(const uint8_t* req, int64_t len, uint8_t* reply, int64_t cap) {
+  if (g_native == NULL || len < 32 || ((uintptr_t)req & 7) != 0) return 0;
+  const uint64_t* w = (const uint64_t*)(const void*)req;
+  if ((uint32_t)w[0] != FAST_REQUEST) return 0;
+  uint32_t flags = (uint32_t)(w[3] >> 32);
+  if (!(flags & F_STABLE) || (flags & F_FINISH)) return 0;
+  kept_call* k = kept_slot(req);
+  if (k->hold == NULL || k->req != req || k->len != len || k->reply != reply || k->cap != cap)
+    return 0;
+  if (k->epoch != g_native[0]) {
+    kept_drop(k);
+    return 0;
+  }
+  if ((flags & F_DISPATCH) && !k->dispatchable) return 0; /* the bridge says NOT_DISPATCHED */
+  /* The slot may be replaced while the function runs (it may let go of the GIL). */
+  kept_call c;
+  memcpy(&c, k, offsetof(kept_call, outs) + (size_t)k->nouts * sizeof(kept_out));
+  P.IncRef(c.hold);
+  if (flags & F_DISPATCH) g_native[1]++;
+  PyObject* out = P.ObjectCall(c.fn, c.args, NULL);
+  if (out == NULL) {
+    kept_rest(req, len, reply, cap, NULL);
+    P.DecRef(c.hold);
+    return 1;
+  }
+  /* The leaves, as the bridge's leaves_of finds them for a tuple or list of arrays. */
+  PyObject* leaves[KEPT_OUTS];
+  int64_t n = -1;
+  if (c.program && kept_is(out, c.array_type)) {
+    leaves[0] = out;
+    n = 1;
+  } else {
+    PyObject* t = P.ObjectType(out);
+    int tuple = t == P.TupleType, list = t == P.ListType;
+    if (t != NULL) P.DecRef(t);
+    ptrdiff_t size = tuple ? P.TupleSize(out) : list ? P.ListSize(out) : -1;
+    if (size == c.nouts) {
+      n = size;
+      for (ptrdiff_t i = 0; i < size && n >= 0; i++) {
+        leaves[i] = tuple ? P.TupleGetItem(out, i) : P.ListGetItem(out, i);
+        if (leaves[i] == NULL || !kept_is(leaves[i], c.array_type)) n = -1;
+      }
+    }
+  }
+  py_buffer bufs[KEPT_OUTS];
+  int64_t got = 0;
+  int ok = n == c.nouts && n > 0 && (!(flags & F_DISPATCH) || kept_ready(leaves, n));
+  for (; ok && got < n; got++) {
+    if (P.ObjectGetBuffer(leaves[got], &bufs[got], PYBUF_RECORDS_RO) != 0) {
+      P.ErrClear();
+      ok = 0;
+      break;
+    }
+    if (!kept_fits(&bufs[got], &c.outs[got])) {
+      got++;
+      ok = 0;
+    }
+  }
+  if (ok) {
+    for (int64_t i = 0; i < n; i++)
+      if (c.outs[i].nbytes > 0)
+        memcpy((void*)(uintptr_t)c.outs[i].dst, bufs[i].buf, (size_t)c.outs[i].nbytes);
+  }
+  for (int64_t i = 0; i < got; i++) P.BufferRelease(&bufs[i]);
+  if (ok) {
+    int32_t status[2] = {S_WRITTEN, 0};
+    memcpy(reply, status, sizeof status);
+    g_native[2]++;
+  } else {
+    kept_rest(req, len, reply, cap, out);
+  }
+  P.DecRef(out);
+  P.DecRef(c.hold);
+  return 1;
+}
+
+/* Takes the native path's part of a newly installed dispatcher (its `native`
+ * attribute: native_rest and the address of the shared words); a dispatcher
+ * without one (an isolate's) runs every request itself. GIL held. */
+static void native_install(PyObject* dispatch) {
+  for (unsigned i = 0; i < KEPT_SLOTS; i++) kept_drop(&g_kept[i]);
+  if (g_native_rest != NULL) P.DecRef(g_native_rest);
+  g_native_rest = NULL;
+  g_native = NULL;
+  PyObject* native = P.ObjectGetAttrString(dispatch, "native");
+  if (native == NULL) {
+    P.ErrClear();
+    return;
+  }
+  PyObject* t = P.ObjectType(native);
+  int ok = t == P.TupleType && P.TupleSize(native) == 2;
+  if (t != NULL) P.DecRef(t);
+  PyObject* rest = ok ? P.TupleGetItem(native, 0) : NULL;
+  void* words = ok ? P.LongAsVoidPtr(P.TupleGetItem(native, 1)) : NULL;
+  if (rest != NULL && words != NULL) {
+    P.IncRef(rest);
+    g_native_rest = rest;
+    g_native = words;
+    g_kept_swept = -1;
+  }
+  if (P.ErrOccurred()) P.ErrClear();
+  P.DecRef(native);
+}
+
+/*
  * Runs Python with the GIL held, on the calling (worker) thread.
  *   mode 0: `req` is Python source (UTF-8, `len` bytes) executed in
  *           __main__'s namespace; afterwards __main__._deno_xla_dispatch, if
@@ -382,6 +733,7 @@ static int32_t run_here(int32_t mode, const uint8_t* req, int64_t len, uint8_t* 
           P.IncRef(d);
           if (g_dispatch) P.DecRef(g_dispatch);
           g_dispatch = d;
+          native_install(d);
         }
         reply_text(reply, cap, ST_OK, "");
       }
@@ -389,7 +741,10 @@ static int32_t run_here(int32_t mode, const uint8_t* req, int64_t len, uint8_t* 
   } else if (g_dispatch == NULL) {
     reply_text(reply, cap, ST_TEXT, "The Python bridge is not installed");
     rc = -1;
+  } else if (kept_run(req, len, reply, cap)) {
+    /* run natively (its reply written) */
   } else {
+    kept_sweep();
     /* Held for the call: the dispatcher may release the GIL (jax does while XLA runs), and
      * another thread's call may then replace the tuple in the cache. */
     PyObject* args = dispatch_args(req, len, reply, cap);
@@ -403,6 +758,7 @@ static int32_t run_here(int32_t mode, const uint8_t* req, int64_t len, uint8_t* 
       exception_text(reply, cap, "The Python bridge failed");
       rc = -1;
     } else {
+      kept_keep(req, len, reply, cap, r);
       P.DecRef(r);
     }
   }

@@ -983,6 +983,107 @@ def f(x):
     lib.close();
   },
 
+  /**
+   * The native path (native/python_host.c, kept_run): a call repeating its frame's last
+   * request runs without the bridge's Python, and gives what the bridge's path gives: the
+   * operands as they are now, an error as the first call's, results jax exports no buffer
+   * for (bfloat16) and results of other structures (a dict) finished by the bridge, and
+   * nothing kept past clearCache, clearProgram or a program's close.
+   */
+  async native() {
+    await using xla = await open();
+    const native = async () => (await xla.pythonStats()).nativeCalls;
+    const values = (r: XlaArray[]) => r.map((a) => [...(a.data as Float32Array)]);
+    // runSync, run and ffiCall: after the first three calls of a frame, the native path.
+    await using pair = await xla.jit("def f(x):\n    return x + 1, x * 2\n");
+    const x = new Float32Array(3);
+    let n0 = await native();
+    for (let i = 0; i < 8; i++) {
+      x.set([i, -i, 0.5 * i]);
+      const want = [[i + 1, 1 - i, 0.5 * i + 1], [2 * i, -2 * i, i]];
+      assert.deepEqual(values(pair.runSync(x)), want);
+      assert.deepEqual(values(await pair.run(x)), want);
+    }
+    let n1 = await native();
+    assert.ok(n1 - n0 >= 8, `runSync and run took the native path (${n1 - n0} of 16 calls)`);
+    const lib = HandlerLibrary.open(buildDemoLibrary());
+    await xla.register("native.saxpy", lib.handler("demo_saxpy"));
+    const options = {
+      args: [x, x],
+      results: [spec(F32, [3])],
+      attrs: { alpha: scalar(DataType.F32, 2) },
+    };
+    n0 = await native();
+    for (let i = 0; i < 6; i++) {
+      x.set([i, 1, -1]);
+      const [y] = await xla.ffiCall("native.saxpy", options);
+      assert.deepEqual([...y!], [3 * i, 3, -3]);
+    }
+    n1 = await native();
+    assert.ok(n1 - n0 >= 2, `ffiCall took the native path (${n1 - n0} of 6 calls)`);
+    // An error on the native path is the error of the bridge's path: a TS handler that fails
+    // on a negative first element, called in a program.
+    using picky = Ffi.bind().arg(F32).ret(F32).to((a, b) => {
+      if (a.typed()[0]! < 0) throw new FfiError(ErrorCode.OUT_OF_RANGE, "negative");
+      b.typed().set(a.typed());
+    });
+    await xla.register("native.picky", picky);
+    const pickySource =
+      'def f(x):\n    return ffi.ffi_call("native.picky", jax.ShapeDtypeStruct(x.shape, x.dtype))(x)\n';
+    const failure = (f: () => unknown) => {
+      try {
+        f();
+      } catch (e) {
+        return [(e as FfiError).code, (e as Error).message];
+      }
+      assert.fail("the call did not fail");
+    };
+    const neg = new Float32Array([-1, 2, 3]);
+    await using fresh = await xla.jit(pickySource);
+    const first = failure(() => fresh.runSync(neg));
+    assert.equal(first[0], ErrorCode.OUT_OF_RANGE);
+    await using kept = await xla.jit(pickySource);
+    const pos = new Float32Array([1, 2, 3]);
+    for (let i = 0; i < 5; i++) assert.deepEqual([...kept.runSync(pos)[0]!.data], [1, 2, 3]);
+    n0 = await native();
+    pos[0] = -1;
+    assert.deepEqual(failure(() => kept.runSync(pos)), first);
+    pos[0] = 4;
+    assert.deepEqual([...kept.runSync(pos)[0]!.data], [4, 2, 3], "and go on after");
+    n1 = await native();
+    assert.ok(n1 - n0 >= 1, "the call after the error was native");
+    // Results jax exports no buffer for (bfloat16): the bridge writes them, every call.
+    await using bf16 = await xla.jit("def f(x):\n    return (x * 3).astype(jnp.bfloat16)\n");
+    n0 = await native();
+    for (let i = 0; i < 5; i++) {
+      x.set([i, 2, 0.5]);
+      const [r] = bf16.runSync(x);
+      assert.equal(r!.dtype, DataType.BF16);
+      // bfloat16 is float32's high half: 3i, 6 and 1.5 are exact.
+      const hi = new Uint16Array(r!.data.buffer, r!.data.byteOffset, 3);
+      const f = new Float32Array(new Uint32Array([...hi].map((h) => h << 16)).buffer);
+      assert.deepEqual([...f], [3 * i, 6, 1.5]);
+    }
+    // A dict of results: the bridge flattens it (its keys in order), every call.
+    await using dict = await xla.jit('def f(x):\n    return {"b": x * 2, "a": x + 1}\n');
+    for (let i = 0; i < 5; i++) {
+      x.set([i, 0, 1]);
+      assert.deepEqual(values(dict.runSync(x)), [[i + 1, 1, 2], [2 * i, 0, 2]]);
+    }
+    assert.equal(await native(), n0, "neither took the native path");
+    // Nothing kept outlives clearCache, clearProgram or close.
+    x.set([1, 2, 3]);
+    for (let i = 0; i < 4; i++) pair.runSync(x);
+    await pair.clearCache();
+    assert.deepEqual(values(pair.runSync(x)), [[2, 3, 4], [2, 4, 6]]);
+    await xla.clearCache();
+    for (let i = 0; i < 4; i++) await xla.ffiCall("native.saxpy", options);
+    assert.deepEqual([...(await xla.ffiCall("native.saxpy", options))[0]!], [3, 6, 9]);
+    await pair.close();
+    assert.throws(() => pair.runSync(x), /closed/);
+    lib.close();
+  },
+
   async repeat() {
     await using xla = await open();
     let calls = 0;

@@ -4,11 +4,12 @@
  * tests/_xla_route_cases.ts <family>`): the calls of `tests/_route_fuzz.ts`
  * (operands with NaN payloads, signalling NaNs of both signs, denormals and
  * -0; attributes with the same; aliased pairs) sent through every route into
- * XLA — `Xla.ffiCall` on its first call of a signature, on its kept plan and
- * on a kept request (what the bridge found for it taken again), guarded
+ * XLA — `Xla.ffiCall` on its first call of a signature, on its kept plan, on
+ * a kept request (what the bridge found for it taken again) and on the
+ * native path that request then takes ({@link CALLS}), guarded
  * (`guard: true`, aliases included), and a jitted program calling the
  * registered target with `run` and, where the handler completes inline,
- * `runSync` (TS handlers then run on the JS thread), three calls each; `run`
+ * `runSync` (TS handlers then run on the JS thread), four calls each; `run`
  * and `ffiCall` of a native target start on the JS thread — and compared byte for
  * byte, or error for error, with the embedded runtime's `ffiCall` of the same
  * call in the same process. Each case prints `ok <family>` last; a difference
@@ -169,6 +170,7 @@ async function fuzzFamily(family: Family): Promise<void> {
     ? [Number(ONE_CASE)]
     : Array.from({ length: 4 * CASES }, (_, i) => i);
   let ran = 0, packed = 0;
+  const native0 = (await xla.pythonStats()).nativeCalls;
   try {
     for (const i of indices) {
       if (ran === CASES) break;
@@ -199,10 +201,7 @@ async function fuzzFamily(family: Family): Promise<void> {
         const { arrays: _, ...options } = ffiOptions(c, guard);
         return xla.ffiCall(t, options) as Promise<ArrayBufferView[]>;
       };
-      check("Xla.ffiCall (first of its signature)", await settle(call(false)), ref);
-      check("Xla.ffiCall (kept plan)", await settle(call(false)), ref);
-      // Its frame's words repeat: the bridge takes what the last call found (STABLE).
-      check("Xla.ffiCall (kept request)", await settle(call(false)), ref);
+      for (const when of CALLS) check(`Xla.ffiCall (${when})`, await settle(call(false)), ref);
       check("Xla.ffiCall guard", await settle(call(true)), ref);
       check("Xla.ffiCall guard (kept plan)", await settle(call(true)), ref);
       await gates.drain();
@@ -241,28 +240,20 @@ async function fuzzFamily(family: Family): Promise<void> {
           return c.args.map((a, k) => ({ data: arrays[k]!, shape: a.shape, dtype: a.dtype }));
         };
         const data = (rs: { data: ArrayBufferView }[]) => rs.map((r) => r.data);
-        check("prog.run", await settle(async () => data(await prog.run(...args()))), ref);
-        check(
-          "prog.run (kept plan)",
-          await settle(async () => data(await prog.run(...args()))),
-          ref,
-        );
-        check(
-          "prog.run (kept request)",
-          await settle(async () => data(await prog.run(...args()))),
-          ref,
-        );
+        for (const when of CALLS) {
+          check(
+            `prog.run (${when})`,
+            await settle(async () => data(await prog.run(...args()))),
+            ref,
+          );
+        }
         // runSync calls TS handlers inline on the JS thread; one that returns a Promise
         // needs the free JS thread, which runSync refuses by design.
         const inline = c.flavour === "sync";
         if (inline) {
-          check("prog.runSync", settleSync(() => data(prog.runSync(...args()))), ref);
-          check("prog.runSync (kept plan)", settleSync(() => data(prog.runSync(...args()))), ref);
-          check(
-            "prog.runSync (kept request)",
-            settleSync(() => data(prog.runSync(...args()))),
-            ref,
-          );
+          for (const when of CALLS) {
+            check(`prog.runSync (${when})`, settleSync(() => data(prog.runSync(...args()))), ref);
+          }
         }
       } finally {
         await prog.close();
@@ -273,10 +264,15 @@ async function fuzzFamily(family: Family): Promise<void> {
     await gates.drain();
     ts.close();
   }
+  const native = (await xla.pythonStats()).nativeCalls - native0;
   console.log(
     `${family}: ${ran} calls (${packed} with sub-byte operands left out), ${programs} programs, ` +
-      `${compared} comparisons`,
+      `${compared} comparisons, ${native} calls on the native path`,
   );
+  if (ONE_CASE === undefined && family !== "nativeError") {
+    // (nativeError's calls all fail: none is kept.)
+    assert.ok(native > 0, `no call of ${family} took the native path`);
+  }
   assert.equal(
     failures.length,
     0,
@@ -285,6 +281,15 @@ async function fuzzFamily(family: Family): Promise<void> {
     }`,
   );
 }
+
+/**
+ * The calls made on each route, in order: the first of a signature (a
+ * results reply), one of the kept plan (written in place), one whose frame's
+ * words repeat (STABLE: the bridge takes what the last call found, and hands
+ * it to the native path), and one the native path runs
+ * (native/python_host.c, kept_run) where the results have a buffer format.
+ */
+const CALLS = ["first of its signature", "kept plan", "kept request", "native path"];
 
 /** The families XLA can call (stateful ones hold ids of the embedded runtime's types). */
 export const XLA_FAMILIES = [

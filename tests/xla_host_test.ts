@@ -78,6 +78,15 @@ Deno.test({
 
 Deno.test({
   name: xlaName(
+    "xla: a call repeating its last request runs on the native path with the bridge's results " +
+      "and errors; bfloat16 and dict results, clearCache and close handled",
+  ),
+  ignore,
+  fn: () => runXlaCase("native").then(() => {}),
+});
+
+Deno.test({
+  name: xlaName(
     "xla: 64 calls of one plan in flight at once (ffiCall, a program's run) each get their own " +
       "results",
   ),

@@ -283,6 +283,7 @@ export interface _StatsReply {
   threads: number;
   dispatched: number;
   dispatchWaited: number;
+  nativeCalls: number;
 }
 
 /** The handlers of `handlers_from`, and the shape its `registrations()` had. */

@@ -213,6 +213,13 @@ export interface PythonStats {
   readonly dispatched: number;
   /** Of {@link dispatched}, those whose results were not ready at once: a worker waited for them. */
   readonly dispatchWaited: number;
+  /**
+   * Prepared calls in the process that the native path ran: a call of
+   * `run`, `runSync` or `ffiCall` repeating its last call's request, whose
+   * results are written in place without the bridge's Python
+   * (docs/real-xla.md, "Per call from TypeScript").
+   */
+  readonly nativeCalls: number;
 }
 
 /** Shared objects kept loaded because XLA holds registrations of their handlers. */

@@ -40,10 +40,20 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
         # Calls dispatched on the JS thread, and those of them whose results a worker waited for.
         "dispatched": 0,
         "dispatch_waited": 0,
-        # Bumped when programs, plans or hosts are released: what prepared calls kept (Ctx)
-        # is looked up again.
+        # Bumped when what a prepared call keeps may have changed (programs, plans or hosts
+        # released, a program's or an ffi_call's function replaced, a plan's results' types
+        # learnt anew, a target registered): what prepared calls kept (Ctx, and the native
+        # path's copies of it) is looked up again.
         "epoch": 0,
     }
+    # Shared with native/python_host.c, which reads and writes them with the GIL held:
+    # [0] the epoch (a copy of S["epoch"]), [1] calls the native path dispatched on the JS
+    # thread, [2] calls the native path ran.
+    NATIVE = (ctypes.c_int64 * 4)()
+
+    def invalidate():
+        S["epoch"] += 1
+        NATIVE[0] = S["epoch"]
     np = None
     jax = None
 
@@ -287,6 +297,7 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
         if h.get("offThread"):
             S["off_thread"].add(h["name"])
             S["off_gen"] += 1
+            invalidate()
         return {}
 
     def ffi_fn(h):
@@ -417,6 +428,7 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
         st["ffi"].clear()
         for plan in st["plans"].values():
             plan.ffi = None
+        invalidate()
         gc.collect()
         return {}
 
@@ -426,6 +438,7 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
         if p is None:
             raise Fail(9, "The program is closed")
         p.fn = p.make()
+        invalidate()
         gc.collect()
         return {}
 
@@ -550,7 +563,7 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
         return got
 
     def op_release(h, mv):
-        S["epoch"] += 1
+        invalidate()
         st = S["hosts"].get(h["host"])
         if st is None:
             return {}
@@ -587,8 +600,8 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
         return {"allocatedBlocks": sys.getallocatedblocks(), "gcObjects": len(gc.get_objects()),
                 "hosts": len(S["hosts"]), "programs": len(st["programs"]) if st else 0,
                 "ffiCache": len(st["ffi"]) if st else 0, "pending": len(S["pending"]),
-                "threads": threading.active_count(), "dispatched": S["dispatched"],
-                "dispatchWaited": S["dispatch_waited"]}
+                "threads": threading.active_count(), "dispatched": S["dispatched"] + NATIVE[1],
+                "dispatchWaited": S["dispatch_waited"], "nativeCalls": NATIVE[2]}
 
     # ---- prepared calls (the fast path of run, runSync and ffiCall) -------------------
     #
@@ -738,7 +751,68 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
             if len(ctx_of) > 4096:
                 ctx_of.clear()
             ctx_of[req_addr] = c
-        call_plan(plan, args, views, outs, nouts, flags, c.status, reply_addr, reply_cap)
+        leaves = call_leaves(plan, args, flags, c.status, reply_addr)
+        if leaves is None:
+            return None
+        written = finish_call(plan, leaves, views, outs, nouts, flags, c.status, reply_addr,
+                              reply_cap)
+        if written and flags & STABLE and not flags & FINISH:
+            return kept(plan, args, leaves, w, nouts)
+        return None
+
+    # The native path (native/python_host.c, kept_run): a STABLE request whose last call
+    # wrote its results is run by C the next time, with what this call found. C calls the
+    # same function with the same arguments, checks each result as finish_call does (its
+    # shape, and its type by the format of the buffer jax exports for it), and copies it with
+    # the buffer protocol, which is how NumPy reads a jax array in finish_call's `v[...] = x`.
+    # Whatever else happens (an exception, results of other types, a result jax exports no
+    # buffer for, results not ready on the JS thread) goes to native_rest, which finishes the
+    # call here as finish_call does. Results of a type with no buffer format (bfloat16, the
+    # float8 types, the sub-byte integers) keep no native path.
+    KEPT_OUTS, KEPT_DIMS = 8, 8
+    import struct
+    pack = struct.pack
+
+    def kept(plan, args, leaves, w, nouts):
+        """What C keeps for a request: (function, arguments, jax's array type, packed words)."""
+        if nouts > KEPT_OUTS:
+            return None
+        fn = plan.prog.fn if plan.prog is not None else plan.ffi
+        if fn is None:
+            return None
+        nargs = w[0] >> 32
+        parts = [pack("<qqqq", 1 if plan.prog is not None else 0,
+                      1 if dispatchable(plan) else 0, nouts, 0)]
+        for i, x in enumerate(leaves):
+            try:
+                m = memoryview(x)
+            except Exception:  # noqa: BLE001 - a type jax exports no buffer for
+                return None
+            f = (m.format or "B").encode()
+            if len(f) > 15 or m.ndim > KEPT_DIMS or not m.c_contiguous:
+                return None
+            o = 4 + 2 * (nargs + i)
+            parts.append(pack("<Q3q8qQ16s", w[o], w[o + 1], m.itemsize, m.ndim,
+                              *(tuple(m.shape) + (0,) * (KEPT_DIMS - m.ndim)), 0, f))
+            m.release()
+        return (fn, tuple(args), array_type[0], b"".join(parts))
+
+    def native_rest(a, out, exc):
+        """Finishes a call the native path made (out: what the function returned) or that
+        raised (exc), as fast_call would have."""
+        req_addr, req_len, reply_addr, reply_cap = a
+        try:
+            if exc is not None:
+                raise exc
+            w = fast_words(req_addr, req_len)
+            word3 = w[3]
+            plan, args, views, outs, nouts = find_call(w, word3, reply_addr)
+            status = view(reply_addr, 8).cast("i")
+            leaves = leaves_of(plan, out)
+            finish_call(plan, leaves, views, outs, nouts, word3 >> 32, status, reply_addr,
+                        reply_cap)
+        except BaseException as e:  # noqa: B902 - everything becomes a reply
+            fail(reply_addr, reply_cap, e)
 
     def find_call(w, word3, reply_addr):
         """The plan of a request and the arrays over its frame's memory."""
@@ -773,34 +847,43 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
             at = frames[key] = (args, views, outs)
         return plan, at[0], at[1], outs, nouts
 
-    def call_plan(plan, args, views, outs, nouts, flags, status, reply_addr, reply_cap):
-        """Runs a plan's call (or takes a dispatched one's results) and writes its results."""
+    def leaves_of(plan, out):
+        """The results of a plan's function, as a list of leaves."""
+        if plan.prog is None:
+            return out
+        return (out,) if type(out) is array_type[0] else jax.tree_util.tree_leaves(out)
+
+    def call_leaves(plan, args, flags, status, reply_addr):
+        """Runs a plan's call (or takes a dispatched one's results): its leaves, or None when
+        its reply is written (not dispatched)."""
         if flags & FINISH:
             leaves = waiting.pop(reply_addr, None)
             if leaves is None:
                 raise Fail(13, "No call was dispatched with this reply buffer")
-        else:
-            if flags & DISPATCH:
-                if not dispatchable(plan):
-                    status[0] = NOT_DISPATCHED
+            return leaves
+        if flags & DISPATCH:
+            if not dispatchable(plan):
+                status[0] = NOT_DISPATCHED
+                status[1] = 0
+                return None
+            S["dispatched"] += 1
+        prog = plan.prog
+        if prog is None:
+            return plan.call(args)
+        return leaves_of(plan, prog.fn(*args))
+
+    def finish_call(plan, leaves, views, outs, nouts, flags, status, reply_addr, reply_cap):
+        """Writes a call's results (or keeps a dispatched call's that are not ready): whether
+        they were written in place (status WRITTEN)."""
+        if flags & DISPATCH and not flags & FINISH:
+            for x in leaves:
+                ready = getattr(x, "is_ready", None)
+                if ready is not None and not ready():
+                    waiting[reply_addr] = leaves
+                    S["dispatch_waited"] += 1
+                    status[0] = DISPATCHED
                     status[1] = 0
-                    return
-                S["dispatched"] += 1
-            prog = plan.prog
-            if prog is None:
-                leaves = plan.call(args)
-            else:
-                out = prog.fn(*args)
-                leaves = (out,) if type(out) is array_type[0] else jax.tree_util.tree_leaves(out)
-            if flags & DISPATCH:
-                for x in leaves:
-                    ready = getattr(x, "is_ready", None)
-                    if ready is not None and not ready():
-                        waiting[reply_addr] = leaves
-                        S["dispatch_waited"] += 1
-                        status[0] = DISPATCHED
-                        status[1] = 0
-                        return
+                    return False
         if nouts and outs is not None and len(leaves) == nouts:
             same = True
             for x, (dt, shape) in zip(leaves, outs):
@@ -816,10 +899,12 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
                     v[...] = x  # (the types were checked: no cast; cheaper than np.copyto)
                 status[0] = WRITTEN
                 status[1] = 0
-                return
+                return True
         leaves = list(leaves)
         plan.outs = [(np.asarray(x).dtype, tuple(np.shape(x))) for x in leaves]
+        invalidate()
         results_reply(reply_addr, reply_cap, leaves)
+        return False
 
     def fast_words(req_addr, req_len):
         """The words of a binary request, or None for a JSON one."""
@@ -861,10 +946,16 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
             else:
                 results_reply(reply_addr, reply_cap, list(out))
         except BaseException as e:  # noqa: B902 - everything becomes a reply
-            interrupted = isinstance(e, KeyboardInterrupt)
-            if isinstance(e, (KeyboardInterrupt, SystemExit)):
-                e = Fail(1, "%s: %s" % (type(e).__name__, e))
-            error_reply(reply_addr, reply_cap, e, interrupted)
+            fail(reply_addr, reply_cap, e)
 
+    def fail(reply_addr, reply_cap, e):
+        interrupted = isinstance(e, KeyboardInterrupt)
+        if isinstance(e, (KeyboardInterrupt, SystemExit)):
+            e = Fail(1, "%s: %s" % (type(e).__name__, e))
+        error_reply(reply_addr, reply_cap, e, interrupted)
+
+    # For native/python_host.c: the function that finishes what the native path cannot, and
+    # the address of the words it shares with the bridge.
+    dispatch.native = (native_rest, ctypes.addressof(NATIVE))
     return dispatch
 
