@@ -1084,6 +1084,70 @@ def f(x):
     lib.close();
   },
 
+  /**
+   * runSyncInto: results written into the caller's arrays (small ones copied from the frame,
+   * large ones written in place), on the first call of a signature and later ones, in place
+   * over an argument; arrays that cannot hold the results refused before the program runs.
+   */
+  async into() {
+    await using xla = await open();
+    await using prog = await xla.jit("def f(x):\n    return x + 1, (x * 2).astype(jnp.int32)\n");
+    for (const n of [3, 4096]) { // f32[3] staged in the frame; f32[4096] (16 KiB) in place
+      const x = new Float32Array(n).map((_, i) => i);
+      const y = new Float32Array(n), z = new Int32Array(n);
+      for (let call = 0; call < 5; call++) { // the first learns the results' types
+        x[0] = call;
+        const r = prog.runSyncInto([y, z], x);
+        assert.equal(r[0]!.data.buffer, y.buffer, "returned over the caller's arrays");
+        assert.equal(r[1]!.data.buffer, z.buffer);
+        assert.deepEqual([y[0], y[n - 1], z[0], z[n - 1]], [call + 1, n, 2 * call, 2 * (n - 1)]);
+        assert.deepEqual(r.map((a) => a.shape), [[n], [n]]);
+      }
+      // Bytes (a Uint8Array, a DataView on a SharedArrayBuffer) hold any type.
+      const yb = new Uint8Array(4 * n), zb = new DataView(new SharedArrayBuffer(4 * n));
+      const [ry, rz] = prog.runSyncInto([yb, zb], x);
+      assert.ok(ry!.data instanceof Float32Array && rz!.data instanceof Int32Array);
+      assert.equal(ry!.data[1], 2);
+      assert.equal(zb.getInt32(4, true), 2);
+    }
+    // In place: the argument is written after XLA has read it.
+    await using inc = await xla.jit("def f(x):\n    return x + 1\n");
+    for (const n of [4, 2048]) {
+      const x = new Float32Array(n);
+      for (let i = 0; i < 6; i++) inc.runSyncInto([x], x);
+      assert.deepEqual([x[0], x[n - 1]], [6, 6]);
+    }
+    // Refused, before the program runs.
+    const x = new Float32Array(3);
+    const bad = (out: unknown[], re: RegExp) =>
+      assert.throws(
+        () => prog.runSyncInto(out as ArrayBufferView[], x),
+        (e) => e instanceof FfiError && e.code === ErrorCode.INVALID_ARGUMENT && re.test(e.message),
+      );
+    const y = new Float32Array(3), z = new Int32Array(3);
+    bad([y], /^out has 1 arrays but the program returns 2 results$/);
+    bad([y, new Int32Array(4)], /^out 1: s32\[3\] needs 12 bytes but the array has 16$/);
+    bad(
+      [y, new Float32Array(3)],
+      /^out 1: S32 results are written into a Int32Array .*got a Float32Array$/,
+    );
+    bad([y, [1, 2, 3]], /^out 1: expected a typed array or DataView, got object$/);
+    bad([y, new Int32Array(new ArrayBuffer(12, { maxByteLength: 24 }))], /resizable/);
+    bad([y, new Uint8Array(13).subarray(1)], /^out 1: starts at byte 1 of its buffer/);
+    const gone = new Int32Array(3);
+    structuredClone(gone.buffer, { transfer: [gone.buffer] });
+    bad([y, gone], /^out 1: its ArrayBuffer is detached \(transferred\)$/);
+    assert.throws(() => prog.runSyncInto("y" as never, x), /out must be an array/);
+    // A signature's first call checks the arrays against what it learns, after its run.
+    assert.throws(
+      () => prog.runSyncInto([y, new Int32Array(2)], new Float32Array(2)),
+      (e) =>
+        e instanceof FfiError &&
+        /^out 0: f32\[2\] needs 8 bytes but the array has 12$/.test(e.message),
+    );
+    assert.deepEqual([...prog.runSyncInto([y, z], x)[0]!.data], [1, 1, 1], "and go on after");
+  },
+
   async repeat() {
     await using xla = await open();
     let calls = 0;

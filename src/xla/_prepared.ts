@@ -24,7 +24,8 @@
  * @module
  */
 import { type DataType, ErrorCode } from "../abi/enums.ts";
-import { byteWidth, viewAs } from "../abi/dtype.ts";
+import { byteWidth, dataTypeInfo, viewAs } from "../abi/dtype.ts";
+import { _checkDataSize, _isDetached, _isResizable } from "../runtime/_buffer_size.ts";
 import { FfiError } from "../errors.ts";
 import {
   type _Arg,
@@ -188,8 +189,11 @@ export class _Plan {
     if (frame.outs === this.outs) (sync ? this.#free.sync : this.#free.async).push(frame);
   }
 
-  /** Fills a frame's request for these arguments; the result arrays written in place. */
-  #fill(frame: Frame, args: readonly _Arg[]): Uint8Array[] {
+  /**
+   * Fills a frame's request for these arguments; the result arrays written in
+   * place (the caller's `into`, where given).
+   */
+  #fill(frame: Frame, args: readonly _Arg[], into?: readonly Uint8Array[]): Uint8Array[] {
     const { mem, words, argAt, outAt, base, sync } = frame;
     words[FLAGS] = frame.fixed && frame.called ? STABLE : 0;
     for (let i = 0; i < args.length; i++) {
@@ -209,22 +213,28 @@ export class _Plan {
     const outs = frame.outs ?? [];
     for (let i = 0; i < outs.length; i++) {
       if (outAt[i]! >= 0) continue;
-      const a = new Uint8Array(outs[i]!.bytes);
+      const a = into?.[i] ?? new Uint8Array(outs[i]!.bytes);
       big.push(a);
       if (a.byteLength > 0) setWord(words, 4 + 2 * (args.length + i), address(a));
     }
     return big;
   }
 
-  /** The results of a call: copied out of the frame, or the arrays written in place. */
-  #results(frame: Frame, big: Uint8Array[]): XlaArray[] {
+  /**
+   * The results of a call: copied out of the frame (into the caller's
+   * `into`, where given), or the arrays written in place.
+   */
+  #results(frame: Frame, big: Uint8Array[], into?: readonly Uint8Array[]): XlaArray[] {
     frame.called = true;
     const outs = frame.outs!;
     const out: XlaArray[] = new Array(outs.length);
     let b = 0;
     for (let i = 0; i < outs.length; i++) {
       const o = outs[i]!, at = frame.outAt[i]!;
-      const bytes = at >= 0 ? frame.mem.slice(at, at + o.bytes) : big[b++]!;
+      let bytes: Uint8Array;
+      if (at < 0) bytes = big[b++]!;
+      else if (into === undefined) bytes = frame.mem.slice(at, at + o.bytes);
+      else (bytes = into[i]!).set(frame.mem.subarray(at, at + o.bytes));
       out[i] = {
         dtype: o.dtype,
         dtypeName: o.dtypeName,
@@ -247,13 +257,21 @@ export class _Plan {
     return out;
   }
 
-  /** Calls the plan with Python on the JS thread. */
-  callSync(args: readonly _Arg[]): XlaArray[] {
+  /**
+   * Calls the plan with Python on the JS thread; with `out`, its results are
+   * written into those arrays ({@link _outBytes}) and returned over them.
+   */
+  callSync(args: readonly _Arg[], out?: readonly ArrayBufferView[]): XlaArray[] {
+    let into = out === undefined ? undefined : _outBytes(out, this.outs);
     const frame = this.#frame(true);
     try {
-      const big = this.#fill(frame, args);
+      // (A plan's first call learns its results' types from a reply: checked then.)
+      if (into !== undefined && frame.outs === null) into = undefined;
+      const big = this.#fill(frame, args, into);
       const r = _callPreparedSync(frame.mem, frame.len, frame.reply, frame.cap, frame.status);
-      return r === null ? this.#results(frame, big) : this.#learn(r);
+      if (r === null) return this.#results(frame, big, into);
+      const learnt = this.#learn(r);
+      return out === undefined ? learnt : _copyInto(learnt, _outBytes(out, this.outs));
     } finally {
       this.#release(frame, true);
     }
@@ -338,6 +356,91 @@ const FLAGS = 7;
  * the words are those of the frame's last call.
  */
 const DISPATCH = 1, FINISH = 2, STABLE = 4;
+
+/**
+ * The bytes of the arrays a call writes its results into (`runSyncInto`'s
+ * `out`), checked: one per result, each a typed array (or DataView) whose
+ * memory holds exactly its result's bytes, with elements of the result's
+ * type (any view of bytes, `Uint8Array` or `DataView`, holds any type),
+ * aligned for them, not detached and not on a resizable buffer (V8 gives a
+ * shrunk one's pages back while the call writes). Before a plan knows its
+ * results' types (`outs` null), only what each array is.
+ */
+export function _outBytes(
+  out: readonly ArrayBufferView[],
+  outs: readonly { dtype: DataType; shape: readonly number[]; bytes: number }[] | null,
+): Uint8Array[] {
+  if (!Array.isArray(out)) {
+    throw new FfiError(
+      ErrorCode.INVALID_ARGUMENT,
+      `out must be an array of typed arrays, one per result; got ${typeof out}`,
+    );
+  }
+  if (outs !== null && out.length !== outs.length) {
+    throw new FfiError(
+      ErrorCode.INVALID_ARGUMENT,
+      `out has ${out.length} arrays but the program returns ${outs.length} results`,
+    );
+  }
+  const bytes: Uint8Array[] = new Array(out.length);
+  for (let i = 0; i < out.length; i++) {
+    const v = out[i], what = OUT_NAMES[i] ??= `out ${i}`;
+    if (!ArrayBuffer.isView(v)) {
+      throw new FfiError(
+        ErrorCode.INVALID_ARGUMENT,
+        `${what}: expected a typed array or DataView, got ${v === null ? "null" : typeof v}`,
+      );
+    }
+    if (_isDetached(v)) {
+      throw new FfiError(
+        ErrorCode.INVALID_ARGUMENT,
+        `${what}: its ArrayBuffer is detached (transferred)`,
+      );
+    }
+    if (_isResizable(v)) {
+      throw new FfiError(
+        ErrorCode.INVALID_ARGUMENT,
+        `${what}: a view of a resizable ArrayBuffer cannot be written by XLA (it may shrink ` +
+          `meanwhile); give a fixed-length one`,
+      );
+    }
+    const o = outs?.[i];
+    if (o !== undefined) {
+      _checkDataSize(o.dtype, o.shape, v.byteLength, "array", what);
+      const info = dataTypeInfo(o.dtype);
+      const raw = v instanceof Uint8Array || v instanceof DataView;
+      if (!raw && v.constructor !== info.typedArray) {
+        throw new FfiError(
+          ErrorCode.INVALID_ARGUMENT,
+          `${what}: ${info.name} results are written into a ${info.typedArray?.name} (or the ` +
+            `bytes of a Uint8Array or DataView), got a ${v.constructor.name}`,
+        );
+      }
+      const width = info.typedArray?.BYTES_PER_ELEMENT ?? 1;
+      if (v.byteOffset % width !== 0) {
+        throw new FfiError(
+          ErrorCode.INVALID_ARGUMENT,
+          `${what}: starts at byte ${v.byteOffset} of its buffer, not a multiple of the ` +
+            `${width} bytes of a ${info.name} element`,
+        );
+      }
+    }
+    bytes[i] = new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+  }
+  return bytes;
+}
+
+/** Results copied into the caller's arrays, returned over them. */
+function _copyInto(results: XlaArray[], into: readonly Uint8Array[]): XlaArray[] {
+  return results.map((r, i) => {
+    const bytes = into[i]!;
+    bytes.set(new Uint8Array(r.data.buffer, r.data.byteOffset, r.data.byteLength));
+    return { ...r, data: viewAs(r.dtype, bytes) };
+  });
+}
+
+/** `out i`, made once per position. */
+const OUT_NAMES: string[] = [];
 
 /** `argument i`, made once per position (a call names its arguments only when one is bad). */
 const ARGUMENT_NAMES: string[] = [];

@@ -445,12 +445,52 @@ export class XlaProgram {
   runSync(...args: XlaArg[]): XlaArray[] {
     if (!this.isOpen) throw closedError("The program");
     const norm = _normaliseArgs(args);
-    let plan = this.#plans.find(norm);
-    if (plan === undefined) {
-      const r = this.#xla._requestSync({ op: "plan", ...this.#planned(norm) });
-      plan = this.#plans.add(this.#xla._plan(r.header!.plan, norm), norm);
-    }
-    return this.#results(plan.callSync(norm));
+    return this.#results(this.#planSync(norm).callSync(norm));
+  }
+
+  /** The plan of these arguments' signature, made synchronously the first time. */
+  #planSync(norm: _Arg[]): _Plan {
+    const plan = this.#plans.find(norm);
+    if (plan !== undefined) return plan;
+    const r = this.#xla._requestSync({ op: "plan", ...this.#planned(norm) });
+    return this.#plans.add(this.#xla._plan(r.header!.plan, norm), norm);
+  }
+
+  /**
+   * {@link runSync}, its results written into `out`, one array per result
+   * (as NumPy's `out=`), and returned over them: no new array per call. Each
+   * must hold exactly its result's bytes, as a typed array of the result's
+   * element type (`Float32Array` for F32, `Uint16Array` for BF16,
+   * `typedArrayFor`) or as bytes (`Uint8Array`, `DataView`), aligned for
+   * it, on a fixed-length `ArrayBuffer` or a `SharedArrayBuffer`. A result of
+   * more than 4 KiB is written straight into its array, a smaller one copied
+   * there. An array the program also reads as an argument is written only
+   * after XLA has run: `prog.runSyncInto([x], x)` updates `x` in place.
+   * Anything else fails with INVALID_ARGUMENT before the program runs (the
+   * first call of an argument signature checks the arrays against the
+   * results it learns, after its run). As with a `runSync` argument, a TS
+   * handler the program calls must not change or transfer them meanwhile.
+   *
+   * At 4 MiB a new result array costs more than the program's whole run in
+   * Python (docs/real-xla.md, "Per call from TypeScript"); a loop over large
+   * arrays keeps its result arrays and writes into them.
+   *
+   * @example
+   * ```ts ignore
+   * // xla as in the module example
+   * await using prog = await xla.jit("def f(x):\n    return x + 1\n");
+   * const x = new Float32Array(1 << 20), y = new Float32Array(1 << 20);
+   * for (let step = 0; step < 10; step++) {
+   *   prog.runSyncInto([y], x); // y = x + 1, in y's memory
+   *   x.set(y);
+   * }
+   * console.log(x[0]); // 10
+   * ```
+   */
+  runSyncInto(out: readonly ArrayBufferView[], ...args: XlaArg[]): XlaArray[] {
+    if (!this.isOpen) throw closedError("The program");
+    const norm = _normaliseArgs(args);
+    return this.#results(this.#planSync(norm).callSync(norm, out));
   }
 
   #results(out: XlaArray[]): XlaArray[] {
