@@ -590,8 +590,13 @@ static int kept_run(const uint8_t* req, int64_t len, uint8_t* reply, int64_t cap
   const uint64_t* w = (const uint64_t*)(const void*)req;
   if ((uint32_t)w[0] != FAST_REQUEST) return 0;
   uint32_t flags = (uint32_t)(w[3] >> 32);
-  if (!(flags & F_STABLE) || (flags & F_FINISH)) return 0;
   kept_call* k = kept_slot(req);
+  if (!(flags & F_STABLE)) {
+    /* The request's words changed (or a new frame took the address): nothing kept holds. */
+    if (k->req == req) kept_drop(k);
+    return 0;
+  }
+  if (flags & F_FINISH) return 0;
   if (k->hold == NULL || k->req != req || k->len != len || k->reply != reply || k->cap != cap)
     return 0;
   if (k->epoch != g_native[0]) {
