@@ -1125,7 +1125,7 @@ def f(x):
         (e) => e instanceof FfiError && e.code === ErrorCode.INVALID_ARGUMENT && re.test(e.message),
       );
     const y = new Float32Array(3), z = new Int32Array(3);
-    bad([y], /^out has 1 arrays but the program returns 2 results$/);
+    bad([y], /^out has 1 array but the program returns 2 results$/);
     bad([y, new Int32Array(4)], /^out 1: s32\[3\] needs 12 bytes but the array has 16$/);
     bad(
       [y, new Float32Array(3)],

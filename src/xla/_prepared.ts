@@ -379,7 +379,9 @@ export function _outBytes(
   if (outs !== null && out.length !== outs.length) {
     throw new FfiError(
       ErrorCode.INVALID_ARGUMENT,
-      `out has ${out.length} arrays but the program returns ${outs.length} results`,
+      `out has ${count(out.length, "array")} but the program returns ${
+        count(outs.length, "result")
+      }`,
     );
   }
   const bytes: Uint8Array[] = new Array(out.length);
@@ -429,6 +431,9 @@ export function _outBytes(
   }
   return bytes;
 }
+
+/** "1 array", "2 arrays". */
+const count = (n: number, what: string) => `${n} ${what}${n === 1 ? "" : "s"}`;
 
 /** Results copied into the caller's arrays, returned over them. */
 function _copyInto(results: XlaArray[], into: readonly Uint8Array[]): XlaArray[] {
