@@ -14,6 +14,7 @@ import ctypes
 import json
 import os
 import re
+import struct
 import sys
 import types
 import unittest
@@ -384,6 +385,65 @@ class HostTest(unittest.TestCase):
         r = self.send({"op": "run", "id": pid}, [(11, x)])
         self.assertEqual((r.status, r.header["code"], r.header["message"]),
                          (1, 9, "The program is closed"))
+
+    def test_a_repeated_request_hands_its_call_to_the_native_path(self):
+        # A binary request (src/xla/_prepared.ts): its results' memory, then its words.
+        np = self.np
+        r = self.compile("def f(x):\n    return x + 1, (x * 2).astype(jnp.int32)\n",
+                         argSpecs=[{"dtype": 11, "shape": [3]}])
+        pid = r.header["id"]
+        plan = self.ok({"op": "plan", "program": pid, "ffi": None,
+                        "specs": [{"dtype": 11, "shape": [3]}]}).header["plan"]
+        x = np.array([1, 2, 3], np.float32)
+        y, z = np.zeros(3, np.float32), np.zeros(3, np.int32)
+        words = np.zeros(4 + 2 * 3, np.uint64)
+        words[0:4] = [0xFFFFFFFF | (1 << 32), self.host, plan, 2]
+        words[4:10] = [x.ctypes.data, 12, y.ctypes.data, 12, z.ctypes.data, 12]
+        reply = ctypes.create_string_buffer(65536)
+        status = np.frombuffer(reply, np.int32, 2)
+
+        def send(flags):
+            words[3] = (int(words[3]) & 0xFFFFFFFF) | (flags << 32)
+            return self.dispatch(words.ctypes.data, words.nbytes, ctypes.addressof(reply), 65536)
+
+        self.assertIsNone(send(0))  # the plan's first call: a results reply
+        self.assertEqual(status[0], 0)
+        self.assertIsNone(send(0))  # written in place; not STABLE: nothing handed back
+        self.assertEqual((status[0], y.tolist(), z.tolist()), (4, [2, 3, 4], [2, 4, 6]))
+        x[0] = 5
+        kept = send(4)  # STABLE: written, and what the call found handed back
+        self.assertEqual((status[0], y.tolist()), (4, [6, 3, 4]))
+        fn, args, array_type, packed = kept
+        self.assertEqual(len(args), 1)
+        self.assertIs(type(fn(*args)[0]), array_type)
+        head = struct.unpack_from("<qqqq", packed)
+        self.assertEqual(head, (1, 1, 2, 0))  # a program, dispatchable, two results
+        outs = [struct.unpack_from("<Q3q8qQ16s", packed, 32 + 120 * i) for i in range(2)]
+        self.assertEqual([(o[0], o[1], o[2], o[3], o[4]) for o in outs],
+                         [(y.ctypes.data, 12, 4, 1, 3), (z.ctypes.data, 12, 4, 1, 3)])
+        # The formats jax's buffer protocol gives its arrays (PEP 3118, standard sizes).
+        self.assertEqual([o[13].rstrip(b"\0") for o in outs], [b"=f", b"=i"])
+        # What the native path cannot finish, the bridge does, as its own call would have.
+        rest = self.dispatch.native[0]
+        a = (words.ctypes.data, words.nbytes, ctypes.addressof(reply), 65536)
+        y[:] = 0
+        rest(a, fn(*args), None)
+        self.assertEqual((status[0], y.tolist(), z.tolist()), (4, [6, 3, 4], [10, 4, 6]))
+        rest(a, None, ValueError("no"))
+        r = Reply(reply.raw)
+        self.assertEqual((r.status, r.header["type"], r.header["message"]), (1, "ValueError", "no"))
+        # A result jax exports no buffer for (bfloat16): nothing handed back.
+        r = self.compile("def f(x):\n    return x.astype(jnp.bfloat16)\n",
+                         argSpecs=[{"dtype": 11, "shape": [3]}])
+        plan = self.ok({"op": "plan", "program": r.header["id"], "ffi": None,
+                        "specs": [{"dtype": 11, "shape": [3]}]}).header["plan"]
+        words[0:4] = [0xFFFFFFFF | (1 << 32), self.host, plan, 1]
+        words[4:8] = [x.ctypes.data, 12, y.ctypes.data, 6]
+        send(0)
+        send(0)
+        self.assertIsNone(send(4))
+        self.assertEqual(status[0], 4)
+        self.ok({"op": "release", "programs": [pid, r.header["id"]]})
 
     def test_which_function_a_source_compiles(self):
         r = self.compile("def f(x):\n    return x\ndef g(x):\n    return x\n")
