@@ -378,7 +378,11 @@ static PyObject* dispatch_args(const uint8_t* req, int64_t len, uint8_t* reply, 
  * with the same arguments, checks each result as the bridge's finish_call
  * does (its shape, and its type by its buffer's format: one format per XLA
  * type), and copies it through the buffer protocol, which is how NumPy reads
- * a jax array in the bridge's `v[...] = x`. Anything else (an exception, a
+ * a jax array in the bridge's `v[...] = x` (NumPy tries the buffer protocol
+ * first; jaxlib's PyArray_bf_getbuffer, xla/python/py_array.cc, exports a
+ * CPU array of default layout once it is ready, and refuses other layouts
+ * and the types it has no PEP 3118 format for, such as bfloat16, with a
+ * BufferError, after which NumPy falls back to __array__). Anything else (an exception, a
  * result of another type or shape, one jax exports no buffer for, results
  * not ready on the JS thread) goes to the bridge's native_rest, which
  * finishes the call as the bridge would have. What is kept is dropped when
