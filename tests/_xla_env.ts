@@ -39,6 +39,29 @@ export function xlaName(name: string): string {
   return XLA_SKIP === undefined ? name : `${name} (ignored: ${XLA_SKIP})`;
 }
 
+/**
+ * Whether this run is the sanitized pass (tests/sanitize.sh), which leaves
+ * the docs' recipes and the example scripts to the plain suite: the C code
+ * they run is run there by the tests written for it.
+ */
+export const SANITIZED_PASS: boolean = Deno.env.get("XLA_FFI_DENO_SANITIZE") !== undefined;
+
+/**
+ * A docs recipe's or an example script's test under real XLA: its name with
+ * the reason it is ignored (no jax, or the sanitized pass), and whether it is.
+ */
+export function xlaRecipe(name: string): { name: string; ignore: boolean } {
+  if (XLA_SKIP !== undefined) return { name: xlaName(name), ignore: true };
+  if (SANITIZED_PASS) {
+    return {
+      name: `${name} (ignored under the sanitizers: a recipe of the docs or an example, run by ` +
+        `the plain suite)`,
+      ignore: true,
+    };
+  }
+  return { name, ignore: false };
+}
+
 /** Options of {@link runXlaCase}. */
 export interface XlaCaseOptions {
   /** Kill the child after this many milliseconds (default 180 s). */

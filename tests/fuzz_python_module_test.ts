@@ -12,7 +12,7 @@ import assert from "node:assert/strict";
 import { DataType, ErrorCode, Ffi, FfiError } from "../mod.ts";
 import { formatSignature, fuzzHandler } from "../src/testing/mod.ts";
 import { childContext, runDeno } from "./_child.ts";
-import { XLA_SKIP, xlaName } from "./_xla_env.ts";
+import { XLA_SKIP, xlaName, xlaRecipe } from "./_xla_env.ts";
 
 const ignore = XLA_SKIP !== undefined;
 const cli = new URL("../cli.ts", import.meta.url);
@@ -180,8 +180,7 @@ async function runRecipe(what: string, source: string): Promise<string> {
 }
 
 Deno.test({
-  name: xlaName("fuzz python module: docs/fuzzing.md's CSR recipe finds no crash, then the crash"),
-  ignore,
+  ...xlaRecipe("fuzz python module: docs/fuzzing.md's CSR recipe finds no crash, then the crash"),
   async fn() {
     const source = recipe("## A Python module's handlers", 3);
     assert.match(source, /module: "jaxlib\.cpu\._sparse"/);
@@ -191,8 +190,7 @@ Deno.test({
 });
 
 Deno.test({
-  name: xlaName("fuzz python module: docs/fuzzing.md's LAPACK recipe (potrf, syevd) finds nothing"),
-  ignore,
+  ...xlaRecipe("fuzz python module: docs/fuzzing.md's LAPACK recipe (potrf, syevd) finds nothing"),
   async fn() {
     const source = recipe("### LAPACK's `potrf` and `syevd`", 2);
     assert.match(source, /handler: "lapack_spotrf_ffi"/);

@@ -30,7 +30,8 @@ export XLA_FFI_DENO_FUZZ_CASES=${XLA_FFI_DENO_FUZZ_CASES:-100000}
 # Left to the plain suite: the tests whose subject is the build, packaging, imports, docs and
 # examples (compilers, prebuilt binaries, URL imports, doc recipes, the example scripts); the
 # C code they run is run here by the tests written for it. They took about 2.5 of this run's 17
-# minutes.
+# minutes. In the files that run here, the tests of a docs recipe or an example script under real
+# XLA are ignored for the same reason, saying so (xlaRecipe in tests/_xla_env.ts).
 SKIP=(
   tests/native_build_test.ts  # generated files current, symbol lists, link checks
   tests/build_test.ts         # buildHandlerLibrary: compiling users' C

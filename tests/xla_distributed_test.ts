@@ -12,7 +12,7 @@ import assert from "node:assert/strict";
 import { ErrorCode, FfiError } from "../mod.ts";
 import { type DistributedOptions, Xla } from "../src/xla/mod.ts";
 import { childContext } from "./_child.ts";
-import { XLA_SKIP, xlaName } from "./_xla_env.ts";
+import { XLA_SKIP, xlaName, xlaRecipe } from "./_xla_env.ts";
 
 const ignore = XLA_SKIP !== undefined;
 const EXAMPLE = new URL("../examples/real_xla_multiprocess.ts", import.meta.url);
@@ -255,10 +255,9 @@ async function runJob(args: string[], boundMs: number) {
 }
 
 Deno.test({
-  name: xlaName(
+  ...xlaRecipe(
     "examples/real_xla_multiprocess.ts: 2 processes, one shard_map program, TS handlers, psum",
   ),
-  ignore,
   async fn() {
     const r = await runJob(["--timeout-ms", "60000"], 170_000);
     assert.equal(r.code, 0, r.context);

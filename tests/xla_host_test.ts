@@ -5,7 +5,7 @@
  * child process (tests/_xla_cases.ts).
  */
 import assert from "node:assert/strict";
-import { runXlaCase, runXlaScript, XLA_SKIP, xlaName } from "./_xla_env.ts";
+import { runXlaCase, runXlaScript, XLA_SKIP, xlaName, xlaRecipe } from "./_xla_env.ts";
 
 const ignore = XLA_SKIP !== undefined;
 
@@ -140,8 +140,7 @@ Deno.test({
 });
 
 Deno.test({
-  name: xlaName("examples/real_xla.ts: TS, async TS and C handlers in jitted programs, 4 devices"),
-  ignore,
+  ...xlaRecipe("examples/real_xla.ts: TS, async TS and C handlers in jitted programs, 4 devices"),
   fn: async () => {
     const out = await runXlaScript(new URL("../examples/real_xla.ts", import.meta.url));
     assert.match(

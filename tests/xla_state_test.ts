@@ -5,7 +5,7 @@
  * 0.3 State_Set layout, so a handler using an older layout can crash it.
  */
 import assert from "node:assert/strict";
-import { runXlaCase, runXlaScript, XLA_SKIP, xlaName } from "./_xla_env.ts";
+import { runXlaCase, runXlaScript, XLA_SKIP, xlaName, xlaRecipe } from "./_xla_env.ts";
 
 const ignore = XLA_SKIP !== undefined;
 
@@ -22,8 +22,7 @@ Deno.test({
 });
 
 Deno.test({
-  name: xlaName("examples/real_xla_state.ts: TS and C counters count 42, 43, 44"),
-  ignore,
+  ...xlaRecipe("examples/real_xla_state.ts: TS and C counters count 42, 43, 44"),
   fn: async () => {
     const out = await runXlaScript(new URL("../examples/real_xla_state.ts", import.meta.url));
     assert.match(out, /^TS counter, 3 runs of one compiled program: 42, 43, 44$/m);
