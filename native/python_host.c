@@ -382,12 +382,13 @@ static PyObject* dispatch_args(const uint8_t* req, int64_t len, uint8_t* reply, 
  * first; jaxlib's PyArray_bf_getbuffer, xla/python/py_array.cc, exports a
  * CPU array of default layout once it is ready, and refuses other layouts
  * and the types it has no PEP 3118 format for, such as bfloat16, with a
- * BufferError, after which NumPy falls back to __array__). Anything else (an exception, a
- * result of another type or shape, one jax exports no buffer for, results
- * not ready on the JS thread) goes to the bridge's native_rest, which
- * finishes the call as the bridge would have. What is kept is dropped when
- * the bridge's epoch moves (g_native[0]: programs released or replaced, a
- * plan's results learnt anew, a target registered). Read and written with
+ * BufferError, after which NumPy falls back to __array__). Anything else
+ * (an exception, a result of another type or shape, one jax exports no
+ * buffer for, results not ready on the JS thread) goes to the bridge's
+ * native_rest, which finishes the call as the bridge would have. What is
+ * kept is dropped when the bridge's epoch moves (g_native[0]: programs
+ * released or replaced, a plan's results learnt anew, a target registered
+ * offThread), or when a request for its address comes without STABLE. Read and written with
  * the GIL held.
  */
 #define KEPT_SLOTS 64
@@ -435,6 +436,7 @@ typedef struct {
 
 static kept_call g_kept[KEPT_SLOTS];
 static PyObject* g_native_rest;  /* strong: the bridge's native_rest, or NULL (no native path) */
+static PyObject* g_no_args;      /* strong: (), the arguments of is_ready */
 static int64_t* g_native;        /* the bridge's shared words (NATIVE), or NULL */
 static int64_t g_kept_swept = -1; /* the epoch the slots were last swept for */
 
@@ -570,9 +572,7 @@ static int kept_ready(PyObject** leaves, int64_t n) {
       P.ErrClear();
       return 0;
     }
-    PyObject* empty = P.TupleNew(0);
-    PyObject* r = empty != NULL ? P.ObjectCall(m, empty, NULL) : NULL;
-    if (empty != NULL) P.DecRef(empty);
+    PyObject* r = P.ObjectCall(m, g_no_args, NULL);
     P.DecRef(m);
     int ok = r != NULL ? P.ObjectIsTrue(r) : -1;
     if (r != NULL) P.DecRef(r);
@@ -688,7 +688,8 @@ static void native_install(PyObject* dispatch) {
   if (t != NULL) P.DecRef(t);
   PyObject* rest = ok ? P.TupleGetItem(native, 0) : NULL;
   void* words = ok ? P.LongAsVoidPtr(P.TupleGetItem(native, 1)) : NULL;
-  if (rest != NULL && words != NULL) {
+  if (g_no_args == NULL) g_no_args = P.TupleNew(0);
+  if (rest != NULL && words != NULL && g_no_args != NULL) {
     P.IncRef(rest);
     g_native_rest = rest;
     g_native = words;

@@ -21,7 +21,7 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
     numpy_names and ml_dtypes_names map XLA_FFI_DataType values to the names
     of their NumPy types in numpy and in ml_dtypes.
     """
-    import ctypes, gc, itertools, json, os, re, sys, threading, traceback
+    import ctypes, gc, itertools, json, os, re, struct, sys, threading, traceback
 
     # Module-level state of the bridge, shared by every Xla host of the process.
     S = {
@@ -716,8 +716,8 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
     # request of the same reply buffer, sent from a worker. XLA's CPU client runs a program
     # inline on the calling thread when HloCostAnalysis counts under 1000 flops for it
     # (xla/pjrt/cpu/cpu_client.cc, cheap_computation_), else on its own threads: a custom call
-    # on small arrays is such a cheap program, however long its handler takes. A plan calling such a target is not run (status NOT_DISPATCHED): the caller
-    # sends it to a worker.
+    # on small arrays is such a cheap program, however long its handler takes. A plan calling a
+    # target that goes to a worker is not run (status NOT_DISPATCHED): the caller sends it to one.
     # STABLE: the request's words are those of its buffer's last call (a Ctx holds what that
     # call found).
     DISPATCH, FINISH, STABLE = 1, 2, 4
@@ -770,7 +770,6 @@ def _deno_xla_bridge(numpy_names, ml_dtypes_names):
     # call here as finish_call does. Results of a type with no buffer format (bfloat16, the
     # float8 types, the sub-byte integers) keep no native path.
     KEPT_OUTS, KEPT_DIMS = 8, 8
-    import struct
     pack = struct.pack
 
     def kept(plan, args, leaves, w, nouts):
